@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module arrows point one way:
+//   HLSCore (pure)  <-  HLSNet (libcurl), HLSMedia (FFmpeg)  <-  HLSPlayer (threads, timers, clock)  <-  hlsplay
+//   HLSOrigin (loopback test origin)  <-  hls-origin, hlsplay (embedded default), tests
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "hlsplay",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "hlsplay", targets: ["hlsplay"]),
+        .executable(name: "hls-origin", targets: ["hls-origin"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg",
+            path: "CFFmpeg",
+            pkgConfig: "libavformat libavcodec libavutil libswresample",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            path: "Sources/CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "HLSCore", swiftSettings: strict),
+        .target(name: "HLSNet", dependencies: ["CCurl", "HLSCore"], swiftSettings: strict),
+        .target(name: "HLSMedia", dependencies: ["CFFmpeg"], swiftSettings: strict),
+        .target(name: "HLSOrigin", swiftSettings: strict),
+        .target(name: "HLSPlayer", dependencies: ["HLSCore", "HLSNet", "HLSMedia"], swiftSettings: strict),
+        .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin"], swiftSettings: strict),
+        .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin"], swiftSettings: strict),
+        .testTarget(name: "HLSCoreTests", dependencies: ["HLSCore"], swiftSettings: strict),
+        .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
+        .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia"], swiftSettings: strict),
+        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], swiftSettings: strict),
+    ]
+)
