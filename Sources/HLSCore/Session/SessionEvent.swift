@@ -1,0 +1,443 @@
+// Session events: everything the session log records, as plain values.
+//
+// The runtime stamps each event with monotonic seconds since the session
+// started and writes it as one JSON object per line (JSON Lines). The
+// summary is computed from these same events (SummaryBuilder), so the log
+// and the summary cannot disagree. Schema: docs/session-log.md.
+
+import Foundation
+
+/// The session-log schema version. Bump on any incompatible change and
+/// document it in docs/session-log.md.
+public let sessionLogSchemaVersion = 1
+public let sessionLogSchemaName = "hlsplay.session-log"
+
+/// What a request was for.
+public enum RequestPurpose: String, Sendable, Equatable, Codable {
+    case multivariantPlaylist = "multivariant-playlist"
+    case mediaPlaylist = "media-playlist"
+    case segment
+    case initSection = "init-section"
+    case key
+}
+
+public struct TimingsRecord: Sendable, Equatable, Codable {
+    public var nameLookupSeconds: Double
+    public var connectSeconds: Double
+    public var tlsSeconds: Double
+    public var firstByteSeconds: Double
+    public var totalSeconds: Double
+    public init(nameLookupSeconds: Double, connectSeconds: Double, tlsSeconds: Double, firstByteSeconds: Double, totalSeconds: Double) {
+        self.nameLookupSeconds = nameLookupSeconds
+        self.connectSeconds = connectSeconds
+        self.tlsSeconds = tlsSeconds
+        self.firstByteSeconds = firstByteSeconds
+        self.totalSeconds = totalSeconds
+    }
+}
+
+public struct TCPInfoRecord: Sendable, Equatable, Codable {
+    public var rttSeconds: Double
+    public var rttVarianceSeconds: Double
+    public var totalRetransmits: Int
+    public var congestionWindowSegments: Int
+    public var deliveryRateBps: Double?
+    public var deliveryRateAppLimited: Bool?
+    public init(rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int, congestionWindowSegments: Int,
+                deliveryRateBps: Double?, deliveryRateAppLimited: Bool?) {
+        self.rttSeconds = rttSeconds
+        self.rttVarianceSeconds = rttVarianceSeconds
+        self.totalRetransmits = totalRetransmits
+        self.congestionWindowSegments = congestionWindowSegments
+        self.deliveryRateBps = deliveryRateBps
+        self.deliveryRateAppLimited = deliveryRateAppLimited
+    }
+}
+
+public struct RequestStart: Sendable, Equatable, Codable {
+    public var requestID: Int
+    public var url: String
+    public var purpose: RequestPurpose
+    public var attempt: Int
+    public var variantIndex: Int?
+    public var mediaSequence: Int?
+    /// "offset-last" inclusive byte range, when a range was asked for.
+    public var range: String?
+    public init(requestID: Int, url: String, purpose: RequestPurpose, attempt: Int, variantIndex: Int? = nil,
+                mediaSequence: Int? = nil, range: String? = nil) {
+        self.requestID = requestID
+        self.url = url
+        self.purpose = purpose
+        self.attempt = attempt
+        self.variantIndex = variantIndex
+        self.mediaSequence = mediaSequence
+        self.range = range
+    }
+}
+
+public struct RequestProgress: Sendable, Equatable, Codable {
+    public var requestID: Int
+    /// Body bytes received so far.
+    public var bytes: Int
+    /// Bytes in the chunk(s) since the previous progress record.
+    public var chunkBytes: Int
+    public var expectedBytes: Int?
+    public init(requestID: Int, bytes: Int, chunkBytes: Int, expectedBytes: Int?) {
+        self.requestID = requestID
+        self.bytes = bytes
+        self.chunkBytes = chunkBytes
+        self.expectedBytes = expectedBytes
+    }
+}
+
+public struct RequestEnd: Sendable, Equatable, Codable {
+    public var requestID: Int
+    public var url: String
+    public var purpose: RequestPurpose
+    /// HTTP status; nil when no response arrived.
+    public var status: Int?
+    public var bytes: Int
+    public var ok: Bool
+    public var connectionReused: Bool?
+    public var timings: TimingsRecord?
+    public var tcpInfo: TCPInfoRecord?
+    public var errorKind: LoadErrorKind?
+    public var errorMessage: String?
+    /// Throughput over the transfer, bits per second (body bytes ÷ (total − first byte)).
+    public var throughputBps: Double?
+    /// Whether the estimator counted the sample.
+    public var sampleVerdict: SampleVerdict?
+    public init(requestID: Int, url: String, purpose: RequestPurpose, status: Int?, bytes: Int, ok: Bool,
+                connectionReused: Bool? = nil, timings: TimingsRecord? = nil, tcpInfo: TCPInfoRecord? = nil,
+                errorKind: LoadErrorKind? = nil, errorMessage: String? = nil, throughputBps: Double? = nil,
+                sampleVerdict: SampleVerdict? = nil) {
+        self.requestID = requestID
+        self.url = url
+        self.purpose = purpose
+        self.status = status
+        self.bytes = bytes
+        self.ok = ok
+        self.connectionReused = connectionReused
+        self.timings = timings
+        self.tcpInfo = tcpInfo
+        self.errorKind = errorKind
+        self.errorMessage = errorMessage
+        self.throughputBps = throughputBps
+        self.sampleVerdict = sampleVerdict
+    }
+}
+
+public struct RetryScheduled: Sendable, Equatable, Codable {
+    public var requestID: Int
+    public var url: String
+    public var attemptsMade: Int
+    public var delaySeconds: Double
+    public var errorKind: LoadErrorKind
+    public init(requestID: Int, url: String, attemptsMade: Int, delaySeconds: Double, errorKind: LoadErrorKind) {
+        self.requestID = requestID
+        self.url = url
+        self.attemptsMade = attemptsMade
+        self.delaySeconds = delaySeconds
+        self.errorKind = errorKind
+    }
+}
+
+public struct PlaylistLoaded: Sendable, Equatable, Codable {
+    public var url: String
+    public var kind: String
+    public var variantIndex: Int?
+    public var variants: Int?
+    public var segments: Int?
+    public var targetDurationSeconds: Double?
+    public var mediaSequence: Int?
+    public var endList: Bool?
+    public var changed: Bool?
+    public var warnings: [String]
+    public init(url: String, kind: String, variantIndex: Int? = nil, variants: Int? = nil, segments: Int? = nil,
+                targetDurationSeconds: Double? = nil, mediaSequence: Int? = nil, endList: Bool? = nil,
+                changed: Bool? = nil, warnings: [String] = []) {
+        self.url = url
+        self.kind = kind
+        self.variantIndex = variantIndex
+        self.variants = variants
+        self.segments = segments
+        self.targetDurationSeconds = targetDurationSeconds
+        self.mediaSequence = mediaSequence
+        self.endList = endList
+        self.changed = changed
+        self.warnings = warnings
+    }
+}
+
+public struct VariantDecisionRecord: Sendable, Equatable, Codable {
+    public var inputs: SelectionSnapshot
+    public var decision: SelectionDecision
+    public var estimatorFastBps: Double?
+    public var estimatorSlowBps: Double?
+    /// The segment this decision is for.
+    public var mediaSequence: Int?
+    public init(inputs: SelectionSnapshot, decision: SelectionDecision, estimatorFastBps: Double?, estimatorSlowBps: Double?, mediaSequence: Int?) {
+        self.inputs = inputs
+        self.decision = decision
+        self.estimatorFastBps = estimatorFastBps
+        self.estimatorSlowBps = estimatorSlowBps
+        self.mediaSequence = mediaSequence
+    }
+}
+
+public struct VariantSwitch: Sendable, Equatable, Codable {
+    public var fromVariantIndex: Int
+    public var toVariantIndex: Int
+    public var fromBandwidthBps: Int
+    public var toBandwidthBps: Int
+    /// Media time where the new variant's first segment starts.
+    public var atPositionSeconds: Double
+    public init(fromVariantIndex: Int, toVariantIndex: Int, fromBandwidthBps: Int, toBandwidthBps: Int, atPositionSeconds: Double) {
+        self.fromVariantIndex = fromVariantIndex
+        self.toVariantIndex = toVariantIndex
+        self.fromBandwidthBps = fromBandwidthBps
+        self.toBandwidthBps = toBandwidthBps
+        self.atPositionSeconds = atPositionSeconds
+    }
+}
+
+public struct SegmentBuffered: Sendable, Equatable, Codable {
+    public var variantIndex: Int
+    public var bandwidthBps: Int
+    public var mediaSequence: Int
+    public var startSeconds: Double
+    public var durationSeconds: Double
+    public var bytes: Int
+    public var videoPackets: Int
+    public var audioPackets: Int
+    public var corruptPackets: Int
+    public var demuxSeconds: Double
+    /// Buffered end after the append, seconds of media time.
+    public var bufferedEndSeconds: Double
+    public var bufferSeconds: Double
+    public init(variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
+                bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
+                bufferedEndSeconds: Double, bufferSeconds: Double) {
+        self.variantIndex = variantIndex
+        self.bandwidthBps = bandwidthBps
+        self.mediaSequence = mediaSequence
+        self.startSeconds = startSeconds
+        self.durationSeconds = durationSeconds
+        self.bytes = bytes
+        self.videoPackets = videoPackets
+        self.audioPackets = audioPackets
+        self.corruptPackets = corruptPackets
+        self.demuxSeconds = demuxSeconds
+        self.bufferedEndSeconds = bufferedEndSeconds
+        self.bufferSeconds = bufferSeconds
+    }
+}
+
+public struct SegmentSkipped: Sendable, Equatable, Codable {
+    public var variantIndex: Int
+    public var mediaSequence: Int
+    public var durationSeconds: Double
+    public var reason: String
+    public init(variantIndex: Int, mediaSequence: Int, durationSeconds: Double, reason: String) {
+        self.variantIndex = variantIndex
+        self.mediaSequence = mediaSequence
+        self.durationSeconds = durationSeconds
+        self.reason = reason
+    }
+}
+
+public struct BufferSample: Sendable, Equatable, Codable {
+    public var phase: PlaybackPhase
+    public var positionSeconds: Double
+    public var bufferedEndSeconds: Double
+    public var bufferSeconds: Double
+    public var estimateBps: Double
+    public var variantIndex: Int?
+    /// Seconds since the last byte arrived on the in-flight request (nil when none is in flight).
+    public var inFlightIdleSeconds: Double?
+    public var inFlightBytes: Int?
+    public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
+                estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?) {
+        self.phase = phase
+        self.positionSeconds = positionSeconds
+        self.bufferedEndSeconds = bufferedEndSeconds
+        self.bufferSeconds = bufferSeconds
+        self.estimateBps = estimateBps
+        self.variantIndex = variantIndex
+        self.inFlightIdleSeconds = inFlightIdleSeconds
+        self.inFlightBytes = inFlightBytes
+    }
+}
+
+public struct PlaybackChange: Sendable, Equatable, Codable {
+    public var positionSeconds: Double
+    public var bufferSeconds: Double?
+    public var stallSeconds: Double?
+    public init(positionSeconds: Double, bufferSeconds: Double? = nil, stallSeconds: Double? = nil) {
+        self.positionSeconds = positionSeconds
+        self.bufferSeconds = bufferSeconds
+        self.stallSeconds = stallSeconds
+    }
+}
+
+/// Time to first frame and its parts. Each `…AtSeconds` is seconds since
+/// the session started; each phase duration is derived from them.
+public struct StartupBreakdown: Sendable, Equatable, Codable {
+    public var multivariantPlaylistSeconds: Double?
+    public var mediaPlaylistSeconds: Double?
+    public var firstSegmentFirstByteSeconds: Double?
+    public var firstSegmentLastByteSeconds: Double?
+    public var demuxSeconds: Double?
+    public var firstFrameDecodeSeconds: Double?
+    /// Seconds since session start when each step finished.
+    public var multivariantPlaylistAtSeconds: Double?
+    public var mediaPlaylistAtSeconds: Double?
+    public var firstSegmentFirstByteAtSeconds: Double?
+    public var firstSegmentLastByteAtSeconds: Double?
+    public var demuxedAtSeconds: Double?
+    public var firstFrameAtSeconds: Double?
+    public init() {}
+}
+
+public struct FirstFrame: Sendable, Equatable, Codable {
+    public var timeToFirstFrameSeconds: Double
+    public var variantIndex: Int
+    public var width: Int?
+    public var height: Int?
+    public var ptsSeconds: Double?
+    public var breakdown: StartupBreakdown
+    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, width: Int?, height: Int?, ptsSeconds: Double?, breakdown: StartupBreakdown) {
+        self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
+        self.variantIndex = variantIndex
+        self.width = width
+        self.height = height
+        self.ptsSeconds = ptsSeconds
+        self.breakdown = breakdown
+    }
+}
+
+public struct ErrorRecord: Sendable, Equatable, Codable {
+    public var fatal: Bool
+    public var category: String
+    public var message: String
+    public var url: String?
+    public init(fatal: Bool, category: String, message: String, url: String? = nil) {
+        self.fatal = fatal
+        self.category = category
+        self.message = message
+        self.url = url
+    }
+}
+
+public struct DecodeStats: Sendable, Equatable, Codable {
+    public var videoFrames: Int
+    public var audioFrames: Int
+    public var lateVideoFrames: Int
+    public var decodeErrors: Int
+    public init(videoFrames: Int, audioFrames: Int, lateVideoFrames: Int, decodeErrors: Int) {
+        self.videoFrames = videoFrames
+        self.audioFrames = audioFrames
+        self.lateVideoFrames = lateVideoFrames
+        self.decodeErrors = decodeErrors
+    }
+}
+
+/// One session-log event.
+public enum SessionEvent: Sendable, Equatable {
+    case requestStart(RequestStart)
+    case requestProgress(RequestProgress)
+    case requestEnd(RequestEnd)
+    case retryScheduled(RetryScheduled)
+    case playlistLoaded(PlaylistLoaded)
+    case variantDecision(VariantDecisionRecord)
+    case variantSwitch(VariantSwitch)
+    case segmentBuffered(SegmentBuffered)
+    case segmentSkipped(SegmentSkipped)
+    case bufferSample(BufferSample)
+    case playbackStarted(PlaybackChange)
+    case stallStart(PlaybackChange)
+    case stallEnd(PlaybackChange)
+    case playbackEnded(PlaybackChange)
+    case firstFrame(FirstFrame)
+    case decodeStats(DecodeStats)
+    case error(ErrorRecord)
+
+    /// The `type` field in the log.
+    public var type: String {
+        switch self {
+        case .requestStart: "request.start"
+        case .requestProgress: "request.progress"
+        case .requestEnd: "request.end"
+        case .retryScheduled: "request.retry"
+        case .playlistLoaded: "playlist.loaded"
+        case .variantDecision: "abr.decision"
+        case .variantSwitch: "abr.switch"
+        case .segmentBuffered: "segment.buffered"
+        case .segmentSkipped: "segment.skipped"
+        case .bufferSample: "buffer.sample"
+        case .playbackStarted: "playback.started"
+        case .stallStart: "stall.start"
+        case .stallEnd: "stall.end"
+        case .playbackEnded: "playback.ended"
+        case .firstFrame: "frame.first"
+        case .decodeStats: "decode.stats"
+        case .error: "error"
+        }
+    }
+
+    var payload: any Encodable & Sendable {
+        switch self {
+        case .requestStart(let p): p
+        case .requestProgress(let p): p
+        case .requestEnd(let p): p
+        case .retryScheduled(let p): p
+        case .playlistLoaded(let p): p
+        case .variantDecision(let p): p
+        case .variantSwitch(let p): p
+        case .segmentBuffered(let p): p
+        case .segmentSkipped(let p): p
+        case .bufferSample(let p): p
+        case .playbackStarted(let p): p
+        case .stallStart(let p): p
+        case .stallEnd(let p): p
+        case .playbackEnded(let p): p
+        case .firstFrame(let p): p
+        case .decodeStats(let p): p
+        case .error(let p): p
+        }
+    }
+}
+
+/// An event with its time: seconds since the session started (monotonic).
+public struct TimedEvent: Sendable, Encodable {
+    public var seconds: Double
+    public var event: SessionEvent
+    public init(seconds: Double, event: SessionEvent) {
+        self.seconds = seconds
+        self.event = event
+    }
+
+    enum Keys: String, CodingKey { case t, type }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode((seconds * 1e6).rounded() / 1e6, forKey: .t)
+        try c.encode(event.type, forKey: .type)
+        try event.payload.encode(to: encoder)
+    }
+}
+
+/// Encodes log lines: one compact JSON object each, keys sorted so logs diff well.
+public struct SessionLogEncoder: Sendable {
+    public init() {}
+    public func line<T: Encodable>(_ value: T) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value), let s = String(data: data, encoding: .utf8) else {
+            return "{\"type\":\"error\",\"category\":\"log\",\"message\":\"unencodable event\",\"fatal\":false}"
+        }
+        return s
+    }
+}

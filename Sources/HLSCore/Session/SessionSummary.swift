@@ -1,0 +1,125 @@
+// The session summary, computed from the session's own events so that the
+// summary line and the events before it always agree.
+
+import Foundation
+
+public enum ExitReason: String, Sendable, Equatable, Codable {
+    /// VOD played to the end.
+    case completed
+    /// `--duration` seconds were played.
+    case durationReached
+    /// SIGINT or SIGTERM.
+    case interrupted
+    /// A fatal error ended the session (see `error`).
+    case error
+}
+
+public struct SessionSummary: Sendable, Equatable, Codable {
+    public var type = "summary"
+    public var url: String
+    public var isLive: Bool?
+    public var exitReason: ExitReason
+    public var error: String?
+    public var timeToFirstFrameSeconds: Double?
+    public var startup: StartupBreakdown
+    public var stallCount: Int
+    public var stallSeconds: Double
+    public var playedSeconds: Double
+    /// BANDWIDTH of the played media, weighted by media time played, bits per second.
+    public var averageBitrateBps: Double
+    /// BANDWIDTH of the variant at the final position, bits per second.
+    public var lastBitrateBps: Int?
+    public var variantSwitches: Int
+    /// Requests made (each attempt counts).
+    public var requests: Int
+    public var failedRequests: Int
+    public var retries: Int
+    /// Body bytes received.
+    public var bytes: Int
+    public var segmentsBuffered: Int
+    public var segmentsSkipped: Int
+    public var decodedVideoFrames: Int
+    public var decodedAudioFrames: Int
+    public var lateVideoFrames: Int
+    public var decodeErrors: Int
+    /// Wall-clock seconds from session start to this summary.
+    public var sessionSeconds: Double
+    /// The bandwidth estimate at the end, bits per second.
+    public var finalEstimateBps: Double?
+}
+
+/// Folds events into a summary.
+public struct SummaryBuilder: Sendable {
+    private var requests = 0
+    private var failedRequests = 0
+    private var retries = 0
+    private var bytes = 0
+    private var stallCount = 0
+    private var stallSeconds = 0.0
+    private var switches = 0
+    private var skipped = 0
+    private var firstFrame: FirstFrame?
+    private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
+    private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
+    private var lastBreakdown = StartupBreakdown()
+
+    public init() {}
+
+    public mutating func record(_ event: SessionEvent) {
+        switch event {
+        case .requestEnd(let e):
+            requests += 1
+            bytes += e.bytes
+            if !e.ok { failedRequests += 1 }
+        case .retryScheduled:
+            retries += 1
+        case .stallStart:
+            stallCount += 1
+        case .stallEnd(let e):
+            stallSeconds += e.stallSeconds ?? 0
+        case .variantSwitch:
+            switches += 1
+        case .segmentBuffered(let e):
+            segments.append((e.startSeconds, e.durationSeconds, e.bandwidthBps))
+        case .segmentSkipped:
+            skipped += 1
+        case .firstFrame(let e):
+            firstFrame = e
+        case .decodeStats(let e):
+            decode = e
+        default:
+            break
+        }
+    }
+
+    /// The startup breakdown collected so far (filled by the runtime as steps finish).
+    public mutating func setBreakdown(_ b: StartupBreakdown) { lastBreakdown = b }
+
+    public func summary(url: String, isLive: Bool?, exitReason: ExitReason, error: String?,
+                        startPositionSeconds: Double, finalPositionSeconds: Double,
+                        sessionSeconds: Double, finalEstimateBps: Double?) -> SessionSummary {
+        let played = max(0, finalPositionSeconds - startPositionSeconds)
+        var weighted = 0.0
+        var covered = 0.0
+        var last: Int?
+        for s in segments {
+            let overlap = min(s.start + s.duration, finalPositionSeconds) - max(s.start, startPositionSeconds)
+            if overlap > 0 {
+                weighted += Double(s.bandwidth) * overlap
+                covered += overlap
+            }
+            if s.start <= finalPositionSeconds || last == nil { last = s.bandwidth }
+        }
+        return SessionSummary(
+            url: url, isLive: isLive, exitReason: exitReason, error: error,
+            timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
+            startup: firstFrame?.breakdown ?? lastBreakdown,
+            stallCount: stallCount, stallSeconds: stallSeconds, playedSeconds: played,
+            averageBitrateBps: covered > 0 ? weighted / covered : 0, lastBitrateBps: last,
+            variantSwitches: switches, requests: requests, failedRequests: failedRequests, retries: retries,
+            bytes: bytes, segmentsBuffered: segments.count, segmentsSkipped: skipped,
+            decodedVideoFrames: decode.videoFrames, decodedAudioFrames: decode.audioFrames,
+            lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
+            sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps)
+    }
+}
