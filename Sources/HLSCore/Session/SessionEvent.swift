@@ -270,10 +270,15 @@ public struct BufferSample: Sendable, Equatable, Codable {
 }
 
 public struct PlaybackChange: Sendable, Equatable, Codable {
+    /// Seconds since session start when the change happened. The media clock
+    /// computes a stall's start exactly (the instant the playhead reached the
+    /// end of the buffer), which can be slightly before the line is written.
+    public var atSeconds: Double
     public var positionSeconds: Double
     public var bufferSeconds: Double?
     public var stallSeconds: Double?
-    public init(positionSeconds: Double, bufferSeconds: Double? = nil, stallSeconds: Double? = nil) {
+    public init(atSeconds: Double, positionSeconds: Double, bufferSeconds: Double? = nil, stallSeconds: Double? = nil) {
+        self.atSeconds = atSeconds
         self.positionSeconds = positionSeconds
         self.bufferSeconds = bufferSeconds
         self.stallSeconds = stallSeconds

@@ -1,0 +1,72 @@
+import Foundation
+import HLSCore
+
+/// The hlsplay version, written into every session log header.
+public let hlsplayVersion = "0.1.0"
+
+/// Everything a session is configured with. Knob names follow AVFoundation
+/// where one exists, so results carry over to iOS.
+public struct PlayerConfiguration: Sendable, Encodable {
+    /// The multivariant or media playlist to play.
+    public var url: URL
+    /// Stop after this much media has played, seconds (nil: VOD to the end, live until interrupted).
+    public var durationLimitSeconds: Double?
+    /// AVPlayerItem.preferredForwardBufferDuration: keep fetching while the
+    /// forward buffer is below this, seconds. 0 = automatic
+    /// (`automaticForwardBufferSeconds`).
+    public var preferredForwardBufferDurationSeconds: Double = 0
+    /// AVPlayerItem.preferredPeakBitRate: variants whose BANDWIDTH exceeds this are not chosen, bits per second (nil = no cap).
+    public var preferredPeakBitRateBps: Int?
+    /// Play this variant (index into the multivariant playlist) whatever the estimate.
+    public var pinnedVariantIndex: Int?
+    public var playback = PlaybackConfiguration()
+    public var estimator = BandwidthEstimator.Configuration()
+    public var selector = VariantSelector()
+    /// Period of the wall-clock monitor, seconds.
+    public var monitorIntervalSeconds: Double = 0.25
+    /// Decode video and audio (false: demux only).
+    public var decode = true
+    /// Verify TLS certificates.
+    public var verifyTLS = true
+    /// Stall timeout for a request: no byte for this long aborts it, seconds.
+    public var requestStallTimeoutSeconds: Double = 10
+    /// First-byte timeout for a request, seconds (hls.js uses 10 s).
+    public var firstByteTimeoutSeconds: Double = 10
+    /// Byte-progress records are written at most this often per request, seconds.
+    public var progressLogIntervalSeconds: Double = 0.1
+
+    /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
+    public static let automaticForwardBufferSeconds: Double = 30
+
+    /// The forward-buffer target in force, seconds.
+    public var forwardBufferTargetSeconds: Double {
+        preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds : Self.automaticForwardBufferSeconds
+    }
+
+    public init(url: URL) { self.url = url }
+
+    enum CodingKeys: String, CodingKey {
+        case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
+             pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, verifyTLS,
+             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url.absoluteString, forKey: .url)
+        try c.encodeIfPresent(durationLimitSeconds, forKey: .durationLimitSeconds)
+        try c.encode(preferredForwardBufferDurationSeconds, forKey: .preferredForwardBufferDurationSeconds)
+        try c.encodeIfPresent(preferredPeakBitRateBps, forKey: .preferredPeakBitRateBps)
+        try c.encodeIfPresent(pinnedVariantIndex, forKey: .pinnedVariantIndex)
+        try c.encode(playback, forKey: .playback)
+        try c.encode(estimator, forKey: .estimator)
+        try c.encode(selector, forKey: .selector)
+        try c.encode(monitorIntervalSeconds, forKey: .monitorIntervalSeconds)
+        try c.encode(decode, forKey: .decode)
+        try c.encode(verifyTLS, forKey: .verifyTLS)
+        try c.encode(requestStallTimeoutSeconds, forKey: .requestStallTimeoutSeconds)
+        try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
+        try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)
+        try c.encode(forwardBufferTargetSeconds, forKey: .forwardBufferTargetSeconds)
+    }
+}

@@ -1,0 +1,735 @@
+// One playback session: three independent loops around pure decisions.
+//
+//   loader thread   playlists → variant selection → segment fetch → demux → forward buffer
+//   decode thread   forward buffer → decode, paced by the media clock
+//   monitor timer   its own Dispatch queue and wall-clock period: advances the
+//                   media clock (stalls, end), samples the buffer, enforces
+//                   --duration; it never waits on the other two.
+//
+// Every decision (selector, estimator verdicts, retry policy, media clock)
+// is a value type from HLSCore fed a snapshot and the current instant; this
+// file only performs the actions and logs them with their inputs.
+
+import Foundation
+import HLSCore
+import HLSMedia
+import HLSNet
+
+/// A failure that ends the session, with a category for the exit status.
+struct SessionFailure: Error, CustomStringConvertible {
+    enum Category: String { case network, playlist, media, internalError = "internal" }
+    var category: Category
+    var message: String
+    var url: String?
+    var description: String { message }
+}
+
+/// One variant of the ladder as the session uses it.
+struct VariantInfo: Sendable {
+    var index: Int
+    var uri: URL
+    /// BANDWIDTH, or 0 when the top-level URL was a media playlist.
+    var bandwidthBps: Int
+    var resolution: Resolution?
+}
+
+public final class PlayerSession: @unchecked Sendable {
+    public let configuration: PlayerConfiguration
+    private let clock: any MonotonicClock = SystemMonotonicClock()
+    private let recorder: SessionRecorder
+    private let sessionStart: MonotonicInstant
+    private let statusLine: Bool
+
+    // Loader-owned (only the loader thread touches these).
+    private let client: HTTPClient
+    private var variants: [VariantInfo] = []
+    private var topLevelStart: StartPoint?
+    private var mediaPlaylists: [Int: MediaPlaylist] = [:]
+    private var vodTimelines: [Int: SegmentTimeline] = [:]
+    private var liveTimeline = SegmentTimeline()
+    private var nextMediaSequence = 0
+    private var loadedVariant: Int?
+    private var lastBufferedVariant: Int?
+    private var nextRequestID = 1
+    private var lastReloadAt: MonotonicInstant?
+    private var lastReloadChanged = true
+    private var firstSegmentFetched = false
+
+    // Shared state, guarded by `lock`.
+    private let lock = NSLock()
+    private var timeline: PlaybackTimeline
+    private var estimator: BandwidthEstimator
+    private var currentVariant: Int?
+    private var isLive: Bool?
+    private var inFlight: (requestID: Int, bytes: Int, lastByteAt: MonotonicInstant)?
+    private var stopReason: ExitReason?
+    private var stopError: String?
+    private var stopCategory: SessionFailure.Category?
+    private var breakdown = StartupBreakdown()
+    private var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
+    private var loggedDecodeErrors = 0
+
+    private let buffer = ForwardBuffer()
+    private let cancellation = CancellationToken()
+    private let stopSignal = DispatchSemaphore(value: 0)
+    private let threads = DispatchGroup()
+    private var monitor: DispatchSourceTimer?
+    private let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
+
+    /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
+    static let decodeLookaheadSeconds = 0.25
+    /// A video frame decoded more than this after its presentation time is counted late, seconds.
+    static let lateFrameToleranceSeconds = 0.1
+    /// Decode errors written to the log before they are only counted.
+    static let maxLoggedDecodeErrors = 20
+
+    /// Opens the outputs (an unwritable path fails here, before anything plays).
+    public init(configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool) throws {
+        self.configuration = configuration
+        self.statusLine = statusLine
+        sessionStart = clock.now()
+        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date())
+        var httpConfig = HTTPClientConfiguration()
+        httpConfig.verifyTLS = configuration.verifyTLS
+        httpConfig.allowFileURLs = configuration.url.isFileURL
+        client = HTTPClient(clock: clock, configuration: httpConfig)
+        timeline = PlaybackTimeline(configuration: configuration.playback)
+        estimator = BandwidthEstimator(configuration: configuration.estimator)
+    }
+
+    /// Called with every event as it is logged (tests, live views).
+    public func observe(_ observer: @escaping @Sendable (TimedEvent) -> Void) {
+        recorder.observer = observer
+    }
+
+    /// Plays until the end, the duration limit, a fatal error or `stop`. Blocks.
+    public func run() -> SessionSummary {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        recorder.writeHeader(SessionHeader(
+            hlsplayVersion: hlsplayVersion, url: configuration.url.absoluteString,
+            startedAt: formatter.string(from: Date()), configuration: configuration,
+            host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
+        FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in
+            self?.ffmpegMessage(level: level, message: message)
+        }
+
+        startMonitor()
+        startThread(name: "hlsplay.loader") { [self] in loaderMain() }
+        if configuration.decode {
+            startThread(name: "hlsplay.decode") { [self] in decodeMain() }
+        }
+        stopSignal.wait()
+        return finish()
+    }
+
+    /// Ends the session (thread-safe; the first reason wins).
+    public func stop(reason: ExitReason, error: String? = nil) {
+        requestStop(reason: reason, error: error, category: nil)
+    }
+
+    private func requestStop(reason: ExitReason, error: String?, category: SessionFailure.Category?) {
+        let first: Bool = lock.withLock {
+            guard stopReason == nil else { return false }
+            stopReason = reason
+            stopError = error
+            stopCategory = category
+            return true
+        }
+        guard first else { return }
+        cancellation.cancel()
+        buffer.close()
+        stopSignal.signal()
+    }
+
+    private var isStopping: Bool { lock.withLock { stopReason != nil } }
+
+    /// The failure category when the session ended in error.
+    public var failureCategory: String? { lock.withLock { stopCategory?.rawValue } }
+
+    private func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+        threads.enter()
+        let thread = Thread { [threads] in
+            body()
+            threads.leave()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    // MARK: - Finish
+
+    private func finish() -> SessionSummary {
+        threads.wait()
+        monitor?.cancel()
+        monitorQueue.sync {}
+        let now = clock.now()
+        let (actions, start, position, reason, error, estimate, live, stats, bd) = lock.withLock {
+            let actions = timeline.finish(at: now)
+            return (actions, timeline.startPositionSeconds, timeline.positionSeconds(at: now), stopReason ?? .completed,
+                    stopError, estimator.hasEstimate ? estimator.estimateBps : nil, isLive, decodeStats, breakdown)
+        }
+        record(actions)
+        recorder.record(.decodeStats(stats))
+        recorder.setBreakdown(bd)
+        let summary = recorder.finish { builder in
+            builder.summary(url: configuration.url.absoluteString, isLive: live, exitReason: reason, error: error,
+                            startPositionSeconds: start, finalPositionSeconds: position,
+                            sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
+        }
+        if statusLine { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        return summary
+    }
+
+    /// True when a log line could not be written (e.g. the disk is full).
+    public var logWriteFailed: Bool { recorder.hadWriteError }
+
+    // MARK: - Monitor
+
+    private func startMonitor() {
+        let timer = DispatchSource.makeTimerSource(queue: monitorQueue)
+        let interval = configuration.monitorIntervalSeconds
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler { [weak self] in self?.monitorTick() }
+        monitor = timer
+        timer.resume()
+    }
+
+    private func monitorTick() {
+        let now = clock.now()
+        let (actions, sample, phase, played) = lock.withLock {
+            let actions = timeline.advance(to: now)
+            let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
+            let sample = BufferSample(
+                phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
+                bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
+                estimateBps: estimator.estimateBps, variantIndex: currentVariant,
+                inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes)
+            return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
+        }
+        record(actions)
+        if !isStopping { recorder.record(.bufferSample(sample)) }
+        if statusLine { drawStatus(sample) }
+        if phase == .ended {
+            requestStop(reason: .completed, error: nil, category: nil)
+        } else if let limit = configuration.durationLimitSeconds, played >= limit {
+            requestStop(reason: .durationReached, error: nil, category: nil)
+        }
+        buffer.poke()
+    }
+
+    private func drawStatus(_ s: BufferSample) {
+        let variant = s.variantIndex.flatMap { i in variants.indices.contains(i) ? variants[i] : nil }
+        let res = variant?.resolution.map { "\($0.width)x\($0.height)" } ?? "-"
+        let line = String(format: "\r\u{1B}[K%@  pos %.1fs  buf %.1fs  v%@ %@ %.2f Mbps  est %.2f Mbps",
+                          s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
+                          s.variantIndex.map(String.init) ?? "-", res,
+                          Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    private func record(_ actions: [PlaybackAction]) {
+        for action in actions {
+            switch action {
+            case let .started(at, position, buffered):
+                recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
+            case let .stallStarted(at, position):
+                recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
+            case let .stallEnded(at, position, stall, buffered):
+                recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
+            case let .ended(at, position):
+                recorder.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))
+            }
+        }
+    }
+
+    // MARK: - Loader
+
+    private func loaderMain() {
+        do {
+            try startup()
+            try fetchLoop()
+        } catch let failure as SessionFailure {
+            if !isStopping {
+                recorder.record(.error(ErrorRecord(fatal: true, category: failure.category.rawValue, message: failure.message, url: failure.url)))
+            }
+            requestStop(reason: .error, error: failure.message, category: failure.category)
+        } catch {
+            requestStop(reason: .error, error: "\(error)", category: .internalError)
+        }
+    }
+
+    private func secondsSinceStart(_ instant: MonotonicInstant) -> Double { instant.seconds(since: sessionStart) }
+
+    private func startup() throws {
+        let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist)
+        let parsed = try parsePlaylist(top)
+        let doneAt = secondsSinceStart(top.finishedAt)
+        lock.withLock {
+            breakdown.multivariantPlaylistAtSeconds = doneAt
+            breakdown.multivariantPlaylistSeconds = doneAt
+        }
+        switch parsed {
+        case .multivariant(let mv):
+            recorder.record(.playlistLoaded(PlaylistLoaded(url: top.effectiveURL.absoluteString, kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+            let playable = mv.variants.enumerated().filter { _, v in !isAudioOnly(v) }
+            let chosen = playable.isEmpty ? Array(mv.variants.enumerated()) : playable
+            guard !chosen.isEmpty else {
+                throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: configuration.url.absoluteString)
+            }
+            variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution) }
+            topLevelStart = mv.start
+        case .media(let media):
+            variants = [VariantInfo(index: 0, uri: top.effectiveURL, bandwidthBps: 0, resolution: nil)]
+            mediaPlaylists[0] = media
+            recordMediaPlaylist(media, url: top.effectiveURL, variantIndex: 0, changed: true)
+            lock.withLock {
+                breakdown.mediaPlaylistAtSeconds = doneAt
+                breakdown.mediaPlaylistSeconds = 0
+            }
+        }
+        if let pinned = configuration.pinnedVariantIndex, !variants.contains(where: { $0.index == pinned }) {
+            throw SessionFailure(category: .playlist, message: "--variant \(pinned): the playlist has variants \(variants.map(\.index))", url: nil)
+        }
+
+        let decision = decide(mediaSequence: nil)
+        let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
+        let mediaAt = lock.withLock { () -> Double? in
+            if breakdown.mediaPlaylistAtSeconds == nil {
+                let at = secondsSinceStart(clock.now())
+                breakdown.mediaPlaylistAtSeconds = at
+                breakdown.mediaPlaylistSeconds = at - (breakdown.multivariantPlaylistAtSeconds ?? 0)
+            }
+            return breakdown.mediaPlaylistAtSeconds
+        }
+        _ = mediaAt
+        guard !playlist.segments.isEmpty else {
+            if playlist.endList {
+                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == decision.variantIndex }?.uri.absoluteString)
+            }
+            return
+        }
+        let live = !playlist.endList
+        let startIndex = live ? LivePlaylistRules.startSegmentIndex(for: playlist)
+                              : LivePlaylistRules.vodStartSegmentIndex(for: playlist, start: topLevelStart ?? playlist.start)
+        nextMediaSequence = playlist.segments[startIndex].mediaSequence
+        let startSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        lock.withLock {
+            isLive = live
+            timeline.setStartPosition(startSeconds)
+        }
+    }
+
+    private func isAudioOnly(_ v: VariantStream) -> Bool {
+        !v.codecs.isEmpty && v.codecs.allSatisfy { $0.hasPrefix("mp4a") || $0.hasPrefix("ac-3") || $0.hasPrefix("ec-3") || $0.hasPrefix("opus") || $0.hasPrefix("fLaC") }
+            && v.resolution == nil
+    }
+
+    private func parsePlaylist(_ response: HTTPResponse) throws -> Playlist {
+        do {
+            return try PlaylistParser.parse(data: response.body, baseURL: response.effectiveURL)
+        } catch {
+            throw SessionFailure(category: .playlist, message: "malformed playlist \(response.effectiveURL.absoluteString): \(error)", url: response.effectiveURL.absoluteString)
+        }
+    }
+
+    private func recordMediaPlaylist(_ p: MediaPlaylist, url: URL, variantIndex: Int, changed: Bool) {
+        recorder.record(.playlistLoaded(PlaylistLoaded(
+            url: url.absoluteString, kind: "media", variantIndex: variantIndex, segments: p.segments.count,
+            targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
+            changed: changed, warnings: p.warnings.map(\.description))))
+    }
+
+    /// The media playlist of a variant: cached for VOD, reloaded for live when asked.
+    private func mediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> MediaPlaylist {
+        if let cached = mediaPlaylists[variantIndex], cached.endList || !forceReload {
+            if loadedVariant != variantIndex { loadedVariant = variantIndex }
+            return cached
+        }
+        guard let variant = variants.first(where: { $0.index == variantIndex }) else {
+            throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
+        }
+        let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: .playlist)
+        guard case .media(let media) = try parsePlaylist(response) else {
+            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(variant.uri.absoluteString), got a multivariant playlist", url: variant.uri.absoluteString)
+        }
+        let previous = mediaPlaylists[variantIndex]
+        let changed = previous.map { $0.segments.last?.mediaSequence != media.segments.last?.mediaSequence || $0.endList != media.endList } ?? true
+        mediaPlaylists[variantIndex] = media
+        loadedVariant = variantIndex
+        lastReloadAt = clock.now()
+        lastReloadChanged = changed
+        recordMediaPlaylist(media, url: response.effectiveURL, variantIndex: variantIndex, changed: changed)
+        if media.endList {
+            var t = SegmentTimeline()
+            _ = t.update(with: media)
+            vodTimelines[variantIndex] = t
+        } else {
+            let sync = liveTimeline.update(with: media)
+            if case let .lostSync(first, last) = sync {
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: variant.uri.absoluteString)))
+            }
+        }
+        return media
+    }
+
+    private func segmentStart(variantIndex: Int, mediaSequence: Int) -> Double? {
+        if let t = vodTimelines[variantIndex] { return t.startSeconds(ofMediaSequence: mediaSequence) }
+        return liveTimeline.startSeconds(ofMediaSequence: mediaSequence)
+    }
+
+    private func ladder() -> [LadderRung] {
+        variants.map { LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height) }
+    }
+
+    /// Runs the selector on a snapshot and logs the decision with its inputs.
+    private func decide(mediaSequence: Int?) -> SelectionDecision {
+        let now = clock.now()
+        let (snapshot, fast, slow) = lock.withLock {
+            (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
+                               bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
+                               peakBitrateCapBps: configuration.preferredPeakBitRateBps, pinnedVariantIndex: configuration.pinnedVariantIndex),
+             estimator.fastBps, estimator.slowBps)
+        }
+        let decision = configuration.selector.select(snapshot)
+        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
+        lock.withLock { currentVariant = decision.variantIndex }
+        return decision
+    }
+
+    private func fetchLoop() throws {
+        while !isStopping {
+            let now = clock.now()
+            let (bufferAhead, live) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false) }
+            if bufferAhead >= configuration.forwardBufferTargetSeconds {
+                sleepUnlessStopping(0.1)
+                continue
+            }
+            let previousVariant = lock.withLock { currentVariant } ?? variants[0].index
+            let decision = decide(mediaSequence: nextMediaSequence)
+            let variantIndex = decision.variantIndex
+            if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
+                let bufferedEnd = lock.withLock { timeline.bufferedEndSeconds }
+                _ = try mediaPlaylist(for: variantIndex, forceReload: live)
+                if !live, let p = mediaPlaylists[variantIndex], let t = vodTimelines[variantIndex] {
+                    // VOD ladders may not share media sequence numbers: continue by time.
+                    if let seg = p.segments.first(where: { (t.startSeconds(ofMediaSequence: $0.mediaSequence) ?? 0) + $0.durationSeconds > bufferedEnd + 0.001 }) {
+                        nextMediaSequence = seg.mediaSequence
+                    } else {
+                        nextMediaSequence = (p.segments.last?.mediaSequence ?? 0) + 1
+                    }
+                }
+            }
+            guard var playlist = mediaPlaylists[variantIndex] else { continue }
+
+            if playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) == nil {
+                if playlist.endList {
+                    let actions = lock.withLock { timeline.markEndOfStream(at: clock.now()) }
+                    record(actions)
+                    return
+                }
+                // Live: the next segment is not published yet, or has left the window.
+                if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
+                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing", url: nil)))
+                    nextMediaSequence = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
+                    continue
+                }
+                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: playlist.targetDurationSeconds, playlistChanged: lastReloadChanged)
+                let due = (lastReloadAt ?? clock.now()).advanced(bySeconds: delay)
+                let wait = due.seconds(since: clock.now())
+                if wait > 0 { sleepUnlessStopping(wait) }
+                if isStopping { return }
+                playlist = try mediaPlaylist(for: variantIndex, forceReload: true)
+                continue
+            }
+            guard let segment = playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) else { continue }
+            try fetchAndBuffer(segment, variantIndex: variantIndex, live: live)
+            nextMediaSequence = segment.mediaSequence + 1
+        }
+    }
+
+    private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool) throws {
+        guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
+        guard var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else { return }
+        if segment.gap {
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
+            return
+        }
+        if let key = segment.key, key.method != .none {
+            throw SessionFailure(category: .media, message: "encrypted segments (EXT-X-KEY METHOD=\(key.method)) are not supported yet", url: segment.uri.absoluteString)
+        }
+        var initData: Data?
+        if let map = segment.initializationSection {
+            initData = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment).body
+        }
+        let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: segment.byteRange, policy: .segment)
+
+        let demuxStarted = clock.now()
+        let result: DemuxResult
+        do {
+            result = try SegmentDemuxer.demux(segment: response.body, initializationSection: initData,
+                                              hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS)
+        } catch {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: segment.uri.absoluteString)))
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
+            return
+        }
+        let demuxEnded = clock.now()
+        let demuxSeconds = demuxEnded.seconds(since: demuxStarted)
+
+        // Place the segment's packets on the media timeline: its earliest video
+        // timestamp (else audio) lands on the segment's playlist start.
+        let bufferedEndBefore = lock.withLock { timeline.bufferedEndSeconds }
+        if live && start > bufferedEndBefore + 0.5 && firstSegmentFetched {
+            // A jump in the live window: keep the clock continuous.
+            start = bufferedEndBefore
+        }
+        let video = result.packets.filter { $0.kind == .video }
+        let reference = (video.isEmpty ? result.packets : video).compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
+        let offset = start - reference
+        let buffered = result.packets.map { p in
+            BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                           presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                           timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
+        }
+        buffer.append(buffered)
+        let end = start + segment.durationSeconds
+        let now = clock.now()
+        let (actions, ahead) = lock.withLock {
+            if !firstSegmentFetched {
+                breakdown.firstSegmentLastByteAtSeconds = secondsSinceStart(response.finishedAt)
+                breakdown.demuxedAtSeconds = secondsSinceStart(demuxEnded)
+                breakdown.demuxSeconds = demuxSeconds
+            }
+            let actions = timeline.appendBuffered(upTo: end, at: now)
+            return (actions, timeline.bufferSeconds(at: now))
+        }
+        record(actions)
+        if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
+            recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps, toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
+        }
+        lastBufferedVariant = variantIndex
+        firstSegmentFetched = true
+        let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
+            : (segment.durationSeconds > 0 ? Int(Double(response.body.count) * 8 / segment.durationSeconds) : 0)
+        recorder.record(.segmentBuffered(SegmentBuffered(
+            variantIndex: variantIndex, bandwidthBps: indicated, mediaSequence: segment.mediaSequence,
+            startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
+            videoPackets: video.count, audioPackets: result.packets.count - video.count,
+            corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
+            bufferedEndSeconds: end, bufferSeconds: ahead)))
+        for warning in result.warnings.prefix(5) {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: segment.uri.absoluteString)))
+        }
+        if !configuration.decode {
+            // Demux only: the first demuxed video packet stands in for the first frame.
+            markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+        }
+    }
+
+    private func sleepUnlessStopping(_ seconds: Double) {
+        let deadline = clock.now().advanced(bySeconds: seconds)
+        while !isStopping {
+            let left = deadline.seconds(since: clock.now())
+            if left <= 0 { return }
+            usleep(UInt32(min(left, 0.05) * 1e6))
+        }
+    }
+
+    // MARK: - Requests
+
+    /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
+    private func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy) throws -> HTTPResponse {
+        var attempts = 0
+        var policy = policy
+        if purpose == .mediaPlaylist || purpose == .multivariantPlaylist {
+            policy.retryNotFound = (lock.withLock { isLive } ?? false)
+        }
+        while true {
+            attempts += 1
+            let requestID = nextRequestID
+            nextRequestID += 1
+            var request = HTTPRequest(url: url)
+            request.byteRange = byteRange
+            request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
+            request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
+            let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
+            recorder.record(.requestStart(RequestStart(requestID: requestID, url: url.absoluteString, purpose: purpose, attempt: attempts,
+                                                       variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)))
+            let wallStart = Date()
+            let startedAt = clock.now()
+            lock.withLock { inFlight = (requestID, 0, startedAt) }
+            var lastLogged: MonotonicInstant?
+            var bytesSinceLog = 0
+            let interval = configuration.progressLogIntervalSeconds
+            let result = client.fetch(request, cancellation: cancellation) { [self] progress in
+                lock.withLock { inFlight = (requestID, progress.totalBytes, progress.at) }
+                bytesSinceLog += progress.chunkBytes
+                if lastLogged == nil || progress.at.seconds(since: lastLogged!) >= interval || (progress.expectedBytes.map { progress.totalBytes >= $0 } ?? false) {
+                    recorder.record(.requestProgress(RequestProgress(requestID: requestID, bytes: progress.totalBytes, chunkBytes: bytesSinceLog, expectedBytes: progress.expectedBytes)))
+                    lastLogged = progress.at
+                    bytesSinceLog = 0
+                }
+            }
+            lock.withLock { inFlight = nil }
+            switch result {
+            case .success(let response):
+                let timings = TimingsRecord(response.timings)
+                let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
+                let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
+                var verdict: SampleVerdict?
+                var throughput: Double?
+                if purpose == .segment || purpose == .initSection {
+                    verdict = lock.withLock { estimator.add(sample) }
+                    throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
+                    if purpose == .segment && !firstSegmentFetched {
+                        lock.withLock {
+                            breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
+                        }
+                    }
+                }
+                recorder.record(.requestEnd(RequestEnd(
+                    requestID: requestID, url: url.absoluteString, purpose: purpose, status: response.statusCode,
+                    bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
+                    tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: url.absoluteString, startedAt: wallStart,
+                                           requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
+                                           status: response.statusCode, responseHeaders: response.headers, bytes: response.body.count,
+                                           timings: timings, error: nil))
+                return response
+            case .failure(let error):
+                recorder.record(.requestEnd(RequestEnd(
+                    requestID: requestID, url: url.absoluteString, purpose: purpose, status: error.httpStatus,
+                    bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: url.absoluteString, startedAt: wallStart,
+                                           requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
+                                           timings: nil, error: error.description))
+                if error.kind == .cancelled || isStopping {
+                    throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString)
+                }
+                switch policy.decide(after: error, attemptsMade: attempts) {
+                case .retry(let delay):
+                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                    sleepUnlessStopping(delay)
+                    if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }
+                case .giveUp(let reason):
+                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(url.absoluteString) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: url.absoluteString)
+                }
+            }
+        }
+    }
+
+    // MARK: - Decode
+
+    private func decodeMain() {
+        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int)] = [:]
+        var firstFrameSeen = false
+        while true {
+            let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
+                if !firstFrameSeen { return true }
+                let now = clock.now()
+                let (position, phase) = lock.withLock { (timeline.positionSeconds(at: now), timeline.phase) }
+                guard phase == .playing || phase == .stalled || phase == .startingUp else { return false }
+                return p.decodeSeconds <= position + Self.decodeLookaheadSeconds
+            }
+            if isStopping { break }
+            guard let item = packet else { continue }
+            guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
+            var entry = decoders[item.packet.kind]
+            if entry == nil || entry!.variantIndex != item.variantIndex {
+                do {
+                    entry = (try TrackDecoder(parameters: item.packet.parameters), item.variantIndex)
+                    decoders[item.packet.kind] = entry
+                } catch {
+                    decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")
+                    continue
+                }
+            }
+            let frames: [DecodedFrame]
+            do {
+                frames = try entry!.decoder.decode(item.packet)
+            } catch {
+                decodeError("segment \(item.mediaSequence): \(error)")
+                continue
+            }
+            var video = 0, audio = 0, late = 0
+            for frame in frames {
+                switch frame.kind {
+                case .video:
+                    video += 1
+                    if !firstFrameSeen {
+                        firstFrameSeen = true
+                        markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + item.timelineOffsetSeconds }, variantIndex: item.variantIndex)
+                    } else if let pts = frame.ptsSeconds {
+                        let now = clock.now()
+                        let position = lock.withLock { timeline.positionSeconds(at: now) }
+                        if pts + item.timelineOffsetSeconds < position - Self.lateFrameToleranceSeconds { late += 1 }
+                    }
+                case .audio:
+                    audio += 1
+                default:
+                    break
+                }
+            }
+            if video + audio + late > 0 {
+                lock.withLock {
+                    decodeStats.videoFrames += video
+                    decodeStats.audioFrames += audio
+                    decodeStats.lateVideoFrames += late
+                }
+            }
+        }
+    }
+
+    private func decodeError(_ message: String) {
+        let log = lock.withLock {
+            decodeStats.decodeErrors += 1
+            loggedDecodeErrors += 1
+            return loggedDecodeErrors <= Self.maxLoggedDecodeErrors
+        }
+        if log { recorder.record(.error(ErrorRecord(fatal: false, category: "decode", message: message))) }
+    }
+
+    private func ffmpegMessage(level: Int32, message: String) {
+        let log = lock.withLock {
+            loggedDecodeErrors += 1
+            return loggedDecodeErrors <= Self.maxLoggedDecodeErrors
+        }
+        if log {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg", message: message.trimmingCharacters(in: .whitespacesAndNewlines))))
+        }
+    }
+
+    private func markFirstFrame(width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
+        let now = clock.now()
+        let (record, actions): (FirstFrame?, [PlaybackAction]) = lock.withLock {
+            guard !timeline.firstFrameDecoded else { return (nil, []) }
+            let at = secondsSinceStart(now)
+            breakdown.firstFrameAtSeconds = at
+            if let last = breakdown.firstSegmentLastByteAtSeconds, let first = breakdown.firstSegmentFirstByteAtSeconds {
+                breakdown.firstSegmentFirstByteSeconds = first - (breakdown.mediaPlaylistAtSeconds ?? 0)
+                breakdown.firstSegmentLastByteSeconds = last - first
+            }
+            breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
+            let actions = timeline.markFirstFrameDecoded(at: now)
+            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, width: width, height: height, ptsSeconds: pts, breakdown: breakdown), actions)
+        }
+        if let record { recorder.record(.firstFrame(record)) }
+        self.record(actions)
+    }
+}
+
+extension TimingsRecord {
+    init(_ t: RequestTimings) {
+        self.init(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: t.connectSeconds, tlsSeconds: t.tlsSeconds,
+                  firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
+    }
+}
+
+extension TCPInfoRecord {
+    init(_ t: TCPInfoSnapshot) {
+        self.init(rttSeconds: t.rttSeconds, rttVarianceSeconds: t.rttVarianceSeconds, totalRetransmits: t.totalRetransmits,
+                  congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBps,
+                  deliveryRateAppLimited: t.deliveryRateAppLimited)
+    }
+}

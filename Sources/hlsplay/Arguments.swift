@@ -1,0 +1,123 @@
+// Hand-made command-line parsing: split argv keeping each word's position,
+// match words to options, validate values, then run. A usage error names
+// the word at fault and exits 64 (EX_USAGE).
+
+import Foundation
+
+struct UsageError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+struct Arguments {
+    var url: String?
+    var headless = false
+    var durationSeconds: Double?
+    var json = false
+    var logPath: String?
+    var harPath: String?
+    var forwardBufferSeconds: Double?
+    var peakBitRateBps: Int?
+    var variantIndex: Int?
+    var startupBufferSeconds: Double?
+    var resumeBufferSeconds: Double?
+    var monitorIntervalSeconds: Double?
+    var insecure = false
+    var status: Bool?
+    var help = false
+    var version = false
+
+    static let usage = """
+    usage: hlsplay [URL] --headless [options]
+
+    Plays an HLS stream headlessly and reports the truth about startup and stalls.
+    With no URL, plays the embedded sample ladder from a loopback origin that
+    hlsplay starts itself.
+
+    options:
+      --headless                 run without video output (the only mode)
+      --duration SECONDS         stop after this much media has played
+      --json                     print the summary as one JSON object on stdout
+      --log FILE                 write the JSON Lines session log to FILE
+      --har FILE                 write the requests as HAR 1.2 to FILE
+      --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s)
+      --peak-bitrate RATE        preferredPeakBitRate, e.g. 3000000, 3000k, 3m
+      --variant INDEX            always play this variant of the multivariant playlist
+      --startup-buffer SECONDS   buffer needed to start playing (default 2)
+      --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
+      --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
+      --insecure                 do not verify TLS certificates
+      --status / --no-status     force the live status line on stderr on or off
+                                 (default: on when stderr is a terminal)
+      --version                  print the version and exit
+      --help                     print this help and exit
+
+    exit status: 0 played to the end or for --duration; 64 usage error;
+    65 malformed playlist or media; 69 network failure; 73 cannot create an
+    output file; 74 a log write failed; 70 internal error; 130 interrupted.
+    """
+
+    static func parse(_ argv: [String]) throws(UsageError) -> Arguments {
+        var a = Arguments()
+        var i = 0
+        func value(for option: String) throws(UsageError) -> String {
+            guard i + 1 < argv.count else { throw UsageError(message: "\(option) needs a value") }
+            i += 1
+            return argv[i]
+        }
+        func seconds(_ option: String, allowZero: Bool = true) throws(UsageError) -> Double {
+            let word = try value(for: option)
+            guard let v = Double(word), v.isFinite, v > 0 || (allowZero && v == 0) else {
+                throw UsageError(message: "\(option): '\(word)' is not a number of seconds\(allowZero ? " ≥ 0" : " > 0")")
+            }
+            return v
+        }
+        while i < argv.count {
+            let word = argv[i]
+            switch word {
+            case "--headless": a.headless = true
+            case "--json": a.json = true
+            case "--help", "-h": a.help = true
+            case "--version": a.version = true
+            case "--insecure": a.insecure = true
+            case "--status": a.status = true
+            case "--no-status": a.status = false
+            case "--duration": a.durationSeconds = try seconds(word, allowZero: false)
+            case "--log": a.logPath = try value(for: word)
+            case "--har": a.harPath = try value(for: word)
+            case "--forward-buffer": a.forwardBufferSeconds = try seconds(word)
+            case "--startup-buffer": a.startupBufferSeconds = try seconds(word)
+            case "--resume-buffer": a.resumeBufferSeconds = try seconds(word)
+            case "--monitor-interval": a.monitorIntervalSeconds = try seconds(word, allowZero: false)
+            case "--peak-bitrate":
+                let w = try value(for: word)
+                guard let bps = parseRate(w), bps > 0 else { throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)") }
+                a.peakBitRateBps = bps
+            case "--variant":
+                let w = try value(for: word)
+                guard let v = Int(w), v >= 0 else { throw UsageError(message: "--variant: '\(w)' is not a variant index (0, 1, ...)") }
+                a.variantIndex = v
+            default:
+                if word.hasPrefix("-") && word != "-" {
+                    throw UsageError(message: "unknown option '\(word)'")
+                }
+                if a.url != nil {
+                    throw UsageError(message: "unexpected argument '\(word)' (the URL is already '\(a.url!)')")
+                }
+                a.url = word
+            }
+            i += 1
+        }
+        return a
+    }
+
+    /// "3000000", "3000k", "3m", "3mbit", "2.5M" → bits per second.
+    static func parseRate(_ s: String) -> Int? {
+        var text = s.lowercased()
+        for suffix in ["bit", "bps", "b"] where text.hasSuffix(suffix) { text.removeLast(suffix.count); break }
+        var factor = 1.0
+        if text.hasSuffix("k") { factor = 1e3; text.removeLast() } else if text.hasSuffix("m") { factor = 1e6; text.removeLast() } else if text.hasSuffix("g") { factor = 1e9; text.removeLast() }
+        guard let v = Double(text), v.isFinite, v >= 0 else { return nil }
+        return Int((v * factor).rounded())
+    }
+}
