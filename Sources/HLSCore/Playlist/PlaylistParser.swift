@@ -38,7 +38,8 @@ import Foundation
 /// comments, START-DATE missing from EXT-X-DATERANGE (optional in the draft).
 ///
 /// PROGRAM-DATE-TIME is extrapolated forward (previous segment's date +
-/// its duration) to segments without their own tag, across discontinuities too.
+/// its duration) to segments without their own tag, across discontinuities too,
+/// and backwards (minus durations) to segments before the first tag.
 public enum PlaylistParser {
     /// Parses a playlist already decoded as text.
     public static func parse(_ text: String, baseURL: URL, parentVariables: [String: String] = [:],
@@ -325,6 +326,7 @@ struct Parser {
                                 rule: "draft-pantos-hls-rfc8216bis §4.4.3.7: EXT-X-PART-INF is REQUIRED if the Playlist contains EXT-X-PART tags",
                                 message: "EXT-X-PART without EXT-X-PART-INF")
         }
+        backfillProgramDateTime()
         return .media(MediaPlaylist(
             baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
             definitions: definitions, variables: variables, targetDurationSeconds: target,
@@ -333,6 +335,18 @@ struct Parser {
             serverControl: serverControl, partTargetSeconds: partTarget, trailingParts: pendingParts,
             preloadHints: preloadHints, renditionReports: renditionReports, skip: skip,
             unknownTags: unknownTags, warnings: warnings))
+    }
+
+    /// Segments before the first EXT-X-PROGRAM-DATE-TIME get a date extrapolated
+    /// backwards by their durations (as hls.js and video.js do), so a date is
+    /// known for every segment once any is.
+    mutating func backfillProgramDateTime() {
+        guard let first = segments.firstIndex(where: { $0.programDateTime != nil }), first > 0,
+              var date = segments[first].programDateTime else { return }
+        for i in stride(from: first - 1, through: 0, by: -1) {
+            date = date.addingTimeInterval(-segments[i].durationSeconds)
+            segments[i].programDateTime = date
+        }
     }
 
     // MARK: Helpers
@@ -892,8 +906,10 @@ struct Parser {
             let uri = try resolve(try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: URI is REQUIRED in EXT-X-PART"), lineNumber)
             let duration = try a.double("DURATION", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: DURATION is REQUIRED in EXT-X-PART")
             var range: ByteRange?
-            if let r = try a.quoted("BYTERANGE") {
-                var br = try byteRange(r, "EXT-X-PART BYTERANGE", lineNumber)
+            if let rv = a.dict["BYTERANGE"] {
+                // The draft says quoted-string; Apple's own LL-HLS example 03 writes it unquoted.
+                if rv.quotedStringValue == nil { warn(lineNumber, "EXT-X-PART BYTERANGE is not a quoted-string; read as written") }
+                var br = try byteRange(rv.rawText, "EXT-X-PART BYTERANGE", lineNumber)
                 if br.offset == nil {
                     if let last = lastPartRange, last.uri == uri {
                         br.offset = last.end
