@@ -390,11 +390,16 @@ public struct MediaSegment: Sendable, Equatable {
     public var bitrateBps: Int?
     /// EXT-X-PART tags that belong to this segment.
     public var parts: [PartialSegment]
+    /// Every EXT-X-KEY in force, one per KEYFORMAT, in playlist order (several
+    /// DRM systems may key the same segments). `key` is the "identity" one if
+    /// present, else the first. Empty = unencrypted.
+    public var keys: [EncryptionKey]
 
     public init(mediaSequence: Int, discontinuitySequence: Int = 0, uri: URL, durationSeconds: Double,
                 title: String = "", byteRange: ByteRange? = nil, discontinuity: Bool = false,
                 key: EncryptionKey? = nil, initializationSection: MediaInitializationSection? = nil,
-                programDateTime: Date? = nil, gap: Bool = false, bitrateBps: Int? = nil, parts: [PartialSegment] = []) {
+                programDateTime: Date? = nil, gap: Bool = false, bitrateBps: Int? = nil, parts: [PartialSegment] = [],
+                keys: [EncryptionKey]? = nil) {
         self.mediaSequence = mediaSequence
         self.discontinuitySequence = discontinuitySequence
         self.uri = uri
@@ -408,6 +413,7 @@ public struct MediaSegment: Sendable, Equatable {
         self.gap = gap
         self.bitrateBps = bitrateBps
         self.parts = parts
+        self.keys = keys ?? (key.map { [$0] } ?? [])
     }
 }
 
