@@ -91,19 +91,19 @@ public final class HTTPClient: @unchecked Sendable {
         defer { try? handle.close() }
         var data: Data
         do {
-            if let range = request.byteRange {
-                try handle.seek(toOffset: UInt64(max(0, range.offset ?? 0)))
-                let wanted = min(range.length, request.maxBodyBytes + 1)
-                data = try handle.read(upToCount: wanted) ?? Data()
-            } else {
-                data = try handle.read(upToCount: request.maxBodyBytes + 1) ?? Data()
+            // Size first, so a huge file is refused without being read.
+            let size = Int(clamping: try handle.seekToEnd())
+            let start = min(size, max(0, request.byteRange?.offset ?? 0))
+            let available = size - start
+            let wanted = request.byteRange.map { min($0.length, available) } ?? available
+            if wanted > request.maxBodyBytes {
+                return .failure(LoadError(kind: .responseTooLarge, url: urlString,
+                                          message: "\(wanted) bytes exceed the \(request.maxBodyBytes)-byte limit"))
             }
+            try handle.seek(toOffset: UInt64(start))
+            data = wanted > 0 ? (try handle.read(upToCount: wanted) ?? Data()) : Data()
         } catch {
             return .failure(LoadError(kind: .file, url: urlString, message: "reading \(path): \(error)"))
-        }
-        if data.count > request.maxBodyBytes {
-            return .failure(LoadError(kind: .responseTooLarge, url: urlString, bytesReceived: data.count,
-                                      message: "file larger than \(request.maxBodyBytes) bytes"))
         }
         let finished = clock.now()
         let total = finished.seconds(since: started)
@@ -139,12 +139,14 @@ public final class HTTPClient: @unchecked Sendable {
 
         curl_easy_reset(easy)
         if let error = configure(easy: easy, request: request, headerList: headerList,
-                                 context: box.toOpaque()) {
+                                 context: box.toOpaque(), errorBuffer: UnsafeMutableRawPointer(context.errorBuffer)) {
+            curl_easy_reset(easy) // forget the pointers into this transfer's context
             return .failure(error)
         }
 
         let addCode = curl_multi_add_handle(multi, easy)
         guard addCode == CURLM_OK else {
+            curl_easy_reset(easy)
             return .failure(LoadError(kind: .other, url: urlString,
                                       message: "curl_multi_add_handle: \(String(cString: curl_multi_strerror(addCode)))"))
         }
@@ -181,6 +183,7 @@ public final class HTTPClient: @unchecked Sendable {
         // TCP_INFO needs the connection, which curl only finds while the handle is attached.
         let tcpInfo = context.sampleTCPInfo(now: finishedAt, force: true)
         let info = readInfo(easy: easy)
+        context.curlErrorMessage = String(cString: context.errorBuffer)
         let removeCode = curl_multi_remove_handle(multi, easy)
         if removeCode != CURLM_OK, multiFailure == nil, curlResult == nil, context.abortReason == nil {
             multiFailure = "curl_multi_remove_handle: \(String(cString: curl_multi_strerror(removeCode)))"
@@ -195,7 +198,7 @@ public final class HTTPClient: @unchecked Sendable {
     /// Sets every option for one transfer; returns the error of the first option curl refuses.
     private func configure(easy: UnsafeMutableRawPointer, request: HTTPRequest,
                            headerList: UnsafeMutablePointer<curl_slist>?,
-                           context: UnsafeMutableRawPointer) -> LoadError? {
+                           context: UnsafeMutableRawPointer, errorBuffer: UnsafeMutableRawPointer) -> LoadError? {
         let urlString = request.url.absoluteString
         var failure: LoadError? = nil
         func check(_ code: CURLcode, _ what: String) {
@@ -233,6 +236,7 @@ public final class HTTPClient: @unchecked Sendable {
         check(hls_curl_setopt_xferinfocb(easy, CURLOPT_XFERINFOFUNCTION, transferProgressCallback), "XFERINFOFUNCTION")
         check(hls_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")
         check(hls_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
+        check(hls_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
         return failure
     }
 
@@ -320,7 +324,11 @@ public final class HTTPClient: @unchecked Sendable {
                 return fail(.redirect, message)
             case CURLE_UNSUPPORTED_PROTOCOL:
                 // The top-level scheme was checked before curl; a refusal after a response is a redirect.
-                return fail(context.firstByteAt != nil ? .redirect : .unsupportedScheme, message)
+                if context.firstByteAt != nil {
+                    let target = context.headers["location"].map { " (Location: \($0))" } ?? ""
+                    return fail(.redirect, "redirect to a scheme other than http/https refused\(target): \(message)")
+                }
+                return fail(.unsupportedScheme, message)
             case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_SEND_ERROR,
                  CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
                 return fail(.truncatedBody, message)
@@ -408,6 +416,12 @@ final class TransferContext {
     var lastTCPSampleAt: MonotonicInstant?
     var abortReason: AbortReason?
     var curlErrorMessage = ""
+    /// CURLOPT_ERRORBUFFER; the handle is reset (forgetting it) before the context goes.
+    let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        return buffer
+    }()
 
     var statusCode: Int?
     var headers: [String: String] = [:]
@@ -427,6 +441,8 @@ final class TransferContext {
         self.onProgress = onProgress
         self.tcpSampleIntervalSeconds = tcpSampleIntervalSeconds
     }
+
+    deinit { errorBuffer.deallocate() }
 
     /// Checks cancellation and the time limits; records the reason and returns true to abort.
     func checkAbort(now: MonotonicInstant) -> Bool {

@@ -148,6 +148,42 @@ struct HTTPClientTests {
         #expect(error.message.contains("no such thing"))
     }
 
+    @Test func errorStatusKeepsTheConnectionForTheNextRequest() throws {
+        let server = LoopbackServer { request, c in
+            if request.path == "/missing" {
+                c.respond(status: 404, reason: "Not Found", body: testBody(5_000))
+            } else {
+                c.respond(body: Data("ok".utf8))
+            }
+        }
+        defer { server.stop() }
+        let http = client()
+        #expect(try #require(expectFailure(http.fetch(HTTPRequest(url: server.url("/missing"))))).httpStatus == 404)
+        let next = try #require(expectSuccess(http.fetch(HTTPRequest(url: server.url("/ok")))))
+        #expect(next.connectionReused)
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func abortedTransferDoesNotPoisonTheNextOne() throws {
+        let server = LoopbackServer { request, c in
+            if request.path == "/stall" {
+                c.sendHead(status: 200, contentLength: 10_000)
+                c.send(testBody(100))
+                c.holdUntilPeerCloses(seconds: 5)
+            } else {
+                c.respond(body: Data("fresh".utf8))
+            }
+        }
+        defer { server.stop() }
+        let http = client()
+        var stalled = HTTPRequest(url: server.url("/stall"))
+        stalled.stallTimeoutSeconds = 0.3
+        #expect(try #require(expectFailure(http.fetch(stalled))).kind == .transferTimeout)
+        let next = try #require(expectSuccess(http.fetch(HTTPRequest(url: server.url("/ok")))))
+        #expect(next.body == Data("fresh".utf8))
+        #expect(!next.connectionReused)
+    }
+
     @Test func serviceUnavailableCarriesRetryAfter() throws {
         let server = LoopbackServer { _, c in
             c.respond(status: 503, reason: "Service Unavailable", headers: [("Retry-After", "2")], body: Data())
@@ -292,6 +328,7 @@ struct HTTPClientTests {
         // Even a client allowed to read files refuses to be redirected to one.
         let error = try #require(expectFailure(client { $0.allowFileURLs = true }.fetch(HTTPRequest(url: server.url("/go")))))
         #expect(error.kind == .redirect)
+        #expect(error.message.contains(target))
     }
 
     @Test func bodyOverLimitWithContentLengthIsTooLarge() throws {
@@ -360,6 +397,10 @@ struct HTTPClientTests {
         #expect(try #require(expectSuccess(allowed.fetch(HTTPRequest(url: URL(string: path)!)))).body == contents)
         let ranged = HTTPRequest(url: URL(fileURLWithPath: path), byteRange: ByteRange(length: 7, offset: 0))
         #expect(try #require(expectSuccess(allowed.fetch(ranged))).body == contents.prefix(7))
+
+        var limited = HTTPRequest(url: URL(fileURLWithPath: path))
+        limited.maxBodyBytes = 5
+        #expect(try #require(expectFailure(allowed.fetch(limited))).kind == .responseTooLarge)
 
         let missing = try #require(expectFailure(allowed.fetch(HTTPRequest(url: URL(fileURLWithPath: path + ".nope")))))
         #expect(missing.kind == .file)
