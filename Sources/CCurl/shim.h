@@ -6,7 +6,8 @@
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <linux/tcp.h>
+#include <netinet/tcp.h> /* TCP_INFO; not <linux/tcp.h>: its struct tcp_info clashes with Glibc's in Swift */
+#include <stdint.h>
 #include <string.h>
 #include <stddef.h>
 
@@ -46,8 +47,24 @@ typedef struct {
 } hls_tcp_info_t;
 
 /// Reads TCP_INFO for a socket. Returns 0 on success, -1 (errno set) otherwise.
+/// The kernel's struct tcp_info (linux/tcp.h) is mirrored locally, up to
+/// tcpi_delivery_rate: including <linux/tcp.h> makes Swift see two different
+/// `struct tcp_info` (Glibc's netinet/tcp.h has an older, shorter one) and
+/// refuse to compile. The kernel fills min(len, its size) bytes and reports len.
 static inline int hls_tcp_info(int fd, hls_tcp_info_t *out) {
-    struct tcp_info info;
+    struct hls_linux_tcp_info {
+        uint8_t tcpi_state, tcpi_ca_state, tcpi_retransmits, tcpi_probes, tcpi_backoff, tcpi_options;
+        uint8_t tcpi_snd_wscale : 4, tcpi_rcv_wscale : 4;
+        uint8_t tcpi_delivery_rate_app_limited : 1, tcpi_fastopen_client_fail : 2;
+        uint32_t tcpi_rto, tcpi_ato, tcpi_snd_mss, tcpi_rcv_mss;
+        uint32_t tcpi_unacked, tcpi_sacked, tcpi_lost, tcpi_retrans, tcpi_fackets;
+        uint32_t tcpi_last_data_sent, tcpi_last_ack_sent, tcpi_last_data_recv, tcpi_last_ack_recv;
+        uint32_t tcpi_pmtu, tcpi_rcv_ssthresh, tcpi_rtt, tcpi_rttvar, tcpi_snd_ssthresh, tcpi_snd_cwnd;
+        uint32_t tcpi_advmss, tcpi_reordering, tcpi_rcv_rtt, tcpi_rcv_space, tcpi_total_retrans;
+        uint64_t tcpi_pacing_rate, tcpi_max_pacing_rate, tcpi_bytes_acked, tcpi_bytes_received;
+        uint32_t tcpi_segs_out, tcpi_segs_in, tcpi_notsent_bytes, tcpi_min_rtt, tcpi_data_segs_in, tcpi_data_segs_out;
+        uint64_t tcpi_delivery_rate;
+    } info;
     memset(&info, 0, sizeof(info));
     socklen_t len = sizeof(info);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return -1;
@@ -56,13 +73,28 @@ static inline int hls_tcp_info(int fd, hls_tcp_info_t *out) {
     out->rttVarMicros = info.tcpi_rttvar;
     out->totalRetransmits = info.tcpi_total_retrans;
     out->sendCongestionWindow = info.tcpi_snd_cwnd;
-    size_t needed = offsetof(struct tcp_info, tcpi_delivery_rate) + sizeof(info.tcpi_delivery_rate);
+    size_t needed = offsetof(struct hls_linux_tcp_info, tcpi_delivery_rate) + sizeof(info.tcpi_delivery_rate);
     if (len >= needed) {
         out->deliveryRateBytesPerSecond = info.tcpi_delivery_rate;
         out->deliveryRateAppLimited = info.tcpi_delivery_rate_app_limited;
         out->hasDeliveryRate = 1;
     }
     return 0;
+}
+
+/// curl_global_init(CURL_GLOBAL_ALL): the flag macro is a compound expression Swift does not import.
+static inline CURLcode hls_curl_global_init_all(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+
+/// Drains curl_multi_info_read; if a CURLMSG_DONE for `easy` was among the
+/// messages, stores its result in *out and returns 1, else returns 0.
+static inline int hls_curl_multi_done_result(CURLM *m, CURL *easy, CURLcode *out) {
+    int found = 0;
+    int left = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy) { *out = msg->data.result; found = 1; }
+    }
+    return found;
 }
 
 #endif

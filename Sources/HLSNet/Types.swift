@@ -1,0 +1,208 @@
+// Value types of the HLSNet HTTP client: requests, responses, timings,
+// byte progress, TCP_INFO snapshots, and the system monotonic clock.
+
+import Foundation
+import Glibc
+import HLSCore
+
+/// The system's monotonic clock (`clock_gettime(CLOCK_MONOTONIC)`), for the runtime.
+public struct SystemMonotonicClock: MonotonicClock {
+    public init() {}
+    public func now() -> MonotonicInstant {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return MonotonicInstant(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+    }
+}
+
+/// One GET request.
+public struct HTTPRequest: Sendable {
+    public var url: URL
+    /// Sub-range of the resource to fetch; a nil offset means from byte 0.
+    public var byteRange: ByteRange?
+    /// Extra request headers, sent in order.
+    public var headers: [(name: String, value: String)]
+    /// Largest body accepted; a longer one aborts the transfer as `.responseTooLarge`
+    /// (checked against Content-Length up front and against the bytes received).
+    public var maxBodyBytes: Int
+    /// Time from the start of the request to the first response byte (headers
+    /// included) before it fails as `.firstByteTimeout`.
+    public var firstByteTimeoutSeconds: Double
+    /// After the first byte, no byte for this long fails the request as `.transferTimeout`.
+    public var stallTimeoutSeconds: Double
+    /// Optional limit on the whole request (`.transferTimeout`, or
+    /// `.firstByteTimeout` if no byte had arrived yet).
+    public var totalTimeoutSeconds: Double?
+
+    public init(url: URL, byteRange: ByteRange? = nil, headers: [(name: String, value: String)] = [],
+                maxBodyBytes: Int = 256 << 20, firstByteTimeoutSeconds: Double = 10,
+                stallTimeoutSeconds: Double = 10, totalTimeoutSeconds: Double? = nil) {
+        self.url = url
+        self.byteRange = byteRange
+        self.headers = headers
+        self.maxBodyBytes = maxBodyBytes
+        self.firstByteTimeoutSeconds = firstByteTimeoutSeconds
+        self.stallTimeoutSeconds = stallTimeoutSeconds
+        self.totalTimeoutSeconds = totalTimeoutSeconds
+    }
+}
+
+/// curl's per-request phase times, each measured from the start of the
+/// request (CURLINFO_*_TIME_T), except `redirectSeconds` which is the time
+/// spent on all redirect hops before the final one. On a reused connection
+/// name lookup and connect are (near) zero.
+public struct RequestTimings: Sendable, Equatable, Codable {
+    public var nameLookupSeconds: Double
+    public var connectSeconds: Double
+    /// TLS handshake done (CURLINFO_APPCONNECT_TIME_T); 0 for plain http.
+    public var tlsSeconds: Double
+    /// First byte of the response (CURLINFO_STARTTRANSFER_TIME_T).
+    public var firstByteSeconds: Double
+    public var totalSeconds: Double
+    public var redirectSeconds: Double
+
+    public init(nameLookupSeconds: Double = 0, connectSeconds: Double = 0, tlsSeconds: Double = 0,
+                firstByteSeconds: Double = 0, totalSeconds: Double = 0, redirectSeconds: Double = 0) {
+        self.nameLookupSeconds = nameLookupSeconds
+        self.connectSeconds = connectSeconds
+        self.tlsSeconds = tlsSeconds
+        self.firstByteSeconds = firstByteSeconds
+        self.totalSeconds = totalSeconds
+        self.redirectSeconds = redirectSeconds
+    }
+}
+
+/// One chunk of body bytes as it arrived: when (injected clock), how many,
+/// and the running total. A consumer tells "bytes still flowing" from
+/// "nothing for N s" by the gaps between `at`s.
+public struct ByteProgress: Sendable, Equatable {
+    public var at: MonotonicInstant
+    public var chunkBytes: Int
+    /// Body bytes received from the network so far for this response.
+    public var totalBytes: Int
+    /// Content-Length of the response, when the server sent one.
+    public var expectedBytes: Int?
+
+    public init(at: MonotonicInstant, chunkBytes: Int, totalBytes: Int, expectedBytes: Int?) {
+        self.at = at
+        self.chunkBytes = chunkBytes
+        self.totalBytes = totalBytes
+        self.expectedBytes = expectedBytes
+    }
+}
+
+/// The kernel's TCP_INFO for the request's connection.
+public struct TCPInfoSnapshot: Sendable, Equatable, Codable {
+    /// Smoothed round-trip time (tcpi_rtt).
+    public var rttSeconds: Double
+    public var rttVarianceSeconds: Double
+    public var totalRetransmits: Int
+    /// Sender congestion window (tcpi_snd_cwnd), in segments.
+    public var congestionWindowSegments: Int
+    /// tcpi_delivery_rate in **bytes** per second (as the kernel reports
+    /// it); nil when the kernel does not report it. See `deliveryRateBitsPerSecond`.
+    public var deliveryRateBps: Double?
+    /// Whether the delivery-rate sample was application-limited (not network-limited).
+    public var deliveryRateAppLimited: Bool?
+
+    public init(rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int,
+                congestionWindowSegments: Int, deliveryRateBps: Double?, deliveryRateAppLimited: Bool?) {
+        self.rttSeconds = rttSeconds
+        self.rttVarianceSeconds = rttVarianceSeconds
+        self.totalRetransmits = totalRetransmits
+        self.congestionWindowSegments = congestionWindowSegments
+        self.deliveryRateBps = deliveryRateBps
+        self.deliveryRateAppLimited = deliveryRateAppLimited
+    }
+
+    /// The delivery rate in bits per second.
+    public var deliveryRateBitsPerSecond: Double? { deliveryRateBps.map { $0 * 8 } }
+}
+
+/// A completed response (status < 400; ≥ 400 is returned as a LoadError).
+public struct HTTPResponse: Sendable {
+    public var statusCode: Int
+    /// Headers of the final response, names lower-cased; repeated headers joined with ", ".
+    public var headers: [String: String]
+    public var body: Data
+    public var effectiveURL: URL
+    public var redirectCount: Int
+    /// True when no new connection was opened for this request (CURLINFO_NUM_CONNECTS == 0).
+    public var connectionReused: Bool
+    public var timings: RequestTimings
+    /// TCP_INFO sampled at the end of the transfer; nil for files or when unavailable.
+    public var tcpInfo: TCPInfoSnapshot?
+    public var startedAt: MonotonicInstant
+    public var finishedAt: MonotonicInstant
+    /// Content-Length of the final response, when sent.
+    public var contentLength: Int?
+    /// True when a byte-range request got a 200 with the whole resource and
+    /// the client cut the range out itself (and closed the connection early).
+    public var rangeSlicedLocally: Bool
+    /// Body bytes that came over the network (differs from `body.count` when sliced locally).
+    public var bytesReceived: Int
+
+    public init(statusCode: Int, headers: [String: String], body: Data, effectiveURL: URL, redirectCount: Int,
+                connectionReused: Bool, timings: RequestTimings, tcpInfo: TCPInfoSnapshot?,
+                startedAt: MonotonicInstant, finishedAt: MonotonicInstant, contentLength: Int?,
+                rangeSlicedLocally: Bool = false, bytesReceived: Int? = nil) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.effectiveURL = effectiveURL
+        self.redirectCount = redirectCount
+        self.connectionReused = connectionReused
+        self.timings = timings
+        self.tcpInfo = tcpInfo
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.contentLength = contentLength
+        self.rangeSlicedLocally = rangeSlicedLocally
+        self.bytesReceived = bytesReceived ?? body.count
+    }
+}
+
+/// Cancels an in-flight fetch from any thread; the fetch ends as `.cancelled`
+/// within about one poll interval.
+public final class CancellationToken: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cancelled = false
+    public init() {}
+    public func cancel() { lock.withLock { cancelled = true } }
+    public var isCancelled: Bool { lock.withLock { cancelled } }
+}
+
+/// Client-wide settings.
+public struct HTTPClientConfiguration: Sendable {
+    /// Version string used in the default User-Agent.
+    public static let hlsplayVersion = "0.1.0"
+
+    /// Redirects followed per request before failing as `.redirect`.
+    public var maxRedirects: Int
+    /// Verify the TLS peer certificate and host name.
+    public var verifyTLS: Bool
+    public var userAgent: String
+    /// Limit on TCP connect + TLS handshake per connection attempt (`.connect`).
+    public var connectTimeoutSeconds: Double
+    /// Allow file:// URLs and plain local paths (the player sets this only for
+    /// the top-level URL given on the command line). Redirects never go to files.
+    public var allowFileURLs: Bool
+    /// How often the transfer loop wakes, at most, to check cancellation and
+    /// timeouts while the connection is idle. Bounds cancellation latency.
+    public var pollIntervalSeconds: Double
+    /// Minimum spacing of TCP_INFO samples taken during a transfer.
+    public var tcpInfoSampleIntervalSeconds: Double
+
+    public init(maxRedirects: Int = 5, verifyTLS: Bool = true,
+                userAgent: String = "hlsplay/\(HTTPClientConfiguration.hlsplayVersion)",
+                connectTimeoutSeconds: Double = 10, allowFileURLs: Bool = false,
+                pollIntervalSeconds: Double = 0.05, tcpInfoSampleIntervalSeconds: Double = 0.1) {
+        self.maxRedirects = maxRedirects
+        self.verifyTLS = verifyTLS
+        self.userAgent = userAgent
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.allowFileURLs = allowFileURLs
+        self.pollIntervalSeconds = pollIntervalSeconds
+        self.tcpInfoSampleIntervalSeconds = tcpInfoSampleIntervalSeconds
+    }
+}
