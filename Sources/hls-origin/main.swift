@@ -113,15 +113,19 @@ do {
 print("listening on \(server.baseURL.absoluteString)")
 fflush(nil)
 
-let signalQueue = DispatchQueue(label: "hls-origin.signals")
-var sources: [any DispatchSourceSignal] = []
-for sig in [SIGINT, SIGTERM] {
-    let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
-    source.setEventHandler {
-        server.stop()
-        exit(0)
+/// Stops the server and exits 0 on SIGINT/SIGTERM. Nonisolated so the handler does not claim the main actor.
+nonisolated func installSignalHandlers(stopping server: OriginServer) -> [any DispatchSourceSignal] {
+    let signalQueue = DispatchQueue(label: "hls-origin.signals")
+    return [SIGINT, SIGTERM].map { sig in
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
+        source.setEventHandler { @Sendable in
+            server.stop()
+            exit(0)
+        }
+        source.resume()
+        return source
     }
-    source.resume()
-    sources.append(source)
 }
-dispatchMain()
+
+let signalSources = installSignalHandlers(stopping: server)
+withExtendedLifetime(signalSources) { dispatchMain() }
