@@ -1,0 +1,139 @@
+import Foundation
+
+/// Configuration of an `OriginServer`.
+public struct OriginConfiguration: Sendable {
+    /// IPv4 address to bind. Loopback only by default.
+    public var bindAddress: String
+    /// If set, one JSON object per request is appended to this file (JSON Lines).
+    public var requestLogURL: URL?
+    /// Fault rules, evaluated in order for every request; the first rule that fires wins.
+    public var faults: [FaultRule]
+    /// Optional constant-rate pacing for the whole link (all connections share one token bucket), in bits per second.
+    public var rateBitsPerSecond: Double?
+    /// Delay before the first byte of every response (a crude RTT model), in seconds.
+    public var rttSeconds: Double
+    /// Maximum number of simultaneously open connections; further connections are closed at once.
+    public var maxConnections: Int
+
+    public init(
+        bindAddress: String = "127.0.0.1",
+        requestLogURL: URL? = nil,
+        faults: [FaultRule] = [],
+        rateBitsPerSecond: Double? = nil,
+        rttSeconds: Double = 0,
+        maxConnections: Int = 512
+    ) {
+        self.bindAddress = bindAddress
+        self.requestLogURL = requestLogURL
+        self.faults = faults
+        self.rateBitsPerSecond = rateBitsPerSecond
+        self.rttSeconds = rttSeconds
+        self.maxConnections = maxConnections
+    }
+}
+
+/// A fault to inject into responses for requests that match.
+///
+/// `pathPattern` is matched against the decoded request path (without the query string).
+/// If it contains `*`, `?` or `[` it is a shell glob (`fnmatch`, where `*` also matches `/`);
+/// otherwise it matches when it is a substring of the path.
+public struct FaultRule: Sendable, Codable, Equatable {
+    public var pathPattern: String
+    /// Fire only on the nth (0-based) request that matches `pathPattern` (and `afterSeconds`),
+    /// counted across all connections since server start. `nil` = every matching request.
+    public var requestIndex: Int?
+    /// Only consider requests arriving at least this long after server start.
+    public var afterSeconds: Double?
+    public var action: FaultAction
+
+    public init(pathPattern: String, requestIndex: Int? = nil, afterSeconds: Double? = nil, action: FaultAction) {
+        self.pathPattern = pathPattern
+        self.requestIndex = requestIndex
+        self.afterSeconds = afterSeconds
+        self.action = action
+    }
+
+    /// Whether `path` matches `pathPattern`.
+    public func matches(path: String) -> Bool {
+        if pathPattern.contains(where: { $0 == "*" || $0 == "?" || $0 == "[" }) {
+            return fnmatch(pathPattern, path, 0) == 0
+        }
+        return pathPattern.isEmpty || path.contains(pathPattern)
+    }
+}
+
+/// What to do to a response. Byte counts refer to **body** bytes; the status line and headers are always sent whole
+/// (except for `.blackHole` and `.resetConnection`, which send nothing).
+public enum FaultAction: Sendable, Codable, Equatable {
+    /// Answer with this status (and an optional `Retry-After` header) instead of the file.
+    case status(code: Int, retryAfterSeconds: Int?)
+    /// Accept and read the request, never answer (the connection stays open until the client closes it or the server stops).
+    case blackHole
+    /// Send headers and exactly `bytes` body bytes, then go silent for `seconds` (nil = forever), then send the rest.
+    case stallAfterBytes(bytes: Int, seconds: Double?)
+    /// Read the request, then close with SO_LINGER 0 so the client sees a TCP RST.
+    case resetConnection
+    /// Send headers with the full Content-Length, then only `bytes` body bytes, then close.
+    case truncateAfterBytes(bytes: Int)
+    /// Wait this long (in addition to the configured RTT) before the first byte of the response.
+    case slowFirstByte(seconds: Double)
+
+    /// Short human/log description, e.g. `status(503,retryAfter=2)`.
+    public var logDescription: String {
+        switch self {
+        case let .status(code, retry):
+            return retry.map { "status(\(code),retryAfter=\($0))" } ?? "status(\(code))"
+        case .blackHole: return "blackHole"
+        case let .stallAfterBytes(bytes, seconds):
+            return "stallAfterBytes(\(bytes),\(seconds.map { "\($0)s" } ?? "forever"))"
+        case .resetConnection: return "resetConnection"
+        case let .truncateAfterBytes(bytes): return "truncateAfterBytes(\(bytes))"
+        case let .slowFirstByte(seconds): return "slowFirstByte(\(seconds)s)"
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, code, retryAfterSeconds, bytes, seconds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try c.decode(String.self, forKey: .type)
+        switch type {
+        case "status":
+            self = .status(code: try c.decode(Int.self, forKey: .code),
+                           retryAfterSeconds: try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds))
+        case "blackHole": self = .blackHole
+        case "stallAfterBytes":
+            self = .stallAfterBytes(bytes: try c.decode(Int.self, forKey: .bytes),
+                                    seconds: try c.decodeIfPresent(Double.self, forKey: .seconds))
+        case "resetConnection": self = .resetConnection
+        case "truncateAfterBytes": self = .truncateAfterBytes(bytes: try c.decode(Int.self, forKey: .bytes))
+        case "slowFirstByte": self = .slowFirstByte(seconds: try c.decode(Double.self, forKey: .seconds))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown fault type \"\(type)\"")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case let .status(code, retry):
+            try c.encode("status", forKey: .type)
+            try c.encode(code, forKey: .code)
+            try c.encodeIfPresent(retry, forKey: .retryAfterSeconds)
+        case .blackHole: try c.encode("blackHole", forKey: .type)
+        case let .stallAfterBytes(bytes, seconds):
+            try c.encode("stallAfterBytes", forKey: .type)
+            try c.encode(bytes, forKey: .bytes)
+            try c.encodeIfPresent(seconds, forKey: .seconds)
+        case .resetConnection: try c.encode("resetConnection", forKey: .type)
+        case let .truncateAfterBytes(bytes):
+            try c.encode("truncateAfterBytes", forKey: .type)
+            try c.encode(bytes, forKey: .bytes)
+        case let .slowFirstByte(seconds):
+            try c.encode("slowFirstByte", forKey: .type)
+            try c.encode(seconds, forKey: .seconds)
+        }
+    }
+}

@@ -1,0 +1,359 @@
+import Foundation
+import Glibc
+
+/// The per-connection send path. Every byte of a response goes through `send`, which paces via the
+/// server's `LinkShaper`, records first/last byte times and enforces byte limits set by faults.
+final class ResponseSender {
+    let fd: Int32
+    let server: OriginServer
+    let connectionID: Int
+    private(set) var bytesSent = 0
+    private(set) var firstByteAt: Double?
+    private(set) var lastByteAt: Double?
+
+    init(fd: Int32, server: OriginServer, connectionID: Int) {
+        self.fd = fd
+        self.server = server
+        self.connectionID = connectionID
+    }
+
+    var chunkSize: Int { server.shaper?.preferredChunkSize ?? 65536 }
+
+    /// Writes all of `buffer`; false if the peer went away or the server is stopping.
+    func send(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        guard let base = buffer.baseAddress else { return true }
+        var offset = 0
+        let chunk = chunkSize
+        while offset < buffer.count {
+            let n = min(chunk, buffer.count - offset)
+            if let shaper = server.shaper {
+                let delay = shaper.admit(bytes: n, connectionID: connectionID)
+                if delay > 0, !server.interruptibleSleep(delay) { return false }
+            }
+            var written = 0
+            while written < n {
+                let r = Glibc.send(fd, base + offset + written, n - written, Int32(MSG_NOSIGNAL))
+                if r < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                written += r
+                bytesSent += r
+                let t = server.now()
+                if firstByteAt == nil { firstByteAt = t }
+                lastByteAt = t
+            }
+            offset += n
+        }
+        return true
+    }
+
+    func send(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { send($0) } }
+    func send(_ string: String) -> Bool { send(Array(string.utf8)) }
+}
+
+/// Linux POLLRDHUP (not exported by Glibc module).
+private let pollRDHUP: Int16 = 0x2000
+
+final class Connection: @unchecked Sendable {
+    let server: OriginServer
+    let fd: Int32
+    let id: Int
+    private var pending: [UInt8] = []
+    private var closed = false
+    private var requestIndex = 0
+
+    init(server: OriginServer, fd: Int32, id: Int) {
+        self.server = server
+        self.fd = fd
+        self.id = id
+    }
+
+    func closeSocket() {
+        if !closed { closed = true; close(fd) }
+    }
+
+    private enum HeadRead { case head(ArraySlice<UInt8>), closed, tooLarge }
+
+    private static let maxHead = 64 * 1024
+
+    private func readHead() -> HeadRead {
+        var scanFrom = 0
+        while true {
+            if let end = findTerminator(from: scanFrom) {
+                let head = pending[0..<end.headEnd]
+                pending.removeFirst(end.bodyStart)
+                return .head(head)
+            }
+            if pending.count > Self.maxHead { return .tooLarge }
+            scanFrom = max(0, pending.count - 3)
+            guard readMore() else { return .closed }
+        }
+    }
+
+    /// Returns false on EOF/error/timeout.
+    private func readMore() -> Bool {
+        var buf = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let r = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if r > 0 { pending.append(contentsOf: buf[0..<r]); return true }
+            if r < 0 && errno == EINTR { continue }
+            return false
+        }
+    }
+
+    private func findTerminator(from start: Int) -> (headEnd: Int, bodyStart: Int)? {
+        guard pending.count >= 2 else { return nil }
+        var i = start
+        while i < pending.count {
+            if pending[i] == 0x0A {
+                // "\n\n" or "\n\r\n"
+                if i + 1 < pending.count, pending[i + 1] == 0x0A { return (i, i + 2) }
+                if i + 2 < pending.count, pending[i + 1] == 0x0D, pending[i + 2] == 0x0A { return (i, i + 3) }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Discards `count` request-body bytes. False if the connection ended.
+    private func discard(_ count: Int) -> Bool {
+        var remaining = count
+        while remaining > 0 {
+            if pending.isEmpty, !readMore() { return false }
+            let n = min(remaining, pending.count)
+            pending.removeFirst(n)
+            remaining -= n
+        }
+        return true
+    }
+
+    /// Waits up to `seconds` (nil = until the peer closes or the server stops). False if the peer closed or stopping.
+    private func idle(for seconds: Double?) -> Bool {
+        let deadline = seconds.map { server.now() + $0 }
+        while true {
+            let left = deadline.map { $0 - server.now() } ?? 0.05
+            if left <= 0 { return !server.isStopping }
+            if server.isStopping { return false }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN) | pollRDHUP, revents: 0)
+            let r = poll(&pfd, 1, Int32(max(1, min(left, 0.05) * 1000)))
+            if r > 0 {
+                if pfd.revents & (Int16(POLLHUP) | Int16(POLLERR) | pollRDHUP) != 0 { return false }
+                var b: UInt8 = 0
+                let n = recv(fd, &b, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+                if n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) { return false }
+                // Pipelined bytes: leave them; avoid spinning.
+                if !server.interruptibleSleep(min(max(left, 0.001), 0.05)) { return false }
+            }
+        }
+    }
+
+    func run() {
+        while !server.isStopping {
+            switch readHead() {
+            case .closed: return
+            case .tooLarge:
+                server.countRequest()
+                let entry = newEntry(method: "", path: "", range: nil)
+                _ = respondSimple(status: 400, method: "GET", keepAlive: false, entry: entry, extraHeaders: [])
+                return
+            case let .head(bytes):
+                server.countRequest()
+                guard handle(bytes) else { return }
+                requestIndex += 1
+            }
+        }
+    }
+
+    private func newEntry(method: String, path: String, range: String?) -> RequestLogEntry {
+        RequestLogEntry(accepted: server.now(), firstByteSent: nil, lastByteSent: nil, method: method, path: path,
+                        range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
+                        requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription)
+    }
+
+    private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {
+        var e = entry
+        e.status = status
+        if let sender {
+            e.firstByteSent = sender.firstByteAt
+            e.lastByteSent = sender.lastByteAt
+            e.bytesSent = sender.bytesSent
+        }
+        e.bodyBytesSent = body
+        server.writeLog(e)
+    }
+
+    /// Waits the RTT plus any slow-first-byte fault. False if stopping.
+    private func firstByteDelay(_ fault: FaultAction?) -> Bool {
+        var delay = server.configuration.rttSeconds
+        if case let .slowFirstByte(s)? = fault { delay += s }
+        return delay <= 0 || server.interruptibleSleep(delay)
+    }
+
+    private func headerBlock(status: Int, headers: [(String, String)], keepAlive: Bool) -> String {
+        var s = "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n"
+        for (k, v) in headers { s += "\(k): \(v)\r\n" }
+        s += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+        return s
+    }
+
+    /// Sends a short text response. Returns whether the connection may continue.
+    private func respondSimple(status: Int, method: String, keepAlive: Bool, entry: RequestLogEntry,
+                               extraHeaders: [(String, String)], fault: FaultAction? = nil) -> Bool {
+        let body = Array("\(status) \(HTTPStatus.reason(status))\n".utf8)
+        var headers = extraHeaders
+        headers.append(("Content-Type", "text/plain; charset=utf-8"))
+        headers.append(("Content-Length", "\(body.count)"))
+        let sender = ResponseSender(fd: fd, server: server, connectionID: id)
+        guard firstByteDelay(fault) else { finish(entry, sender: sender, status: 0, body: 0); return false }
+        var ok = sender.send(headerBlock(status: status, headers: headers, keepAlive: keepAlive))
+        var sentBody = 0
+        if ok, method != "HEAD" { ok = sender.send(body); if ok { sentBody = body.count } }
+        finish(entry, sender: sender, status: status, body: sentBody)
+        if !keepAlive { shutdown(fd, Int32(SHUT_WR)) }
+        return ok && keepAlive
+    }
+
+    /// Handles one request. Returns whether to keep reading requests on this connection.
+    private func handle(_ headBytes: ArraySlice<UInt8>) -> Bool {
+        guard let head = HTTPRequestHead.parse(headBytes) else {
+            var entry = newEntry(method: "", path: "", range: nil)
+            if let line = String(decoding: headBytes.prefix(200), as: UTF8.self).split(separator: "\r\n").first {
+                entry.path = String(line)
+            }
+            return respondSimple(status: 400, method: "GET", keepAlive: false, entry: entry, extraHeaders: [])
+        }
+        let decodedPath = OriginHTTP.decodedPath(ofTarget: head.target)
+        var entry = newEntry(method: head.method, path: decodedPath ?? head.target, range: head.header("Range"))
+        var keepAlive = head.wantsKeepAlive
+
+        // Request body (unusual for GET/HEAD): discard by Content-Length; refuse chunked.
+        if head.header("Transfer-Encoding") != nil {
+            return respondSimple(status: 400, method: head.method, keepAlive: false, entry: entry, extraHeaders: [])
+        }
+        if let cl = head.header("Content-Length") {
+            guard let n = Int(cl), n >= 0 else {
+                return respondSimple(status: 400, method: head.method, keepAlive: false, entry: entry, extraHeaders: [])
+            }
+            if !discard(n) { keepAlive = false }
+        }
+
+        // The fault decision point.
+        let context = RequestContext(method: head.method, path: decodedPath ?? head.target, connectionID: id,
+                                     requestIndexOnConnection: requestIndex, secondsSinceStart: entry.accepted)
+        let fault = server.faultPolicy.fault(for: context)
+        entry.fault = fault?.logDescription
+
+        switch fault {
+        case .blackHole?:
+            finish(entry, sender: nil, status: 0, body: 0)
+            _ = idle(for: nil)
+            return false
+        case .resetConnection?:
+            var lin = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &lin, socklen_t(MemoryLayout<linger>.size))
+            finish(entry, sender: nil, status: 0, body: 0)
+            closeSocket()
+            return false
+        case let .status(code, retry)?:
+            let headers: [(String, String)] = retry.map { [("Retry-After", "\($0)")] } ?? []
+            return respondSimple(status: code, method: head.method, keepAlive: keepAlive, entry: entry,
+                                 extraHeaders: headers, fault: fault)
+        default:
+            break
+        }
+
+        guard head.method == "GET" || head.method == "HEAD" else {
+            return respondSimple(status: 405, method: head.method, keepAlive: keepAlive, entry: entry,
+                                 extraHeaders: [("Allow", "GET, HEAD")], fault: fault)
+        }
+        let filePath: String
+        switch OriginHTTP.resolve(target: head.target, root: server.root.path) {
+        case .badRequest:
+            return respondSimple(status: 400, method: head.method, keepAlive: false, entry: entry, extraHeaders: [], fault: fault)
+        case .forbidden:
+            return respondSimple(status: 403, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
+        case let .file(path, _):
+            filePath = path
+        }
+        let file = open(filePath, O_RDONLY | O_CLOEXEC)
+        var st = stat()
+        guard file >= 0 else {
+            return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
+        }
+        defer { close(file) }
+        guard fstat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
+        }
+        let size = Int(st.st_size)
+        var headers: [(String, String)] = [("Content-Type", OriginHTTP.contentType(forPath: filePath)),
+                                           ("Accept-Ranges", "bytes"), ("Cache-Control", "no-cache")]
+        var status = 200
+        var first = 0
+        var length = size
+        switch OriginHTTP.resolveRange(head.header("Range"), size: size) {
+        case .whole: break
+        case let .partial(a, b):
+            status = 206
+            first = a
+            length = b - a + 1
+            headers.append(("Content-Range", "bytes \(a)-\(b)/\(size)"))
+        case .unsatisfiable:
+            return respondSimple(status: 416, method: head.method, keepAlive: keepAlive, entry: entry,
+                                 extraHeaders: [("Content-Range", "bytes */\(size)")], fault: fault)
+        }
+        headers.append(("Content-Length", "\(length)"))
+
+        let sender = ResponseSender(fd: fd, server: server, connectionID: id)
+        guard firstByteDelay(fault) else { finish(entry, sender: sender, status: 0, body: 0); return false }
+        guard sender.send(headerBlock(status: status, headers: headers, keepAlive: keepAlive)) else {
+            finish(entry, sender: sender, status: status, body: 0)
+            return false
+        }
+        if head.method == "HEAD" {
+            finish(entry, sender: sender, status: status, body: 0)
+            if !keepAlive { shutdown(fd, Int32(SHUT_WR)) }
+            return keepAlive
+        }
+
+        // Body, with fault byte limits.
+        var stallAt: Int? = nil
+        var stallFor: Double? = nil
+        var truncateAt: Int? = nil
+        switch fault {
+        case let .stallAfterBytes(bytes, seconds)?: stallAt = max(0, bytes); stallFor = seconds
+        case let .truncateAfterBytes(bytes)?: truncateAt = max(0, bytes)
+        default: break
+        }
+        var sent = 0
+        var buffer = [UInt8](repeating: 0, count: max(sender.chunkSize, 16 * 1024))
+        var ok = true
+        while sent < length {
+            if let t = truncateAt, sent >= t {
+                finish(entry, sender: sender, status: status, body: sent)
+                closeSocket()
+                return false
+            }
+            if let s = stallAt, sent >= s {
+                stallAt = nil
+                if !idle(for: stallFor) || stallFor == nil {
+                    finish(entry, sender: sender, status: status, body: sent)
+                    return false
+                }
+            }
+            var want = min(buffer.count, length - sent)
+            if let t = truncateAt { want = min(want, t - sent) }
+            if let s = stallAt { want = min(want, s - sent) }
+            let n = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, want, off_t(first + sent)) }
+            if n <= 0 { ok = false; break }   // file shrank or I/O error: cannot honour Content-Length
+            if !buffer.withUnsafeBytes({ sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) { ok = false; break }
+            sent += n
+        }
+        // A zero-byte stall/truncate point at the end of the body still applies.
+        if ok, let t = truncateAt, t >= length { /* nothing cut: complete response */ }
+        finish(entry, sender: sender, status: status, body: sent)
+        if !ok { return false }
+        if !keepAlive { shutdown(fd, Int32(SHUT_WR)) }
+        return keepAlive
+    }
+}

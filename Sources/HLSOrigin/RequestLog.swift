@@ -1,0 +1,53 @@
+import Foundation
+
+/// One line of the request log (JSON Lines). Times are seconds since server start (monotonic).
+public struct RequestLogEntry: Codable, Sendable, Equatable {
+    /// Request line read.
+    public var accepted: Double
+    public var firstByteSent: Double?
+    public var lastByteSent: Double?
+    public var method: String
+    public var path: String
+    /// Raw `Range` header value, if any.
+    public var range: String?
+    /// Status sent; 0 if no response was sent (black hole, reset).
+    public var status: Int
+    /// Bytes written on the socket for this response (headers + body).
+    public var bytesSent: Int
+    /// Body bytes written.
+    public var bodyBytesSent: Int
+    public var connectionID: Int
+    public var requestIndex: Int
+    public var fault: String?
+    /// Shaping in force, e.g. `"rate=2000000bps rtt=0.05s"`, or `"none"`.
+    public var shaping: String
+}
+
+/// Thread-safe JSON Lines writer; every entry is written (and flushed to the kernel) immediately.
+final class RequestLogWriter: @unchecked Sendable {
+    private let handle: FileHandle
+    private let lock = NSLock()
+    private let encoder: JSONEncoder
+
+    init(url: URL) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: 0)
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    func write(_ entry: RequestLogEntry) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard var data = try? encoder.encode(entry) else { return }
+        data.append(0x0A)
+        try? handle.write(contentsOf: data)
+    }
+
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? handle.close()
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import Testing
+@testable import HLSOrigin
+
+extension OriginTests {
+    static var packageRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    static var binary: URL { packageRoot.appendingPathComponent(".build/debug/hls-origin") }
+
+    static func requireBinary() throws -> URL {
+        let url = binary
+        try #require(FileManager.default.isExecutableFile(atPath: url.path),
+                     "build it first: swift build --product hls-origin (missing \(url.path))")
+        return url
+    }
+
+    @Test func executableServesAndExitsZeroOnSIGTERM() throws {
+        let f = try Fixture()   // reuse its folder; its own server is not used
+        let process = Process()
+        process.executableURL = try Self.requireBinary()
+        process.arguments = [f.root.path, "--port", "0", "--rate", "100mbit", "--rtt", "1ms"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+
+        // Read the first line byte by byte.
+        var line: [UInt8] = []
+        let handle = out.fileHandleForReading
+        while line.last != 0x0A {
+            let d = handle.readData(ofLength: 1)
+            if d.isEmpty { break }
+            line.append(contentsOf: d)
+        }
+        let first = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .newlines)
+        #expect(first.hasPrefix("listening on http://127.0.0.1:"))
+        #expect(first.hasSuffix("/"))
+        let portText = first.dropFirst("listening on http://127.0.0.1:".count).dropLast()
+        let port = try #require(UInt16(portText))
+        #expect(port != 0)
+
+        let c = try RawClient(port: port)
+        let r = try c.get("/v/seg0.ts")
+        #expect(r.status == 200)
+        #expect(r.body == Fixture.segment)
+
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+    }
+
+    static func runToExit(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = try requireBinary()
+        process.arguments = args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func executableUsageErrorsExit64NamingTheBadWord() throws {
+        let dir = FileManager.default.temporaryDirectory.path
+        let bad = try Self.runToExit([dir, "--bogus"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--bogus"))
+        let rate = try Self.runToExit([dir, "--rate", "fast"])
+        #expect(rate.status == 64)
+        #expect(rate.stderr.contains("fast"))
+        let rtt = try Self.runToExit([dir, "--rtt", "5parsecs"])
+        #expect(rtt.status == 64)
+        #expect(rtt.stderr.contains("5parsecs"))
+        let missing = try Self.runToExit([])
+        #expect(missing.status == 64)
+        let help = try Self.runToExit(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: hls-origin ROOT"))
+    }
+}
