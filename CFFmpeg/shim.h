@@ -25,6 +25,14 @@ static inline int hls_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 static inline int64_t hls_nopts_value(void) { return AV_NOPTS_VALUE; }
 /// AV_PKT_FLAG_KEY.
 static inline int hls_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+/// AV_PKT_FLAG_CORRUPT: the demuxer knows this packet is damaged.
+static inline int hls_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
+/// AVSEEK_SIZE: the whence value asking a seek callback for the total size.
+static inline int hls_avseek_size(void) { return AVSEEK_SIZE; }
+/// AVSEEK_FORCE: a flag FFmpeg may OR into whence; callbacks ignore it.
+static inline int hls_avseek_force(void) { return AVSEEK_FORCE; }
+/// AV_LOG_* levels carry colour bits above the low byte; this strips them.
+static inline int hls_log_level_mask(int level) { return level & 0xff; }
 /// av_q2d without the inline-struct-by-value awkwardness.
 static inline double hls_q2d(AVRational r) { return av_q2d(r); }
 /// Formats an FFmpeg error code into buf; returns buf.

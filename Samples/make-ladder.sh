@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# make-ladder.sh OUTDIR [--duration SECONDS] [--segment SECONDS]
+#
+# Deterministic HLS VOD ladder from lavfi sources (testsrc2 + sine), four rungs:
+#   v0 416x234 ~0.4 Mbps, v1 640x360 ~1 Mbps, v2 1280x720 ~3 Mbps, v3 1920x1080 ~6 Mbps
+# H.264 (libx264 veryfast, CBR-ish) + AAC-LC 128k stereo 48 kHz, 24 fps, GOP exactly 2 s,
+# MPEG-TS segments. -threads 1 (x264 with frame threads is not bit-exact). One ffmpeg run per rung (identical GOP settings => aligned keyframes),
+# then master.m3u8 is written here with BANDWIDTH = measured peak segment bitrate,
+# AVERAGE-BANDWIDTH = measured mean, RESOLUTION, FRAME-RATE and CODECS.
+# Idempotent: skipped when OUTDIR/master.m3u8 exists and OUTDIR/.stamp matches.
+set -euo pipefail
+
+usage() { echo "usage: $0 OUTDIR [--duration SECONDS] [--segment SECONDS]" >&2; exit 64; }
+[ $# -ge 1 ] || usage
+OUT=$1; shift
+DURATION=30
+SEGMENT=2
+while [ $# -gt 0 ]; do
+  case $1 in
+    --duration) [ $# -ge 2 ] || usage; DURATION=$2; shift 2 ;;
+    --segment)  [ $# -ge 2 ] || usage; SEGMENT=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+case $SEGMENT in 2|6) ;; *) echo "segment must be 2 or 6" >&2; exit 64 ;; esac
+[[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -gt 0 ] || { echo "duration must be a positive integer" >&2; exit 64; }
+command -v ffmpeg >/dev/null || { echo "ffmpeg not found in PATH" >&2; exit 69; }
+command -v ffprobe >/dev/null || { echo "ffprobe not found in PATH" >&2; exit 69; }
+
+RECIPE_VERSION=2
+FFVER=$(ffmpeg -hide_banner -version | head -1)
+STAMP="recipe=$RECIPE_VERSION duration=$DURATION segment=$SEGMENT ffmpeg=$FFVER"
+if [ -f "$OUT/master.m3u8" ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$STAMP" ]; then
+  echo "up to date: $OUT"
+  exit 0
+fi
+
+mkdir -p "$OUT"
+rm -rf "$OUT"/v0 "$OUT"/v1 "$OUT"/v2 "$OUT"/v3 "$OUT/master.m3u8" "$OUT/.stamp"
+
+FPS=24
+GOP=48   # 2 s at 24 fps
+# name width height video-kbps profile-level (for CODECS)
+RUNGS=(
+  "v0 416 234 400 avc1.64000d"
+  "v1 640 360 1000 avc1.64001e"
+  "v2 1280 720 3000 avc1.64001f"
+  "v3 1920 1080 6000 avc1.640028"
+)
+
+encode_rung() {
+  local name=$1 w=$2 h=$3 kbps=$4
+  mkdir -p "$OUT/$name"
+  ffmpeg -nostdin -hide_banner -loglevel error -y \
+    -f lavfi -i "testsrc2=size=${w}x${h}:rate=${FPS}:duration=${DURATION}" \
+    -f lavfi -i "sine=frequency=440:beep_factor=4:sample_rate=48000:duration=${DURATION}" \
+    -map 0:v:0 -map 1:a:0 \
+    -threads 1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact \
+    -c:v libx264 -preset veryfast -profile:v high -pix_fmt yuv420p \
+    -x264-params "nal-hrd=cbr:force-cfr=1" \
+    -b:v "${kbps}k" -minrate "${kbps}k" -maxrate "${kbps}k" -bufsize "$((kbps * 2))k" \
+    -r $FPS -g $GOP -keyint_min $GOP -sc_threshold 0 \
+    -force_key_frames "expr:gte(t,n_forced*2)" \
+    -c:a aac -b:a 128k -ac 2 -ar 48000 \
+    -f hls -hls_time "$SEGMENT" -hls_playlist_type vod -hls_list_size 0 \
+    -hls_segment_type mpegts -hls_flags independent_segments \
+    -hls_segment_filename "$OUT/$name/seg_%05d.ts" \
+    "$OUT/$name/prog.m3u8"
+}
+
+# x264 is only bit-exact with a single thread, so each encode uses -threads 1 and
+# the machine's cores are used by running rungs in two parallel lanes instead:
+# lane A encodes 1080p, lane B the three smaller rungs.
+lane_a() { read -r n w h k _ <<<"${RUNGS[3]}"; encode_rung "$n" "$w" "$h" "$k"; }
+lane_b() { for i in 2 1 0; do read -r n w h k _ <<<"${RUNGS[$i]}"; encode_rung "$n" "$w" "$h" "$k"; done; }
+lane_a & pid_a=$!
+lane_b & pid_b=$!
+status=0
+wait "$pid_a" || status=$?
+wait "$pid_b" || status=$?
+[ "$status" -eq 0 ] || { echo "ffmpeg failed ($status)" >&2; exit 1; }
+
+# Measure per-segment bitrates (bits / EXTINF duration) and the codec string level
+# actually produced (from the SPS via ffprobe), then write the master playlist.
+{
+  echo "#EXTM3U"
+  echo "#EXT-X-VERSION:3"
+  echo "#EXT-X-INDEPENDENT-SEGMENTS"
+  for rung in "${RUNGS[@]}"; do
+    read -r name w h kbps codec <<<"$rung"
+    stats=$(awk -v dir="$OUT/$name" '
+      /^#EXTINF:/ { sub(/^#EXTINF:/, ""); sub(/,.*/, ""); d = $0; next }
+      /^[^#]/ && d > 0 {
+        cmd = "stat -c %s \"" dir "/" $0 "\""; cmd | getline sz; close(cmd)
+        br = sz * 8 / d; if (br > peak) peak = br; tb += sz * 8; td += d; d = 0
+      }
+      END { printf "%d %d\n", peak, tb / td }' "$OUT/$name/prog.m3u8")
+    read -r peak avg <<<"$stats"
+    # avc1.PPCCLL: High profile (0x64), constraints 00, level from the stream.
+    level=$(ffprobe -v error -select_streams v:0 -show_entries stream=level -of csv=p=0 "$OUT/$name/seg_00000.ts" | awk '/^[0-9]+$/ && !seen { print; seen = 1 }')
+    codec=$(printf 'avc1.6400%02x' "$level")
+    echo "#EXT-X-STREAM-INF:BANDWIDTH=$peak,AVERAGE-BANDWIDTH=$avg,RESOLUTION=${w}x${h},FRAME-RATE=24.000,CODECS=\"$codec,mp4a.40.2\""
+    echo "$name/prog.m3u8"
+  done
+} > "$OUT/master.m3u8.tmp"
+mv "$OUT/master.m3u8.tmp" "$OUT/master.m3u8"
+echo "$STAMP" > "$OUT/.stamp"
+echo "built: $OUT"

@@ -1,0 +1,240 @@
+import CFFmpeg
+import Foundation
+
+public enum TrackKind: String, Sendable {
+    case video, audio, other
+}
+
+/// Which demuxer to use for a segment. HLS says what the container is (playlist,
+/// EXT-X-MAP, file type), so probing is the exception.
+public enum ContainerHint: Sendable {
+    case mpegTS
+    case fragmentedMP4
+    case packedAudioADTS
+    case probe
+}
+
+/// A rational time base (seconds per tick = numerator / denominator).
+public struct Rational: Sendable, Hashable, CustomStringConvertible {
+    public var numerator: Int32
+    public var denominator: Int32
+    public init(numerator: Int32, denominator: Int32) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+    init(_ r: AVRational) { self.init(numerator: r.num, denominator: r.den) }
+    var av: AVRational { AVRational(num: numerator, den: denominator) }
+    public var seconds: Double { denominator == 0 ? 0 : Double(numerator) / Double(denominator) }
+    public var description: String { "\(numerator)/\(denominator)" }
+}
+
+/// One track's codec parameters. Owns a copy of the stream's AVCodecParameters.
+public final class CodecParameters: @unchecked Sendable, CustomStringConvertible {
+    public let kind: TrackKind
+    public let codecName: String
+    public let width: Int
+    public let height: Int
+    public let sampleRate: Int
+    public let channelCount: Int
+    public let timeBase: Rational
+    /// Index of the stream in its container.
+    public let streamIndex: Int
+    /// Owned; immutable after init.
+    let parameters: UnsafeMutablePointer<AVCodecParameters>
+
+    init(stream: UnsafeMutablePointer<AVStream>) throws(MediaError) {
+        guard let copy = avcodec_parameters_alloc() else {
+            throw MediaError.ffmpeg("avcodec_parameters_alloc", hls_averror(ENOMEM))
+        }
+        parameters = copy
+        let source = stream.pointee.codecpar!
+        let code = avcodec_parameters_copy(copy, source)
+        let p = copy.pointee
+        switch p.codec_type {
+        case AVMEDIA_TYPE_VIDEO: kind = .video
+        case AVMEDIA_TYPE_AUDIO: kind = .audio
+        default: kind = .other
+        }
+        codecName = String(cString: avcodec_get_name(p.codec_id))
+        width = Int(p.width)
+        height = Int(p.height)
+        sampleRate = Int(p.sample_rate)
+        channelCount = Int(p.ch_layout.nb_channels)
+        timeBase = Rational(stream.pointee.time_base)
+        streamIndex = Int(stream.pointee.index)
+        try check(code, "avcodec_parameters_copy")
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        avcodec_parameters_free(&p)
+    }
+
+    public var description: String {
+        switch kind {
+        case .video: return "video \(codecName) \(width)x\(height) tb \(timeBase)"
+        case .audio: return "audio \(codecName) \(sampleRate) Hz \(channelCount) ch tb \(timeBase)"
+        case .other: return "other \(codecName) tb \(timeBase)"
+        }
+    }
+}
+
+/// One demuxed packet. Owns its AVPacket.
+public final class DemuxedPacket: @unchecked Sendable {
+    public let kind: TrackKind
+    public let ptsSeconds: Double?
+    public let dtsSeconds: Double?
+    public let durationSeconds: Double?
+    public let isKeyframe: Bool
+    /// The demuxer flagged the packet as damaged (AV_PKT_FLAG_CORRUPT).
+    public let isCorrupt: Bool
+    public let size: Int
+    public let parameters: CodecParameters
+    /// Owned; immutable after init.
+    let packet: UnsafeMutablePointer<AVPacket>
+
+    /// Takes ownership of `packet`.
+    init(packet: UnsafeMutablePointer<AVPacket>, parameters: CodecParameters) {
+        self.packet = packet
+        self.parameters = parameters
+        kind = parameters.kind
+        let tb = parameters.timeBase.seconds
+        let p = packet.pointee
+        let none = hls_nopts_value()
+        ptsSeconds = p.pts == none ? nil : Double(p.pts) * tb
+        dtsSeconds = p.dts == none ? nil : Double(p.dts) * tb
+        durationSeconds = p.duration > 0 ? Double(p.duration) * tb : nil
+        isKeyframe = p.flags & hls_pkt_flag_key() != 0
+        isCorrupt = p.flags & hls_pkt_flag_corrupt() != 0
+        size = Int(p.size)
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+    }
+}
+
+public struct DemuxResult: Sendable {
+    /// Every packet of the segment, in demux order.
+    public var packets: [DemuxedPacket]
+    /// Audio and video tracks (and data tracks, kind `.other`), by stream index.
+    public var tracks: [CodecParameters]
+    /// Packets the demuxer flagged as damaged (they are still in `packets`).
+    public var corruptPacketCount: Int
+    /// What went wrong without making the segment unusable.
+    public var warnings: [String]
+
+    /// Packets of one kind, in demux order.
+    public func packets(of kind: TrackKind) -> [DemuxedPacket] { packets.filter { $0.kind == kind } }
+    /// The first track of a kind.
+    public func track(_ kind: TrackKind) -> CodecParameters? { tracks.first { $0.kind == kind } }
+}
+
+public enum SegmentDemuxer {
+    /// Reads all packets of one media segment held in memory.
+    ///
+    /// - `initializationSection` (EXT-X-MAP) is prepended to the segment bytes.
+    /// - A segment whose tail is damaged returns the good packets and a warning.
+    /// - Throws when nothing playable comes out: empty input, an unopenable container,
+    ///   no audio/video stream, or no packet at all.
+    public static func demux(segment: Data, initializationSection: Data? = nil,
+                             hint: ContainerHint = .mpegTS) throws(MediaError) -> DemuxResult {
+        guard !segment.isEmpty else { throw .emptyInput }
+        var bytes = segment
+        if let initializationSection, !initializationSection.isEmpty {
+            bytes = initializationSection + segment
+        }
+        let input = try MemoryInput(bytes: bytes, hint: hint)
+        guard let format = input.format else { throw .noPlayableStreams }
+        var warnings: [String] = []
+        if hint == .mpegTS, segment.count % 188 != 0 {
+            warnings.append("segment size \(segment.count) is not a multiple of 188 (truncated TS?)")
+        }
+
+        // Codec parameters (dimensions, sample rate) are only known after a look at the
+        // streams' first packets; only pay for that when the header did not say.
+        if needsStreamInfo(format) {
+            let code = avformat_find_stream_info(format, nil)
+            if code < 0 {
+                warnings.append("avformat_find_stream_info: \(ffmpegErrorString(code))")
+            }
+        }
+
+        var byIndex: [Int: CodecParameters] = [:]
+        var tracks: [CodecParameters] = []
+        func parameters(for index: Int) throws(MediaError) -> CodecParameters? {
+            if let known = byIndex[index] { return known }
+            guard index >= 0, index < Int(format.pointee.nb_streams),
+                  let stream = format.pointee.streams[index] else { return nil }
+            let params = try CodecParameters(stream: stream)
+            byIndex[index] = params
+            tracks.append(params)
+            return params
+        }
+        for index in 0..<Int(format.pointee.nb_streams) {
+            if let stream = format.pointee.streams[index],
+               stream.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE {
+                _ = try parameters(for: index)
+            }
+        }
+        guard tracks.contains(where: { $0.kind != .other }) else { throw .noPlayableStreams }
+
+        var packets: [DemuxedPacket] = []
+        var corrupt = 0
+        while true {
+            guard let packet = av_packet_alloc() else { throw .ffmpeg("av_packet_alloc", hls_averror(ENOMEM)) }
+            let code = av_read_frame(format, packet)
+            switch FFmpegStatus(code) {
+            case .ok:
+                let index = Int(packet.pointee.stream_index)
+                let params: CodecParameters?
+                do { params = try parameters(for: index) } catch {
+                    var p: UnsafeMutablePointer<AVPacket>? = packet
+                    av_packet_free(&p)
+                    throw error
+                }
+                guard let params else {
+                    var p: UnsafeMutablePointer<AVPacket>? = packet
+                    av_packet_free(&p)
+                    continue
+                }
+                let demuxed = DemuxedPacket(packet: packet, parameters: params)
+                if demuxed.isCorrupt { corrupt += 1 }
+                packets.append(demuxed)
+                continue
+            case .again:
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+                continue
+            case .endOfStream:
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+            case .failed(let failure):
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+                if !packets.contains(where: { $0.kind != .other }) { throw .ffmpeg("av_read_frame", failure) }
+                warnings.append("av_read_frame after \(packets.count) packets: \(ffmpegErrorString(failure))")
+            }
+            break
+        }
+        guard packets.contains(where: { $0.kind != .other }) else { throw .noPlayableStreams }
+        if corrupt > 0 { warnings.append("\(corrupt) packet(s) flagged corrupt by the demuxer") }
+        // Tracks seen in the stream table but without valid dimensions are still listed;
+        // the decoder learns the real values from the bitstream.
+        return DemuxResult(packets: packets, tracks: tracks.sorted { $0.streamIndex < $1.streamIndex },
+                           corruptPacketCount: corrupt, warnings: warnings)
+    }
+
+    private static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        for index in 0..<Int(format.pointee.nb_streams) {
+            guard let par = format.pointee.streams[index]?.pointee.codecpar?.pointee else { continue }
+            switch par.codec_type {
+            case AVMEDIA_TYPE_VIDEO where par.width == 0 || par.height == 0: return true
+            case AVMEDIA_TYPE_AUDIO where par.sample_rate == 0 || par.ch_layout.nb_channels == 0: return true
+            default: continue
+            }
+        }
+        return format.pointee.nb_streams == 0
+    }
+}
