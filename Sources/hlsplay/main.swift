@@ -5,7 +5,6 @@ import HLSCore
 import HLSOrigin
 import HLSPlayer
 
-setvbuf(stdout, nil, _IOLBF, 0)
 signal(SIGPIPE, SIG_IGN)
 
 func fail(_ message: String, status: Int32) -> Never {
