@@ -116,17 +116,23 @@ final class LoopbackServer: @unchecked Sendable {
             defer { stopped = true }
             return stopped
         }
-        if !wasStopped {
-            shutdown(listenFD, Int32(SHUT_RDWR))
-            Glibc.close(listenFD)
-        }
+        // Only shut down: the accept thread closes the descriptor when it
+        // leaves. Closing it here would let a new server reuse the number
+        // while this server's accept loop is about to call accept() again,
+        // serving that server's connections with this server's handler.
+        if !wasStopped { shutdown(listenFD, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
+        defer { Glibc.close(listenFD) }
         while true {
             let client = accept(listenFD, nil, nil)
             if client < 0 {
                 if errno == EINTR { continue }
+                return
+            }
+            if lock.withLock({ stopped }) {
+                Glibc.close(client)
                 return
             }
             lock.withLock { accepted += 1 }
