@@ -69,8 +69,12 @@ final class Connection: @unchecked Sendable {
         self.id = id
     }
 
+    /// Closes the socket once; deregisters first so `stop()` never shuts down a reused descriptor number.
     func closeSocket() {
-        if !closed { closed = true; close(fd) }
+        guard !closed else { return }
+        closed = true
+        server.connectionClosing(id)
+        close(fd)
     }
 
     private enum HeadRead { case head(ArraySlice<UInt8>), closed, tooLarge }
@@ -349,8 +353,6 @@ final class Connection: @unchecked Sendable {
             if !buffer.withUnsafeBytes({ sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) { ok = false; break }
             sent += n
         }
-        // A zero-byte stall/truncate point at the end of the body still applies.
-        if ok, let t = truncateAt, t >= length { /* nothing cut: complete response */ }
         finish(entry, sender: sender, status: status, body: sent)
         if !ok { return false }
         if !keepAlive { shutdown(fd, Int32(SHUT_WR)) }

@@ -41,11 +41,19 @@ public final class OriginServer: @unchecked Sendable {
     private var _port: UInt16 = 0
     private(set) var startTime: Double = monotonicNow()
 
-    public init(root: URL, configuration: OriginConfiguration = .init()) {
+    public convenience init(root: URL, configuration: OriginConfiguration = .init()) {
+        self.init(root: root, configuration: configuration,
+                  faultPolicy: RuleFaultPolicy(rules: configuration.faults),
+                  shaper: configuration.rateBitsPerSecond.map { TokenBucketShaper(bitsPerSecond: $0) })
+    }
+
+    /// Plug-in form: a custom per-request fault decision point and a custom link shaper
+    /// (`configuration.faults` and `configuration.rateBitsPerSecond` are then ignored).
+    public init(root: URL, configuration: OriginConfiguration, faultPolicy: any FaultPolicy, shaper: (any LinkShaper)?) {
         self.root = root
         self.configuration = configuration
-        self.faultPolicy = RuleFaultPolicy(rules: configuration.faults)
-        self.shaper = configuration.rateBitsPerSecond.map { TokenBucketShaper(bitsPerSecond: $0) }
+        self.faultPolicy = faultPolicy
+        self.shaper = shaper
         var parts: [String] = []
         if let shaper { parts.append(shaper.logDescription) }
         if configuration.rttSeconds > 0 { parts.append("rtt=\(configuration.rttSeconds)s") }
@@ -131,6 +139,10 @@ public final class OriginServer: @unchecked Sendable {
             if !state.wait(until: deadline) { return !stopping }
         }
         return false
+    }
+
+    func connectionClosing(_ id: Int) {
+        state.lock(); connections[id] = nil; state.unlock()
     }
 
     func countRequest() {

@@ -21,7 +21,12 @@ extension OriginTests {
         let f = try Fixture()   // reuse its folder; its own server is not used
         let process = Process()
         process.executableURL = try Self.requireBinary()
-        process.arguments = [f.root.path, "--port", "0", "--rate", "100mbit", "--rtt", "1ms"]
+        let faults = f.root.appendingPathComponent("faults.json")
+        try Data(#"[{"pathPattern": "*.m3u8", "action": {"type": "status", "code": 503, "retryAfterSeconds": 2}}]"#.utf8)
+            .write(to: faults)
+        let log = f.root.appendingPathComponent("requests.jsonl")
+        process.arguments = [f.root.path, "--port", "0", "--rate", "100mbit", "--rtt", "1ms",
+                             "--faults", faults.path, "--log", log.path]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -48,10 +53,20 @@ extension OriginTests {
         #expect(r.status == 200)
         #expect(r.body == Fixture.segment)
 
+        let faulted = try c.get("/v/index.m3u8")
+        #expect(faulted.status == 503)
+        #expect(faulted.headers["retry-after"] == "2")
+
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
+
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        let entries = try lines.map { try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }
+        #expect(entries.map(\.status) == [200, 503])
+        #expect(entries.allSatisfy { $0.shaping == "rate=100000000bps rtt=0.001s" })
     }
 
     static func runToExit(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {

@@ -171,3 +171,33 @@ extension OriginTests {
         #expect(throws: (any Error).self) { try OriginServer.loadFaults(from: url) }
     }
 }
+
+/// Records what the decision point sees; faults the second request on any connection.
+final class RecordingPolicy: FaultPolicy, @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var seen: [RequestContext] = []
+    func fault(for request: RequestContext) -> FaultAction? {
+        lock.lock(); seen.append(request); lock.unlock()
+        return request.requestIndexOnConnection == 1 ? .status(code: 429, retryAfterSeconds: 3) : nil
+    }
+}
+
+extension OriginTests {
+    @Test func customFaultPolicyIsConsultedOncePerRequest() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("origin-policy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("x".utf8).write(to: root.appendingPathComponent("a.ts"))
+        let policy = RecordingPolicy()
+        let server = OriginServer(root: root, configuration: .init(), faultPolicy: policy, shaper: nil)
+        let port = try server.start()
+        defer { server.stop() }
+        let c = try RawClient(port: port)
+        #expect(try c.get("/a.ts").status == 200)
+        let r = try c.get("/a.ts")
+        #expect(r.status == 429)
+        #expect(r.headers["retry-after"] == "3")
+        #expect(policy.seen.map(\.requestIndexOnConnection) == [0, 1])
+        #expect(policy.seen.allSatisfy { $0.path == "/a.ts" && $0.method == "GET" })
+    }
+}
