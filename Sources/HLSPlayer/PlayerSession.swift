@@ -54,6 +54,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var lastReloadAt: MonotonicInstant?
     private var lastReloadChanged = true
     private var firstSegmentFetched = false
+    /// The startup decision, used for the first segment instead of deciding twice.
+    private var pendingDecision: SelectionDecision?
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
@@ -293,6 +295,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
 
         let decision = decide(mediaSequence: nil)
+        pendingDecision = decision
         let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
         let mediaAt = lock.withLock { () -> Double? in
             if breakdown.mediaPlaylistAtSeconds == nil {
@@ -406,7 +409,8 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             let previousVariant = lock.withLock { currentVariant } ?? variants[0].index
-            let decision = decide(mediaSequence: nextMediaSequence)
+            let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
+            pendingDecision = nil
             let variantIndex = decision.variantIndex
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
                 let bufferedEnd = lock.withLock { timeline.bufferedEndSeconds }
@@ -624,6 +628,7 @@ public final class PlayerSession: @unchecked Sendable {
     private func decodeMain() {
         var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int)] = [:]
         var firstFrameSeen = false
+        var drained = false
         while true {
             let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
                 if !firstFrameSeen { return true }
@@ -633,10 +638,31 @@ public final class PlayerSession: @unchecked Sendable {
                 return p.decodeSeconds <= position + Self.decodeLookaheadSeconds
             }
             if isStopping { break }
-            guard let item = packet else { continue }
+            guard let item = packet else {
+                // End of stream and nothing left: flush the frames the decoders still hold.
+                if !drained, firstFrameSeen, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
+                    drained = true
+                    for (_, entry) in decoders {
+                        do {
+                            count(try entry.decoder.drain(), offset: 0, variantIndex: entry.variantIndex, checkLate: false)
+                        } catch {
+                            decodeError("draining the \(entry.decoder.codecName) decoder: \(error)")
+                        }
+                    }
+                }
+                continue
+            }
             guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
             var entry = decoders[item.packet.kind]
             if entry == nil || entry!.variantIndex != item.variantIndex {
+                if let old = entry {
+                    // Variant switch: the old decoder's delayed frames are still shown.
+                    do {
+                        count(try old.decoder.drain(), offset: item.timelineOffsetSeconds, variantIndex: old.variantIndex, checkLate: true)
+                    } catch {
+                        decodeError("draining the \(old.decoder.codecName) decoder at a switch: \(error)")
+                    }
+                }
                 do {
                     entry = (try TrackDecoder(parameters: item.packet.parameters), item.variantIndex)
                     decoders[item.packet.kind] = entry
@@ -652,6 +678,11 @@ public final class PlayerSession: @unchecked Sendable {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
             }
+            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, checkLate: true)
+        }
+
+        /// Counts decoded frames; the first video frame is the session's first frame.
+        func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, checkLate: Bool) {
             var video = 0, audio = 0, late = 0
             for frame in frames {
                 switch frame.kind {
@@ -659,11 +690,11 @@ public final class PlayerSession: @unchecked Sendable {
                     video += 1
                     if !firstFrameSeen {
                         firstFrameSeen = true
-                        markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + item.timelineOffsetSeconds }, variantIndex: item.variantIndex)
-                    } else if let pts = frame.ptsSeconds {
+                        markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + offset }, variantIndex: variantIndex)
+                    } else if checkLate, let pts = frame.ptsSeconds {
                         let now = clock.now()
                         let position = lock.withLock { timeline.positionSeconds(at: now) }
-                        if pts + item.timelineOffsetSeconds < position - Self.lateFrameToleranceSeconds { late += 1 }
+                        if pts + offset < position - Self.lateFrameToleranceSeconds { late += 1 }
                     }
                 case .audio:
                     audio += 1
