@@ -19,7 +19,7 @@ import Foundation
 /// a value of the wrong type or a bad number (`NaN`, `1e3`, negative EXTINF);
 /// EXT-X-MEDIA-SEQUENCE / EXT-X-DISCONTINUITY-SEQUENCE after the first segment;
 /// an EXT-X-BYTERANGE without offset that does not follow a sub-range of the
-/// same resource; EXT-X-PART without EXT-X-PART-INF; EXT-X-DEFINE errors
+/// same resource; EXT-X-DEFINE errors
 /// (undefined reference, duplicate name, IMPORT or QUERYPARAM not found);
 /// every `PlaylistLimits` limit.
 ///
@@ -322,9 +322,9 @@ struct Parser {
                                 message: "Media Playlist has no EXT-X-TARGETDURATION")
         }
         if partCount > 0 && partTarget == nil {
-            throw PlaylistError(kind: .missingRequiredTag, lineNumber: firstPartLine,
-                                rule: "draft-pantos-hls-rfc8216bis §4.4.3.7: EXT-X-PART-INF is REQUIRED if the Playlist contains EXT-X-PART tags",
-                                message: "EXT-X-PART without EXT-X-PART-INF")
+            // Tolerated (hls.js does): a player can still play whole segments; only
+            // low-latency part loading lacks its target duration.
+            warn(firstPartLine, "EXT-X-PART without EXT-X-PART-INF (draft-pantos-hls-rfc8216bis §4.4.3.7 says PART-INF is REQUIRED)")
         }
         backfillProgramDateTime()
         return .media(MediaPlaylist(
