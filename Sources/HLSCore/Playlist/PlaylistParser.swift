@@ -27,7 +27,12 @@ import Foundation
 /// the wrong type or a bad number (`NaN`, `1e3`, negative EXTINF, unquoted
 /// URI); an EXT-X-BYTERANGE without offset that does not follow a sub-range of
 /// the same resource; EXT-X-DEFINE errors (undefined reference, duplicate
-/// name, IMPORT or QUERYPARAM not found); every `PlaylistLimits` limit.
+/// name, IMPORT or QUERYPARAM not found); constraints within one tag
+/// (SESSION-DATA with both or neither of VALUE and URI, CLOSED-CAPTIONS
+/// rendition with a URI, DEFAULT=YES with AUTOSELECT=NO, FORCED outside
+/// subtitles, SESSION-KEY METHOD=NONE, an IV over 128 bits, DATERANGE END-DATE
+/// before START-DATE or END-ON-NEXT misuse, CAN-SKIP-DATERANGES without
+/// CAN-SKIP-UNTIL); every `PlaylistLimits` limit.
 ///
 /// **Tolerated with a warning** (`warnings` on the result): `#` comment lines
 /// before `#EXTM3U`; a repeated `#EXTM3U`; EXTINF without a comma; an EXTINF
