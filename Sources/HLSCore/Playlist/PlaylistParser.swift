@@ -529,7 +529,6 @@ struct Parser {
                                 message: "URI line \"\(line.prefix(80))\" without a preceding EXTINF")
         }
         pendingInf = nil
-        if firstMediaTag == nil { firstMediaTag = ("EXTINF", inf.line) }
         if segments.count >= limits.maxSegments {
             throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
                                           what: "segment count \(segments.count + 1)")
