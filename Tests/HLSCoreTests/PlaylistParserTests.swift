@@ -346,4 +346,66 @@ struct PlaylistParserTests {
     @Test func tooManyVariants_defaultLimit() {
         expectLimit("maxVariants") { () throws(PlaylistError) in try PlaylistParser.parse(master(variants: 513), baseURL: testBase) }
     }
+    // MARK: policy decisions taken against one library or another
+
+    @Test func partWithoutPartInf_warning() throws {
+        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PART:DURATION=1,URI=\"p.mp4\"\n#EXTINF:4,\ns.mp4\n")
+        #expect(m.segments[0].parts.count == 1)
+        #expect(m.warnings.map(\.lineNumber) == [3])
+    }
+
+    @Test func startTwice_fatal() {
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-START:TIME-OFFSET=-10\n#EXT-X-START:TIME-OFFSET=-20\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", baseURL: testBase) }
+        #expect(e?.kind == .constraintViolation)
+        #expect(e?.lineNumber == 3)
+        #expect(e?.rule.contains("§4.3.5") == true)
+    }
+
+    @Test func startNegativeOffsetAndPrecise() throws {
+        let m = try multivariant("#EXTM3U\n#EXT-X-START:TIME-OFFSET=-12.5,PRECISE=YES\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n")
+        #expect(m.start == StartPoint(timeOffsetSeconds: -12.5, precise: true))
+    }
+
+    @Test func mediaSequenceBetweenEXTINFAndURI_accepted() throws {
+        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:9,\n#EXT-X-MEDIA-SEQUENCE:20\na.ts\n")
+        #expect(m.segments[0].mediaSequence == 20)
+    }
+
+    @Test func subtitlesWithoutURI_fatal() {
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"en\"\n#EXT-X-STREAM-INF:BANDWIDTH=1,SUBTITLES=\"s\"\na.m3u8\n", baseURL: testBase) }
+        #expect(e?.kind == .missingRequiredAttribute)
+        #expect(e?.lineNumber == 2)
+    }
+
+    @Test func undefinedAudioGroup_warning() throws {
+        let m = try multivariant("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,AUDIO=\"missing\"\na.m3u8\n")
+        #expect(m.variants[0].audioGroup == "missing")
+        #expect(m.warnings.count == 1)
+    }
+
+    @Test func define_duplicateName_fatal() {
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"1\"\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"2\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", baseURL: testBase) }
+        #expect(e?.kind == .variableError)
+        #expect(e?.lineNumber == 3)
+    }
+
+    @Test func define_importAndQueryParam() throws {
+        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n#EXT-X-DEFINE:QUERYPARAM=\"tok\"\n#EXTINF:4,t {$cdn}\nhttps://{$cdn}/a.ts?t={$tok}\n",
+                          base: URL(string: "https://h/x.m3u8?tok=abc")!, parent: ["cdn": "edge.example", "other": "x"])
+        #expect(m.segments[0].uri.absoluteString == "https://edge.example/a.ts?t=abc")
+        #expect(m.segments[0].title == "t {$cdn}")
+        #expect(m.definitions == [.importFromParent(name: "cdn"), .queryParameter(name: "tok")])
+        #expect(m.variables == ["cdn": "edge.example", "tok": "abc"])
+    }
+
+    @Test func define_importMissing_fatal() {
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n", baseURL: testBase) }
+        #expect(e?.kind == .variableError)
+        #expect(e?.lineNumber == 3)
+    }
+
+    @Test func iframeStreamInf_unquotedURI_fatal() {
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=/i.m3u8\n", baseURL: testBase) }
+        #expect(e?.kind == .invalidAttributeValue)
+    }
 }

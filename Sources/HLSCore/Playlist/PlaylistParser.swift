@@ -8,37 +8,61 @@ import Foundation
 /// (RFC 3986, via Foundation's URL resolution).
 ///
 /// ## Leniency policy (also in docs/playlist-parsing.md)
+/// The rule of thumb: what breaks the meaning of one tag or segment is fatal;
+/// what a player can play through is a warning; cosmetic text variations and
+/// server-side publishing rules a client cannot act on are accepted silently.
+///
 /// **Fatal** (`PlaylistError`, with the line number and the rule):
 /// no `#EXTM3U` header (or a tag, a URI or junk before it); a UTF-8 BOM or
 /// invalid UTF-8; both Multivariant and Media tags in one playlist; a Media
-/// Playlist without EXT-X-TARGETDURATION, or with it twice; EXTINF or
+/// Playlist without EXT-X-TARGETDURATION; EXT-X-TARGETDURATION, EXT-X-VERSION,
+/// EXT-X-MEDIA-SEQUENCE, EXT-X-DISCONTINUITY-SEQUENCE, EXT-X-START or
+/// EXT-X-INDEPENDENT-SEGMENTS twice; EXT-X-MEDIA-SEQUENCE /
+/// EXT-X-DISCONTINUITY-SEQUENCE after the first segment URI; EXTINF or
 /// EXT-X-STREAM-INF not followed by a URI line; a URI line with no EXTINF
 /// (stray junk lines included); a missing REQUIRED attribute (BANDWIDTH, URI,
-/// METHOD, TYPE, GROUP-ID, NAME, ID, DURATION, SKIPPED-SEGMENTS, PART-TARGET…);
-/// a malformed attribute list (unterminated quote, duplicate name, missing `=`);
-/// a value of the wrong type or a bad number (`NaN`, `1e3`, negative EXTINF);
-/// EXT-X-MEDIA-SEQUENCE / EXT-X-DISCONTINUITY-SEQUENCE after the first segment;
-/// an EXT-X-BYTERANGE without offset that does not follow a sub-range of the
-/// same resource; EXT-X-PART without EXT-X-PART-INF; EXT-X-DEFINE errors
-/// (undefined reference, duplicate name, IMPORT or QUERYPARAM not found);
-/// every `PlaylistLimits` limit.
+/// METHOD, TYPE, GROUP-ID, NAME, ID, DURATION, SKIPPED-SEGMENTS, PART-TARGET,
+/// INSTREAM-ID for captions, URI for subtitles…); a malformed attribute list
+/// (unterminated quote, duplicate name, missing `=`, stray quote); a value of
+/// the wrong type or a bad number (`NaN`, `1e3`, negative EXTINF, unquoted
+/// URI); an EXT-X-BYTERANGE without offset that does not follow a sub-range of
+/// the same resource; EXT-X-DEFINE errors (undefined reference, duplicate
+/// name, IMPORT or QUERYPARAM not found); constraints within one tag
+/// (SESSION-DATA with both or neither of VALUE and URI, CLOSED-CAPTIONS
+/// rendition with a URI, DEFAULT=YES with AUTOSELECT=NO, FORCED outside
+/// subtitles, SESSION-KEY METHOD=NONE, an IV over 128 bits, DATERANGE END-DATE
+/// before START-DATE or END-ON-NEXT misuse, CAN-SKIP-DATERANGES without
+/// CAN-SKIP-UNTIL); every `PlaylistLimits` limit.
 ///
 /// **Tolerated with a warning** (`warnings` on the result): `#` comment lines
-/// before `#EXTM3U`; EXTINF without a comma; an EXTINF duration that rounds
-/// above EXT-X-TARGETDURATION (RFC 8216 §4.3.3.1 says MUST NOT; real packagers
-/// do it and every player copes); a non-integer EXT-X-TARGETDURATION; an empty
-/// BYTERANGE offset (`n@`); a PART byte range whose offset cannot be derived;
-/// EXT-X-KEY METHOD=NONE with other attributes; a PROGRAM-DATE-TIME without
-/// a time zone (read as UTC); a repeated `#EXTM3U`; an unknown PRELOAD-HINT TYPE.
+/// before `#EXTM3U`; a repeated `#EXTM3U`; EXTINF without a comma; an EXTINF
+/// duration that rounds above EXT-X-TARGETDURATION (§4.3.3.1 says MUST NOT;
+/// encoders overshoot and players cope); a non-integer EXT-X-TARGETDURATION;
+/// an empty BYTERANGE offset (`n@`); a PART byte range whose offset cannot be
+/// derived; an unquoted EXT-X-PART BYTERANGE or RECENTLY-REMOVED-DATERANGES
+/// (Apple's own LL-HLS examples write them so); EXT-X-PART without
+/// EXT-X-PART-INF (hls.js accepts it; whole segments still play); EXT-X-KEY
+/// METHOD=NONE with other attributes; a PROGRAM-DATE-TIME without a time zone
+/// (read as UTC); an unknown PRELOAD-HINT TYPE; rendition-group
+/// inconsistencies across tags (a variant naming a group no EXT-X-MEDIA
+/// defines, two members with one NAME or two DEFAULT=YES in a group,
+/// CLOSED-CAPTIONS=NONE on only some variants).
 ///
 /// **Silently accepted**: CRLF or LF line ends, blank lines, leading/trailing
-/// spaces and TABs on a line, no final newline, no EXT-X-VERSION (and tags
-/// newer than the declared version: compatibility is not enforced), spaces
+/// spaces and TABs on a line, no final newline, no EXT-X-VERSION and tags
+/// newer than the declared version (compatibility is not enforced), spaces
 /// after commas in attribute lists, unknown tags (kept in `unknownTags`),
-/// comments, START-DATE missing from EXT-X-DATERANGE (optional in the draft).
+/// comments, START-DATE missing from EXT-X-DATERANGE (optional in the draft),
+/// unknown enumerated values (forward compatibility), and server-side
+/// publishing rules a client cannot act on (SERVER-CONTROL hold-back minimums,
+/// part durations vs PART-TARGET, duplicate PRELOAD-HINT types, overlapping
+/// DATERANGEs, DATERANGE without PROGRAM-DATE-TIME, duplicate SESSION-DATA or
+/// SESSION-KEY, SCORE on only some variants).
 ///
-/// PROGRAM-DATE-TIME is extrapolated forward (previous segment's date +
-/// its duration) to segments without their own tag, across discontinuities too,
+/// Duplicate attribute names in one attribute list are fatal (see `AttributeList`).
+///
+/// PROGRAM-DATE-TIME is extrapolated forward (previous segment's date + its
+/// duration) to segments without their own tag, across discontinuities too,
 /// and backwards (minus durations) to segments before the first tag.
 public enum PlaylistParser {
     /// Parses a playlist already decoded as text.
@@ -310,6 +334,7 @@ struct Parser {
                                 message: "EXTINF is not followed by a URI line")
         }
         if firstMultivariantTag != nil {
+            checkGroups()
             return .multivariant(MultivariantPlaylist(
                 baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
                 definitions: definitions, variables: variables, variants: variants, iFrameStreams: iFrameStreams,
@@ -322,9 +347,9 @@ struct Parser {
                                 message: "Media Playlist has no EXT-X-TARGETDURATION")
         }
         if partCount > 0 && partTarget == nil {
-            throw PlaylistError(kind: .missingRequiredTag, lineNumber: firstPartLine,
-                                rule: "draft-pantos-hls-rfc8216bis §4.4.3.7: EXT-X-PART-INF is REQUIRED if the Playlist contains EXT-X-PART tags",
-                                message: "EXT-X-PART without EXT-X-PART-INF")
+            // Tolerated (hls.js does): a player can still play whole segments; only
+            // low-latency part loading lacks its target duration.
+            warn(firstPartLine, "EXT-X-PART without EXT-X-PART-INF (draft-pantos-hls-rfc8216bis §4.4.3.7 says PART-INF is REQUIRED)")
         }
         backfillProgramDateTime()
         return .media(MediaPlaylist(
@@ -335,6 +360,34 @@ struct Parser {
             serverControl: serverControl, partTargetSeconds: partTarget, trailingParts: pendingParts,
             preloadHints: preloadHints, renditionReports: renditionReports, skip: skip,
             unknownTags: unknownTags, warnings: warnings))
+    }
+
+    /// Cross-tag constraints of RFC 8216 §4.3.4.1.1 / §4.3.4.2 on rendition groups.
+    /// Tolerated with a warning: the player can still choose a variant, and the
+    /// warning is logged (policy: per-tag syntax is fatal, cross-tag consistency is not).
+    mutating func checkGroups() {
+        var seenNames = Set<String>()
+        var defaults = Set<String>()
+        for r in renditions {
+            let key = "\(r.type.rawValue)/\(r.groupID)"
+            if !seenNames.insert(key + "/" + r.name).inserted {
+                warn(0, "EXT-X-MEDIA group \(key) has two members named \(r.name) (RFC 8216 §4.3.4.1.1: names MUST differ)")
+            }
+            if r.isDefault && !defaults.insert(key).inserted {
+                warn(0, "EXT-X-MEDIA group \(key) has more than one DEFAULT=YES member (RFC 8216 §4.3.4.1.1)")
+            }
+        }
+        let groups = Set(renditions.map { "\($0.type.rawValue)/\($0.groupID)" })
+        for v in variants {
+            let refs: [(RenditionType, String?)] = [(.audio, v.audioGroup), (.video, v.videoGroup),
+                                                    (.subtitles, v.subtitlesGroup), (.closedCaptions, v.closedCaptionsGroup)]
+            for case let (type, id?) in refs where !groups.contains("\(type.rawValue)/\(id)") {
+                warn(0, "variant \(v.uri.lastPathComponent) refers to \(type.rawValue) group \"\(id)\" that no EXT-X-MEDIA defines (RFC 8216 §4.3.4.2)")
+            }
+        }
+        if variants.contains(where: \.closedCaptionsNone) && variants.contains(where: { !$0.closedCaptionsNone }) {
+            warn(0, "CLOSED-CAPTIONS=NONE on some variants but not all (RFC 8216 §4.3.4.2)")
+        }
     }
 
     /// Segments before the first EXT-X-PROGRAM-DATE-TIME get a date extrapolated
@@ -412,6 +465,12 @@ struct Parser {
                             message: "cannot resolve URI \"\(s.prefix(200))\"")
     }
 
+    static func appearsTwice(_ tag: String, _ lineNumber: Int) -> PlaylistError {
+        PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
+                      rule: "RFC 8216 §4.3.5: these tags MUST NOT appear more than once in a Playlist; if a tag appears more than once, clients MUST reject the playlist",
+                      message: "\(tag) appears more than once")
+    }
+
     func badValue(_ tag: String, _ value: String, _ lineNumber: Int, _ rule: String) -> PlaylistError {
         PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber, rule: rule,
                       message: "\(tag) has an invalid value \"\(value.prefix(80))\"")
@@ -470,7 +529,6 @@ struct Parser {
                                 message: "URI line \"\(line.prefix(80))\" without a preceding EXTINF")
         }
         pendingInf = nil
-        if firstMediaTag == nil { firstMediaTag = ("EXTINF", inf.line) }
         if segments.count >= limits.maxSegments {
             throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
                                           what: "segment count \(segments.count + 1)")
@@ -542,8 +600,10 @@ struct Parser {
             }
             version = v
         case "#EXT-X-INDEPENDENT-SEGMENTS":
+            if independentSegments { throw Parser.appearsTwice(tag, lineNumber) }
             independentSegments = true
         case "#EXT-X-START":
+            if start != nil { throw Parser.appearsTwice(tag, lineNumber) }
             let a = try attributes(tag, value, lineNumber)
             guard let off = try a.double("TIME-OFFSET", signed: true) else {
                 throw a.missing("TIME-OFFSET", rule: "RFC 8216 §4.3.5.2: TIME-OFFSET is REQUIRED")
@@ -720,6 +780,9 @@ struct Parser {
                                 rule: "RFC 8216 §4.3.4.1: if TYPE is CLOSED-CAPTIONS, the URI attribute MUST NOT be present",
                                 message: "EXT-X-MEDIA TYPE=CLOSED-CAPTIONS with a URI")
         }
+        if type == .subtitles && uriText == nil {
+            throw a.missing("URI", rule: "RFC 8216 §4.3.4.1: URI is REQUIRED if the TYPE is SUBTITLES")
+        }
         let instream = try a.quoted("INSTREAM-ID")
         if type == .closedCaptions && instream == nil {
             throw a.missing("INSTREAM-ID", rule: "RFC 8216 §4.3.4.1: INSTREAM-ID is REQUIRED if TYPE is CLOSED-CAPTIONS")
@@ -813,7 +876,7 @@ struct Parser {
             targetDuration = d
             targetDurationLine = lineNumber
         case "#EXT-X-MEDIA-SEQUENCE":
-            if mediaSequenceSeen || !segments.isEmpty || pendingInf != nil {
+            if mediaSequenceSeen || !segments.isEmpty {
                 throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
                                     rule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE MUST appear once, before the first Media Segment",
                                     message: "EXT-X-MEDIA-SEQUENCE repeated or after the first Media Segment")
@@ -824,7 +887,7 @@ struct Parser {
             mediaSequence = n
             mediaSequenceSeen = true
         case "#EXT-X-DISCONTINUITY-SEQUENCE":
-            if discontinuitySequenceSeen || !segments.isEmpty || pendingInf != nil || pendingDiscontinuity {
+            if discontinuitySequenceSeen || !segments.isEmpty || pendingDiscontinuity {
                 throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
                                     rule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE MUST appear once, before the first Media Segment and any EXT-X-DISCONTINUITY",
                                     message: "EXT-X-DISCONTINUITY-SEQUENCE repeated or misplaced")
