@@ -37,6 +37,6 @@ let package = Package(
         .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
         .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia"], swiftSettings: strict),
         .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin"], swiftSettings: strict),
-        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], swiftSettings: strict),
+        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

@@ -283,8 +283,7 @@ public final class PlayerSession: @unchecked Sendable {
             topLevelStart = mv.start
         case .media(let media):
             variants = [VariantInfo(index: 0, uri: top.effectiveURL, bandwidthBps: 0, resolution: nil)]
-            mediaPlaylists[0] = media
-            recordMediaPlaylist(media, url: top.effectiveURL, variantIndex: 0, changed: true)
+            adopt(media, variantIndex: 0, url: top.effectiveURL, changed: true)
             lock.withLock {
                 breakdown.mediaPlaylistAtSeconds = doneAt
                 breakdown.mediaPlaylistSeconds = 0
@@ -358,11 +357,17 @@ public final class PlayerSession: @unchecked Sendable {
         }
         let previous = mediaPlaylists[variantIndex]
         let changed = previous.map { $0.segments.last?.mediaSequence != media.segments.last?.mediaSequence || $0.endList != media.endList } ?? true
+        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: changed)
+        return media
+    }
+
+    /// Makes a freshly loaded media playlist the variant's current one and places its segments on the timeline.
+    private func adopt(_ media: MediaPlaylist, variantIndex: Int, url: URL, changed: Bool) {
         mediaPlaylists[variantIndex] = media
         loadedVariant = variantIndex
         lastReloadAt = clock.now()
         lastReloadChanged = changed
-        recordMediaPlaylist(media, url: response.effectiveURL, variantIndex: variantIndex, changed: changed)
+        recordMediaPlaylist(media, url: url, variantIndex: variantIndex, changed: changed)
         if media.endList {
             var t = SegmentTimeline()
             _ = t.update(with: media)
@@ -370,10 +375,9 @@ public final class PlayerSession: @unchecked Sendable {
         } else {
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: variant.uri.absoluteString)))
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: url.absoluteString)))
             }
         }
-        return media
     }
 
     private func segmentStart(variantIndex: Int, mediaSequence: Int) -> Double? {
@@ -453,8 +457,10 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool) throws {
-        guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
-        guard var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else { return }
+        guard let variant = variants.first(where: { $0.index == variantIndex }),
+              var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
+            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: segment.uri.absoluteString)
+        }
         if segment.gap {
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
             return
@@ -751,8 +757,11 @@ public final class PlayerSession: @unchecked Sendable {
 }
 
 extension TimingsRecord {
+    /// curl reports 0 for phases a reused connection skipped; here each phase
+    /// ends no earlier than the one before it, so the record reads as a timeline.
     init(_ t: RequestTimings) {
-        self.init(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: t.connectSeconds, tlsSeconds: t.tlsSeconds,
+        let connect = max(t.connectSeconds, t.nameLookupSeconds)
+        self.init(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect, tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
                   firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
     }
 }
