@@ -19,7 +19,13 @@ struct Fixtures: Sendable {
     static let shared: Result<Fixtures, FixtureError> = Result { try make() }
         .mapError { $0 as? FixtureError ?? .failed("\($0)") }
 
-    static func get() throws -> Fixtures { try shared.get() }
+    /// Also routes FFmpeg's log into `LogCollector` so hostile-input runs stay quiet.
+    static func get() throws -> Fixtures {
+        _ = quietLog
+        return try shared.get()
+    }
+
+    private static let quietLog: Void = LogCollector.shared.install()
 
     enum FixtureError: Error, CustomStringConvertible {
         case ffmpegMissing
@@ -117,7 +123,11 @@ final class LogCollector: @unchecked Sendable {
             LogCollector.shared.append(level, text)
         }
     }
-    func append(_ level: Int32, _ text: String) { lock.lock(); lines.append((level, text)); lock.unlock() }
+    func append(_ level: Int32, _ text: String) {
+        lock.lock(); defer { lock.unlock() }
+        if lines.count >= 10_000 { lines.removeFirst(5_000) }
+        lines.append((level, text))
+    }
     func take() -> [(level: Int32, text: String)] {
         lock.lock(); defer { lines.removeAll(); lock.unlock() }
         return lines

@@ -187,7 +187,7 @@ struct SegmentMediaTests {
         // Cut mid-TS-packet, as a dropped connection would.
         let half = whole.prefix(whole.count / 2 + 100)
         let result = try SegmentDemuxer.demux(segment: Data(half))
-        #expect(!result.warnings.isEmpty || result.corruptPacketCount > 0)
+        #expect(result.warnings.contains { $0.contains("not a multiple of 188") }, "\(result.warnings)")
         let videoPackets = result.packets(of: .video).count
         #expect(videoPackets > 10 && videoPackets < 48)
         let frames = try decodeAll(result)
