@@ -12,6 +12,8 @@ struct Fixtures: Sendable {
     let fmp4Segment: URL
     /// v0's first segment remuxed as a plain (non-fragmented) MP4.
     let plainMP4: URL
+    /// v0's first segment's audio as packed ADTS (an HLS packed-audio segment).
+    let packedAudio: URL
 
     static let repoRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -59,9 +61,11 @@ struct Fixtures: Sendable {
         let fmp4Init = fmp4.appendingPathComponent("init.mp4")
         let fmp4Segment = fmp4.appendingPathComponent("seg_00000.m4s")
         let plainMP4 = cache.appendingPathComponent("plain.mp4")
+        let packedAudio = cache.appendingPathComponent("packed.aac")
         let source = ladder.appendingPathComponent("v0/seg_00000.ts").path
         let fm = FileManager.default
-        if !fm.fileExists(atPath: fmp4Segment.path) || !fm.fileExists(atPath: plainMP4.path) {
+        if !fm.fileExists(atPath: fmp4Segment.path) || !fm.fileExists(atPath: plainMP4.path)
+            || !fm.fileExists(atPath: packedAudio.path) {
             guard which("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
             try fm.createDirectory(at: fmp4, withIntermediateDirectories: true)
             try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "hls",
@@ -70,8 +74,9 @@ struct Fixtures: Sendable {
                                "-hls_segment_filename", fmp4.appendingPathComponent("seg_%05d.m4s").path,
                                fmp4.appendingPathComponent("prog.m3u8").path])
             try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "mp4", plainMP4.path])
+            try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-vn", "-c:a", "copy", "-f", "adts", packedAudio.path])
         }
-        return Fixtures(ladder: ladder, fmp4Init: fmp4Init, fmp4Segment: fmp4Segment, plainMP4: plainMP4)
+        return Fixtures(ladder: ladder, fmp4Init: fmp4Init, fmp4Segment: fmp4Segment, plainMP4: plainMP4, packedAudio: packedAudio)
     }
 
     private static func which(_ tool: String) -> String? {

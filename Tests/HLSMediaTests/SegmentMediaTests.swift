@@ -68,6 +68,18 @@ struct SegmentMediaTests {
         #expect(result.packets(of: .video).count == 48)
     }
 
+    @Test func demux_packedAudioADTS_audioOnly() throws {
+        let fixtures = try Fixtures.get()
+        let result = try SegmentDemuxer.demux(segment: Data(contentsOf: fixtures.packedAudio), hint: .packedAudioADTS)
+        #expect(result.track(.video) == nil)
+        #expect(result.track(.audio)?.sampleRate == 48_000)
+        let frames = try decodeAll(result)
+        let samples = frames.audio.reduce(0) { $0 + $1.sampleCount }
+        #expect(samples == result.packets(of: .audio).count * 1024)
+        // The hls muxer cuts audio where the video cuts: 91..95 AAC frames per 2 s segment.
+        #expect(abs(samples - 96_000) <= 3 * 1024, "got \(samples) samples")
+    }
+
     // MARK: decode
 
     @Test(arguments: [0, 1, 3])
