@@ -166,22 +166,19 @@ public enum SegmentDemuxer {
         func parameters(for index: Int) throws(MediaError) -> CodecParameters? {
             if let known = byIndex[index] { return known }
             guard index >= 0, index < Int(format.pointee.nb_streams),
-                  let stream = format.pointee.streams[index] else { return nil }
+                  let stream = format.pointee.streams[index],
+                  stream.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE else { return nil }
             let params = try CodecParameters(stream: stream)
             byIndex[index] = params
             tracks.append(params)
             return params
         }
-        for index in 0..<Int(format.pointee.nb_streams) {
-            if let stream = format.pointee.streams[index],
-               stream.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE {
-                _ = try parameters(for: index)
-            }
-        }
+        for index in 0..<Int(format.pointee.nb_streams) { _ = try parameters(for: index) }
         guard tracks.contains(where: { $0.kind != .other }) else { throw .noPlayableStreams }
 
         var packets: [DemuxedPacket] = []
         var corrupt = 0
+        var retries = 0
         while true {
             guard let packet = av_packet_alloc() else { throw .ffmpeg("av_packet_alloc", hls_averror(ENOMEM)) }
             let code = av_read_frame(format, packet)
@@ -194,7 +191,8 @@ public enum SegmentDemuxer {
                     av_packet_free(&p)
                     throw error
                 }
-                guard let params else {
+                retries = 0
+                guard let params else {  // a stream without a known codec: skip its packets
                     var p: UnsafeMutablePointer<AVPacket>? = packet
                     av_packet_free(&p)
                     continue
@@ -204,9 +202,12 @@ public enum SegmentDemuxer {
                 packets.append(demuxed)
                 continue
             case .again:
+                // Memory input never blocks; bounded anyway so a demuxer bug cannot spin.
                 var p: UnsafeMutablePointer<AVPacket>? = packet
                 av_packet_free(&p)
-                continue
+                retries += 1
+                if retries < 64 { continue }
+                warnings.append("av_read_frame kept returning EAGAIN; stopped after \(packets.count) packets")
             case .endOfStream:
                 var p: UnsafeMutablePointer<AVPacket>? = packet
                 av_packet_free(&p)
