@@ -20,14 +20,16 @@ struct BufferedPacket: @unchecked Sendable {
 
 final class ForwardBuffer: @unchecked Sendable {
     private let condition = NSCondition()
-    private var packets: [BufferedPacket] = []
+    /// Taken slots are set to nil at once so their packet memory is freed as
+    /// soon as the decoder is done with it; the array is compacted now and then.
+    private var packets: [BufferedPacket?] = []
     private var head = 0
     private var closed = false
 
     /// Appends one segment's packets and wakes the decode loop.
     func append(_ newPackets: [BufferedPacket]) {
         condition.lock()
-        if head > 4096 && head * 2 > packets.count {
+        if head > 1024 && head * 2 > packets.count {
             packets.removeFirst(head)
             head = 0
         }
@@ -50,8 +52,8 @@ final class ForwardBuffer: @unchecked Sendable {
         defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
         while !closed {
-            if head < packets.count, isDue(packets[head]) {
-                let p = packets[head]
+            if head < packets.count, let p = packets[head], isDue(p) {
+                packets[head] = nil
                 head += 1
                 return p
             }
@@ -64,7 +66,7 @@ final class ForwardBuffer: @unchecked Sendable {
     var nextDecodeSeconds: Double? {
         condition.lock()
         defer { condition.unlock() }
-        return head < packets.count ? packets[head].decodeSeconds : nil
+        return head < packets.count ? packets[head]?.decodeSeconds : nil
     }
 
     /// Wakes any waiter (e.g. the clock started) without adding packets.

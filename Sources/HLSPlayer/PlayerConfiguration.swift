@@ -26,6 +26,11 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var monitorIntervalSeconds: Double = 0.25
     /// Decode video and audio (false: demux only).
     public var decode = true
+    /// Decoder threads per track (0 = FFmpeg's choice). One is the default:
+    /// real-time playback of a 1080p H.264 rung needs a fraction of a core,
+    /// and each extra frame thread costs a set of frame buffers and a frame of
+    /// latency.
+    public var decodeThreadCount = 1
     /// Verify TLS certificates.
     public var verifyTLS = true
     /// Stall timeout for a request: no byte for this long aborts it, seconds.
@@ -47,7 +52,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
-             pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, verifyTLS,
+             pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
 
@@ -63,6 +68,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(selector, forKey: .selector)
         try c.encode(monitorIntervalSeconds, forKey: .monitorIntervalSeconds)
         try c.encode(decode, forKey: .decode)
+        try c.encode(decodeThreadCount, forKey: .decodeThreadCount)
         try c.encode(verifyTLS, forKey: .verifyTLS)
         try c.encode(requestStallTimeoutSeconds, forKey: .requestStallTimeoutSeconds)
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)

@@ -670,7 +670,7 @@ public final class PlayerSession: @unchecked Sendable {
                     }
                 }
                 do {
-                    entry = (try TrackDecoder(parameters: item.packet.parameters), item.variantIndex)
+                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex)
                     decoders[item.packet.kind] = entry
                 } catch {
                     decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")

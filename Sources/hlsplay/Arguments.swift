@@ -22,6 +22,7 @@ struct Arguments {
     var startupBufferSeconds: Double?
     var resumeBufferSeconds: Double?
     var monitorIntervalSeconds: Double?
+    var decodeThreads: Int?
     var insecure = false
     var status: Bool?
     var help = false
@@ -46,6 +47,7 @@ struct Arguments {
       --startup-buffer SECONDS   buffer needed to start playing (default 2)
       --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
       --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
+      --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -93,6 +95,10 @@ struct Arguments {
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else { throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)") }
                 a.peakBitRateBps = bps
+            case "--decode-threads":
+                let w = try value(for: word)
+                guard let v = Int(w), v >= 0, v <= 64 else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-64)") }
+                a.decodeThreads = v
             case "--variant":
                 let w = try value(for: word)
                 guard let v = Int(w), v >= 0 else { throw UsageError(message: "--variant: '\(w)' is not a variant index (0, 1, ...)") }

@@ -66,6 +66,7 @@ configuration.pinnedVariantIndex = arguments.variantIndex
 if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
 if let v = arguments.resumeBufferSeconds { configuration.playback.resumeBufferSeconds = v }
 if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
+if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
 configuration.verifyTLS = !arguments.insecure
 
 let statusLine = arguments.status ?? (isatty(STDERR_FILENO) == 1)
