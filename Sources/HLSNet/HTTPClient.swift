@@ -223,6 +223,7 @@ public final class HTTPClient: @unchecked Sendable {
             check(hls_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(((total + 1) * 1000).rounded()))), "TIMEOUT_MS")
         }
         check(hls_curl_setopt_long(easy, CURLOPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        if request.freshConnection { check(hls_curl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), "FRESH_CONNECT") }
         if let headerList { check(hls_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "HTTPHEADER") }
         if let range = request.byteRange {
             let start = max(0, range.offset ?? 0)

@@ -33,6 +33,10 @@ public struct HTTPRequest: Sendable {
     /// Optional limit on the whole request (`.transferTimeout`, or
     /// `.firstByteTimeout` if no byte had arrived yet).
     public var totalTimeoutSeconds: Double?
+    /// Open a new connection for this request instead of reusing a cached one
+    /// (CURLOPT_FRESH_CONNECT): a re-request after a wedge must not inherit
+    /// the stuck connection.
+    public var freshConnection = false
 
     public init(url: URL, byteRange: ByteRange? = nil, headers: [(name: String, value: String)] = [],
                 maxBodyBytes: Int = 256 << 20, firstByteTimeoutSeconds: Double = 10,

@@ -54,6 +54,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var lastReloadAt: MonotonicInstant?
     private var lastReloadChanged = true
     private var firstSegmentFetched = false
+    /// The next request opens a new connection (set after a timeout or a broken transfer).
+    private var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     private var pendingDecision: SelectionDecision?
 
@@ -561,6 +563,9 @@ public final class PlayerSession: @unchecked Sendable {
             nextRequestID += 1
             var request = HTTPRequest(url: url)
             request.byteRange = byteRange
+            // After a timeout or a broken transfer, do not trust the old connection.
+            request.freshConnection = freshConnectionNext
+            freshConnectionNext = false
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
@@ -619,6 +624,7 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 switch policy.decide(after: error, attemptsMade: attempts) {
                 case .retry(let delay):
+                    freshConnectionNext = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
                     recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                     sleepUnlessStopping(delay)
                     if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }

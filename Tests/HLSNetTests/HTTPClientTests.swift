@@ -74,6 +74,18 @@ struct HTTPClientTests {
         #expect(server.connectionCount == 1)
     }
 
+    @Test func freshConnection_opensANewConnectionInsteadOfReusing() throws {
+        let server = LoopbackServer { _, c in c.respond(body: testBody(1000)) }
+        defer { server.stop() }
+        let http = client()
+        _ = try #require(expectSuccess(http.fetch(HTTPRequest(url: server.url("/1")))))
+        var request = HTTPRequest(url: server.url("/2"))
+        request.freshConnection = true
+        let second = try #require(expectSuccess(http.fetch(request)))
+        #expect(!second.connectionReused)
+        #expect(server.connectionCount == 2)
+    }
+
     @Test func progressEventsSumToBodyAndAreTimeOrdered() throws {
         let body = testBody(300_000)
         let server = LoopbackServer { _, c in c.respond(body: body) }

@@ -188,6 +188,11 @@ import Testing
         expectValidLog(run)
         #expect(run.events("request.retry").count == 1)
         #expect(run.summary?["exitReason"] as? String == "completed")
+        // The re-request after the broken transfer went out on a new connection.
+        let retried = try #require(run.events("request.retry").first?["requestID"] as? Int)
+        let next = run.events("request.end").first { ($0["requestID"] as? Int ?? 0) > retried }
+        #expect(next?["connectionReused"] as? Bool == false)
+        #expect(next?["ok"] as? Bool == true)
     }
 
     @Test func unknownFlag_exits64_namingTheWord() throws {
