@@ -480,7 +480,7 @@ final class TransferContext {
             rttVarianceSeconds: Double(raw.rttVarMicros) / 1e6,
             totalRetransmits: Int(raw.totalRetransmits),
             congestionWindowSegments: Int(raw.sendCongestionWindow),
-            deliveryRateBps: raw.hasDeliveryRate != 0 ? Double(raw.deliveryRateBytesPerSecond) : nil,
+            deliveryRateBytesPerSecond: raw.hasDeliveryRate != 0 ? Double(raw.deliveryRateBytesPerSecond) : nil,
             deliveryRateAppLimited: raw.hasDeliveryRate != 0 ? raw.deliveryRateAppLimited != 0 : nil)
         client.storeTCPInfo(snapshot)
         return snapshot

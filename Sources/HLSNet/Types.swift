@@ -105,22 +105,22 @@ public struct TCPInfoSnapshot: Sendable, Equatable, Codable {
     public var congestionWindowSegments: Int
     /// tcpi_delivery_rate in **bytes** per second (as the kernel reports
     /// it); nil when the kernel does not report it. See `deliveryRateBitsPerSecond`.
-    public var deliveryRateBps: Double?
+    public var deliveryRateBytesPerSecond: Double?
     /// Whether the delivery-rate sample was application-limited (not network-limited).
     public var deliveryRateAppLimited: Bool?
 
     public init(rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int,
-                congestionWindowSegments: Int, deliveryRateBps: Double?, deliveryRateAppLimited: Bool?) {
+                congestionWindowSegments: Int, deliveryRateBytesPerSecond: Double?, deliveryRateAppLimited: Bool?) {
         self.rttSeconds = rttSeconds
         self.rttVarianceSeconds = rttVarianceSeconds
         self.totalRetransmits = totalRetransmits
         self.congestionWindowSegments = congestionWindowSegments
-        self.deliveryRateBps = deliveryRateBps
+        self.deliveryRateBytesPerSecond = deliveryRateBytesPerSecond
         self.deliveryRateAppLimited = deliveryRateAppLimited
     }
 
     /// The delivery rate in bits per second.
-    public var deliveryRateBitsPerSecond: Double? { deliveryRateBps.map { $0 * 8 } }
+    public var deliveryRateBitsPerSecond: Double? { deliveryRateBytesPerSecond.map { $0 * 8 } }
 }
 
 /// A completed response (status < 400; ≥ 400 is returned as a LoadError).

@@ -775,7 +775,7 @@ extension TimingsRecord {
 extension TCPInfoRecord {
     init(_ t: TCPInfoSnapshot) {
         self.init(rttSeconds: t.rttSeconds, rttVarianceSeconds: t.rttVarianceSeconds, totalRetransmits: t.totalRetransmits,
-                  congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBps,
+                  congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBitsPerSecond,
                   deliveryRateAppLimited: t.deliveryRateAppLimited)
     }
 }
