@@ -43,9 +43,12 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
     public static let automaticForwardBufferSeconds: Double = 30
 
-    /// The forward-buffer target in force, seconds.
+    /// The forward-buffer target in force, seconds. Never below the startup
+    /// and resume thresholds: a target under the resume threshold would stop
+    /// fetching before playback could ever resume after a stall.
     public var forwardBufferTargetSeconds: Double {
-        preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds : Self.automaticForwardBufferSeconds
+        let preferred = preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds : Self.automaticForwardBufferSeconds
+        return max(preferred, playback.startupBufferSeconds, playback.resumeBufferSeconds)
     }
 
     public init(url: URL) { self.url = url }

@@ -23,6 +23,8 @@ struct Arguments {
     var resumeBufferSeconds: Double?
     var monitorIntervalSeconds: Double?
     var decodeThreads: Int?
+    var firstByteTimeoutSeconds: Double?
+    var stallTimeoutSeconds: Double?
     var insecure = false
     var status: Bool?
     var help = false
@@ -41,13 +43,16 @@ struct Arguments {
       --json                     print the summary as one JSON object on stdout
       --log FILE                 write the JSON Lines session log to FILE
       --har FILE                 write the requests as HAR 1.2 to FILE
-      --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s)
+      --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s;
+                                 never below the resume buffer)
       --peak-bitrate RATE        preferredPeakBitRate, e.g. 3000000, 3000k, 3m
       --variant INDEX            always play this variant of the multivariant playlist
       --startup-buffer SECONDS   buffer needed to start playing (default 2)
       --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
       --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
       --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
+      --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
+      --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -91,6 +96,8 @@ struct Arguments {
             case "--startup-buffer": a.startupBufferSeconds = try seconds(word)
             case "--resume-buffer": a.resumeBufferSeconds = try seconds(word)
             case "--monitor-interval": a.monitorIntervalSeconds = try seconds(word, allowZero: false)
+            case "--first-byte-timeout": a.firstByteTimeoutSeconds = try seconds(word, allowZero: false)
+            case "--stall-timeout": a.stallTimeoutSeconds = try seconds(word, allowZero: false)
             case "--peak-bitrate":
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else { throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)") }

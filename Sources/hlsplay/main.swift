@@ -67,6 +67,8 @@ if let v = arguments.startupBufferSeconds { configuration.playback.startupBuffer
 if let v = arguments.resumeBufferSeconds { configuration.playback.resumeBufferSeconds = v }
 if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
 if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
+if let v = arguments.firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
+if let v = arguments.stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
 configuration.verifyTLS = !arguments.insecure
 
 let statusLine = arguments.status ?? (isatty(STDERR_FILENO) == 1)

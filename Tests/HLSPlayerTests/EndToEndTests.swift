@@ -195,6 +195,28 @@ import Testing
         #expect(next?["ok"] as? Bool == true)
     }
 
+    @Test func blackHoledSegment_monitorKeepsTicking_requestReissuedOnFreshConnection() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .blackHole)]
+        let run = try withOrigin(samples, faults: faults) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                            "--first-byte-timeout", "2", "--forward-buffer", "2"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        // While the loader was blocked on the silent request, the wall-clock monitor kept sampling
+        // and saw the in-flight request idle for most of the timeout.
+        let idle = run.events("buffer.sample").compactMap { $0["inFlightIdleSeconds"] as? Double }
+        #expect((idle.max() ?? 0) >= 1.5)
+        let failed = run.events("request.end").filter { $0["ok"] as? Bool == false }
+        #expect(failed.count == 1)
+        #expect(failed.first?["errorKind"] as? String == "firstByteTimeout")
+        let retried = try #require(run.events("request.retry").first?["requestID"] as? Int)
+        let next = run.events("request.end").first { ($0["requestID"] as? Int ?? 0) > retried }
+        #expect(next?["connectionReused"] as? Bool == false)
+        #expect(run.summary?["exitReason"] as? String == "completed")
+    }
+
     @Test func unknownFlag_exits64_namingTheWord() throws {
         _ = try Repo.requireSamples("short-2s")
         let run = try runHlsplay(["--headless", "--frobnicate"])
