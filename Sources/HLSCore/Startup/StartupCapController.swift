@@ -328,8 +328,9 @@ public struct StartupCapController: Sendable, Equatable {
               let support = streakBps.suffix(configuration.samplesToUnlock).min() else { return [] }
         let earned = earnedCap(supportBps: support)
         guard isHigher(earned, than: capBps) else { return [] }
-        let nextPhase: StartupCapPhase = earned == nil ? .uncapped : phase
-        if earned == nil {
+        // A live prior keeps the recovery open (fresh delivery may still confirm it).
+        let nextPhase: StartupCapPhase = earned == nil ? .uncapped : (phase == .recovering && priorBps != nil ? .recovering : .ramping)
+        if nextPhase != .recovering {
             priorBps = nil
             recoveryReason = nil
             recoveryStartedAt = nil
