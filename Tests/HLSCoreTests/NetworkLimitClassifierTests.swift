@@ -85,6 +85,13 @@ import Testing
         #expect(c.classify(o).isNetworkLimited)
     }
 
+    @Test func overSelectionRatio_rungOverThroughput() {
+        var o = clean(); o.mediaBitrateBps = 33_808_000
+        #expect(abs(o.overSelectionRatio! - 8.452) < 1e-9)
+        o.mediaBitrateBps = nil
+        #expect(o.overSelectionRatio == nil)
+    }
+
     @Test func verdictRecord_encodesReasons() {
         var o = clean(); o.tcpAppLimited = true
         let line = SessionLogEncoder().line(SampleVerdictRecord(requestID: 7, observation: o, verdict: c.classify(o)))

@@ -164,10 +164,13 @@ public struct SampleVerdictRecord: Sendable, Equatable, Codable {
     public var requestID: Int?
     public var observation: TransferObservation
     public var verdict: NetworkLimitVerdict
+    /// The fetch's rung bitrate ÷ its throughput (logged for every fetch).
+    public var overSelectionRatio: Double?
     public init(requestID: Int?, observation: TransferObservation, verdict: NetworkLimitVerdict) {
         self.requestID = requestID
         self.observation = observation
         self.verdict = verdict
+        self.overSelectionRatio = observation.overSelectionRatio
     }
 }
 

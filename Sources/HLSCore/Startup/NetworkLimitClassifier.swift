@@ -49,6 +49,14 @@ public struct TransferObservation: Sendable, Equatable, Codable {
         guard bytes > 0, transferSeconds > 0, transferSeconds.isFinite else { return nil }
         return Double(bytes) * 8 / transferSeconds
     }
+
+    /// Over-selection ratio of the fetch: the rung's bitrate ÷ the measured
+    /// throughput (≈ 1 or below: sustainable; ≫ 1: over-selected). Nil
+    /// without both numbers.
+    public var overSelectionRatio: Double? {
+        guard let media = mediaBitrateBps, media > 0, let bps = throughputBps else { return nil }
+        return media / bps
+    }
 }
 
 /// Why a sample is not network-limited.
