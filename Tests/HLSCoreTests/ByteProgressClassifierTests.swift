@@ -80,6 +80,21 @@ import Testing
         #expect(at.verdict == .overSelected)
     }
 
+    @Test func projectedRemaining_justUnderRefetchTime_finish_atIt_abandon() {
+        // Refetch at 0.7 × throughput takes 0.7 × 6 s = 4.2 s. At 1 Mbps, 525 000 bytes left = 4.2 s.
+        let finish = c.classify(snapshot(received: 3_000_000 - 524_999))
+        #expect(finish.verdict == .healthy)
+        #expect(finish.healthyReason == .finishingBeatsRefetch)
+        let abandon = c.classify(snapshot(received: 3_000_000 - 525_000))
+        #expect(abandon.verdict == .overSelected)
+        #expect(abandon.remedy == .abandonAndCap(suggestedCapBps: 700_000))
+    }
+
+    @Test func remedies() {
+        #expect(c.classify(snapshot(idle: 4)).remedy == .reRequestOnFreshConnection)
+        #expect(c.classify(snapshot(throughput: 4_000_000)).remedy == ByteProgressRemedy.none)
+    }
+
     @Test func unknownLength_usesRungBitrateTimesDuration() {
         // 4 Mbps × 6 s = 3 MB expected, same as the explicit case.
         #expect(c.classify(snapshot(buffer: 16, expected: nil)).verdict == .overSelected)

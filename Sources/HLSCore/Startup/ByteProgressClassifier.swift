@@ -69,6 +69,20 @@ public enum HealthyReason: String, Sendable, Equatable, Codable {
     case noThroughputMeasure = "no-throughput-measure"
     /// All expected bytes are in.
     case complete
+    /// The rest arrives sooner than the same segment would at the downshifted
+    /// rung: abandoning would only lose the bytes already in.
+    case finishingBeatsRefetch = "finishing-beats-refetch"
+}
+
+/// What the runtime does about an assessment.
+public enum ByteProgressRemedy: Sendable, Equatable {
+    case none
+    /// Abort and re-request the same segment (same rung) on a fresh connection;
+    /// feed StartupCapEvent.wedgeDetected to the cap controller.
+    case reRequestOnFreshConnection
+    /// Abandon the fetch; feed StartupCapEvent.overSelected(suggestedCapBps:…)
+    /// to the cap controller, which caps the peak bitrate (never removes a variant).
+    case abandonAndCap(suggestedCapBps: Double)
 }
 
 /// The classification with every number behind it.
@@ -97,6 +111,14 @@ public struct ByteProgressAssessment: Sendable, Equatable, Codable {
         self.projectedRemainingSeconds = projectedRemainingSeconds
         self.forwardBufferSeconds = forwardBufferSeconds
         self.suggestedCapBps = suggestedCapBps
+    }
+
+    public var remedy: ByteProgressRemedy {
+        switch verdict {
+        case .healthy: .none
+        case .wedged: .reRequestOnFreshConnection
+        case .overSelected: .abandonAndCap(suggestedCapBps: suggestedCapBps ?? 0)
+        }
     }
 }
 
@@ -128,7 +150,9 @@ public struct ByteProgressClassifier: Sendable, Equatable, Codable {
     /// throughput of a young request is not over-read. Fraction.
     public var overSelectionMinimumElapsedShare: Double = 0.5
     /// The cap suggested on abandon is this × the measured throughput (the
-    /// selector's up-switch factor). Fraction.
+    /// selector's up-switch factor). Fraction. It also sets when abandoning
+    /// pays: the same segment at that cap takes this × segment duration, so a
+    /// fetch whose rest arrives sooner than that is finished instead.
     public var downshiftSafetyFactor: Double = 0.7
 
     public init() {}
@@ -173,6 +197,12 @@ public struct ByteProgressClassifier: Sendable, Equatable, Codable {
         }
         guard projected >= s.forwardBufferSeconds else {
             a.healthyReason = .finishesBeforeBufferRunsOut
+            return a
+        }
+        // Refetching the segment at the downshifted rung (downshiftSafetyFactor ×
+        // throughput) takes downshiftSafetyFactor × segment duration at this throughput.
+        guard projected >= downshiftSafetyFactor * s.segmentDurationSeconds else {
+            a.healthyReason = .finishingBeatsRefetch
             return a
         }
         a.verdict = .overSelected
