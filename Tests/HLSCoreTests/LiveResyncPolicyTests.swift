@@ -129,3 +129,34 @@ import Testing
         #expect(SessionLogEncoder().line(r).contains("\"trigger\":\"segment-rolled-off\""))
     }
 }
+
+/// The live-resync path and the cap controller together, as the monitor drives them.
+@Suite struct LiveResyncWithRecoveryCapTests {
+    func t(_ s: Double) -> MonotonicInstant { MonotonicInstant(seconds: s) }
+    let ladder = [988_000, 4_500_000, 33_808_000].enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: $0.element) }
+
+    /// Seed: AVPlayer's seek-to-live carried no cap, re-selected the over-pick
+    /// and re-wedged. Here the resync goes through the recovery cap, so the
+    /// selector can only pick the lowest rung on the seek path, even with a
+    /// (suspect) 20 Mbps estimate.
+    @Test func segmentRollOff_resyncCarriesRecoveryCap_selectorPicksLowestOnSeek() {
+        var cap = StartupCapController()
+        _ = cap.event(.sessionStarted(gate: .warm(EstimateRecord(networkKey: NetworkKey(originHost: "o", localNetwork: "n"),
+                                                                   valueBps: 40e6, sampleCount: 9, measuredAt: 0)),
+                                      ladder: ladder, at: t(0)))
+        #expect(cap.capBps == nil)
+        var live = LiveResyncPolicy(targetDurationSeconds: 6)
+        let actions = live.event(.fellOutOfWindow(.segmentRolledOff, at: t(95)))
+        guard case .resyncToLiveEdge(let r)? = actions.first else { Issue.record("expected a resync"); return }
+        #expect(r.recoveryCapApplied)
+        _ = cap.event(.liveResync(estimateBps: 20e6, at: t(95)))
+        let snapshot = cap.applying(to: SelectionSnapshot(ladder: ladder, estimateBps: 20e6, estimateIsMeasured: true,
+                                                          bufferSeconds: 0, currentVariantIndex: 2))
+        let choice = VariantSelector().select(snapshot)
+        #expect(choice.variantIndex == 0)
+        #expect(choice.reason == .capped)
+        // The frame follows inside the deadline: resolved, no restart.
+        #expect(live.event(.tick(t(100))).isEmpty)
+        guard case .resolved? = live.event(.frameDecoded(at: t(100.5))).first else { Issue.record("expected resolved"); return }
+    }
+}
