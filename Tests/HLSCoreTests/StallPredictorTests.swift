@@ -207,8 +207,37 @@ import Testing
 
     struct Golden: Decodable {
         struct Vector: Decodable { var features: StallFeatures; var probability: Double }
+        struct MetricsCheck: Decodable {
+            var scores: [Double]
+            var labels: [Bool]
+            var threshold: Double
+            var auc: Double
+            var brier: Double
+            var precision: Double
+            var recall: Double
+        }
         var model: String
         var vectors: [Vector]
+        var metricsCheck: MetricsCheck
+    }
+
+    static func loadGolden() throws -> Golden {
+        try JSONDecoder().decode(Golden.self, from: Data(contentsOf: modelsDirectory
+            .appendingPathComponent("stall-logistic-v1.golden.json")))
+    }
+
+    /// StallMetrics agrees with the trainer's metrics on a held-out subsample,
+    /// so the numbers in docs/stall-prediction.md mean what StallMetrics means.
+    @Test func metrics_agreeWithTrainer() throws {
+        let m = try Self.loadGolden().metricsCheck
+        #expect(m.labels.contains(true) && m.labels.contains(false))
+        let auc = try #require(StallMetrics.rocAUC(scores: m.scores, labels: m.labels))
+        #expect(abs(auc - m.auc) < 1e-12)
+        let brier = try #require(StallMetrics.brierScore(scores: m.scores, labels: m.labels))
+        #expect(abs(brier - m.brier) < 1e-12)
+        let pr = StallMetrics.precisionRecall(scores: m.scores, labels: m.labels, threshold: m.threshold)
+        #expect(pr.precision.map { abs($0 - m.precision) < 1e-12 } == true)
+        #expect(pr.recall.map { abs($0 - m.recall) < 1e-12 } == true)
     }
 
     /// The Swift inference reproduces Tools/train/train.py's probabilities on
@@ -217,8 +246,7 @@ import Testing
         let path = Self.modelsDirectory.appendingPathComponent("stall-logistic-v1.json").path
         let p = try LogisticModelPredictor(contentsOfFile: path, requiredHorizonSeconds: defaultStallHorizonSeconds)
         #expect(p.model.version == "1.0.0")
-        let golden = try JSONDecoder().decode(Golden.self, from: Data(contentsOf: Self.modelsDirectory
-            .appendingPathComponent("stall-logistic-v1.golden.json")))
+        let golden = try Self.loadGolden()
         #expect(golden.model == "stall-logistic-v1.json")
         #expect(golden.vectors.count >= 6)
         for v in golden.vectors {

@@ -53,6 +53,15 @@ MODEL_FEATURES = [
 ]
 
 
+def family(trace_name: str) -> str:
+    """Traces that may be cuts of one recording stay on one side of the split:
+    Mahimahi files are grouped by carrier and technology (TMobile-LTE-short and
+    TMobile-LTE-driving are one family); every other file is its own family."""
+    if trace_name.startswith("mahimahi/"):
+        return "-".join(os.path.basename(trace_name).split("-")[:2])
+    return trace_name
+
+
 # ---- StallFeatures derived values (same as Swift) -------------------------
 
 def value(f: dict, name: str):
@@ -322,8 +331,10 @@ def main():
         groups.setdefault(os.path.dirname(tr.name), []).append(tr)
     train_tr, test_tr = [], []
     for g in sorted(groups):
-        for i, tr in enumerate(sorted(groups[g], key=lambda t: t.name)):
-            (test_tr if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1 else train_tr).append(tr)
+        fams = sorted({family(t.name) for t in groups[g]})
+        held = {f for i, f in enumerate(fams) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1}
+        for tr in sorted(groups[g], key=lambda t: t.name):
+            (test_tr if family(tr.name) in held else train_tr).append(tr)
 
     def run(trs):
         out = []
@@ -400,8 +411,18 @@ def main():
             picks.append(cands[int(i)])
     golden = [dict(features={k: v for k, v in f.items() if v is not None},
                    probability=model_probability(model, f)) for f in picks]
+    # Metric cross-check: a fixed subsample of held-out (score, label) pairs and
+    # this script's metrics on it; the Swift test recomputes them with StallMetrics.
+    ex = [e for s in test_s for e in label_session(s, HORIZON_SECONDS)]
+    sub = [ex[int(i)] for i in sorted(rng.choice(len(ex), size=min(400, len(ex)), replace=False))]
+    sub_scores = [model_probability(model, f) for _, f, _ in sub]
+    sub_labels = [bool(y_) for _, _, y_ in sub]
+    pr = precision_recall(sub_scores, sub_labels, model["operatingThreshold"])
+    check = dict(scores=sub_scores, labels=sub_labels, threshold=model["operatingThreshold"],
+                 auc=auc(sub_scores, sub_labels), brier=brier(sub_scores, sub_labels),
+                 precision=pr["precision"], recall=pr["recall"])
     with open(args.golden, "w") as fh:
-        json.dump(dict(model=os.path.basename(args.out), vectors=golden), fh, indent=2)
+        json.dump(dict(model=os.path.basename(args.out), vectors=golden, metricsCheck=check), fh, indent=2)
         fh.write("\n")
     with open(args.results, "w") as fh:
         json.dump(results, fh, indent=2)
