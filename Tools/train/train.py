@@ -294,6 +294,7 @@ def best_f1_threshold(scores, labels):
 
 def evaluate(name, fn, sessions, thr, horizon):
     scores, labels, leads, missed, nstalls = [], [], [], 0, 0
+    iso_leads, iso_missed, n_iso = [], 0, 0
     for sess in sessions:
         ex = label_session(sess, horizon)
         scores += [fn(f) for _, f, _ in ex]
@@ -306,13 +307,28 @@ def evaluate(name, fn, sessions, thr, horizon):
         l, m = lead_times(scored, starts, thr, horizon)
         leads += l
         missed += m
+        # "Isolated" stalls: playing for at least H before them (not a repeat
+        # stall soon after resuming, nor one right after startup), so a lead
+        # of up to H is possible.
+        iso = []
+        for i, (st, _) in enumerate(sess.stalls):
+            prev_end = sess.stalls[i - 1][1] if i > 0 else sess.play_start
+            if prev_end is not None and st - prev_end >= horizon:
+                iso.append(st)
+        n_iso += len(iso)
+        l, m = lead_times(scored, iso, thr, horizon)
+        iso_leads += l
+        iso_missed += m
     pr = precision_recall(scores, labels, thr)
     return dict(predictor=name, threshold=thr, examples=len(labels), positives=int(sum(labels)),
                 auc=auc(scores, labels), precision=pr["precision"], recall=pr["recall"],
                 brier=brier(scores, labels), calibration=calibration(scores, labels),
                 stalls=nstalls, warnedStalls=len(leads), missedStalls=missed,
                 medianLeadSeconds=float(np.median(leads)) if leads else None,
-                meanLeadSeconds=float(np.mean(leads)) if leads else None)
+                meanLeadSeconds=float(np.mean(leads)) if leads else None,
+                isolatedStalls=n_iso, isolatedMissed=iso_missed,
+                isolatedMedianLeadSeconds=float(np.median(iso_leads)) if iso_leads else None,
+                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None)
 
 
 def main():
@@ -431,10 +447,13 @@ def main():
     def fmt(x, p=3):
         return "—" if x is None else f"{x:.{p}f}"
     print(f"traces: {len(train_tr)} train, {len(test_tr)} held out; examples train {len(train_ex)}")
-    print(f"{'predictor':34} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}")
+    print(f"{'predictor':34} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}"
+          f" {'iso med':>7} {'iso>=3s':>7}")
     for r in results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")]:
         print(f"{r['predictor']:34} {fmt(r['auc'])} {fmt(r['precision'])} {fmt(r['recall'])} {fmt(r['brier'])} "
-              f"{fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}")
+              f"{fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}"
+              f" {fmt(r['isolatedMedianLeadSeconds'], 2):>7} {fmt(r['isolatedLeadAtLeast3s'], 2):>7}"
+              f" (of {r['isolatedStalls']})")
 
 
 if __name__ == "__main__":
