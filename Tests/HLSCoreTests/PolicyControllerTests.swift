@@ -95,6 +95,30 @@ import Testing
         }
     }
 
+    /// A risk that flips across every threshold each 0.25 s sample for a minute:
+    /// cooldown and dwell bound the changes (the article's "do not let the model
+    /// change policy too frequently").
+    @Test func noisyRisk_changesBoundedByCooldownAndDwell() throws {
+        var c = try controller()
+        var changeTimes: [Double] = []
+        var visited = Set<PlaybackPolicy>()
+        for k in 0..<240 {
+            let t = Double(k) * 0.25
+            let risk = k % 2 == 0 ? 0.95 : 0.05
+            changeTimes += changes(c.update(risk: risk, features: features, at: at(t))).map { $0.atSeconds - 100 }
+            visited.insert(c.policy)
+        }
+        #expect(!visited.contains(.lowLatency))
+        // Downshift at 0; the first low sample after the 10 s dwell steps down to
+        // preload (10.25); the first high sample after the 3 s cooldown goes back up
+        // (13.5). Preload never dwells long enough to reach lowLatency: a noisy
+        // signal leaves the controller on the defensive side.
+        #expect(Array(changeTimes.prefix(3)) == [0, 10.25, 13.5])
+        for (a, b) in zip(changeTimes, changeTimes.dropFirst()) { #expect(b - a >= 3 - 1e-9) }
+        #expect(changeTimes.count <= 10)
+        #expect(c.policy != .lowLatency)
+    }
+
     @Test func predictorFailure_logsOnce_fallsBackToPreload_thenRecovers() throws {
         var c = try controller()
         let first = c.update(risk: nil, failure: "model exploded", features: features, at: at(0))

@@ -404,7 +404,8 @@ def main():
                "transformed values, plus missingWeight. Device pressure (CPU PSI, decode lag, thermal) and RTT "
                "are not modelled by the simulator and are not model inputs in v1. Trained "
                + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d") + "."),
-        heldOutMetrics={k: m[k] for k in ("auc", "precision", "recall", "brier", "medianLeadSeconds")
+        heldOutMetrics={k: m[k] for k in ("auc", "precision", "recall", "brier", "medianLeadSeconds",
+                                                "isolatedMedianLeadSeconds")
                         if m[k] is not None},
     )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
