@@ -426,6 +426,9 @@ def main():
         cands = [f for f in pool if cond(f)]
         for i in rng.choice(len(cands), size=min(2, len(cands)), replace=False) if cands else []:
             picks.append(cands[int(i)])
+    mid = [f for f in pool if 0.1 < model_probability(model, f) < 0.9]
+    for i in rng.choice(len(mid), size=min(6, len(mid)), replace=False) if mid else []:
+        picks.append(mid[int(i)])  # mid-range probabilities, where arithmetic differences show
     golden = [dict(features={k: v for k, v in f.items() if v is not None},
                    probability=model_probability(model, f)) for f in picks]
     # Metric cross-check: a fixed subsample of held-out (score, label) pairs and
