@@ -1,0 +1,464 @@
+#!/usr/bin/env python3
+"""Train and evaluate the stall-risk logistic model (issue 5 §4).
+
+    python3 Tools/train/train.py [--traces ../shared/data/traces] [--out models/stall-logistic-v1.json]
+
+Data: the trace-driven virtual-time simulator in sim.py replaying the real
+traces in shared/data/traces. The split is BY TRACE: held-out traces (every
+third trace of each source folder, in name order) are never seen in training.
+Labels, metrics and the model's inference are the same definitions as
+HLSCore's StallLabelling / StallMetrics / LogisticModelPredictor.
+
+Outputs: the model JSON, a golden file of feature vectors with the
+probabilities this script computes (the Swift golden test reproduces them),
+and a results JSON with held-out metrics for the model and both baselines.
+
+Only numpy is needed (logistic regression by Newton's method with an L2
+penalty on the weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sim  # noqa: E402
+
+HORIZON_SECONDS = 5.0
+OFFSET_FRACTIONS = [0.0, 1 / 3, 2 / 3]  # three sessions per trace, starting at different points
+L2_PENALTY = 1.0
+HELD_OUT_EVERY = 3
+MIN_ESTIMATE_BPS = 1_000.0  # StallFeatures.minimumEstimateBps
+MODEL_NAME = "stall-logistic"
+MODEL_VERSION = "1.0.0"
+
+# (name, transform, clipMin, clipMax): the model's inputs.
+MODEL_FEATURES = [
+    ("bufferSeconds", "log1p", 0.0, 60.0),
+    ("bandwidthEstimateBps", "log10", 1e4, 1e9),
+    ("bandwidthTrendRatio", "log10", 0.05, 20.0),
+    ("overSelectionRatio", "log10", 0.01, 100.0),
+    ("currentRungBitrateBps", "log10", 1e4, 1e9),
+    ("projectedShortfallSeconds", "identity", -30.0, 30.0),
+    ("inFlightProgressFraction", "identity", 0.0, 1.0),
+    ("inFlightSecondsSinceLastByte", "log1p", 0.0, 30.0),
+    ("firstByteSeconds", "log1p", 0.0, 10.0),
+]
+
+
+def family(trace_name: str) -> str:
+    """Traces that may be cuts of one recording stay on one side of the split:
+    Mahimahi files are grouped by carrier and technology (TMobile-LTE-short and
+    TMobile-LTE-driving are one family); every other file is its own family."""
+    if trace_name.startswith("mahimahi/"):
+        return "-".join(os.path.basename(trace_name).split("-")[:2])
+    return trace_name
+
+
+# ---- StallFeatures derived values (same as Swift) -------------------------
+
+def value(f: dict, name: str):
+    if name in f:
+        return f[name]
+    fast, slow = f["bandwidthFastBps"], f["bandwidthSlowBps"]
+    est = min(fast, slow) if fast is not None and slow is not None else None
+    if name == "bandwidthEstimateBps":
+        return est
+    if name == "bandwidthTrendRatio":
+        return fast / slow if fast is not None and slow is not None and slow > 0 else None
+    if name == "overSelectionRatio":
+        return f["currentRungBitrateBps"] / max(est, MIN_ESTIMATE_BPS) if est is not None else None
+    if name == "projectedCompletionSeconds":
+        exp_, rec = f["inFlightBytesExpected"], f["inFlightBytesReceived"]
+        if exp_ is None or rec is None:
+            return None
+        remaining_bits = max(0.0, exp_ - rec) * 8
+        if remaining_bits == 0:
+            return 0.0
+        el = f["inFlightElapsedSeconds"]
+        if el is not None and el > 0 and rec > 0:
+            return remaining_bits / max(rec * 8 / el, MIN_ESTIMATE_BPS)
+        if est is None:
+            return None
+        return remaining_bits / max(est, MIN_ESTIMATE_BPS)
+    if name == "projectedShortfallSeconds":
+        p = value(f, "projectedCompletionSeconds")
+        return None if p is None else p - f["bufferSeconds"]
+    if name == "inFlightProgressFraction":
+        exp_, rec = f["inFlightBytesExpected"], f["inFlightBytesReceived"]
+        if exp_ is None or rec is None or exp_ <= 0:
+            return None
+        return min(1.0, max(0.0, rec / exp_))
+    raise KeyError(name)
+
+
+def transform(x, kind, lo, hi):
+    if lo is not None:
+        x = max(lo, x)
+    if hi is not None:
+        x = min(hi, x)
+    if kind == "identity":
+        return x
+    if kind == "log1p":
+        return math.log1p(x)
+    if kind == "log10":
+        return math.log10(x)
+    raise ValueError(kind)
+
+
+# ---- predictors ------------------------------------------------------------
+
+def model_probability(model: dict, f: dict) -> float:
+    """Same arithmetic, in the same order, as LogisticModelPredictor.logit."""
+    logit = model["bias"]
+    for spec in model["features"]:
+        raw = value(f, spec["name"])
+        if raw is not None:
+            t = transform(raw, spec["transform"], spec.get("clipMin"), spec.get("clipMax"))
+            logit += spec["weight"] * (t - spec["mean"]) / spec["std"]
+        else:
+            logit += spec["weight"] * ((spec["imputeValue"] - spec["mean"]) / spec["std"]) + spec["missingWeight"]
+    return 1 / (1 + math.exp(-logit)) if logit >= 0 else math.exp(logit) / (1 + math.exp(logit))
+
+
+def heuristic(f: dict) -> float:
+    """HeuristicPredictor (device pressure is missing in the simulator: no penalty)."""
+    bp = max(0.0, 3.0 - f["bufferSeconds"]) / 3.0
+    osr = value(f, "overSelectionRatio")
+    br = osr if osr is not None else 1.0
+    return min(1.0, max(0.0, bp + br * 0.25))
+
+
+def threshold_step(f: dict) -> float:
+    return 1.0 if f["bufferSeconds"] < 2.0 else 0.0
+
+
+def threshold_ramp(f: dict) -> float:
+    """BufferThresholdPredictor(thresholdSeconds: 2, rampWidthSeconds: 3): ranks by buffer."""
+    b = f["bufferSeconds"]
+    if b < 2.0:
+        return 1.0
+    return min(1.0, max(0.0, (5.0 - b) / 3.0))
+
+
+# ---- labelling and metrics (same as StallLabelling / StallMetrics) ---------
+
+def label_session(sess, horizon):
+    starts = sorted(s for s, _ in sess.stalls)
+    out = []
+    for t, f in sess.samples:
+        if any(t >= s and t < (e if e is not None else math.inf) for s, e in sess.stalls):
+            continue
+        nxt = next((s for s in starts if s > t), None)
+        if nxt is not None and nxt <= t + horizon:
+            out.append((t, f, 1))
+        elif t + horizon <= sess.duration:
+            out.append((t, f, 0))
+    return out
+
+
+def auc(scores, labels):
+    scores = np.asarray(scores, float)
+    labels = np.asarray(labels, bool)
+    npos, nneg = labels.sum(), (~labels).sum()
+    if npos == 0 or nneg == 0:
+        return None
+    order = np.argsort(scores, kind="mergesort")
+    s = scores[order]
+    ranks = np.empty(len(s))
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[i]:
+            j += 1
+        ranks[i:j + 1] = (i + j) / 2 + 1
+        i = j + 1
+    r = np.empty(len(s))
+    r[order] = ranks
+    return float((r[labels].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+
+
+def precision_recall(scores, labels, thr):
+    scores = np.asarray(scores)
+    labels = np.asarray(labels, bool)
+    warn = scores >= thr
+    tp = int((warn & labels).sum())
+    fp = int((warn & ~labels).sum())
+    fn = int((~warn & labels).sum())
+    return dict(threshold=thr, tp=tp, fp=fp, fn=fn,
+                precision=tp / (tp + fp) if tp + fp else None,
+                recall=tp / (tp + fn) if tp + fn else None)
+
+
+def brier(scores, labels):
+    s = np.asarray(scores, float)
+    y = np.asarray(labels, float)
+    return float(np.mean((s - y) ** 2))
+
+
+def calibration(scores, labels, bins=10):
+    s = np.asarray(scores, float)
+    y = np.asarray(labels, bool)
+    idx = np.clip(np.floor(s * bins).astype(int), 0, bins - 1)
+    table = []
+    for b in range(bins):
+        m = idx == b
+        n = int(m.sum())
+        table.append(dict(lower=b / bins, upper=(b + 1) / bins, count=n,
+                          meanPredicted=float(s[m].mean()) if n else None,
+                          observedRate=float(y[m].mean()) if n else None))
+    return table
+
+
+def lead_times(scored, stall_starts, thr, lookback):
+    """scored: [(t, score)] of non-stalled samples in time order."""
+    leads, missed = [], 0
+    for s in sorted(stall_starts):
+        window = [(t, sc) for t, sc in scored if s - lookback <= t < s]
+        if not window or window[-1][1] < thr:
+            missed += 1
+            continue
+        first = window[-1][0]
+        for t, sc in reversed(window):
+            if sc < thr:
+                break
+            first = t
+        leads.append(s - first)
+    return leads, missed
+
+
+# ---- training ---------------------------------------------------------------
+
+def design(examples, specs, fit_stats=None):
+    """Standardized design matrix with missing indicators; learns stats when fit_stats is None."""
+    n = len(examples)
+    raw = {name: [value(f, name) for _, f, _ in examples] for name, *_ in specs}
+    stats = fit_stats or {}
+    cols, names = [], []
+    for name, kind, lo, hi in specs:
+        vals = raw[name]
+        present = [transform(v, kind, lo, hi) for v in vals if v is not None]
+        if fit_stats is None:
+            mean = float(np.mean(present)) if present else 0.0
+            std = float(np.std(present)) if present else 1.0
+            std = std if std > 1e-9 else 1.0
+            stats[name] = dict(mean=mean, std=std, impute=mean, anyMissing=len(present) < n)
+        st = stats[name]
+        z = np.array([((transform(v, kind, lo, hi) if v is not None else st["impute"]) - st["mean"]) / st["std"]
+                      for v in vals])
+        cols.append(z)
+        names.append((name, "z"))
+        if st["anyMissing"]:
+            cols.append(np.array([1.0 if v is None else 0.0 for v in vals]))
+            names.append((name, "missing"))
+    X = np.column_stack(cols) if cols else np.zeros((n, 0))
+    return X, names, stats
+
+
+def fit_logistic(X, y, l2, iters=50):
+    n, d = X.shape
+    Xb = np.hstack([np.ones((n, 1)), X])
+    w = np.zeros(d + 1)
+    reg = np.full(d + 1, l2)
+    reg[0] = 0.0
+    for _ in range(iters):
+        z = Xb @ w
+        p = 1 / (1 + np.exp(-z))
+        g = Xb.T @ (p - y) + reg * w
+        h = (Xb * (p * (1 - p))[:, None]).T @ Xb + np.diag(reg)
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return w[0], w[1:]
+
+
+def best_f1_threshold(scores, labels):
+    best, best_thr = -1.0, 0.5
+    for thr in np.round(np.arange(0.05, 0.96, 0.01), 2):
+        pr = precision_recall(scores, labels, float(thr))
+        p, r = pr["precision"], pr["recall"]
+        if p and r:
+            f1 = 2 * p * r / (p + r)
+            if f1 > best:
+                best, best_thr = f1, float(thr)
+    return best_thr
+
+
+def evaluate(name, fn, sessions, thr, horizon):
+    scores, labels, leads, missed, nstalls = [], [], [], 0, 0
+    iso_leads, iso_missed, n_iso = [], 0, 0
+    for sess in sessions:
+        ex = label_session(sess, horizon)
+        scores += [fn(f) for _, f, _ in ex]
+        labels += [y for _, _, y in ex]
+        non_stalled = [(t, f) for t, f in sess.samples
+                       if not any(t >= s and t < (e if e is not None else math.inf) for s, e in sess.stalls)]
+        scored = [(t, fn(f)) for t, f in non_stalled]
+        starts = [s for s, _ in sess.stalls]
+        nstalls += len(starts)
+        l, m = lead_times(scored, starts, thr, horizon)
+        leads += l
+        missed += m
+        # "Isolated" stalls: playing for at least H before them (not a repeat
+        # stall soon after resuming, nor one right after startup), so a lead
+        # of up to H is possible.
+        iso = []
+        for i, (st, _) in enumerate(sess.stalls):
+            prev_end = sess.stalls[i - 1][1] if i > 0 else sess.play_start
+            if prev_end is not None and st - prev_end >= horizon:
+                iso.append(st)
+        n_iso += len(iso)
+        l, m = lead_times(scored, iso, thr, horizon)
+        iso_leads += l
+        iso_missed += m
+    pr = precision_recall(scores, labels, thr)
+    return dict(predictor=name, threshold=thr, examples=len(labels), positives=int(sum(labels)),
+                auc=auc(scores, labels), precision=pr["precision"], recall=pr["recall"],
+                brier=brier(scores, labels), calibration=calibration(scores, labels),
+                stalls=nstalls, warnedStalls=len(leads), missedStalls=missed,
+                medianLeadSeconds=float(np.median(leads)) if leads else None,
+                meanLeadSeconds=float(np.mean(leads)) if leads else None,
+                isolatedStalls=n_iso, isolatedMissed=iso_missed,
+                isolatedMedianLeadSeconds=float(np.median(iso_leads)) if iso_leads else None,
+                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--traces", default=os.path.join(os.path.dirname(repo), "shared", "data", "traces"))
+    ap.add_argument("--out", default=os.path.join(repo, "models", "stall-logistic-v1.json"))
+    ap.add_argument("--golden", default=os.path.join(repo, "models", "stall-logistic-v1.golden.json"))
+    ap.add_argument("--results", default=os.path.join(here, "results-v1.json"))
+    args = ap.parse_args()
+
+    traces = sim.load_all(args.traces)
+    groups = {}
+    for tr in traces:
+        groups.setdefault(os.path.dirname(tr.name), []).append(tr)
+    train_tr, test_tr = [], []
+    for g in sorted(groups):
+        fams = sorted({family(t.name) for t in groups[g]})
+        held = {f for i, f in enumerate(fams) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1}
+        for tr in sorted(groups[g], key=lambda t: t.name):
+            (test_tr if family(tr.name) in held else train_tr).append(tr)
+
+    def run(trs):
+        out = []
+        for tr in trs:
+            for k, frac in enumerate(OFFSET_FRACTIONS):
+                seed = sum(ord(c) for c in tr.name) * 10 + k
+                out.append(sim.simulate(tr, frac * tr.duration, seed))
+        return out
+
+    train_s, test_s = run(train_tr), run(test_tr)
+    train_ex = [e for s in train_s for e in label_session(s, HORIZON_SECONDS)]
+    y = np.array([lab for _, _, lab in train_ex], float)
+    X, cols, stats = design(train_ex, MODEL_FEATURES)
+    bias, w = fit_logistic(X, y, L2_PENALTY)
+    weight = {c: wi for c, wi in zip(cols, w)}
+
+    feats = []
+    for name, kind, lo, hi in MODEL_FEATURES:
+        st = stats[name]
+        feats.append(dict(name=name, transform=kind, clipMin=lo, clipMax=hi, imputeValue=st["impute"],
+                          mean=st["mean"], std=st["std"], weight=float(weight[(name, "z")]),
+                          missingWeight=float(weight.get((name, "missing"), 0.0))))
+    model = dict(schema="hlsplay.stall-model", schemaVersion=1, name=MODEL_NAME, version=MODEL_VERSION,
+                 kind="logistic", horizonSeconds=HORIZON_SECONDS, operatingThreshold=0.5, bias=float(bias),
+                 features=feats, training={})
+    train_scores = [model_probability(model, f) for _, f, _ in train_ex]
+    model["operatingThreshold"] = best_f1_threshold(train_scores, y.astype(bool))
+
+    results = dict(
+        horizonSeconds=HORIZON_SECONDS,
+        trainTraces=[t.name for t in train_tr], heldOutTraces=[t.name for t in test_tr],
+        trainSessions=len(train_s), heldOutSessions=len(test_s),
+        heldOut=[
+            evaluate("model", lambda f: model_probability(model, f), test_s, model["operatingThreshold"], HORIZON_SECONDS),
+            evaluate("heuristic", heuristic, test_s, 0.5, HORIZON_SECONDS),
+            evaluate("threshold (buffer < 2 s)", threshold_step, test_s, 0.5, HORIZON_SECONDS),
+            evaluate("threshold ramp (2 s + 3 s ramp)", threshold_ramp, test_s, 0.5, HORIZON_SECONDS),
+        ],
+        train=evaluate("model", lambda f: model_probability(model, f), train_s, model["operatingThreshold"],
+                       HORIZON_SECONDS),
+    )
+    m = results["heldOut"][0]
+    model["training"] = dict(
+        tool="Tools/train/train.py (simulator Tools/train/sim.py)",
+        dataSource="SIMULATED: trace-driven virtual-time simulator replaying shared/data/traces "
+                   "(4-rung ladder 0.62/1.31/3.72/7.23 Mbit/s, 2 s segments, BBA-0 ABR); "
+                   "to be replaced by real hlsplay session logs",
+        trainTraces=results["trainTraces"], heldOutTraces=results["heldOutTraces"],
+        trainExamples=len(train_ex), trainPositives=int(y.sum()), l2Penalty=L2_PENALTY,
+        notes=("Missing features: z = (imputeValue - mean)/std with imputeValue = training mean of the present "
+               "transformed values, plus missingWeight. Device pressure (CPU PSI, decode lag, thermal) and RTT "
+               "are not modelled by the simulator and are not model inputs in v1. Trained "
+               + datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d") + "."),
+        heldOutMetrics={k: m[k] for k in ("auc", "precision", "recall", "brier", "medianLeadSeconds",
+                                                "isolatedMedianLeadSeconds")
+                        if m[k] is not None},
+    )
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(model, fh, indent=2)
+        fh.write("\n")
+
+    # Golden vectors: a spread of held-out samples (idle / in flight / no estimate / stalling soon).
+    pool = [f for s in test_s for _, f in s.samples]
+    picks = []
+    rng = np.random.default_rng(5)
+    for cond in (lambda f: f["bandwidthFastBps"] is None,
+                 lambda f: f["inFlightBytesReceived"] is None,
+                 lambda f: f["inFlightBytesReceived"] is not None and f["bufferSeconds"] < 2,
+                 lambda f: f["inFlightBytesReceived"] is not None and f["bufferSeconds"] > 10,
+                 lambda f: f["nextHigherRungBitrateBps"] is None,
+                 lambda f: f["inFlightBytesReceived"] == 0.0):
+        cands = [f for f in pool if cond(f)]
+        for i in rng.choice(len(cands), size=min(2, len(cands)), replace=False) if cands else []:
+            picks.append(cands[int(i)])
+    mid = [f for f in pool if 0.1 < model_probability(model, f) < 0.9]
+    for i in rng.choice(len(mid), size=min(6, len(mid)), replace=False) if mid else []:
+        picks.append(mid[int(i)])  # mid-range probabilities, where arithmetic differences show
+    golden = [dict(features={k: v for k, v in f.items() if v is not None},
+                   probability=model_probability(model, f)) for f in picks]
+    # Metric cross-check: a fixed subsample of held-out (score, label) pairs and
+    # this script's metrics on it; the Swift test recomputes them with StallMetrics.
+    ex = [e for s in test_s for e in label_session(s, HORIZON_SECONDS)]
+    sub = [ex[int(i)] for i in sorted(rng.choice(len(ex), size=min(400, len(ex)), replace=False))]
+    sub_scores = [model_probability(model, f) for _, f, _ in sub]
+    sub_labels = [bool(y_) for _, _, y_ in sub]
+    pr = precision_recall(sub_scores, sub_labels, model["operatingThreshold"])
+    check = dict(scores=sub_scores, labels=sub_labels, threshold=model["operatingThreshold"],
+                 auc=auc(sub_scores, sub_labels), brier=brier(sub_scores, sub_labels),
+                 precision=pr["precision"], recall=pr["recall"])
+    with open(args.golden, "w") as fh:
+        json.dump(dict(model=os.path.basename(args.out), vectors=golden, metricsCheck=check), fh, indent=2)
+        fh.write("\n")
+    with open(args.results, "w") as fh:
+        json.dump(results, fh, indent=2)
+        fh.write("\n")
+
+    def fmt(x, p=3):
+        return "—" if x is None else f"{x:.{p}f}"
+    print(f"traces: {len(train_tr)} train, {len(test_tr)} held out; examples train {len(train_ex)}")
+    print(f"{'predictor':34} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}"
+          f" {'iso med':>7} {'iso>=3s':>7}")
+    for r in results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")]:
+        print(f"{r['predictor']:34} {fmt(r['auc'])} {fmt(r['precision'])} {fmt(r['recall'])} {fmt(r['brier'])} "
+              f"{fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}"
+              f" {fmt(r['isolatedMedianLeadSeconds'], 2):>7} {fmt(r['isolatedLeadAtLeast3s'], 2):>7}"
+              f" (of {r['isolatedStalls']})")
+
+
+if __name__ == "__main__":
+    main()
