@@ -37,6 +37,22 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var requestStallTimeoutSeconds: Double = 10
     /// First-byte timeout for a request, seconds (hls.js uses 10 s).
     public var firstByteTimeoutSeconds: Double = 10
+    /// The estimate-aware startup/recovery cap (docs/startup-cap.md): `auto`
+    /// (the gate: warm → no cap, cold or recovery → probe low), `off`, or
+    /// `firstVariant` (AVFoundation's startsOnFirstEligibleVariant).
+    public var startupCap = StartupCapConfiguration()
+    /// Ignore the estimate store (a true cold start).
+    public var forceCold = false
+    /// The estimate store file; nil = the user's cache directory.
+    public var estimateStorePath: String?
+    /// The store's TTL and minimum sample count.
+    public var estimateStore = EstimateStoreConfiguration()
+    /// Which throughput samples count as network-limited.
+    public var networkLimit = NetworkLimitClassifier()
+    /// The wall-clock wedge / over-selection rules for the in-flight request.
+    public var byteProgress = ByteProgressClassifier()
+    /// Wedge re-requests allowed per segment before it is treated as a failed load.
+    public static let maxWedgeReRequestsPerSegment = 5
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
 
@@ -56,6 +72,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
     enum CodingKeys: String, CodingKey {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
+             startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
 
@@ -73,6 +90,12 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(decode, forKey: .decode)
         try c.encode(decodeThreadCount, forKey: .decodeThreadCount)
         try c.encode(verifyTLS, forKey: .verifyTLS)
+        try c.encode(startupCap, forKey: .startupCap)
+        try c.encode(forceCold, forKey: .forceCold)
+        try c.encodeIfPresent(estimateStorePath, forKey: .estimateStorePath)
+        try c.encode(estimateStore, forKey: .estimateStore)
+        try c.encode(networkLimit, forKey: .networkLimit)
+        try c.encode(byteProgress, forKey: .byteProgress)
         try c.encode(requestStallTimeoutSeconds, forKey: .requestStallTimeoutSeconds)
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
         try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)

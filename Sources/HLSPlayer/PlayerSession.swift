@@ -24,6 +24,27 @@ struct SessionFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+/// The in-flight request as the wall-clock monitor sees it.
+struct InFlightRequest {
+    enum Abort: Equatable { case wedged, overSelected }
+    var requestID: Int
+    var purpose: RequestPurpose
+    var startedAt: MonotonicInstant
+    var bytes = 0
+    var expectedBytes: Int?
+    var firstByteAt: MonotonicInstant?
+    var lastByteAt: MonotonicInstant
+    /// For segments: the segment's duration and the rung's BANDWIDTH.
+    var segmentDurationSeconds: Double?
+    var rungBitrateBps: Double?
+    var token: CancellationToken
+    /// Why the monitor cancelled it, if it did.
+    var abort: Abort?
+}
+
+/// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
+struct SegmentAbandoned: Error {}
+
 /// One variant of the ladder as the session uses it.
 struct VariantInfo: Sendable {
     var index: Int
@@ -65,7 +86,14 @@ public final class PlayerSession: @unchecked Sendable {
     private var estimator: BandwidthEstimator
     private var currentVariant: Int?
     private var isLive: Bool?
-    private var inFlight: (requestID: Int, bytes: Int, lastByteAt: MonotonicInstant)?
+    private var inFlight: InFlightRequest?
+    private var capController: StartupCapController
+    /// RTT of the last connection, from TCP_INFO.
+    private var lastRTTSeconds: Double?
+    /// Segment samples with evidence about the link (network-limited, or a lower bound).
+    private var networkLimitedSamples = 0
+    private var networkKey: NetworkKey?
+    private var storeSnapshot: EstimateStoreSnapshot?
     private var stopReason: ExitReason?
     private var stopError: String?
     private var stopCategory: SessionFailure.Category?
@@ -99,6 +127,7 @@ public final class PlayerSession: @unchecked Sendable {
         client = HTTPClient(clock: clock, configuration: httpConfig)
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
+        capController = StartupCapController(configuration: configuration.startupCap)
     }
 
     /// Called with every event as it is logged (tests, live views).
@@ -142,6 +171,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
         guard first else { return }
         cancellation.cancel()
+        lock.withLock { inFlight?.token.cancel() }
         buffer.close()
         stopSignal.signal()
     }
@@ -174,6 +204,7 @@ public final class PlayerSession: @unchecked Sendable {
                     stopError, estimator.hasEstimate ? estimator.estimateBps : nil, isLive, decodeStats, breakdown)
         }
         record(actions)
+        saveEstimate()
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
         let summary = recorder.finish { builder in
@@ -212,7 +243,11 @@ public final class PlayerSession: @unchecked Sendable {
             return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
         }
         record(actions)
-        if !isStopping { recorder.record(.bufferSample(sample)) }
+        if !isStopping {
+            recorder.record(.bufferSample(sample))
+            checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
+            capEvent(.tick(now))
+        }
         if statusLine { drawStatus(sample) }
         if phase == .ended {
             requestStop(reason: .completed, error: nil, category: nil)
@@ -239,6 +274,7 @@ public final class PlayerSession: @unchecked Sendable {
                 recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
+                capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))
             case let .stallEnded(at, position, stall, buffered):
                 recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
             case let .ended(at, position):
@@ -295,6 +331,7 @@ public final class PlayerSession: @unchecked Sendable {
             throw SessionFailure(category: .playlist, message: "--variant \(pinned): the playlist has variants \(variants.map(\.index))", url: nil)
         }
 
+        startGate()
         let decision = decide(mediaSequence: nil)
         pendingDecision = decision
         let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
@@ -400,8 +437,9 @@ public final class PlayerSession: @unchecked Sendable {
                                peakBitrateCapBps: configuration.preferredPeakBitRateBps, pinnedVariantIndex: configuration.pinnedVariantIndex),
              estimator.fastBps, estimator.slowBps)
         }
-        let decision = configuration.selector.select(snapshot)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
+        let capped = lock.withLock { capController.applying(to: snapshot) }
+        let decision = configuration.selector.select(capped)
+        recorder.record(.variantDecision(VariantDecisionRecord(inputs: capped, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
         lock.withLock { currentVariant = decision.variantIndex }
         return decision
     }
@@ -453,12 +491,16 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) else { continue }
-            try fetchAndBuffer(segment, variantIndex: variantIndex, live: live)
+            do {
+                try fetchAndBuffer(segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
+            } catch is SegmentAbandoned {
+                continue  // decide again for the same segment, under the lowered cap
+            }
             nextMediaSequence = segment.mediaSequence + 1
         }
     }
 
-    private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool) throws {
+    private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
               var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
             throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: segment.uri.absoluteString)
@@ -474,7 +516,10 @@ public final class PlayerSession: @unchecked Sendable {
         if let map = segment.initializationSection {
             initData = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment).body
         }
-        let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: segment.byteRange, policy: .segment)
+        let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
+        let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                                 byteRange: segment.byteRange, policy: .segment,
+                                 segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest))
 
         let demuxStarted = clock.now()
         let result: DemuxResult
@@ -504,15 +549,18 @@ public final class PlayerSession: @unchecked Sendable {
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                            timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
         }
-        buffer.append(buffered)
-        let end = start + segment.durationSeconds
-        let now = clock.now()
-        let (actions, ahead) = lock.withLock {
-            if !firstSegmentFetched {
+        if !firstSegmentFetched {
+            // Before the packets reach the decoder, which reports the first frame with this breakdown.
+            lock.withLock {
                 breakdown.firstSegmentLastByteAtSeconds = secondsSinceStart(response.finishedAt)
                 breakdown.demuxedAtSeconds = secondsSinceStart(demuxEnded)
                 breakdown.demuxSeconds = demuxSeconds
             }
+        }
+        buffer.append(buffered)
+        let end = start + segment.durationSeconds
+        let now = clock.now()
+        let (actions, ahead) = lock.withLock {
             let actions = timeline.appendBuffered(upTo: end, at: now)
             return (actions, timeline.bufferSeconds(at: now))
         }
@@ -551,21 +599,26 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Requests
 
     /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
-    private func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy) throws -> HTTPResponse {
+    private func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
+                       segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil) throws -> HTTPResponse {
         var attempts = 0
+        var wedgeReRequests = 0
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist {
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {
+            if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }
             attempts += 1
             let requestID = nextRequestID
             nextRequestID += 1
             var request = HTTPRequest(url: url)
             request.byteRange = byteRange
             // After a timeout or a broken transfer, do not trust the old connection.
-            request.freshConnection = freshConnectionNext
-            freshConnectionNext = false
+            request.freshConnection = lock.withLock {
+                defer { freshConnectionNext = false }
+                return freshConnectionNext
+            }
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
@@ -573,12 +626,23 @@ public final class PlayerSession: @unchecked Sendable {
                                                        variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)))
             let wallStart = Date()
             let startedAt = clock.now()
-            lock.withLock { inFlight = (requestID, 0, startedAt) }
+            let token = CancellationToken()
+            lock.withLock {
+                inFlight = InFlightRequest(requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
+                                           segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
+                                           token: token)
+            }
+            if isStopping { token.cancel() }
             var lastLogged: MonotonicInstant?
             var bytesSinceLog = 0
             let interval = configuration.progressLogIntervalSeconds
-            let result = client.fetch(request, cancellation: cancellation) { [self] progress in
-                lock.withLock { inFlight = (requestID, progress.totalBytes, progress.at) }
+            let result = client.fetch(request, cancellation: token) { [self] progress in
+                lock.withLock {
+                    inFlight?.bytes = progress.totalBytes
+                    inFlight?.expectedBytes = progress.expectedBytes
+                    inFlight?.lastByteAt = progress.at
+                    if inFlight?.firstByteAt == nil { inFlight?.firstByteAt = progress.at }
+                }
                 bytesSinceLog += progress.chunkBytes
                 if lastLogged == nil || progress.at.seconds(since: lastLogged!) >= interval || (progress.expectedBytes.map { progress.totalBytes >= $0 } ?? false) {
                     recorder.record(.requestProgress(RequestProgress(requestID: requestID, bytes: progress.totalBytes, chunkBytes: bytesSinceLog, expectedBytes: progress.expectedBytes)))
@@ -586,7 +650,10 @@ public final class PlayerSession: @unchecked Sendable {
                     bytesSinceLog = 0
                 }
             }
-            lock.withLock { inFlight = nil }
+            let abort = lock.withLock {
+                defer { inFlight = nil }
+                return inFlight?.abort
+            }
             switch result {
             case .success(let response):
                 let timings = TimingsRecord(response.timings)
@@ -594,6 +661,7 @@ public final class PlayerSession: @unchecked Sendable {
                 let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
                 var verdict: SampleVerdict?
                 var throughput: Double?
+                if let rtt = response.tcpInfo?.rttSeconds, rtt > 0 { lock.withLock { lastRTTSeconds = rtt } }
                 if purpose == .segment || purpose == .initSection {
                     verdict = lock.withLock { estimator.add(sample) }
                     throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
@@ -611,6 +679,9 @@ public final class PlayerSession: @unchecked Sendable {
                                            requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
                                            status: response.statusCode, responseHeaders: response.headers, bytes: response.body.count,
                                            timings: timings, error: nil))
+                if let segment {
+                    classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
+                }
                 return response
             case .failure(let error):
                 recorder.record(.requestEnd(RequestEnd(
@@ -619,12 +690,32 @@ public final class PlayerSession: @unchecked Sendable {
                 recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: url.absoluteString, startedAt: wallStart,
                                            requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
                                            timings: nil, error: error.description))
-                if error.kind == .cancelled || isStopping {
+                if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString)
                 }
+                if error.kind == .cancelled, let abort {
+                    switch abort {
+                    case .overSelected:
+                        throw SegmentAbandoned()
+                    case .wedged where wedgeReRequests < PlayerConfiguration.maxWedgeReRequestsPerSegment:
+                        // Re-request at once on a fresh connection; this is not a failed attempt of the retry policy.
+                        wedgeReRequests += 1
+                        attempts -= 1
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        continue
+                    case .wedged:
+                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(url.absoluteString) wedged \(wedgeReRequests + 1) times", url: url.absoluteString)
+                    }
+                }
+                if error.kind == .cancelled {
+                    throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString)
+                }
+                capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
                 switch policy.decide(after: error, attemptsMade: attempts) {
                 case .retry(let delay):
-                    freshConnectionNext = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
+                    let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
+                    lock.withLock { freshConnectionNext = fresh }
                     recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                     sleepUnlessStopping(delay)
                     if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }
@@ -757,8 +848,128 @@ public final class PlayerSession: @unchecked Sendable {
             let actions = timeline.markFirstFrameDecoded(at: now)
             return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, width: width, height: height, ptsSeconds: pts, breakdown: breakdown), actions)
         }
-        if let record { recorder.record(.firstFrame(record)) }
+        if let record {
+            recorder.record(.firstFrame(record))
+            capEvent(.firstFrame(at: now))
+        }
         self.record(actions)
+    }
+}
+
+// MARK: - Startup/recovery cap (docs/startup-cap.md)
+
+extension PlayerSession {
+    /// The estimate when it is measured; nil while it is still the default.
+    fileprivate func measuredEstimate() -> Double? {
+        lock.withLock { estimator.hasEstimate ? estimator.estimateBps : nil }
+    }
+
+    /// Classifies the estimate-availability gate from the store and starts the cap controller.
+    fileprivate func startGate() {
+        let host = configuration.url.host ?? "local"
+        let key = NetworkKey(originHost: host, localNetwork: EstimateStoreFile.localNetworkIdentity(forHost: host))
+        let path = configuration.estimateStorePath ?? EstimateStoreFile.defaultPath
+        let (snapshot, problem) = EstimateStoreFile.load(path: path)
+        if let problem {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "estimate-store", message: "\(problem); starting cold")))
+        }
+        let lookup = snapshot?.lookup(key, nowWallSeconds: Date().timeIntervalSince1970, configuration: configuration.estimateStore)
+        let gate = EstimateGate.classify(lookup, forcedCold: configuration.forceCold, configuration: configuration.estimateStore)
+        lock.withLock {
+            networkKey = key
+            storeSnapshot = snapshot
+        }
+        recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: lookup, networkKey: key, mode: configuration.startupCap.mode,
+                                                    configuration: configuration.estimateStore)))
+        capEvent(.sessionStarted(gate: gate, ladder: ladder(), at: clock.now()))
+    }
+
+    /// Feeds the cap controller and performs what it returns.
+    fileprivate func capEvent(_ event: StartupCapEvent) {
+        let actions = lock.withLock { capController.event(event) }
+        for action in actions {
+            switch action {
+            case .setPeakBitrateCap(let change):
+                recorder.record(.capChange(change))
+            case .seedEstimator(let seed):
+                lock.withLock {
+                    if seed.resetFirst { estimator.reset() }
+                    if let bps = seed.bps { estimator.seed(estimateBps: bps, weightSeconds: seed.weightSeconds) }
+                }
+                recorder.record(.capEstimatorSeed(seed))
+            case .reconnect(let reconnect):
+                lock.withLock { freshConnectionNext = true }
+                recorder.record(.capReconnect(reconnect))
+            case .log(let note):
+                recorder.record(.capNote(note))
+            }
+        }
+    }
+
+    /// Judges whether a segment's throughput sample is network-limited, logs the verdict, and tells the cap.
+    fileprivate func classifySample(requestID: Int, response: HTTPResponse, transferSeconds: Double,
+                                    segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool), startedAt: MonotonicInstant) {
+        let observation = TransferObservation(
+            bytes: response.body.count, transferSeconds: transferSeconds, firstByteSeconds: response.timings.firstByteSeconds,
+            rttSeconds: response.tcpInfo?.rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: segment.isLiveEdge,
+            mediaBitrateBps: segment.rungBitrateBps, tcpAppLimited: nil)
+        let verdict = configuration.networkLimit.classify(observation)
+        if verdict.evidenceBps != nil { lock.withLock { networkLimitedSamples += 1 } }
+        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: observation, verdict: verdict)))
+        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: startedAt, completedAt: response.finishedAt)))
+    }
+
+    /// The wall-clock byte-progress check of the in-flight segment request:
+    /// wedged → abort and re-request on a fresh connection; over-selected →
+    /// abandon and lower the cap. Runs on the monitor, never on the loader.
+    fileprivate func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
+        let found: (InFlightSnapshot, ByteProgressAssessment, Int)? = lock.withLock {
+            guard let f = inFlight, f.abort == nil, f.purpose == .segment, let duration = f.segmentDurationSeconds else { return nil }
+            let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
+            let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
+            let snapshot = InFlightSnapshot(
+                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: now.seconds(since: f.lastByteAt),
+                elapsedSeconds: now.seconds(since: f.startedAt), rttSeconds: lastRTTSeconds, segmentDurationSeconds: duration,
+                rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
+            let assessment = configuration.byteProgress.classify(snapshot)
+            switch assessment.remedy {
+            case .none:
+                return nil
+            case .reRequestOnFreshConnection:
+                inFlight?.abort = .wedged
+            case .abandonAndCap:
+                // Abandoning pays only when there is a lower rung to go to.
+                guard let rung = f.rungBitrateBps, variants.contains(where: { Double($0.bandwidthBps) < rung }) else { return nil }
+                inFlight?.abort = .overSelected
+            }
+            f.token.cancel()
+            return (snapshot, assessment, f.requestID)
+        }
+        guard let (snapshot, assessment, requestID) = found else { return }
+        recorder.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot, assessment: assessment)))
+        switch assessment.remedy {
+        case .reRequestOnFreshConnection:
+            capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
+        case .abandonAndCap(let cap):
+            capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, at: now))
+        case .none:
+            break
+        }
+    }
+
+    /// Stores the session's final estimate for the next start on this network.
+    fileprivate func saveEstimate() {
+        let (key, snapshot, estimate, samples) = lock.withLock {
+            (networkKey, storeSnapshot, estimator.hasEstimate ? estimator.estimateBps : nil, networkLimitedSamples)
+        }
+        guard let key, let estimate, samples > 0 else { return }
+        let record = EstimateRecord(networkKey: key, valueBps: estimate, sampleCount: samples, measuredAt: Date().timeIntervalSince1970)
+        // Re-read the file so sessions that ran meanwhile are not overwritten.
+        let path = configuration.estimateStorePath ?? EstimateStoreFile.defaultPath
+        let current = EstimateStoreFile.load(path: path).snapshot ?? snapshot ?? EstimateStoreSnapshot()
+        if let problem = EstimateStoreFile.save(current.updating(with: record), path: path) {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "estimate-store", message: problem)))
+        }
     }
 }
 

@@ -25,6 +25,10 @@ struct Arguments {
     var decodeThreads: Int?
     var firstByteTimeoutSeconds: Double?
     var stallTimeoutSeconds: Double?
+    var startupCap: String?
+    var cold = false
+    var estimateStorePath: String?
+    var thenURL: String?
     var insecure = false
     var status: Bool?
     var help = false
@@ -53,6 +57,13 @@ struct Arguments {
       --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
       --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
       --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
+      --startup-cap MODE         auto (default: no cap when a fresh estimate is stored,
+                                 else probe the lowest rung and ramp on evidence),
+                                 off, or first-variant (startsOnFirstEligibleVariant)
+      --cold                     ignore the estimate store: a true cold start
+      --estimate-store FILE      the estimate store (default ~/.cache/hlsplay/estimates.json)
+      --then URL2                afterwards play URL2 in the same process (a channel
+                                 change, warm); its log goes to FILE-2.jsonl / -2.har
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -87,6 +98,15 @@ struct Arguments {
             case "--help", "-h": a.help = true
             case "--version": a.version = true
             case "--insecure": a.insecure = true
+            case "--cold": a.cold = true
+            case "--estimate-store": a.estimateStorePath = try value(for: word)
+            case "--then": a.thenURL = try value(for: word)
+            case "--startup-cap":
+                let w = try value(for: word)
+                guard ["auto", "off", "first-variant"].contains(w) else {
+                    throw UsageError(message: "--startup-cap: '\(w)' is not one of auto, off, first-variant")
+                }
+                a.startupCap = w
             case "--status": a.status = true
             case "--no-status": a.status = false
             case "--duration": a.durationSeconds = try seconds(word, allowZero: false)

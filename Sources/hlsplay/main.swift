@@ -12,13 +12,20 @@ func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
-let arguments: Arguments
-do {
-    arguments = try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandle.standardError.write(Data("hlsplay: \(error.message)\nTry 'hlsplay --help'.\n".utf8))
-    exit(64)
-}
+// Initialised in one expression: the functions below read these globals, and a
+// global whose initialisation is deferred to later top-level statements is not
+// safely visible from a function.
+let arguments: Arguments = {
+    do {
+        return try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
+    } catch let error as UsageError {
+        FileHandle.standardError.write(Data("hlsplay: \(error.message)\nTry 'hlsplay --help'.\n".utf8))
+        exit(64)
+    } catch {
+        FileHandle.standardError.write(Data("hlsplay: \(error)\n".utf8))
+        exit(64)
+    }
+}()
 if arguments.help {
     print(Arguments.usage)
     exit(0)
@@ -28,19 +35,32 @@ if arguments.version {
     exit(0)
 }
 
-// The URL, or the embedded default: the sample ladder from a loopback origin.
-var origin: OriginServer?
-let url: URL
-if let given = arguments.url {
+/// A URL from the command line: http(s), file://, or a local path.
+func parseURL(_ given: String) -> URL {
     if given.contains("://") {
         guard let u = URL(string: given), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
             fail("'\(given)' is not an http, https or file URL", status: 64)
         }
-        url = u
-    } else {
-        guard FileManager.default.fileExists(atPath: given) else { fail("no such file '\(given)'", status: 64) }
-        url = URL(fileURLWithPath: given)
+        return u
     }
+    guard FileManager.default.fileExists(atPath: given) else { fail("no such file '\(given)'", status: 64) }
+    return URL(fileURLWithPath: given)
+}
+
+/// FILE.jsonl → FILE-2.jsonl: where the --then session's outputs go.
+func secondPath(_ path: String?) -> String? {
+    guard let path else { return nil }
+    let url = URL(fileURLWithPath: path)
+    let ext = url.pathExtension
+    let stem = url.deletingPathExtension().path
+    return ext.isEmpty ? stem + "-2" : stem + "-2." + ext
+}
+
+// The URL, or the embedded default: the sample ladder from a loopback origin.
+var origin: OriginServer?
+let url: URL
+if let given = arguments.url {
+    url = parseURL(given)
 } else {
     guard let samples = SampleLocator.defaultLadder() else {
         fail("the embedded sample ladder is not built: run Samples/make-all.sh (or set HLSPLAY_SAMPLES)", status: 69)
@@ -57,27 +77,45 @@ if let given = arguments.url {
         FileHandle.standardError.write(Data("hlsplay: no URL given; playing the embedded sample ladder from \(url.absoluteString)\n".utf8))
     }
 }
+let thenURL = arguments.thenURL.map(parseURL)
 
-var configuration = PlayerConfiguration(url: url)
-configuration.durationLimitSeconds = arguments.durationSeconds
-if let v = arguments.forwardBufferSeconds { configuration.preferredForwardBufferDurationSeconds = v }
-configuration.preferredPeakBitRateBps = arguments.peakBitRateBps
-configuration.pinnedVariantIndex = arguments.variantIndex
-if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
-if let v = arguments.resumeBufferSeconds { configuration.playback.resumeBufferSeconds = v }
-if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
-if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
-if let v = arguments.firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
-if let v = arguments.stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
-configuration.verifyTLS = !arguments.insecure
+func makeConfiguration(_ url: URL) -> PlayerConfiguration {
+    var configuration = PlayerConfiguration(url: url)
+    configuration.durationLimitSeconds = arguments.durationSeconds
+    if let v = arguments.forwardBufferSeconds { configuration.preferredForwardBufferDurationSeconds = v }
+    configuration.preferredPeakBitRateBps = arguments.peakBitRateBps
+    configuration.pinnedVariantIndex = arguments.variantIndex
+    if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
+    if let v = arguments.resumeBufferSeconds { configuration.playback.resumeBufferSeconds = v }
+    if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
+    if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
+    if let v = arguments.firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
+    if let v = arguments.stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
+    if let v = arguments.startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
+    configuration.forceCold = arguments.cold
+    configuration.estimateStorePath = arguments.estimateStorePath
+    configuration.verifyTLS = !arguments.insecure
+    return configuration
+}
 
 let statusLine = arguments.status ?? (isatty(STDERR_FILENO) == 1)
-let session: PlayerSession
-do {
-    session = try PlayerSession(configuration: configuration, logPath: arguments.logPath, harPath: arguments.harPath, statusLine: statusLine)
-} catch {
-    fail("\(error)", status: 73)
+
+/// The session being played, for the signal handlers.
+final class CurrentSession: @unchecked Sendable {
+    private let lock = NSLock()
+    private var session: PlayerSession?
+    private var interrupted = false
+    func set(_ s: PlayerSession?) {
+        let stopNow = lock.withLock { session = s; return interrupted }
+        if stopNow { s?.stop(reason: .interrupted) }
+    }
+    func interrupt() {
+        let s = lock.withLock { interrupted = true; return session }
+        s?.stop(reason: .interrupted)
+    }
+    var wasInterrupted: Bool { lock.withLock { interrupted } }
 }
+let current = CurrentSession()
 
 // SIGINT/SIGTERM end the session cleanly (summary written); a second SIGINT exits at once.
 signal(SIGINT, SIG_IGN)
@@ -88,37 +126,51 @@ let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: signalQueue)
 sigint.setEventHandler {
     interrupts += 1
     if interrupts > 1 { _exit(130) }
-    session.stop(reason: .interrupted)
+    current.interrupt()
 }
 sigint.resume()
 let sigterm = DispatchSource.makeSignalSource(signal: SIGTERM, queue: signalQueue)
-sigterm.setEventHandler { session.stop(reason: .interrupted) }
+sigterm.setEventHandler { current.interrupt() }
 sigterm.resume()
 
-let summary = session.run()
-origin?.stop()
-
-if arguments.json {
-    print(SessionLogEncoder().line(summary))
-} else {
-    print(SummaryFormatter.human(summary))
-}
-
-let status: Int32
-switch summary.exitReason {
-case .completed, .durationReached: status = 0
-case .interrupted: status = 130
-case .error:
-    if !arguments.json || true {
+/// Plays one session; returns its exit status.
+func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
+    let session: PlayerSession
+    do {
+        session = try PlayerSession(configuration: makeConfiguration(url), logPath: logPath, harPath: harPath, statusLine: statusLine)
+    } catch {
+        fail("\(error)", status: 73)
+    }
+    current.set(session)
+    let summary = session.run()
+    current.set(nil)
+    if arguments.json {
+        print(SessionLogEncoder().line(summary))
+    } else {
+        print(SummaryFormatter.human(summary))
+    }
+    var status: Int32
+    switch summary.exitReason {
+    case .completed, .durationReached: status = 0
+    case .interrupted: status = 130
+    case .error:
         FileHandle.standardError.write(Data("hlsplay: error: \(summary.error ?? "unknown error")\n".utf8))
+        switch session.failureCategory {
+        case "playlist", "media": status = 65
+        case "network": status = 69
+        default: status = 70
+        }
     }
-    switch session.failureCategory {
-    case "playlist", "media": status = 65
-    case "network": status = 69
-    default: status = 70
+    if session.logWriteFailed {
+        FileHandle.standardError.write(Data("hlsplay: writing the session log failed (disk full?)\n".utf8))
+        status = 74
     }
+    return status
 }
-if session.logWriteFailed {
-    fail("writing the session log failed (disk full?)", status: 74)
+
+var status = play(url, logPath: arguments.logPath, harPath: arguments.harPath)
+if let thenURL, status == 0, !current.wasInterrupted {
+    status = play(thenURL, logPath: secondPath(arguments.logPath), harPath: secondPath(arguments.harPath))
 }
+origin?.stop()
 exit(status)

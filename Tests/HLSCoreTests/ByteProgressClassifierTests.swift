@@ -63,6 +63,15 @@ import Testing
         #expect(at.suggestedCapBps == 1_400_000)
     }
 
+    @Test func idle_justUnderOneSecond_flowing_atOneSecond_goingQuiet_notDownshifted() {
+        // A heavy rung whose bytes stopped: on its way to a wedge, which wants a new request, not a lower rung.
+        #expect(c.classify(snapshot(idle: 0.999)).verdict == .overSelected)
+        let quiet = c.classify(snapshot(idle: 1))
+        #expect(quiet.verdict == .healthy)
+        #expect(quiet.healthyReason == .goingQuiet)
+        #expect(quiet.remedy == .none)
+    }
+
     @Test func elapsed_justUnderHalfSegment_tooEarly_atHalf_judged() {
         let early = c.classify(snapshot(elapsed: 2.999))
         #expect(early.verdict == .healthy)

@@ -50,10 +50,35 @@ import Testing
         #expect(c.classify(o).reasons == [.firstByteDominated])
     }
 
+    @Test func slowStartDominated_largeTransfer_stillBoundsTheLinkFromBelow() {
+        // 200 KB delivered within two round trips: not a rate measure, but the link carried it.
+        var o = clean(); o.bytes = 200_000; o.rttSeconds = 0.01; o.transferSeconds = 0.02; o.firstByteSeconds = 0.01
+        let v = c.classify(o)
+        #expect(v.reasons == [.tooFewRoundTrips])
+        #expect(abs((v.lowerBoundBps ?? 0) - 200_000 * 8 / 0.03) < 1)
+        // A network-limited sample's evidence is its transfer throughput, with no lower bound needed.
+        #expect(c.classify(clean()).lowerBoundBps == nil)
+        #expect(c.classify(clean()).evidenceBps == c.classify(clean()).throughputBps)
+    }
+
+    @Test func firstByteDominated_largeTransfer_givesWholeRequestLowerBound() {
+        // A fast link behind a slow server: 1 MB in 10 ms after 40 ms of waiting.
+        var o = clean(); o.bytes = 1_000_000; o.transferSeconds = 0.01; o.firstByteSeconds = 0.04; o.rttSeconds = 0.001
+        let v = c.classify(o)
+        #expect(v.reasons == [.firstByteDominated])
+        #expect(!v.isNetworkLimited)
+        #expect(v.throughputBps == 800_000_000)
+        // Over the whole 50 ms request: 160 Mbit/s, which the link certainly carries.
+        #expect(abs((v.lowerBoundBps ?? 0) - 160_000_000) < 1)
+        #expect(v.evidenceBps == v.lowerBoundBps)
+    }
+
     @Test func smallFirstByteDominatedTransfer_notCounted_forSeveralReasons() {
         // A 20 KB playlist-sized transfer: 300 ms to first byte, 20 ms of body.
         let o = TransferObservation(bytes: 20_000, transferSeconds: 0.02, firstByteSeconds: 0.3, rttSeconds: 0.05)
         #expect(c.classify(o).reasons == [.tooFewBytes, .tooFewRoundTrips, .firstByteDominated])
+        // Too small to bound the link from below either.
+        #expect(c.classify(o).evidenceBps == nil)
     }
 
     @Test func readPause_justUnderTenPercent_counts_atTenPercent_paused() {

@@ -34,6 +34,8 @@ struct Run {
     var logLines: [[String: Any]]
     var rawLogLines: [String]
     var har: [String: Any]?
+    /// The log of a `--then` session (FILE-2.jsonl), when there was one.
+    var secondLogLines: [[String: Any]] = []
 
     var summary: [String: Any]? { logLines.last.flatMap { $0["type"] as? String == "summary" ? $0 : nil } }
     func events(_ type: String) -> [[String: Any]] { logLines.filter { $0["type"] as? String == type } }
@@ -49,6 +51,11 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
     let process = Process()
     process.executableURL = Repo.hlsplay
     process.arguments = args + ["--log", log.path, "--har", har.path]
+    // Each run gets its own cache directory, so the estimate store starts empty
+    // (cold) unless a test passes --estimate-store, and no user file is touched.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_CACHE_HOME"] = dir.appendingPathComponent("cache").path
+    process.environment = environment
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
@@ -80,8 +87,11 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
         parsed.append(obj)
     }
     let harObject = (try? Data(contentsOf: har)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    let second = ((try? String(contentsOf: dir.appendingPathComponent("session-2.jsonl"), encoding: .utf8)) ?? "")
+        .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     return Run(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-               stderr: String(decoding: errBox.data, as: UTF8.self), logLines: parsed, rawLogLines: rawLines, har: harObject)
+               stderr: String(decoding: errBox.data, as: UTF8.self), logLines: parsed, rawLogLines: rawLines, har: harObject,
+               secondLogLines: second)
 }
 
 /// An origin serving `root` on an ephemeral loopback port for the test's duration.

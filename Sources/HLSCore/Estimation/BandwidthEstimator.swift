@@ -75,6 +75,13 @@ public struct BandwidthEstimator: Sendable, Equatable {
         slow = WeightedAverage(halfLife: configuration.slowHalfLifeSeconds)
     }
 
+    /// Forgets every sample (a recovery: the old estimate is suspect).
+    public mutating func reset() {
+        fast = WeightedAverage(halfLife: configuration.fastHalfLifeSeconds)
+        slow = WeightedAverage(halfLife: configuration.slowHalfLifeSeconds)
+        acceptedSampleCount = 0
+    }
+
     /// Seeds both averages from an earlier estimate (a warm start), counted as
     /// `weightSeconds` of transfer time.
     public mutating func seed(estimateBps: Double, weightSeconds: Double) {

@@ -366,6 +366,14 @@ public enum SessionEvent: Sendable, Equatable {
     case firstFrame(FirstFrame)
     case decodeStats(DecodeStats)
     case error(ErrorRecord)
+    // Startup/recovery cap (docs/startup-cap.md)
+    case capGate(GateDecisionRecord)
+    case capChange(CapChangeRecord)
+    case capEstimatorSeed(EstimatorSeedRecord)
+    case capReconnect(ReconnectRecord)
+    case capNote(CapNote)
+    case sampleVerdict(SampleVerdictRecord)
+    case byteProgress(ByteProgressRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -387,6 +395,13 @@ public enum SessionEvent: Sendable, Equatable {
         case .firstFrame: "frame.first"
         case .decodeStats: "decode.stats"
         case .error: "error"
+        case .capGate: "cap.gate"
+        case .capChange: "cap.change"
+        case .capEstimatorSeed: "cap.seed"
+        case .capReconnect: "cap.reconnect"
+        case .capNote: "cap.note"
+        case .sampleVerdict: "sample.verdict"
+        case .byteProgress: "request.byteProgress"
         }
     }
 
@@ -409,6 +424,13 @@ public enum SessionEvent: Sendable, Equatable {
         case .firstFrame(let p): p
         case .decodeStats(let p): p
         case .error(let p): p
+        case .capGate(let p): p
+        case .capChange(let p): p
+        case .capEstimatorSeed(let p): p
+        case .capReconnect(let p): p
+        case .capNote(let p): p
+        case .sampleVerdict(let p): p
+        case .byteProgress(let p): p
         }
     }
 }

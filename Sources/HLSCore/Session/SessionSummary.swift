@@ -46,6 +46,14 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var sessionSeconds: Double
     /// The bandwidth estimate at the end, bits per second.
     public var finalEstimateBps: Double?
+    /// The estimate-availability gate at start: warm, cold or recovery (docs/startup-cap.md).
+    public var startupGate: String?
+    /// Times the startup/recovery cap changed.
+    public var capChanges: Int
+    /// In-flight requests found wedged (≈0 bytes for the wedge window) and re-requested.
+    public var wedgesDetected: Int
+    /// In-flight requests abandoned as over-selected (and the cap lowered).
+    public var overSelections: Int
 }
 
 /// Folds events into a summary.
@@ -62,6 +70,10 @@ public struct SummaryBuilder: Sendable {
     private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
     private var lastBreakdown = StartupBreakdown()
+    private var gate: String?
+    private var capChanges = 0
+    private var wedges = 0
+    private var overSelections = 0
 
     public init() {}
 
@@ -87,6 +99,16 @@ public struct SummaryBuilder: Sendable {
             firstFrame = e
         case .decodeStats(let e):
             decode = e
+        case .capGate(let e):
+            gate = e.gate
+        case .capChange:
+            capChanges += 1
+        case .byteProgress(let e):
+            switch e.assessment.verdict {
+            case .wedged: wedges += 1
+            case .overSelected: overSelections += 1
+            default: break
+            }
         default:
             break
         }
@@ -120,6 +142,7 @@ public struct SummaryBuilder: Sendable {
             bytes: bytes, segmentsBuffered: segments.count, segmentsSkipped: skipped,
             decodedVideoFrames: decode.videoFrames, decodedAudioFrames: decode.audioFrames,
             lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
-            sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps)
+            sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps,
+            startupGate: gate, capChanges: capChanges, wedgesDetected: wedges, overSelections: overSelections)
     }
 }

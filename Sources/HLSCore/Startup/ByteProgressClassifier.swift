@@ -65,6 +65,8 @@ public enum HealthyReason: String, Sendable, Equatable, Codable {
     case finishesBeforeBufferRunsOut = "finishes-before-buffer-runs-out"
     /// Too little of the request has elapsed to judge over-selection.
     case tooEarlyToJudge = "too-early-to-judge"
+    /// No byte for `overSelectionMaximumIdleSeconds`: not flowing, not yet wedged.
+    case goingQuiet = "going-quiet"
     /// No throughput measure yet.
     case noThroughputMeasure = "no-throughput-measure"
     /// All expected bytes are in.
@@ -154,6 +156,11 @@ public struct ByteProgressClassifier: Sendable, Equatable, Codable {
     /// pays: the same segment at that cap takes this × segment duration, so a
     /// fetch whose rest arrives sooner than that is finished instead.
     public var downshiftSafetyFactor: Double = 0.7
+    /// Over-selection is a verdict about a request whose bytes are still
+    /// arriving: the last byte must have come within this long, seconds. A
+    /// request that has gone quiet is on its way to a wedge, whose remedy is a
+    /// new request, not a lower bitrate; it must not be downshifted meanwhile.
+    public var overSelectionMaximumIdleSeconds: Double = 1
 
     public init() {}
 
@@ -187,6 +194,10 @@ public struct ByteProgressClassifier: Sendable, Equatable, Codable {
         let projected = remaining * 8 / throughput
         a.overSelectionRatio = ratio
         a.projectedRemainingSeconds = projected
+        guard idle < overSelectionMaximumIdleSeconds else {
+            a.healthyReason = .goingQuiet
+            return a
+        }
         guard s.elapsedSeconds >= overSelectionMinimumElapsedShare * s.segmentDurationSeconds else {
             a.healthyReason = .tooEarlyToJudge
             return a

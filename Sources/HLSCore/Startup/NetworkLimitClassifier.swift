@@ -82,10 +82,21 @@ public struct NetworkLimitVerdict: Sendable, Equatable, Codable {
     public var reasons: [NotNetworkLimitedReason]
     /// Bits per second over the transfer, when computable.
     public var throughputBps: Double?
+    /// For a transfer of at least `minimumBytes` that is not network-limited:
+    /// bits per second over the whole request, first-byte wait included. The
+    /// link carried those bytes in that time, so this can only under-state
+    /// it — slow start, a slow server, a paced producer all make it lower,
+    /// never higher. A ramp may rely on it (it cannot over-select); nothing
+    /// may conclude from it that the link is slow.
+    public var lowerBoundBps: Double?
     public var isNetworkLimited: Bool { reasons.isEmpty }
-    public init(reasons: [NotNetworkLimitedReason], throughputBps: Double?) {
+    /// What a ramp-up may rely on: the throughput of a network-limited
+    /// transfer, else the whole-request lower bound of a large enough one, else nothing.
+    public var evidenceBps: Double? { isNetworkLimited ? throughputBps : lowerBoundBps }
+    public init(reasons: [NotNetworkLimitedReason], throughputBps: Double?, lowerBoundBps: Double? = nil) {
         self.reasons = reasons
         self.throughputBps = throughputBps
+        self.lowerBoundBps = lowerBoundBps
     }
 }
 
@@ -126,6 +137,7 @@ public struct NetworkLimitClassifier: Sendable, Equatable, Codable {
             reasons.append(.liveEdgeProducerPaced)
         }
         if o.tcpAppLimited == true { reasons.append(.tcpAppLimited) }
-        return NetworkLimitVerdict(reasons: reasons, throughputBps: bps)
+        let lowerBound = !reasons.isEmpty && !reasons.contains(.tooFewBytes) && total > 0 ? Double(o.bytes) * 8 / total : nil
+        return NetworkLimitVerdict(reasons: reasons, throughputBps: bps, lowerBoundBps: lowerBound)
     }
 }

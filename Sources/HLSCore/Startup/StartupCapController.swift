@@ -235,7 +235,7 @@ public struct StartupCapController: Sendable, Equatable {
 
     private mutating func sample(_ s: CapSample) -> [StartupCapAction] {
         guard configuration.mode == .auto, phase != .idle else { return [] }
-        guard s.verdict.isNetworkLimited, let bps = s.verdict.throughputBps else { return [] }
+        guard let bps = s.verdict.evidenceBps else { return [] }
         guard s.requestStartedAt >= freshSince else {
             return [.log(CapNote(kind: .staleSample, phase: phase,
                                  detail: "request began \(s.requestStartedAt) before the probe began \(freshSince)"))]

@@ -1,0 +1,94 @@
+import Foundation
+import HLSOrigin
+import Testing
+
+/// The estimate-aware startup/recovery cap and the byte-progress wedge check,
+/// through the real binary against the real origin.
+@Suite(.serialized) struct StartupCapTests {
+    func tempStore() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-store-\(UUID().uuidString).json")
+    }
+
+    func firstSegmentVariant(_ lines: [[String: Any]]) -> Int? {
+        lines.first { $0["type"] as? String == "segment.buffered" }?["variantIndex"] as? Int
+    }
+
+    @Test func coldStartProbesLowestRung_thenChannelChangeStartsWarmOnTopRung() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let store = tempStore()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let run = try withOrigin(samples) { base in
+            let master = base.appendingPathComponent("master.m3u8").absoluteString
+            return try runHlsplay([master, "--headless", "--json", "--duration", "3", "--estimate-store", store.path, "--then", master])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let summaries = run.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(summaries.count == 2, "one summary per session")
+        #expect(summaries.first?["startupGate"] as? String == "cold")
+        #expect(summaries.last?["startupGate"] as? String == "warm")
+
+        let first = run.logLines
+        let second = run.secondLogLines
+        #expect(second.last?["type"] as? String == "summary")
+        // Cold: the first segment comes from the lowest rung, under the probe cap, which is released on evidence.
+        #expect(firstSegmentVariant(first) == 0)
+        let changes = first.filter { $0["type"] as? String == "cap.change" }
+        #expect(changes.first?["reason"] as? String == "cold-probe")
+        #expect(changes.contains { $0["capBps"] == nil || ($0["capBps"] as? Int ?? 0) > 623_408 }, "the cap was raised or released")
+        // Warm: the estimate stored by the first session lets the second start on the top rung, uncapped.
+        #expect(firstSegmentVariant(second) == 3)
+        #expect(!second.contains { $0["type"] as? String == "cap.change" && $0["reason"] as? String == "cold-probe" })
+        let stored = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: store)) as? [String: Any])
+        #expect((stored["records"] as? [Any])?.count == 1)
+    }
+
+    @Test func coldFlag_ignoresAFreshStore() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let store = tempStore()
+        defer { try? FileManager.default.removeItem(at: store) }
+        try withOrigin(samples) { base in
+            let master = base.appendingPathComponent("master.m3u8").absoluteString
+            let warmUp = try runHlsplay([master, "--headless", "--duration", "2", "--estimate-store", store.path])
+            #expect(warmUp.status == 0)
+            let cold = try runHlsplay([master, "--headless", "--json", "--duration", "2", "--estimate-store", store.path, "--cold"])
+            #expect(cold.summary?["startupGate"] as? String == "cold")
+            #expect(cold.events("cap.gate").first?["coldReason"] as? String == "forced")
+            #expect(firstSegmentVariant(cold.logLines) == 0)
+        }
+    }
+
+    @Test func wedgedRequest_detectedByByteProgress_reRequestedOnFreshConnection() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        // 20 KB of the second segment, then silence forever (the connection stays open).
+        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil,
+                                action: .stallAfterBytes(bytes: 20_000, seconds: nil))]
+        let run = try withOrigin(samples, faults: faults) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let checks = run.events("request.byteProgress")
+        let wedge = try #require(checks.first)
+        let assessment = try #require(wedge["assessment"] as? [String: Any])
+        #expect(assessment["verdict"] as? String == "wedged")
+        // Detected by the byte-progress window (3 s here), well before the 10 s request stall timeout.
+        let window = try #require(assessment["wedgeWindowSeconds"] as? Double)
+        #expect(window >= 3 && window < 10)
+        let idle = try #require(assessment["idleSeconds"] as? Double)
+        #expect(idle >= window && idle < window + 1)
+        #expect(run.summary?["wedgesDetected"] as? Int == 1)
+        // The aborted attempt, an immediate re-request on a fresh connection, and success.
+        let aborted = run.events("request.end").first { $0["ok"] as? Bool == false }
+        #expect(aborted?["errorKind"] as? String == "cancelled")
+        #expect((aborted?["bytes"] as? Int ?? 0) >= 20_000)
+        #expect(run.events("request.retry").first?["delaySeconds"] as? Double == 0)
+        let abortedID = aborted?["requestID"] as? Int ?? 0
+        let next = run.events("request.end").first { ($0["requestID"] as? Int ?? 0) > abortedID }
+        #expect(next?["connectionReused"] as? Bool == false)
+        #expect(next?["ok"] as? Bool == true)
+        // The wedge put the cap into recovery.
+        #expect(run.events("cap.change").contains { ($0["reason"] as? String ?? "").contains("recovery") || $0["phase"] as? String == "recovering" })
+        #expect(run.summary?["exitReason"] as? String == "completed")
+    }
+
+}
