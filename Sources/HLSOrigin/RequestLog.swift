@@ -21,6 +21,15 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var fault: String?
     /// Shaping in force, e.g. `"rate=2000000bps rtt=0.05s"`, or `"none"`.
     public var shaping: String
+    /// Link rate in force when the request was accepted (nil = unshaped link).
+    public var rateBitsPerSecond: Double?
+    /// Trace replayed on the link, and the position within its loop at acceptance.
+    public var trace: String?
+    public var tracePositionSeconds: Double?
+    /// true if a link collapse was in force at acceptance (absent otherwise).
+    public var linkCollapsed: Bool?
+    /// First-byte delay applied (configured RTT or trace latency), absent if none.
+    public var rttSeconds: Double?
 }
 
 /// Thread-safe JSON Lines writer; every entry is written (and flushed to the kernel) immediately.
