@@ -153,15 +153,14 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
     }
 
     public var logDescription: String {
-        schedule.trace.pieces.count == 1 && schedule.collapses.isEmpty
-            ? schedule.trace.name : "trace=\(schedule.trace.name)"
+        schedule.trace.isConstantRate ? schedule.trace.name : "trace=\(schedule.trace.name)"
     }
 
     public func linkState(atSeconds t: Double) -> LinkState {
         let piece = schedule.trace.piece(at: t)
         let collapsed = schedule.isCollapsed(at: t)
         let rate = collapsed ? 0 : piece.rateBitsPerSecond
-        let isTrace = schedule.trace.pieces.count > 1
+        let isTrace = !schedule.trace.isConstantRate
         let position = schedule.trace.loopPosition(t)
         var d = isTrace ? "trace=\(schedule.trace.name) pos=\(String(format: "%.3f", position))s " : ""
         d += "rate=\(Int(rate))bps"

@@ -40,6 +40,8 @@ public struct ThroughputTrace: Sendable, Equatable {
 
     /// Name for logs (usually the file name).
     public var name: String
+    /// Made by `constant(bitsPerSecond:)` (logged as a rate, not as a trace).
+    public private(set) var isConstantRate = false
     public private(set) var pieces: [Piece]
     /// Start time of each piece, plus the loop duration at the end (`pieces.count + 1` values).
     private var starts: [Double]
@@ -72,8 +74,10 @@ public struct ThroughputTrace: Sendable, Equatable {
     /// A constant-rate link as a one-piece trace.
     public static func constant(bitsPerSecond: Double, name: String? = nil) -> ThroughputTrace {
         // A one-second piece can never be rejected.
-        try! ThroughputTrace(name: name ?? "rate=\(Int(bitsPerSecond))bps",
-                             pieces: [Piece(durationSeconds: 1, rateBitsPerSecond: bitsPerSecond)])
+        var t = try! ThroughputTrace(name: name ?? "rate=\(Int(bitsPerSecond))bps",
+                                     pieces: [Piece(durationSeconds: 1, rateBitsPerSecond: bitsPerSecond)])
+        t.isConstantRate = true
+        return t
     }
 
     /// Index of the piece in force at `position` (trace time within one loop, `0 ..< loopDurationSeconds`).
