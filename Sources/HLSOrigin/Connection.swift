@@ -296,11 +296,18 @@ final class Connection: @unchecked Sendable {
         // Live mode: generated media playlists; segments outside their window are gone.
         var generated: [UInt8]?
         if let live = server.live {
+            // A stale-playlist window in force is logged as the fault of every live playlist / segment answer.
+            let clock = live.configuration.liveClock(atSeconds: entry.accepted)
+            let stale = clock != entry.accepted && entry.fault == nil ? "stalePlaylist(frozenAt=\(clock)s)" : nil
             if filePath.hasSuffix(".m3u8"), let text = live.playlist(filePath: filePath, atSeconds: entry.accepted) {
                 generated = Array(text.utf8)
-            } else if let sequence = LiveServer.sequence(inTarget: head.target),
-                      !live.segmentAvailable(filePath: filePath, sequence: sequence, atSeconds: entry.accepted) {
-                return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
+                if let stale { entry.fault = stale }
+            } else if let sequence = LiveServer.sequence(inTarget: head.target) {
+                if let stale { entry.fault = stale }
+                if !live.segmentAvailable(filePath: filePath, sequence: sequence, atSeconds: entry.accepted) {
+                    return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry,
+                                         extraHeaders: [], fault: fault)
+                }
             }
         }
         let file = generated == nil ? open(filePath, O_RDONLY | O_CLOEXEC) : -1

@@ -47,9 +47,21 @@ public struct VODPlaylist: Sendable, Equatable {
         public var durationSeconds: Double
     }
     /// Playlist-level tags kept in the live version (VERSION, TARGETDURATION, INDEPENDENT-SEGMENTS, MAP, ...).
-    public var header: [String]
-    public var segments: [Segment]
-    public var totalDurationSeconds: Double { segments.reduce(0) { $0 + $1.durationSeconds } }
+    public let header: [String]
+    public let segments: [Segment]
+    public let totalDurationSeconds: Double
+    /// Start of each segment within one loop.
+    private let segmentStarts: [Double]
+
+    init(header: [String], segments: [Segment]) {
+        self.header = header
+        self.segments = segments
+        var starts: [Double] = []
+        var t = 0.0
+        for s in segments { starts.append(t); t += s.durationSeconds }
+        segmentStarts = starts
+        totalDurationSeconds = t
+    }
 
     private static let droppedHeaderTags = ["#EXTM3U", "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-PLAYLIST-TYPE", "#EXT-X-ENDLIST",
                                             "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PROGRAM-DATE-TIME"]
@@ -95,10 +107,7 @@ public struct VODPlaylist: Sendable, Equatable {
     /// Start of looped segment `k` (content time, seconds from the start of loop 0).
     public func startSeconds(ofSequence k: Int) -> Double {
         let n = segments.count
-        let loops = k / n
-        var t = Double(loops) * totalDurationSeconds
-        for i in 0..<(k % n) { t += segments[i].durationSeconds }
-        return t
+        return Double(k / n) * totalDurationSeconds + segmentStarts[k % n]
     }
 
     /// Segments that have been completed `t` seconds after server start: the largest m with start(m) <= t.

@@ -187,8 +187,11 @@ struct LiveTests {
 
     /// The stale-playlist fault: from 0.6 s for 1 s the window stays where it was at 0.6 s, then jumps to now.
     @Test func stalePlaylistStopsAdvancingForItsDuration() throws {
+        let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("stale-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: logURL) }
         let f = try LiveFixture(live: LiveConfiguration(windowSegments: 2,
-                                                        stalePlaylists: [StalePlaylist(atSeconds: 0.6, durationSeconds: 1.0)]))
+                                                        stalePlaylists: [StalePlaylist(atSeconds: 0.6, durationSeconds: 1.0)]),
+                                configuration: OriginConfiguration(requestLogURL: logURL))
         let c = try f.client()
         f.sleep(untilServerTime: 0.7)
         let (a, _, _) = try f.fetchPlaylist(c)
@@ -201,5 +204,10 @@ struct LiveTests {
         let (d, before, _) = try f.fetchPlaylist(c)
         #expect(try #require(tagValue(d, "#EXT-X-MEDIA-SEQUENCE")) >= f.vod.advancedSegments(atSeconds: before))
         #expect(tagValue(d, "#EXT-X-MEDIA-SEQUENCE")! >= 3)
+        f.server.stop()
+        let faults = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n").map {
+            try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)).fault
+        }
+        #expect(faults == ["stalePlaylist(frozenAt=0.6s)", "stalePlaylist(frozenAt=0.6s)", nil])
     }
 }
