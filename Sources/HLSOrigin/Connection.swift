@@ -180,7 +180,7 @@ final class Connection: @unchecked Sendable {
         let t = server.now()
         let (state, rtt) = server.link(atSeconds: t)
         return RequestLogEntry(accepted: t, firstByteSent: nil, lastByteSent: nil, method: method, path: path,
-                               range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
+                               query: nil, range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
                                requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription(atSeconds: t),
                                rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
                                tracePositionSeconds: state?.tracePositionSeconds,
@@ -242,6 +242,10 @@ final class Connection: @unchecked Sendable {
         }
         let decodedPath = OriginHTTP.decodedPath(ofTarget: head.target)
         var entry = newEntry(method: head.method, path: decodedPath ?? head.target, range: head.header("Range"))
+        if let q = head.target.firstIndex(of: "?") {
+            let query = head.target[head.target.index(after: q)...].prefix { $0 != "#" }
+            if !query.isEmpty { entry.query = String(query) }
+        }
         var keepAlive = head.wantsKeepAlive
 
         // Request body (unusual for GET/HEAD): discard by Content-Length; refuse chunked.

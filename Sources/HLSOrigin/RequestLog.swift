@@ -8,6 +8,8 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var lastByteSent: Double?
     public var method: String
     public var path: String
+    /// Raw query string of the request target (without `?`), if any — e.g. `live=42` for a live segment.
+    public var query: String?
     /// Raw `Range` header value, if any.
     public var range: String?
     /// Status sent; 0 if no response was sent (black hole, reset).

@@ -54,6 +54,8 @@ extension OriginTests {
             try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8))
         }
         #expect(entries.count == 4)
+        #expect(entries.filter { $0.path == "/v/seg0.ts" }.map(\.query) == ["live=1"])
+        #expect(entries.filter { $0.path == "/v/notes.bin" }.map(\.query) == [nil])
         #expect(entries.allSatisfy { $0.trace == "net.trace" && $0.rttSeconds == 0.03 && $0.rateBitsPerSecond == 20_000_000 })
         // Entries are written when a response ends, so order them by acceptance.
         #expect(entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == ["status(404)", nil, nil, "blackHole"])
