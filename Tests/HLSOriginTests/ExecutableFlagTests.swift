@@ -34,11 +34,13 @@ extension OriginTests {
         try Data(#"[{"duration_ms": 60000, "bandwidth_kbps": 20000, "latency_ms": 30}]"#.utf8).write(to: trace)
         let log = f.root.appendingPathComponent("requests.jsonl")
         let (process, port) = try Self.launch([f.root.path, "--trace", trace.path, "--trace-format", "sabre",
-                                               "--live", "--window", "2", "--fault-404", "notes.bin",
+                                               "--live", "--window", "2", "--fault-404", "notes.bin", "--fault-503", "audio.aac",
                                                "--black-hole", "key.key", "--collapse", "50:1", "--log", log.path])
         defer { if process.isRunning { process.terminate() } }
         let c = try RawClient(port: port)
         #expect(try c.get("/v/notes.bin").status == 404)
+        let unavailable = try c.get("/v/audio.aac")
+        #expect(unavailable.status == 503 && unavailable.headers["retry-after"] == "1")
         let playlist = try c.get("/v/index.m3u8")
         #expect(playlist.status == 200)
         #expect(tagValue(playlist.bodyString, "#EXT-X-MEDIA-SEQUENCE") == 0)
@@ -53,12 +55,12 @@ extension OriginTests {
         let entries = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
             try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8))
         }
-        #expect(entries.count == 4)
+        #expect(entries.count == 5)
         #expect(entries.filter { $0.path == "/v/seg0.ts" }.map(\.query) == ["live=1"])
         #expect(entries.filter { $0.path == "/v/notes.bin" }.map(\.query) == [nil])
         #expect(entries.allSatisfy { $0.trace == "net.trace" && $0.rttSeconds == 0.03 && $0.rateBitsPerSecond == 20_000_000 })
         // Entries are written when a response ends, so order them by acceptance.
-        #expect(entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == ["status(404)", nil, nil, "blackHole"])
+        #expect(entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == ["status(404)", "status(503,retryAfter=1)", nil, nil, "blackHole"])
     }
 
     @Test func executableRejectsBadTraceAndWindows() throws {
