@@ -10,6 +10,9 @@ final class ResponseSender {
     private(set) var bytesSent = 0
     private(set) var firstByteAt: Double?
     private(set) var lastByteAt: Double?
+    /// Set after the first chunk of the response: later chunks keep their place on the link (see `TraceShaper`).
+    /// Cleared by `pause()` when a fault deliberately holds the response.
+    private var continuing = false
 
     init(fd: Int32, server: OriginServer, connectionID: Int) {
         self.fd = fd
@@ -30,7 +33,8 @@ final class ResponseSender {
         while offset < buffer.count {
             let n = min(chunkSize, buffer.count - offset)
             if let shaper = server.shaper {
-                let delay = shaper.admit(bytes: n, connectionID: connectionID)
+                let delay = shaper.admit(bytes: n, connectionID: connectionID, continuing: continuing)
+                continuing = true
                 // Shorter waits are skipped: reservations are cumulative, so the next chunk absorbs them.
                 if delay >= Self.minimumSleepSeconds,
                    !server.interruptibleSleep(delay.isFinite ? delay : Self.outageSleepSeconds) { return false }
@@ -52,6 +56,9 @@ final class ResponseSender {
         }
         return true
     }
+
+    /// The response was deliberately held (a stall fault): its next chunk queues like a new one.
+    func pause() { continuing = false }
 
     func send(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { send($0) } }
     func send(_ string: String) -> Bool { send(Array(string.utf8)) }
@@ -374,6 +381,7 @@ final class Connection: @unchecked Sendable {
             }
             if let s = stallAt, sent >= s {
                 stallAt = nil
+                sender.pause()
                 if !idle(for: stallFor) || stallFor == nil {
                     finish(entry, sender: sender, status: status, body: sent)
                     return false

@@ -18,6 +18,10 @@ public protocol LinkShaper: AnyObject, Sendable {
     var preferredChunkSize: Int { get }
     /// Short description for the request log, e.g. `"rate=8000000bps"`.
     var logDescription: String { get }
+    /// Like `admit(bytes:connectionID:)`; `continuing` is true for every chunk of a response after its first,
+    /// i.e. when the data was ready and any delay since the previous chunk is the emulator's own scheduling.
+    /// Has a default (ignores `continuing`).
+    func admit(bytes: Int, connectionID: Int, continuing: Bool) -> Double
     /// Called by `OriginServer.start` with the monotonic time of server start (the trace origin).
     /// Has a default (does nothing).
     func serverStarted(monotonicOrigin: Double)
@@ -90,6 +94,9 @@ public struct LinkState: Sendable, Equatable {
 }
 
 extension LinkShaper {
+    public func admit(bytes: Int, connectionID: Int, continuing: Bool) -> Double {
+        admit(bytes: bytes, connectionID: connectionID)
+    }
     public func serverStarted(monotonicOrigin: Double) {}
     public func linkState(atSeconds secondsSinceStart: Double) -> LinkState {
         LinkState(rateBitsPerSecond: nil, description: logDescription)
@@ -112,11 +119,18 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
     /// Without it each pacing cycle would lose its overhead (≈10% at 10 ms chunks on a busy machine); with it an
     /// idle link bursts at most this much link time.
     public static let idleSlackSeconds = 0.020
+    /// A response's later chunks keep their place on the link when their sender comes back late (a real sender's
+    /// data would have been queued at the bottleneck), up to this much link time; so CPU starvation of a sending
+    /// thread is caught up instead of lost. Bounded, because a sender blocked by a client that stopped reading
+    /// genuinely loses link time.
+    public static let maximumCatchUpSeconds = 0.25
 
     private let lock = NSLock()
     private var origin: Double
     /// Capacity (bytes since the origin) reserved so far.
     private var reservedBytes = 0.0
+    /// Per connection: trace time at which its last reserved chunk completes.
+    private var lastCompletion: [Int: Double] = [:]
 
     public init(schedule: LinkSchedule) {
         self.schedule = schedule
@@ -131,15 +145,29 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
         lock.lock()
         origin = monotonicOrigin
         reservedBytes = 0
+        lastCompletion = [:]
         lock.unlock()
     }
 
     public func admit(bytes: Int, connectionID: Int) -> Double {
+        admit(bytes: bytes, connectionID: connectionID, continuing: false)
+    }
+
+    public func admit(bytes: Int, connectionID: Int, continuing: Bool) -> Double {
         lock.lock()
         defer { lock.unlock() }
         let t = monotonicNow() - origin
-        reservedBytes = max(reservedBytes, schedule.capacityBytes(until: max(0, t - Self.idleSlackSeconds))) + Double(bytes)
-        guard let done = schedule.time(whenCapacityReaches: reservedBytes) else { return .infinity }
+        // Capacity before `floorTime` that nobody reserved is lost.
+        var floorTime = t - Self.idleSlackSeconds
+        if continuing, let previous = lastCompletion[connectionID] {
+            floorTime = max(t - Self.maximumCatchUpSeconds, min(floorTime, previous))
+        }
+        reservedBytes = max(reservedBytes, schedule.capacityBytes(until: max(0, floorTime))) + Double(bytes)
+        guard let done = schedule.time(whenCapacityReaches: reservedBytes) else {
+            lastCompletion[connectionID] = nil
+            return .infinity
+        }
+        lastCompletion[connectionID] = done
         return max(0, done - t)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 @testable import HLSOrigin
 
@@ -84,6 +85,26 @@ import Testing
         // The byte after the first megabyte can only go once the collapse ends.
         #expect(abs(try #require(s.time(whenCapacityReaches: 1_000_001)) - 3.5) < 1e-5)
         #expect(abs(try #require(s.time(whenCapacityReaches: 500_000)) - 0.5) < 1e-9)
+    }
+
+    /// A response's later chunks keep their place on the link when the sending thread is late (up to
+    /// `maximumCatchUpSeconds`); a new response after the same gap does not get the idle capacity back.
+    @Test func lateContinuingChunksCatchUpButOnlySoFar() {
+        let rate = 8_000_000.0   // 1 MB/s
+        func run(gapSeconds: Double, bytes: Int, continuing: Bool) -> Double {
+            let shaper = TraceShaper(trace: .constant(bitsPerSecond: rate))
+            shaper.serverStarted(monotonicOrigin: monotonicNow())
+            _ = shaper.admit(bytes: 10_000, connectionID: 1, continuing: false)   // done at 0.01 s
+            usleep(useconds_t(gapSeconds * 1e6))
+            return shaper.admit(bytes: bytes, connectionID: 1, continuing: continuing)
+        }
+        // 80 kB after 0.1 s: continuing → done at 0.09 s, send now; a new response → floor at t − 20 ms, waits ≈ 60 ms.
+        #expect(run(gapSeconds: 0.1, bytes: 80_000, continuing: true) < 0.03)
+        let fresh = run(gapSeconds: 0.1, bytes: 80_000, continuing: false)
+        #expect(fresh > 0.045 && fresh < 0.075)
+        // 400 kB after 0.5 s: catch-up is capped at 0.25 s, so it still waits ≈ 0.4 − 0.25 = 0.15 s.
+        let capped = run(gapSeconds: 0.5, bytes: 400_000, continuing: true)
+        #expect(capped > 0.12 && capped < 0.18)
     }
 
     /// Every real trace shipped in shared/data/traces parses, with a plausible mean rate.
