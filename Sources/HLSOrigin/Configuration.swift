@@ -14,6 +14,19 @@ public struct OriginConfiguration: Sendable {
     public var rttSeconds: Double
     /// Maximum number of simultaneously open connections; further connections are closed at once.
     public var maxConnections: Int
+    /// A throughput trace replayed (looped) on the shared link from server start. Takes precedence over
+    /// `rateBitsPerSecond`.
+    public var trace: ThroughputTrace?
+    /// Windows (server time) during which the shared link delivers nothing. Apply on top of the trace or rate;
+    /// on an otherwise unshaped link they act on a link of `unshapedLinkBitsPerSecond`.
+    public var linkCollapses: [LinkCollapse]
+    /// When `rttSeconds` is 0 and the trace carries a latency (Sabre `latency_ms`), delay each first byte by it.
+    public var useTraceLatency: Bool
+    /// Serve VOD media playlists as live streams (nil = serve files as they are).
+    public var live: LiveConfiguration?
+
+    /// Rate of the emulated link when only collapses are configured (fast enough not to matter on loopback).
+    public static let unshapedLinkBitsPerSecond = 10e9
 
     public init(
         bindAddress: String = "127.0.0.1",
@@ -21,14 +34,31 @@ public struct OriginConfiguration: Sendable {
         faults: [FaultRule] = [],
         rateBitsPerSecond: Double? = nil,
         rttSeconds: Double = 0,
-        maxConnections: Int = 512
+        maxConnections: Int = 512,
+        trace: ThroughputTrace? = nil,
+        linkCollapses: [LinkCollapse] = [],
+        useTraceLatency: Bool = true,
+        live: LiveConfiguration? = nil
     ) {
+        self.trace = trace
+        self.linkCollapses = linkCollapses
+        self.useTraceLatency = useTraceLatency
+        self.live = live
         self.bindAddress = bindAddress
         self.requestLogURL = requestLogURL
         self.faults = faults
         self.rateBitsPerSecond = rateBitsPerSecond
         self.rttSeconds = rttSeconds
         self.maxConnections = maxConnections
+    }
+
+    /// The shaper these settings describe: a `TraceShaper` (a trace, or a constant rate as a one-piece trace, with
+    /// the collapses), nil for an unshaped link. (`TokenBucketShaper` lost ~5% of a constant rate to per-chunk
+    /// wake-up latency; the trace shaper's idle slack does not.)
+    public func makeShaper() -> (any LinkShaper)? {
+        guard trace != nil || rateBitsPerSecond != nil || !linkCollapses.isEmpty else { return nil }
+        let base = trace ?? .constant(bitsPerSecond: rateBitsPerSecond ?? Self.unshapedLinkBitsPerSecond)
+        return TraceShaper(trace: base, collapses: linkCollapses)
     }
 }
 

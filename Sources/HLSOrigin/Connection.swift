@@ -10,6 +10,9 @@ final class ResponseSender {
     private(set) var bytesSent = 0
     private(set) var firstByteAt: Double?
     private(set) var lastByteAt: Double?
+    /// Set after the first chunk of the response: later chunks keep their place on the link (see `TraceShaper`).
+    /// Cleared by `pause()` when a fault deliberately holds the response.
+    private var continuing = false
 
     init(fd: Int32, server: OriginServer, connectionID: Int) {
         self.fd = fd
@@ -18,17 +21,23 @@ final class ResponseSender {
     }
 
     var chunkSize: Int { server.shaper?.preferredChunkSize ?? 65536 }
+    /// Pacing waits shorter than this are not slept (the debt carries into the next chunk's wait).
+    static let minimumSleepSeconds = 0.0005
+    /// How long to wait at a time when the link will never deliver (an all-zero trace).
+    static let outageSleepSeconds = 1.0
 
     /// Writes all of `buffer`; false if the peer went away or the server is stopping.
     func send(_ buffer: UnsafeRawBufferPointer) -> Bool {
         guard let base = buffer.baseAddress else { return true }
         var offset = 0
-        let chunk = chunkSize
         while offset < buffer.count {
-            let n = min(chunk, buffer.count - offset)
+            let n = min(chunkSize, buffer.count - offset)
             if let shaper = server.shaper {
-                let delay = shaper.admit(bytes: n, connectionID: connectionID)
-                if delay > 0, !server.interruptibleSleep(delay) { return false }
+                let delay = shaper.admit(bytes: n, connectionID: connectionID, continuing: continuing)
+                continuing = true
+                // Shorter waits are skipped: reservations are cumulative, so the next chunk absorbs them.
+                if delay >= Self.minimumSleepSeconds,
+                   !server.interruptibleSleep(delay.isFinite ? delay : Self.outageSleepSeconds) { return false }
             }
             var written = 0
             while written < n {
@@ -47,6 +56,9 @@ final class ResponseSender {
         }
         return true
     }
+
+    /// The response was deliberately held (a stall fault): its next chunk queues like a new one.
+    func pause() { continuing = false }
 
     func send(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { send($0) } }
     func send(_ string: String) -> Bool { send(Array(string.utf8)) }
@@ -80,6 +92,8 @@ final class Connection: @unchecked Sendable {
     private enum HeadRead { case head(ArraySlice<UInt8>), closed, tooLarge }
 
     private static let maxHead = 64 * 1024
+    /// Body bytes read from the file per iteration; `ResponseSender` splits them into the shaper's chunks.
+    static let bodyBufferBytes = 256 * 1024
 
     private func readHead() -> HeadRead {
         var scanFrom = 0
@@ -170,9 +184,15 @@ final class Connection: @unchecked Sendable {
     }
 
     private func newEntry(method: String, path: String, range: String?) -> RequestLogEntry {
-        RequestLogEntry(accepted: server.now(), firstByteSent: nil, lastByteSent: nil, method: method, path: path,
-                        range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
-                        requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription)
+        let t = server.now()
+        let (state, rtt) = server.link(atSeconds: t)
+        return RequestLogEntry(accepted: t, firstByteSent: nil, lastByteSent: nil, method: method, path: path,
+                               query: nil, range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
+                               requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription(atSeconds: t),
+                               rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
+                               tracePositionSeconds: state?.tracePositionSeconds,
+                               linkCollapsed: state?.collapsed == true ? true : nil,
+                               rttSeconds: rtt > 0 ? rtt : nil)
     }
 
     private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {
@@ -188,8 +208,8 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Waits the RTT plus any slow-first-byte fault. False if stopping.
-    private func firstByteDelay(_ fault: FaultAction?) -> Bool {
-        var delay = server.configuration.rttSeconds
+    private func firstByteDelay(_ fault: FaultAction?, entry: RequestLogEntry) -> Bool {
+        var delay = entry.rttSeconds ?? 0
         if case let .slowFirstByte(s)? = fault { delay += s }
         return delay <= 0 || server.interruptibleSleep(delay)
     }
@@ -209,7 +229,7 @@ final class Connection: @unchecked Sendable {
         headers.append(("Content-Type", "text/plain; charset=utf-8"))
         headers.append(("Content-Length", "\(body.count)"))
         let sender = ResponseSender(fd: fd, server: server, connectionID: id)
-        guard firstByteDelay(fault) else { finish(entry, sender: sender, status: 0, body: 0); return false }
+        guard firstByteDelay(fault, entry: entry) else { finish(entry, sender: sender, status: 0, body: 0); return false }
         var ok = sender.send(headerBlock(status: status, headers: headers, keepAlive: keepAlive))
         var sentBody = 0
         if ok, method != "HEAD" { ok = sender.send(body); if ok { sentBody = body.count } }
@@ -229,6 +249,10 @@ final class Connection: @unchecked Sendable {
         }
         let decodedPath = OriginHTTP.decodedPath(ofTarget: head.target)
         var entry = newEntry(method: head.method, path: decodedPath ?? head.target, range: head.header("Range"))
+        if let q = head.target.firstIndex(of: "?") {
+            let query = head.target[head.target.index(after: q)...].prefix { $0 != "#" }
+            if !query.isEmpty { entry.query = String(query) }
+        }
         var keepAlive = head.wantsKeepAlive
 
         // Request body (unusual for GET/HEAD): discard by Content-Length; refuse chunked.
@@ -280,16 +304,33 @@ final class Connection: @unchecked Sendable {
         case let .file(path, _):
             filePath = path
         }
-        let file = open(filePath, O_RDONLY | O_CLOEXEC)
+        // Live mode: generated media playlists; segments outside their window are gone.
+        var generated: [UInt8]?
+        if let live = server.live {
+            // A stale-playlist window in force is logged as the fault of every live playlist / segment answer.
+            let clock = live.configuration.liveClock(atSeconds: entry.accepted)
+            let stale = clock != entry.accepted && entry.fault == nil ? "stalePlaylist(frozenAt=\(clock)s)" : nil
+            if filePath.hasSuffix(".m3u8"), let text = live.playlist(filePath: filePath, atSeconds: entry.accepted) {
+                generated = Array(text.utf8)
+                if let stale { entry.fault = stale }
+            } else if let sequence = LiveServer.sequence(inTarget: head.target) {
+                if let stale { entry.fault = stale }
+                if !live.segmentAvailable(filePath: filePath, sequence: sequence, atSeconds: entry.accepted) {
+                    return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry,
+                                         extraHeaders: [], fault: fault)
+                }
+            }
+        }
+        let file = generated == nil ? open(filePath, O_RDONLY | O_CLOEXEC) : -1
         var st = stat()
-        guard file >= 0 else {
+        guard file >= 0 || generated != nil else {
             return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
         }
-        defer { close(file) }
-        guard fstat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+        defer { if file >= 0 { close(file) } }
+        guard generated != nil || (fstat(file, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG) else {
             return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
         }
-        let size = Int(st.st_size)
+        let size = generated?.count ?? Int(st.st_size)
         var headers: [(String, String)] = [("Content-Type", OriginHTTP.contentType(forPath: filePath)),
                                            ("Accept-Ranges", "bytes"), ("Cache-Control", "no-cache")]
         var status = 200
@@ -309,7 +350,7 @@ final class Connection: @unchecked Sendable {
         headers.append(("Content-Length", "\(length)"))
 
         let sender = ResponseSender(fd: fd, server: server, connectionID: id)
-        guard firstByteDelay(fault) else { finish(entry, sender: sender, status: 0, body: 0); return false }
+        guard firstByteDelay(fault, entry: entry) else { finish(entry, sender: sender, status: 0, body: 0); return false }
         guard sender.send(headerBlock(status: status, headers: headers, keepAlive: keepAlive)) else {
             finish(entry, sender: sender, status: status, body: 0)
             return false
@@ -330,7 +371,7 @@ final class Connection: @unchecked Sendable {
         default: break
         }
         var sent = 0
-        var buffer = [UInt8](repeating: 0, count: max(sender.chunkSize, 16 * 1024))
+        var buffer = [UInt8](repeating: 0, count: Self.bodyBufferBytes)
         var ok = true
         while sent < length {
             if let t = truncateAt, sent >= t {
@@ -340,6 +381,7 @@ final class Connection: @unchecked Sendable {
             }
             if let s = stallAt, sent >= s {
                 stallAt = nil
+                sender.pause()
                 if !idle(for: stallFor) || stallFor == nil {
                     finish(entry, sender: sender, status: status, body: sent)
                     return false
@@ -348,7 +390,17 @@ final class Connection: @unchecked Sendable {
             var want = min(buffer.count, length - sent)
             if let t = truncateAt { want = min(want, t - sent) }
             if let s = stallAt { want = min(want, s - sent) }
-            let n = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, want, off_t(first + sent)) }
+            let n: Int
+            if let generated {
+                n = want
+                buffer.withUnsafeMutableBytes { dst in
+                    generated.withUnsafeBytes { src in
+                        dst.baseAddress!.copyMemory(from: src.baseAddress! + first + sent, byteCount: want)
+                    }
+                }
+            } else {
+                n = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, want, off_t(first + sent)) }
+            }
             if n <= 0 { ok = false; break }   // file shrank or I/O error: cannot honour Content-Length
             if !buffer.withUnsafeBytes({ sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) { ok = false; break }
             sent += n

@@ -81,3 +81,48 @@ extension OriginServer {
         return try decoder.decode([FaultRule].self, from: data)
     }
 }
+
+/// A fault scenario file: per-request fault rules plus the time-scripted faults that act on the link and the
+/// live clock. See `OriginServer.loadScenario(from:)`.
+public struct FaultScenario: Sendable, Equatable, Decodable {
+    public var faults: [FaultRule]
+    /// Link collapses: the shared link delivers nothing from `atSeconds` for `durationSeconds`.
+    public var linkCollapses: [LinkCollapse]
+    /// Stale live playlists: the live window stops advancing from `atSeconds` for `durationSeconds`.
+    public var stalePlaylists: [StalePlaylist]
+
+    public init(faults: [FaultRule] = [], linkCollapses: [LinkCollapse] = [], stalePlaylists: [StalePlaylist] = []) {
+        self.faults = faults
+        self.linkCollapses = linkCollapses
+        self.stalePlaylists = stalePlaylists
+    }
+
+    private enum CodingKeys: String, CodingKey { case faults, linkCollapses, stalePlaylists }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        faults = try c.decodeIfPresent([FaultRule].self, forKey: .faults) ?? []
+        linkCollapses = try c.decodeIfPresent([LinkCollapse].self, forKey: .linkCollapses) ?? []
+        stalePlaylists = try c.decodeIfPresent([StalePlaylist].self, forKey: .stalePlaylists) ?? []
+    }
+
+    /// Adds the scenario to a configuration: rules, collapses, and stale windows (these only if live mode is on,
+    /// so apply the scenario after setting `configuration.live`).
+    public func apply(to configuration: inout OriginConfiguration) {
+        configuration.faults += faults
+        configuration.linkCollapses += linkCollapses
+        configuration.live?.stalePlaylists += stalePlaylists
+    }
+}
+
+extension OriginServer {
+    /// Loads a scenario file: either an array of fault rules (the `loadFaults` format) or an object
+    /// `{"faults": [...], "linkCollapses": [{"atSeconds": 20, "durationSeconds": 5}],
+    ///   "stalePlaylists": [{"atSeconds": 30, "durationSeconds": 10}]}` (every key optional).
+    public static func loadScenario(from url: URL) throws -> FaultScenario {
+        let data = try Data(contentsOf: url)
+        let decoder = JSONDecoder()
+        if let rules = try? decoder.decode([FaultRule].self, from: data) { return FaultScenario(faults: rules) }
+        return try decoder.decode(FaultScenario.self, from: data)
+    }
+}

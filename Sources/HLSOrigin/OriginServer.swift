@@ -25,7 +25,7 @@ public final class OriginServer: @unchecked Sendable {
     public let configuration: OriginConfiguration
     let faultPolicy: any FaultPolicy
     let shaper: (any LinkShaper)?
-    let shapingDescription: String
+    let live: LiveServer?
     private var log: RequestLogWriter?
 
     // All mutable state below is guarded by `state`.
@@ -44,7 +44,7 @@ public final class OriginServer: @unchecked Sendable {
     public convenience init(root: URL, configuration: OriginConfiguration = .init()) {
         self.init(root: root, configuration: configuration,
                   faultPolicy: RuleFaultPolicy(rules: configuration.faults),
-                  shaper: configuration.rateBitsPerSecond.map { TokenBucketShaper(bitsPerSecond: $0) })
+                  shaper: configuration.makeShaper())
     }
 
     /// Plug-in form: a custom per-request fault decision point and a custom link shaper
@@ -54,10 +54,24 @@ public final class OriginServer: @unchecked Sendable {
         self.configuration = configuration
         self.faultPolicy = faultPolicy
         self.shaper = shaper
+        self.live = configuration.live.map { LiveServer(root: root, configuration: $0) }
+    }
+
+    /// The link at `secondsSinceStart`: its state (nil = unshaped) and the first-byte delay it imposes.
+    func link(atSeconds t: Double) -> (state: LinkState?, rttSeconds: Double) {
+        let state = shaper?.linkState(atSeconds: t)
+        var rtt = configuration.rttSeconds
+        if rtt <= 0, configuration.useTraceLatency, let latency = state?.latencySeconds { rtt = latency }
+        return (state, rtt)
+    }
+
+    /// Shaping in force at `secondsSinceStart`, as logged: e.g. `trace=x pos=1.200s rate=2000000bps rtt=0.02s`.
+    func shapingDescription(atSeconds t: Double) -> String {
+        let (state, rtt) = link(atSeconds: t)
         var parts: [String] = []
-        if let shaper { parts.append(shaper.logDescription) }
-        if configuration.rttSeconds > 0 { parts.append("rtt=\(configuration.rttSeconds)s") }
-        self.shapingDescription = parts.isEmpty ? "none" : parts.joined(separator: " ")
+        if let state { parts.append(state.description) }
+        if rtt > 0 { parts.append("rtt=\(rtt)s") }
+        return parts.isEmpty ? "none" : parts.joined(separator: " ")
     }
 
     deinit { stop() }
@@ -105,6 +119,8 @@ public final class OriginServer: @unchecked Sendable {
         listenFD = fd
         started = true
         startTime = monotonicNow()
+        shaper?.serverStarted(monotonicOrigin: startTime)
+        live?.serverStarted(wallClock: Date())
         acceptRunning = true
         let thread = Thread { [self] in acceptLoop(fd) }
         thread.name = "hls-origin accept"

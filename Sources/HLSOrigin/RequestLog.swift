@@ -8,6 +8,8 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var lastByteSent: Double?
     public var method: String
     public var path: String
+    /// Raw query string of the request target (without `?`), if any — e.g. `live=42` for a live segment.
+    public var query: String?
     /// Raw `Range` header value, if any.
     public var range: String?
     /// Status sent; 0 if no response was sent (black hole, reset).
@@ -21,6 +23,15 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var fault: String?
     /// Shaping in force, e.g. `"rate=2000000bps rtt=0.05s"`, or `"none"`.
     public var shaping: String
+    /// Link rate in force when the request was accepted (nil = unshaped link).
+    public var rateBitsPerSecond: Double?
+    /// Trace replayed on the link, and the position within its loop at acceptance.
+    public var trace: String?
+    public var tracePositionSeconds: Double?
+    /// true if a link collapse was in force at acceptance (absent otherwise).
+    public var linkCollapsed: Bool?
+    /// First-byte delay applied (configured RTT or trace latency), absent if none.
+    public var rttSeconds: Double?
 }
 
 /// Thread-safe JSON Lines writer; every entry is written (and flushed to the kernel) immediately.

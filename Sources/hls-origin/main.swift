@@ -4,15 +4,30 @@ import Glibc
 import HLSOrigin
 
 let usage = """
-usage: hls-origin ROOT [--port N] [--rate RATE] [--rtt DURATION] [--faults FILE] [--log FILE] [--help]
+usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
+                  [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
+                  [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
+                  [--live [--window SEGMENTS] [--live-event]] [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
-  --port N          port to bind (0 = ephemeral, default)
-  --rate RATE       constant link rate shared by all connections: 2mbit, 500kbit, 2000000 (bits/s)
-  --rtt DURATION    delay before the first byte of each response: 50ms, 0.05s, 1s
-  --faults FILE     JSON fault rules (see OriginServer.loadFaults)
-  --log FILE        write a JSON Lines request log
-  --help            show this help
+  --port N            port to bind (0 = ephemeral, default)
+  --rate RATE         constant link rate shared by all connections: 2mbit, 500kbit, 2000000 (bits/s)
+  --trace FILE        replay a throughput trace (looped) on the shared link from server start:
+                      Mahimahi (.down/.up), Pensieve cooked (time_s<TAB>Mbit/s), Sabre network JSON
+  --trace-format F    mahimahi | pensieve | sabre (default: detect from extension and content)
+  --rtt DURATION      delay before the first byte of each response: 50ms, 0.05s, 1s
+                      (default: the trace's latency_ms if it has one, else 0)
+  --faults FILE       JSON fault scenario (rules, linkCollapses, stalePlaylists; see docs/hls-origin.md)
+  --fault-404 PAT     answer 404 to every request whose path matches PAT (glob or substring); repeatable
+  --fault-503 PAT     answer 503 with Retry-After: 1 to matching requests; repeatable
+  --black-hole PAT    accept matching requests and never answer; repeatable
+  --collapse AT:DUR   the link delivers nothing from AT for DUR (e.g. 20s:5s); repeatable
+  --stale-playlist AT:DUR   (live) the live window stops advancing from AT for DUR; repeatable
+  --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
+  --window SEGMENTS   live window length (default 6)
+  --live-event        live EVENT playlists (the window grows from the first segment)
+  --log FILE          write a JSON Lines request log
+  --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
 """
 
@@ -52,7 +67,23 @@ func parseDuration(_ s: String) -> Double? {
     }
 }
 
+/// "20s:5s", "20:5", "1500ms:2s" → (at, duration) in seconds.
+func parseWindow(_ s: String) -> (Double, Double)? {
+    let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let at = parseDuration(String(parts[0])), let d = parseDuration(String(parts[1])), d > 0 else {
+        return nil
+    }
+    return (at, d)
+}
+
 var root: String?
+var tracePath: String?
+var traceFormat: TraceFormat?
+var scenario = FaultScenario()
+var scenarioFiles: [String] = []
+var live = false
+var windowSegments = LiveConfiguration.defaultWindowSegments
+var liveEvent = false
 var port: UInt16 = 0
 var configuration = OriginConfiguration()
 var args = CommandLine.arguments.dropFirst()
@@ -78,13 +109,36 @@ while let arg = args.popFirst() {
         guard let d = parseDuration(v) else { fail("bad duration \(v)") }
         configuration.rttSeconds = d
     case "--faults":
+        scenarioFiles.append(value())
+    case "--trace":
+        tracePath = value()
+    case "--trace-format":
         let v = value()
-        do {
-            configuration.faults = try OriginServer.loadFaults(from: URL(fileURLWithPath: v))
-        } catch {
-            FileHandle.standardError.write(Data("hls-origin: cannot load faults from \(v): \(error)\n".utf8))
-            exit(66)
-        }
+        guard let f = TraceFormat(rawValue: v.lowercased()) else { fail("bad trace format \(v)") }
+        traceFormat = f
+    case "--fault-404":
+        scenario.faults.append(FaultRule(pathPattern: value(), action: .status(code: 404, retryAfterSeconds: nil)))
+    case "--fault-503":
+        scenario.faults.append(FaultRule(pathPattern: value(), action: .status(code: 503, retryAfterSeconds: 1)))
+    case "--black-hole":
+        scenario.faults.append(FaultRule(pathPattern: value(), action: .blackHole))
+    case "--collapse":
+        let v = value()
+        guard let (at, d) = parseWindow(v) else { fail("bad window \(v) (want AT:DURATION)") }
+        scenario.linkCollapses.append(LinkCollapse(atSeconds: at, durationSeconds: d))
+    case "--stale-playlist":
+        let v = value()
+        guard let (at, d) = parseWindow(v) else { fail("bad window \(v) (want AT:DURATION)") }
+        scenario.stalePlaylists.append(StalePlaylist(atSeconds: at, durationSeconds: d))
+    case "--live":
+        live = true
+    case "--live-event":
+        live = true
+        liveEvent = true
+    case "--window":
+        let v = value()
+        guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
+        windowSegments = n
     case "--log":
         configuration.requestLogURL = URL(fileURLWithPath: value())
     default:
@@ -98,6 +152,26 @@ var isDirectory: ObjCBool = false
 guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
     fail("ROOT is not a directory: \(root)")
 }
+
+if let tracePath {
+    do {
+        configuration.trace = try ThroughputTrace.load(contentsOf: URL(fileURLWithPath: tracePath), format: traceFormat)
+    } catch {
+        FileHandle.standardError.write(Data("hls-origin: cannot load trace \(tracePath): \(error)\n".utf8))
+        exit(66)
+    }
+}
+if live { configuration.live = LiveConfiguration(windowSegments: windowSegments, event: liveEvent) }
+if !scenario.stalePlaylists.isEmpty && !live { fail("--stale-playlist needs --live") }
+for file in scenarioFiles {
+    do {
+        try OriginServer.loadScenario(from: URL(fileURLWithPath: file)).apply(to: &configuration)
+    } catch {
+        FileHandle.standardError.write(Data("hls-origin: cannot load faults from \(file): \(error)\n".utf8))
+        exit(66)
+    }
+}
+scenario.apply(to: &configuration)
 
 signal(SIGPIPE, SIG_IGN)
 signal(SIGINT, SIG_IGN)

@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import Testing
+@testable import HLSOrigin
+
+extension OriginTests {
+    /// Launches the binary and returns it with the port from its first stdout line.
+    static func launch(_ args: [String]) throws -> (Process, UInt16) {
+        let process = Process()
+        process.executableURL = try requireBinary()
+        process.arguments = args
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line: [UInt8] = []
+        while line.last != 0x0A {
+            let d = out.fileHandleForReading.readData(ofLength: 1)
+            if d.isEmpty { break }
+            line.append(contentsOf: d)
+        }
+        let first = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .newlines)
+        let port = UInt16(first.dropFirst("listening on http://127.0.0.1:".count).dropLast())
+        guard let port else {
+            process.terminate()
+            throw RawClient.ClientError(description: "no listening line, got \(first)")
+        }
+        return (process, port)
+    }
+
+    @Test func executableTraceLiveAndFaultFlags() throws {
+        let f = try Fixture()
+        let trace = f.root.appendingPathComponent("net.trace")
+        try Data(#"[{"duration_ms": 60000, "bandwidth_kbps": 20000, "latency_ms": 30}]"#.utf8).write(to: trace)
+        let log = f.root.appendingPathComponent("requests.jsonl")
+        let (process, port) = try Self.launch([f.root.path, "--trace", trace.path, "--trace-format", "sabre",
+                                               "--live", "--window", "2", "--fault-404", "notes.bin", "--fault-503", "audio.aac",
+                                               "--black-hole", "key.key", "--collapse", "50:1", "--log", log.path])
+        defer { if process.isRunning { process.terminate() } }
+        let c = try RawClient(port: port)
+        #expect(try c.get("/v/notes.bin").status == 404)
+        let unavailable = try c.get("/v/audio.aac")
+        #expect(unavailable.status == 503 && unavailable.headers["retry-after"] == "1")
+        let playlist = try c.get("/v/index.m3u8")
+        #expect(playlist.status == 200)
+        #expect(tagValue(playlist.bodyString, "#EXT-X-MEDIA-SEQUENCE") == 0)
+        #expect(liveURIs(playlist.bodyString) == ["seg0.ts?live=0", "seg0.ts?live=1"])
+        #expect(try c.get("/v/seg0.ts?live=1").body == Fixture.segment)
+        let hole = try RawClient(port: port, timeout: 0.5)
+        hole.request("GET", "/v/key.key")
+        #expect(hole.readToEnd().end == .timeout)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let entries = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
+            try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8))
+        }
+        #expect(entries.count == 5)
+        #expect(entries.filter { $0.path == "/v/seg0.ts" }.map(\.query) == ["live=1"])
+        #expect(entries.filter { $0.path == "/v/notes.bin" }.map(\.query) == [nil])
+        #expect(entries.allSatisfy { $0.trace == "net.trace" && $0.rttSeconds == 0.03 && $0.rateBitsPerSecond == 20_000_000 })
+        // Entries are written when a response ends, so order them by acceptance.
+        #expect(entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == ["status(404)", "status(503,retryAfter=1)", nil, nil, "blackHole"])
+    }
+
+    @Test func executableRejectsBadTraceAndWindows() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-bad-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let junk = dir.appendingPathComponent("junk.txt")
+        try Data("hello world\n".utf8).write(to: junk)
+        let trace = try Self.runToExit([dir.path, "--trace", junk.path])
+        #expect(trace.status == 66)
+        #expect(trace.stderr.contains("junk.txt"))
+        let collapse = try Self.runToExit([dir.path, "--collapse", "soon"])
+        #expect(collapse.status == 64 && collapse.stderr.contains("soon"))
+        let stale = try Self.runToExit([dir.path, "--stale-playlist", "5:2"])
+        #expect(stale.status == 64 && stale.stderr.contains("--live"))
+        let format = try Self.runToExit([dir.path, "--trace-format", "csv"])
+        #expect(format.status == 64 && format.stderr.contains("csv"))
+    }
+}
