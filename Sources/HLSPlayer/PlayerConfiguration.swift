@@ -4,6 +4,18 @@ import HLSCore
 /// The hlsplay version, written into every session log header.
 public let hlsplayVersion = "0.1.0"
 
+/// Which stall-risk predictor feeds the playback policy controller.
+public enum PredictorChoice: String, Sendable, Codable, CaseIterable {
+    /// The seed article's formula (buffer, bitrate pressure, device pressure).
+    case heuristic
+    /// "Buffer below 2 s".
+    case threshold
+    /// The learned logistic model (models/stall-logistic-v1.json); the default.
+    case model
+    /// No prediction, no policy controller.
+    case off
+}
+
 /// Everything a session is configured with. Knob names follow AVFoundation
 /// where one exists, so results carry over to iOS.
 public struct PlayerConfiguration: Sendable, Encodable {
@@ -53,6 +65,14 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var byteProgress = ByteProgressClassifier()
     /// Wedge re-requests allowed per segment before it is treated as a failed load.
     public static let maxWedgeReRequestsPerSegment = 5
+    /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
+    public var predictor: PredictorChoice = .model
+    /// The model file for `.model`; nil = models/stall-logistic-v1.json found beside the package or via HLSPLAY_MODEL.
+    public var modelPath: String?
+    /// Thresholds, cooldown, dwell and knobs of the playback policies.
+    public var policy = PolicyController.Configuration()
+    /// True when the user set the resume threshold, which then wins over the policy's knob.
+    public var resumeBufferSetByUser = false
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
 
@@ -73,6 +93,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
+             predictor, modelPath, policy,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
 
@@ -96,6 +117,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(estimateStore, forKey: .estimateStore)
         try c.encode(networkLimit, forKey: .networkLimit)
         try c.encode(byteProgress, forKey: .byteProgress)
+        try c.encode(predictor, forKey: .predictor)
+        try c.encodeIfPresent(modelPath, forKey: .modelPath)
+        try c.encode(policy, forKey: .policy)
         try c.encode(requestStallTimeoutSeconds, forKey: .requestStallTimeoutSeconds)
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
         try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)

@@ -94,6 +94,15 @@ public final class PlayerSession: @unchecked Sendable {
     private var networkLimitedSamples = 0
     private var networkKey: NetworkKey?
     private var storeSnapshot: EstimateStoreSnapshot?
+    // Stall-risk prediction and playback policy.
+    private var predictor: (any StallPredictor)?
+    private var policyController: PolicyController?
+    private var policyKnobs: PolicyKnobs?
+    private var lastFirstByteSeconds: Double?
+    /// Wall seconds spent inside the decoders, and media seconds of video they produced.
+    private var decodeBusySeconds = 0.0
+    private var decodedMediaSeconds = 0.0
+    private var lastDecodeSample: (busy: Double, media: Double) = (0, 0)
     private var stopReason: ExitReason?
     private var stopError: String?
     private var stopCategory: SessionFailure.Category?
@@ -147,6 +156,7 @@ public final class PlayerSession: @unchecked Sendable {
             self?.ffmpegMessage(level: level, message: message)
         }
 
+        setUpPredictor()
         startMonitor()
         startThread(name: "hlsplay.loader") { [self] in loaderMain() }
         if configuration.decode {
@@ -247,6 +257,7 @@ public final class PlayerSession: @unchecked Sendable {
             recorder.record(.bufferSample(sample))
             checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
             capEvent(.tick(now))
+            evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
         if statusLine { drawStatus(sample) }
         if phase == .ended {
@@ -332,6 +343,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
 
         startGate()
+        startPolicyController()
         let decision = decide(mediaSequence: nil)
         pendingDecision = decision
         let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
@@ -434,7 +446,8 @@ public final class PlayerSession: @unchecked Sendable {
         let (snapshot, fast, slow) = lock.withLock {
             (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-                               peakBitrateCapBps: configuration.preferredPeakBitRateBps, pinnedVariantIndex: configuration.pinnedVariantIndex),
+                               peakBitrateCapBps: [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps].compactMap { $0 }.min(),
+                               pinnedVariantIndex: configuration.pinnedVariantIndex),
              estimator.fastBps, estimator.slowBps)
         }
         let capped = lock.withLock { capController.applying(to: snapshot) }
@@ -447,8 +460,8 @@ public final class PlayerSession: @unchecked Sendable {
     private func fetchLoop() throws {
         while !isStopping {
             let now = clock.now()
-            let (bufferAhead, live) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false) }
-            if bufferAhead >= configuration.forwardBufferTargetSeconds {
+            let (bufferAhead, live, target) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false, forwardBufferTarget()) }
+            if bufferAhead >= target {
                 sleepUnlessStopping(0.1)
                 continue
             }
@@ -665,6 +678,7 @@ public final class PlayerSession: @unchecked Sendable {
                 if purpose == .segment || purpose == .initSection {
                     verdict = lock.withLock { estimator.add(sample) }
                     throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
+                    if purpose == .segment { lock.withLock { lastFirstByteSeconds = response.timings.firstByteSeconds } }
                     if purpose == .segment && !firstSegmentFetched {
                         lock.withLock {
                             breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
@@ -775,6 +789,15 @@ public final class PlayerSession: @unchecked Sendable {
                 }
             }
             let frames: [DecodedFrame]
+            let decodeStarted = clock.now()
+            defer {
+                let busy = clock.now().seconds(since: decodeStarted)
+                let media = item.packet.kind == .video ? (item.packet.durationSeconds ?? 0) : 0
+                lock.withLock {
+                    decodeBusySeconds += busy
+                    decodedMediaSeconds += media
+                }
+            }
             do {
                 frames = try entry!.decoder.decode(item.packet)
             } catch {
@@ -853,6 +876,146 @@ public final class PlayerSession: @unchecked Sendable {
             capEvent(.firstFrame(at: now))
         }
         self.record(actions)
+    }
+}
+
+// MARK: - Stall-risk prediction and playback policy (docs/stall-prediction.md)
+
+extension PlayerSession {
+    /// Loads the chosen predictor; a model that cannot be loaded falls back to the heuristic, logged.
+    fileprivate func setUpPredictor() {
+        let horizon = defaultStallHorizonSeconds
+        switch configuration.predictor {
+        case .off:
+            predictor = nil
+        case .heuristic:
+            predictor = HeuristicPredictor()
+        case .threshold:
+            predictor = BufferThresholdPredictor()
+        case .model:
+            guard let path = configuration.modelPath ?? ModelLocator.defaultModelPath() else {
+                recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: "model file \(ModelLocator.modelFile) not found (set HLSPLAY_MODEL or --model); using the heuristic predictor")))
+                predictor = HeuristicPredictor()
+                return
+            }
+            do {
+                predictor = try LogisticModelPredictor(contentsOfFile: path, requiredHorizonSeconds: horizon)
+            } catch {
+                recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: "cannot load the stall model \(path): \(error); using the heuristic predictor")))
+                predictor = HeuristicPredictor()
+            }
+        }
+    }
+
+    /// Starts the policy controller once the ladder is known.
+    fileprivate func startPolicyController() {
+        guard predictor != nil else { return }
+        let ladder = variants.map(\.bandwidthBps)
+        let controller: PolicyController
+        do {
+            controller = try PolicyController(configuration: configuration.policy, ladderBitratesBps: ladder)
+        } catch {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: "invalid policy configuration (\(error)); using the defaults")))
+            guard let fallback = try? PolicyController(ladderBitratesBps: ladder) else { return }
+            controller = fallback
+        }
+        lock.withLock {
+            policyController = controller
+            applyKnobs(controller.knobs)
+        }
+    }
+
+    /// Applies a policy's knobs (under the lock). A value the user set on the command line wins.
+    private func applyKnobs(_ knobs: PolicyKnobs) {
+        policyKnobs = knobs
+        if !configuration.resumeBufferSetByUser {
+            timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds)
+        }
+    }
+
+    /// The forward-buffer target in force (under the lock): the user's
+    /// preferredForwardBufferDuration, else the policy's, else automatic —
+    /// never below the startup and resume thresholds.
+    fileprivate func forwardBufferTarget() -> Double {
+        let preferred = configuration.preferredForwardBufferDurationSeconds > 0 ? configuration.preferredForwardBufferDurationSeconds
+            : (policyKnobs?.preferredForwardBufferDurationSeconds ?? PlayerConfiguration.automaticForwardBufferSeconds)
+        return max(preferred, timeline.configuration.startupBufferSeconds, timeline.configuration.resumeBufferSeconds)
+    }
+
+    /// One predictor + controller step on the monitor: features → risk → policy.
+    fileprivate func evaluatePolicy(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase) {
+        // A stall is the buffer running dry while playing: before the first
+        // start, and during a stall, there is nothing to predict.
+        guard let predictor, phase == .playing else { return }
+        let cpu = DeviceProbe.cpuPressureAvg10Percent()
+        let thermal = DeviceProbe.thermalMaxCelsius()
+        let features: StallFeatures? = lock.withLock {
+            guard policyController != nil else { return nil }
+            let rung = currentVariant.flatMap { i in variants.first { $0.index == i } }
+            let rungBps = Double(rung?.bandwidthBps ?? 0)
+            let higher = variants.map { Double($0.bandwidthBps) }.filter { $0 > rungBps }.min()
+            let segmentInFlight = inFlight.flatMap { $0.purpose == .segment ? $0 : nil }
+            let busyDelta = decodeBusySeconds - lastDecodeSample.busy
+            let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
+            lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
+            return StallFeatures(
+                bufferSeconds: bufferSeconds,
+                bandwidthFastBps: estimator.fastBps, bandwidthSlowBps: estimator.slowBps,
+                currentRungBitrateBps: rungBps, nextHigherRungBitrateBps: higher,
+                inFlightBytesReceived: segmentInFlight.map { Double($0.bytes) },
+                inFlightBytesExpected: segmentInFlight?.expectedBytes.map(Double.init),
+                inFlightElapsedSeconds: segmentInFlight.map { now.seconds(since: $0.startedAt) },
+                inFlightSecondsSinceLastByte: segmentInFlight.map { now.seconds(since: $0.lastByteAt) },
+                firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
+                cpuPressureAvg10Percent: cpu,
+                decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
+                thermalMaxCelsius: thermal)
+        }
+        guard let features else { return }
+        var risk: Double?
+        var failure: String?
+        do {
+            risk = try predictor.stallProbability(features)
+        } catch {
+            failure = String(describing: error)
+        }
+        // The controller runs on session time, so its change records read as seconds since start.
+        let sessionNow = MonotonicInstant(seconds: now.seconds(since: sessionStart))
+        let (actions, policy) = lock.withLock { () -> ([PolicyAction], PlaybackPolicy) in
+            guard var controller = policyController else { return ([], .lowLatency) }
+            let actions = controller.update(risk: risk, failure: failure, features: features, at: sessionNow)
+            policyController = controller
+            for case .changePolicy(let change) in actions { applyKnobs(change.knobs) }
+            return (actions, controller.policy)
+        }
+        recorder.record(.stallRisk(StallRiskSample(predictor: predictor.predictorName, risk: risk, horizonSeconds: predictor.horizonSeconds,
+                                                    policy: policy, phase: phase, features: features)))
+        for action in actions {
+            switch action {
+            case .changePolicy(let change): recorder.record(.policyChange(change))
+            case .predictorFailed(let failure): recorder.record(.predictorFailed(failure))
+            case .predictorRecovered(let recovery): recorder.record(.predictorRecovered(recovery))
+            }
+        }
+    }
+}
+
+/// Finds the shipped stall model.
+enum ModelLocator {
+    static let modelFile = "models/stall-logistic-v1.json"
+
+    static func defaultModelPath() -> String? {
+        let fm = FileManager.default
+        if let env = ProcessInfo.processInfo.environment["HLSPLAY_MODEL"], fm.fileExists(atPath: env) { return env }
+        var candidates = [URL(fileURLWithPath: fm.currentDirectoryPath)]
+        if let exe = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+            var dir = exe.deletingLastPathComponent()
+            for _ in 0..<6 {
+                candidates.append(dir)
+                dir = dir.deletingLastPathComponent()
+            }
+        }
+        return candidates.map { $0.appendingPathComponent(modelFile).path }.first { fm.fileExists(atPath: $0) }
     }
 }
 

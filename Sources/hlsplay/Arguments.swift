@@ -29,6 +29,8 @@ struct Arguments {
     var cold = false
     var estimateStorePath: String?
     var thenURL: String?
+    var predictor: String?
+    var modelPath: String?
     var insecure = false
     var status: Bool?
     var help = false
@@ -64,6 +66,10 @@ struct Arguments {
       --estimate-store FILE      the estimate store (default ~/.cache/hlsplay/estimates.json)
       --then URL2                afterwards play URL2 in the same process (a channel
                                  change, warm); its log goes to FILE-2.jsonl / -2.har
+      --predictor NAME           stall-risk predictor for the playback policy controller:
+                                 model (default: models/stall-logistic-v1.json),
+                                 heuristic, threshold (buffer < 2 s), or off (no controller)
+      --model FILE               the stall model file for --predictor model
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -101,6 +107,13 @@ struct Arguments {
             case "--cold": a.cold = true
             case "--estimate-store": a.estimateStorePath = try value(for: word)
             case "--then": a.thenURL = try value(for: word)
+            case "--model": a.modelPath = try value(for: word)
+            case "--predictor":
+                let w = try value(for: word)
+                guard ["model", "heuristic", "threshold", "off"].contains(w) else {
+                    throw UsageError(message: "--predictor: '\(w)' is not one of model, heuristic, threshold, off")
+                }
+                a.predictor = w
             case "--startup-cap":
                 let w = try value(for: word)
                 guard ["auto", "off", "first-variant"].contains(w) else {

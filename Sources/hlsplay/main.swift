@@ -86,13 +86,18 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     configuration.preferredPeakBitRateBps = arguments.peakBitRateBps
     configuration.pinnedVariantIndex = arguments.variantIndex
     if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
-    if let v = arguments.resumeBufferSeconds { configuration.playback.resumeBufferSeconds = v }
+    if let v = arguments.resumeBufferSeconds {
+        configuration.playback.resumeBufferSeconds = v
+        configuration.resumeBufferSetByUser = true
+    }
     if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
     if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
     if let v = arguments.firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
     if let v = arguments.stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
     if let v = arguments.startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
     configuration.forceCold = arguments.cold
+    if let v = arguments.predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
+    configuration.modelPath = arguments.modelPath
     configuration.estimateStorePath = arguments.estimateStorePath
     configuration.verifyTLS = !arguments.insecure
     return configuration

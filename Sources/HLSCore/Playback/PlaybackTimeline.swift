@@ -41,7 +41,7 @@ public enum PlaybackAction: Sendable, Equatable {
 }
 
 public struct PlaybackTimeline: Sendable, Equatable {
-    public let configuration: PlaybackConfiguration
+    public private(set) var configuration: PlaybackConfiguration
     public private(set) var phase: PlaybackPhase = .startingUp
     /// Media time where playback begins, seconds.
     public private(set) var startPositionSeconds: Double
@@ -78,6 +78,11 @@ public struct PlaybackTimeline: Sendable, Equatable {
     /// Media seconds played so far.
     public func playedSeconds(at now: MonotonicInstant) -> Double {
         max(0, positionSeconds(at: now) - startPositionSeconds)
+    }
+
+    /// Changes the resume threshold (a playback policy's knob); applies from the next stall check.
+    public mutating func setResumeBufferSeconds(_ seconds: Double) {
+        configuration.resumeBufferSeconds = max(0, seconds)
     }
 
     /// Sets where playback begins (before anything is buffered): e.g. the live start point.

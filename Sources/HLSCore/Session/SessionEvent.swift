@@ -347,6 +347,27 @@ public struct DecodeStats: Sendable, Equatable, Codable {
     }
 }
 
+/// One stall-risk evaluation on the monitor: the features, the predictor's
+/// probability of a stall within the horizon, and the policy in force.
+/// These lines are what the trainer turns into labelled examples.
+public struct StallRiskSample: Sendable, Equatable, Codable {
+    public var predictor: String
+    /// P(stall within horizonSeconds); nil when the predictor failed.
+    public var risk: Double?
+    public var horizonSeconds: Double
+    public var policy: PlaybackPolicy
+    public var phase: PlaybackPhase
+    public var features: StallFeatures
+    public init(predictor: String, risk: Double?, horizonSeconds: Double, policy: PlaybackPolicy, phase: PlaybackPhase, features: StallFeatures) {
+        self.predictor = predictor
+        self.risk = risk
+        self.horizonSeconds = horizonSeconds
+        self.policy = policy
+        self.phase = phase
+        self.features = features
+    }
+}
+
 /// One session-log event.
 public enum SessionEvent: Sendable, Equatable {
     case requestStart(RequestStart)
@@ -374,6 +395,11 @@ public enum SessionEvent: Sendable, Equatable {
     case capNote(CapNote)
     case sampleVerdict(SampleVerdictRecord)
     case byteProgress(ByteProgressRecord)
+    // Stall-risk prediction and playback policy (docs/stall-prediction.md)
+    case stallRisk(StallRiskSample)
+    case policyChange(PolicyChange)
+    case predictorFailed(PredictorFailure)
+    case predictorRecovered(PredictorRecovery)
 
     /// The `type` field in the log.
     public var type: String {
@@ -402,6 +428,10 @@ public enum SessionEvent: Sendable, Equatable {
         case .capNote: "cap.note"
         case .sampleVerdict: "sample.verdict"
         case .byteProgress: "request.byteProgress"
+        case .stallRisk: "risk.sample"
+        case .policyChange: "policy.change"
+        case .predictorFailed: "predictor.failed"
+        case .predictorRecovered: "predictor.recovered"
         }
     }
 
@@ -431,6 +461,10 @@ public enum SessionEvent: Sendable, Equatable {
         case .capNote(let p): p
         case .sampleVerdict(let p): p
         case .byteProgress(let p): p
+        case .stallRisk(let p): p
+        case .policyChange(let p): p
+        case .predictorFailed(let p): p
+        case .predictorRecovered(let p): p
         }
     }
 }

@@ -54,6 +54,11 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var wedgesDetected: Int
     /// In-flight requests abandoned as over-selected (and the cap lowered).
     public var overSelections: Int
+    /// The stall predictor in use (nil: the policy controller was off).
+    public var predictor: String?
+    public var policyChanges: Int
+    /// Seconds spent in each playback policy.
+    public var policySeconds: [String: Double]
 }
 
 /// Folds events into a summary.
@@ -74,6 +79,9 @@ public struct SummaryBuilder: Sendable {
     private var capChanges = 0
     private var wedges = 0
     private var overSelections = 0
+    private var predictor: String?
+    private var policyChanges = 0
+    private var policyEntered: [(policy: String, atSeconds: Double)] = []
 
     public init() {}
 
@@ -99,6 +107,12 @@ public struct SummaryBuilder: Sendable {
             firstFrame = e
         case .decodeStats(let e):
             decode = e
+        case .stallRisk(let e):
+            if predictor == nil { predictor = e.predictor }
+            if policyEntered.isEmpty { policyEntered.append((e.policy.rawValue, 0)) }
+        case .policyChange(let e):
+            policyChanges += 1
+            policyEntered.append((e.to.rawValue, e.atSeconds))
         case .capGate(let e):
             gate = e.gate
         case .capChange:
@@ -120,6 +134,11 @@ public struct SummaryBuilder: Sendable {
     public func summary(url: String, isLive: Bool?, exitReason: ExitReason, error: String?,
                         startPositionSeconds: Double, finalPositionSeconds: Double,
                         sessionSeconds: Double, finalEstimateBps: Double?) -> SessionSummary {
+        var policySeconds: [String: Double] = [:]
+        for (i, entry) in policyEntered.enumerated() {
+            let end = i + 1 < policyEntered.count ? policyEntered[i + 1].atSeconds : sessionSeconds
+            policySeconds[entry.policy, default: 0] += max(0, end - entry.atSeconds)
+        }
         let played = max(0, finalPositionSeconds - startPositionSeconds)
         var weighted = 0.0
         var covered = 0.0
@@ -143,6 +162,7 @@ public struct SummaryBuilder: Sendable {
             decodedVideoFrames: decode.videoFrames, decodedAudioFrames: decode.audioFrames,
             lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
             sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps,
-            startupGate: gate, capChanges: capChanges, wedgesDetected: wedges, overSelections: overSelections)
+            startupGate: gate, capChanges: capChanges, wedgesDetected: wedges, overSelections: overSelections,
+            predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
     }
 }
