@@ -103,6 +103,10 @@ public final class PlayerSession: @unchecked Sendable {
     private var decodeBusySeconds = 0.0
     private var decodedMediaSeconds = 0.0
     private var lastDecodeSample: (busy: Double, media: Double) = (0, 0)
+    /// When the decode loop last finished a packet (nil before the first).
+    private var lastDecodeProgressAt: MonotonicInstant?
+    /// An open decode-hang episode (reported once until decode moves again).
+    private var decodeHangReported = false
     private var stopReason: ExitReason?
     private var stopError: String?
     private var stopCategory: SessionFailure.Category?
@@ -121,6 +125,13 @@ public final class PlayerSession: @unchecked Sendable {
     static let decodeLookaheadSeconds = 0.25
     /// A video frame decoded more than this after its presentation time is counted late, seconds.
     static let lateFrameToleranceSeconds = 0.1
+    /// The decode loop counts as hung when, while playing, a due packet has
+    /// waited this long with no packet decoded, seconds.
+    static let decodeHangThresholdSeconds = 2.0
+    /// Fault injection for tests: `HLSPLAY_INJECT_DECODE_HANG_SECONDS` makes the
+    /// decode loop sleep once that long right after the first frame, standing
+    /// in for a decoder that hangs. Never set in normal use.
+    static let injectedDecodeHangSeconds: Double? = ProcessInfo.processInfo.environment["HLSPLAY_INJECT_DECODE_HANG_SECONDS"].flatMap(Double.init)
     /// Decode errors written to the log before they are only counted.
     static let maxLoggedDecodeErrors = 20
 
@@ -256,6 +267,7 @@ public final class PlayerSession: @unchecked Sendable {
         if !isStopping {
             recorder.record(.bufferSample(sample))
             checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
+            checkDecodeHang(at: now, phase: sample.phase)
             capEvent(.tick(now))
             evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
@@ -491,7 +503,9 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 // Live: the next segment is not published yet, or has left the window.
                 if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
-                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing", url: nil)))
+                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing to the live edge under the recovery cap", url: nil)))
+                    // The resync is a recovery: the estimate that let the player fall behind is suspect.
+                    capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
                     nextMediaSequence = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
                     continue
                 }
@@ -746,6 +760,7 @@ public final class PlayerSession: @unchecked Sendable {
         var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int)] = [:]
         var firstFrameSeen = false
         var drained = false
+        var injectedHangDone = false
         while true {
             let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
                 if !firstFrameSeen { return true }
@@ -796,7 +811,13 @@ public final class PlayerSession: @unchecked Sendable {
                 lock.withLock {
                     decodeBusySeconds += busy
                     decodedMediaSeconds += media
+                    lastDecodeProgressAt = clock.now()
+                    decodeHangReported = false
                 }
+            }
+            if let hang = Self.injectedDecodeHangSeconds, !injectedHangDone, firstFrameSeen {
+                injectedHangDone = true
+                Thread.sleep(forTimeInterval: hang)
             }
             do {
                 frames = try entry!.decoder.decode(item.packet)
@@ -876,6 +897,28 @@ public final class PlayerSession: @unchecked Sendable {
             capEvent(.firstFrame(at: now))
         }
         self.record(actions)
+    }
+}
+
+// MARK: - Decode watchdog
+
+extension PlayerSession {
+    /// On the monitor: a decode loop that has not finished a packet for the
+    /// hang threshold while playing, with a packet due, is reported (once per episode).
+    fileprivate func checkDecodeHang(at now: MonotonicInstant, phase: PlaybackPhase) {
+        guard configuration.decode, phase == .playing else { return }
+        let due = buffer.nextDecodeSeconds
+        let report: (idle: Double, position: Double)? = lock.withLock {
+            guard !decodeHangReported, let last = lastDecodeProgressAt else { return nil }
+            let idle = now.seconds(since: last)
+            let position = timeline.positionSeconds(at: now)
+            guard idle >= Self.decodeHangThresholdSeconds, let due, due <= position else { return nil }
+            decodeHangReported = true
+            return (idle, position)
+        }
+        guard let report else { return }
+        recorder.record(.error(ErrorRecord(fatal: false, category: "decode-hang",
+            message: String(format: "no packet decoded for %.2f s while playing at %.2f s with packets due", report.idle, report.position))))
     }
 }
 

@@ -217,6 +217,28 @@ import Testing
         #expect(run.summary?["exitReason"] as? String == "completed")
     }
 
+    @Test func decodeHang_monitorKeepsTicking_andReportsItWithinBoundedTime() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let hangSeconds = 4.0
+        let run = try withOrigin(samples) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
+                           environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "\(hangSeconds)"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let firstFrameAt = try #require(run.events("frame.first").first?["t"] as? Double)
+        // The wall-clock monitor kept sampling through the hang (period 0.25 s).
+        let during = run.events("buffer.sample").compactMap { $0["t"] as? Double }.filter { $0 > firstFrameAt + 0.5 && $0 < firstFrameAt + hangSeconds - 0.5 }
+        #expect(during.count >= 8, "monitor samples during the hang: \(during.count)")
+        // The hang was reported once, within the threshold (2 s) plus a monitor period or two.
+        let hangs = run.events("error").filter { $0["category"] as? String == "decode-hang" }
+        #expect(hangs.count == 1)
+        let reportedAt = try #require(hangs.first?["t"] as? Double)
+        #expect(reportedAt - firstFrameAt >= 2 && reportedAt - firstFrameAt < 3.5, "reported \(reportedAt - firstFrameAt) s after the hang began")
+        // The clock went on meanwhile, so the frames due during the hang were late.
+        #expect((run.summary?["lateVideoFrames"] as? Int ?? 0) > 0)
+    }
+
     @Test func unknownFlag_exits64_namingTheWord() throws {
         _ = try Repo.requireSamples("short-2s")
         let run = try runHlsplay(["--headless", "--frobnicate"])

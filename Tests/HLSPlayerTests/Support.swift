@@ -42,7 +42,8 @@ struct Run {
 }
 
 /// Runs the real binary with a log and a HAR in a fresh temp dir.
-func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutSeconds: Double = 120) throws -> Run {
+func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutSeconds: Double = 120,
+                environment extra: [String: String] = [:]) throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
@@ -55,6 +56,7 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
     // (cold) unless a test passes --estimate-store, and no user file is touched.
     var environment = ProcessInfo.processInfo.environment
     environment["XDG_CACHE_HOME"] = dir.appendingPathComponent("cache").path
+    environment.merge(extra) { $1 }
     process.environment = environment
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
