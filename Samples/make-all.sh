@@ -11,3 +11,4 @@ mkdir -p "$build"
 "$here/make-ladder.sh" "$build/short-2s"  --duration 8  --segment 2
 "$here/make-ladder.sh" "$build/ladder-2s" --duration 30 --segment 2
 "$here/make-ladder.sh" "$build/ladder-6s" --duration 36 --segment 6
+"$here/make-variants.sh" "$build/variants"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hlsplay needs, only those missing.
 set -euo pipefail
-packages=(pkg-config ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev)
+packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

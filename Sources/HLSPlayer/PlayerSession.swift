@@ -79,6 +79,10 @@ public final class PlayerSession: @unchecked Sendable {
     private var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     private var pendingDecision: SelectionDecision?
+    /// AES-128 keys by URI (loader-owned; never logged).
+    private var keyCache: [URL: [UInt8]] = [:]
+    /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
+    private var initCache: (map: MediaInitializationSection, data: Data)?
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
@@ -536,22 +540,57 @@ public final class PlayerSession: @unchecked Sendable {
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
             return
         }
-        if let key = segment.key, key.method != .none {
-            throw SessionFailure(category: .media, message: "encrypted segments (EXT-X-KEY METHOD=\(key.method)) are not supported yet", url: segment.uri.absoluteString)
+        // AES-128 (RFC 8216 §5.2): the key is fetched like a segment and cached; its bytes are never logged.
+        var aes: (key: [UInt8], iv: [UInt8]?)?
+        if let key = segment.key {
+            switch key.method {
+            case .none:
+                break
+            case .aes128:
+                guard let keyURI = key.uri else {
+                    throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: segment.uri.absoluteString)
+                }
+                aes = (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
+            case .sampleAES, .sampleAESCTR, .other:
+                let name: String
+                switch key.method {
+                case .sampleAES: name = "SAMPLE-AES"
+                case .sampleAESCTR: name = "SAMPLE-AES-CTR"
+                case .other(let raw): name = raw
+                default: name = "?"
+                }
+                throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: segment.uri.absoluteString)
+            }
         }
         var initData: Data?
         if let map = segment.initializationSection {
-            initData = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment).body
+            // Fetched once per URI and range: consecutive segments share it until the EXT-X-MAP changes.
+            if let cached = initCache, cached.map == map {
+                initData = cached.data
+            } else {
+                var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment).body
+                if let aes, let iv = aes.iv {
+                    // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
+                    data = try decrypt(data, key: aes.key, iv: iv, what: "the initialization section", url: map.uri)
+                }
+                initCache = (map, data)
+                initData = data
+            }
         }
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
         let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
                                  byteRange: segment.byteRange, policy: .segment,
                                  segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest))
 
+        var body = response.body
+        if let aes {
+            body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                               what: "segment \(segment.mediaSequence)", url: segment.uri)
+        }
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            result = try SegmentDemuxer.demux(segment: response.body, initializationSection: initData,
+            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
                                               hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS)
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: segment.uri.absoluteString)))
@@ -611,6 +650,26 @@ public final class PlayerSession: @unchecked Sendable {
         if !configuration.decode {
             // Demux only: the first demuxed video packet stands in for the first frame.
             markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+        }
+    }
+
+    /// The 16 key bytes behind a key URI, fetched once per URI.
+    private func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
+        if let cached = keyCache[uri] { return cached }
+        let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: .segment)
+        guard response.body.count == 16 else {
+            throw SessionFailure(category: .media, message: "AES-128 key \(uri.absoluteString) is \(response.body.count) bytes, not 16", url: uri.absoluteString)
+        }
+        let bytes = [UInt8](response.body)
+        keyCache[uri] = bytes
+        return bytes
+    }
+
+    private func decrypt(_ data: Data, key: [UInt8], iv: [UInt8], what: String, url: URL) throws -> Data {
+        do {
+            return try SegmentDecryptor.decryptAES128(data, key: key, iv: iv)
+        } catch {
+            throw SessionFailure(category: .media, message: "\(what) could not be decrypted: \(error)", url: url.absoluteString)
         }
     }
 

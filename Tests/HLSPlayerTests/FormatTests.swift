@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// Packagings beyond MPEG-TS segments, end to end on real media made by
+/// FFmpeg's HLS muxer (Samples/make-variants.sh), through the real binary.
+@Suite(.serialized) struct FormatTests {
+    func play(_ path: String, in root: URL, extra: [String] = []) throws -> Run {
+        try withOrigin(root) { base in
+            try runHlsplay([base.appendingPathComponent(path).absoluteString, "--headless", "--json"] + extra)
+        }
+    }
+
+    func variants() throws -> URL {
+        _ = try Repo.requireSamples("short-2s")
+        let dir = Repo.samples("variants")
+        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("aes-msn/prog.m3u8").path) else {
+            throw TestSetupError("\(dir.path) is missing: run Samples/make-all.sh (Tools/test.sh does)")
+        }
+        return dir
+    }
+
+    @Test func fragmentedMP4_withInitSection_playsEveryFrame_initFetchedOnce() throws {
+        let run = try play("fmp4/prog.m3u8", in: try variants())
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+        let inits = run.events("request.end").filter { $0["purpose"] as? String == "init-section" }
+        #expect(inits.count == 1)
+        #expect(run.events("frame.first").first?["height"] as? Int == 360)
+    }
+
+    @Test func byteRangeSegments_requestedAsHTTPRanges() throws {
+        let run = try play("byterange/prog.m3u8", in: try variants())
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+        let segments = run.events("request.start").filter { $0["purpose"] as? String == "segment" }
+        #expect(segments.count == 4)
+        #expect(segments.allSatisfy { ($0["url"] as? String ?? "").hasSuffix("/all.ts") && $0["range"] != nil })
+        #expect(segments.first?["range"] as? String == "0-\((run.events("request.end").first { $0["purpose"] as? String == "segment" }?["bytes"] as? Int ?? 0) - 1)")
+    }
+
+    @Test func aes128_explicitIV_decryptsAndPlays_keyFetchedOnce() throws {
+        let run = try play("aes-iv/prog.m3u8", in: try variants())
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+        #expect(run.events("request.end").filter { $0["purpose"] as? String == "key" }.count == 1)
+        // The key bytes appear nowhere in the log (00 11 22 ... ff as hex or base64).
+        let log = run.rawLogLines.joined(separator: "\n").lowercased()
+        #expect(!log.contains("00112233445566778899aabbccddeeff"))
+        #expect(!log.contains("abeim0rvzneimaq7zn3u/w"))
+    }
+
+    @Test func aes128_ivFromMediaSequenceNumber_decryptsAndPlays() throws {
+        let run = try play("aes-msn/prog.m3u8", in: try variants())
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+    }
+
+    @Test func aes128_wrongKey_isAClearMediaError() throws {
+        let source = try variants().appendingPathComponent("aes-iv")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-wrongkey-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: source, to: dir)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data(repeating: 0x42, count: 16).write(to: dir.appendingPathComponent("k.key"))
+        let run = try play("prog.m3u8", in: dir)
+        #expect(run.status == 65)
+        #expect(run.stderr.contains("could not be decrypted"))
+        expectValidLog(run)
+    }
+
+    @Test func sampleAES_isReportedUnsupported() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-sampleaes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+        #EXTM3U
+        #EXT-X-VERSION:5
+        #EXT-X-TARGETDURATION:2
+        #EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://key",KEYFORMAT="com.apple.streamingkeydelivery",KEYFORMATVERSIONS="1"
+        #EXTINF:2,
+        seg.ts
+        #EXT-X-ENDLIST
+
+        """.write(to: dir.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        let run = try play("prog.m3u8", in: dir)
+        #expect(run.status == 65)
+        #expect(run.stderr.contains("SAMPLE-AES"))
+        #expect(run.stderr.contains("not supported"))
+        expectValidLog(run)
+    }
+}
