@@ -16,6 +16,8 @@ struct BufferedPacket: @unchecked Sendable {
     let timelineOffsetSeconds: Double
     let variantIndex: Int
     let mediaSequence: Int
+    /// The segment's Discontinuity Sequence Number: a change means new timestamps and maybe new codec parameters.
+    let discontinuitySequence: Int
 }
 
 final class ForwardBuffer: @unchecked Sendable {

@@ -537,7 +537,12 @@ public final class PlayerSession: @unchecked Sendable {
             throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: segment.uri.absoluteString)
         }
         if segment.gap {
+            // EXT-X-GAP: nothing to fetch; the media clock plays through the gap
+            // (no stall), as a player shows the last frame over missing media.
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
+            let now = clock.now()
+            let actions = lock.withLock { timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
+            record(actions)
             return
         }
         // AES-128 (RFC 8216 §5.2): the key is fetched like a segment and cached; its bytes are never logged.
@@ -613,7 +618,8 @@ public final class PlayerSession: @unchecked Sendable {
         let buffered = result.packets.map { p in
             BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
-                           timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
+                           timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                           discontinuitySequence: segment.discontinuitySequence)
         }
         if !firstSegmentFetched {
             // Before the packets reach the decoder, which reports the first frame with this breakdown.
@@ -816,7 +822,7 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Decode
 
     private func decodeMain() {
-        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int)] = [:]
+        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int, discontinuity: Int)] = [:]
         var firstFrameSeen = false
         var drained = false
         var injectedHangDone = false
@@ -845,7 +851,8 @@ public final class PlayerSession: @unchecked Sendable {
             }
             guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
             var entry = decoders[item.packet.kind]
-            if entry == nil || entry!.variantIndex != item.variantIndex {
+            // A new variant or a discontinuity resets the decoder (after draining what it holds).
+            if entry == nil || entry!.variantIndex != item.variantIndex || entry!.discontinuity != item.discontinuitySequence {
                 if let old = entry {
                     // Variant switch: the old decoder's delayed frames are still shown.
                     do {
@@ -855,7 +862,7 @@ public final class PlayerSession: @unchecked Sendable {
                     }
                 }
                 do {
-                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex)
+                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex, item.discontinuitySequence)
                     decoders[item.packet.kind] = entry
                 } catch {
                     decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")

@@ -88,4 +88,74 @@ import Testing
         #expect(run.stderr.contains("not supported"))
         expectValidLog(run)
     }
+
+    /// A folder with the short ladder's 360p segments linked in and `playlist` written beside them.
+    func handWritten(_ playlist: String) throws -> URL {
+        let samples = try Repo.requireSamples("short-2s").appendingPathComponent("v1")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-hand-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for i in 0..<4 {
+            let name = String(format: "seg_%05d.ts", i)
+            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(name), withDestinationURL: samples.appendingPathComponent(name))
+        }
+        try playlist.write(to: dir.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    @Test func gapSegment_skippedWithoutStalling() throws {
+        let dir = try handWritten("""
+        #EXTM3U
+        #EXT-X-VERSION:8
+        #EXT-X-TARGETDURATION:2
+        #EXTINF:2,
+        seg_00000.ts
+        #EXT-X-GAP
+        #EXTINF:2,
+        seg_00001.ts
+        #EXTINF:2,
+        seg_00002.ts
+        #EXTINF:2,
+        seg_00003.ts
+        #EXT-X-ENDLIST
+
+        """)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try play("prog.m3u8", in: dir)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["stallCount"] as? Int == 0)
+        #expect(run.summary?["segmentsSkipped"] as? Int == 1)
+        #expect(abs((run.summary?["playedSeconds"] as? Double ?? 0) - 8) < 0.05)
+        #expect(run.events("segment.skipped").first?["reason"] as? String == "EXT-X-GAP")
+        // The gap's segment was never requested.
+        #expect(!run.events("request.start").contains { ($0["url"] as? String ?? "").hasSuffix("seg_00001.ts") })
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 144)
+    }
+
+    @Test func discontinuity_timestampsJumpBack_decoderResetAndEveryFramePlayed() throws {
+        // The same two segments twice: at the discontinuity the timestamps go back 4 s.
+        let dir = try handWritten("""
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-TARGETDURATION:2
+        #EXTINF:2,
+        seg_00000.ts
+        #EXTINF:2,
+        seg_00001.ts
+        #EXT-X-DISCONTINUITY
+        #EXTINF:2,
+        seg_00000.ts
+        #EXTINF:2,
+        seg_00001.ts
+        #EXT-X-ENDLIST
+
+        """)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let run = try play("prog.m3u8", in: dir)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["stallCount"] as? Int == 0)
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+        #expect(run.summary?["lateVideoFrames"] as? Int == 0)
+        let starts = run.events("segment.buffered").compactMap { $0["startSeconds"] as? Double }
+        #expect(starts == [0, 2, 4, 6], "segments placed on one continuous media timeline: \(starts)")
+    }
 }
