@@ -73,6 +73,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var policy = PolicyController.Configuration()
     /// True when the user set the resume threshold, which then wins over the policy's knob.
     public var resumeBufferSetByUser = false
+    /// Send CMCD (CTA-5004) with every request: as a query parameter or as headers; nil = off.
+    public var cmcd: CMCDMode?
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
 
@@ -93,7 +95,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
-             predictor, modelPath, policy,
+             predictor, modelPath, policy, cmcd,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
 
@@ -120,6 +122,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(predictor, forKey: .predictor)
         try c.encodeIfPresent(modelPath, forKey: .modelPath)
         try c.encode(policy, forKey: .policy)
+        try c.encodeIfPresent(cmcd, forKey: .cmcd)
         try c.encode(requestStallTimeoutSeconds, forKey: .requestStallTimeoutSeconds)
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
         try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)

@@ -83,6 +83,9 @@ public final class PlayerSession: @unchecked Sendable {
     private var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
     private var initCache: (map: MediaInitializationSection, data: Data)?
+    /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
+    private let cmcdSessionID = UUID().uuidString.lowercased()
+    private var starvedSinceLastRequest = false
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
@@ -302,6 +305,7 @@ public final class PlayerSession: @unchecked Sendable {
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
                 capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))
+                lock.withLock { starvedSinceLastRequest = true }
             case let .stallEnded(at, position, stall, buffered):
                 recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
             case let .ended(at, position):
@@ -711,6 +715,13 @@ public final class PlayerSession: @unchecked Sendable {
                 defer { freshConnectionNext = false }
                 return freshConnectionNext
             }
+            if let mode = configuration.cmcd {
+                let data = cmcdData(purpose: purpose, variantIndex: variantIndex, segmentDurationSeconds: segment?.durationSeconds)
+                switch mode {
+                case .query: request.url = data.adding(to: url)
+                case .header: request.headers += data.headers
+                }
+            }
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
@@ -963,6 +974,60 @@ public final class PlayerSession: @unchecked Sendable {
             capEvent(.firstFrame(at: now))
         }
         self.record(actions)
+    }
+}
+
+// MARK: - CMCD (CTA-5004)
+
+extension PlayerSession {
+    /// The values hlsplay really uses, for the request about to go out.
+    fileprivate func cmcdData(purpose: RequestPurpose, variantIndex: Int?, segmentDurationSeconds: Double?) -> CMCDData {
+        let now = clock.now()
+        var d = CMCDData()
+        d.sessionID = cmcdSessionID
+        d.contentID = Self.contentID(configuration.url)
+        switch purpose {
+        case .multivariantPlaylist, .mediaPlaylist: d.objectType = .manifest
+        case .segment: d.objectType = .muxed
+        case .initSection: d.objectType = .initSegment
+        case .key: d.objectType = .key
+        }
+        if let segmentDurationSeconds { d.objectDurationMs = Int((segmentDurationSeconds * 1000).rounded()) }
+        lock.withLock {
+            if let i = variantIndex, let v = variants.first(where: { $0.index == i }), v.bandwidthBps > 0, purpose != .mediaPlaylist {
+                d.encodedBitrateKbps = CMCDData.kbps(v.bandwidthBps)
+            }
+            let caps = [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, capController.capBps].compactMap { $0 }
+            let eligible = variants.map(\.bandwidthBps).filter { bps in caps.allSatisfy { bps <= $0 } }
+            if let top = eligible.max() ?? variants.map(\.bandwidthBps).min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
+            if timeline.phase != .startingUp || timeline.bufferedEndSeconds > timeline.startPositionSeconds {
+                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: timeline.bufferSeconds(at: now))
+            }
+            if estimator.hasEstimate { d.measuredThroughputKbps = CMCDData.throughputKbps(bps: estimator.estimateBps) }
+            if let live = isLive { d.streamType = live ? "l" : "v" }
+            // `su`: this segment is needed before playback can start or resume.
+            let ahead = timeline.bufferedEndSeconds - timeline.positionSeconds(at: now)
+            switch timeline.phase {
+            case .startingUp: d.startup = purpose == .segment && ahead < timeline.configuration.startupBufferSeconds
+            case .stalled: d.startup = purpose == .segment && ahead < timeline.configuration.resumeBufferSeconds
+            case .playing, .ended: d.startup = false
+            }
+            d.bufferStarvation = starvedSinceLastRequest
+            starvedSinceLastRequest = false
+        }
+        return d
+    }
+
+    /// A stable content id: FNV-1a of the URL without its query, in hex.
+    static func contentID(_ url: URL) -> String {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        c?.query = nil
+        var hash: UInt64 = 0xcbf29ce484222325
+        for byte in (c?.string ?? url.absoluteString).utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100000001b3
+        }
+        return String(hash, radix: 16)
     }
 }
 

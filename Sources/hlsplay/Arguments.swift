@@ -31,6 +31,7 @@ struct Arguments {
     var thenURL: String?
     var predictor: String?
     var modelPath: String?
+    var cmcd: String?
     var insecure = false
     var status: Bool?
     var help = false
@@ -70,6 +71,7 @@ struct Arguments {
                                  model (default: models/stall-logistic-v1.json),
                                  heuristic, threshold (buffer < 2 s), or off (no controller)
       --model FILE               the stall model file for --predictor model
+      --cmcd query|header        send CMCD (CTA-5004) with every request
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -108,6 +110,10 @@ struct Arguments {
             case "--estimate-store": a.estimateStorePath = try value(for: word)
             case "--then": a.thenURL = try value(for: word)
             case "--model": a.modelPath = try value(for: word)
+            case "--cmcd":
+                let w = try value(for: word)
+                guard ["query", "header"].contains(w) else { throw UsageError(message: "--cmcd: '\(w)' is not one of query, header") }
+                a.cmcd = w
             case "--predictor":
                 let w = try value(for: word)
                 guard ["model", "heuristic", "threshold", "off"].contains(w) else {

@@ -98,6 +98,7 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     configuration.forceCold = arguments.cold
     if let v = arguments.predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
     configuration.modelPath = arguments.modelPath
+    configuration.cmcd = arguments.cmcd.flatMap(CMCDMode.init(rawValue:))
     configuration.estimateStorePath = arguments.estimateStorePath
     configuration.verifyTLS = !arguments.insecure
     return configuration

@@ -1,0 +1,49 @@
+import Foundation
+import HLSOrigin
+import Testing
+
+/// CMCD on the wire, read back from the origin's own request log.
+@Suite(.serialized) struct CMCDEndToEndTests {
+    @Test func cmcdQuery_everyRequestCarriesTheValuesThePlayerUsed() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: originLog) }
+        var config = OriginConfiguration()
+        config.requestLogURL = originLog
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cmcd", "query"])
+        server.stop()
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let entries = try String(contentsOf: originLog, encoding: .utf8).split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(entries.count == run.summary?["requests"] as? Int)
+        func cmcd(_ e: [String: Any]) -> [String: String] {
+            let query = (e["query"] as? String ?? "").split(separator: "&").first { $0.hasPrefix("CMCD=") }
+            let payload = query.map { String($0.dropFirst(5)).removingPercentEncoding ?? "" } ?? ""
+            var out: [String: String] = [:]
+            for pair in payload.split(separator: ",") {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                out[String(kv[0])] = kv.count > 1 ? String(kv[1]) : "true"
+            }
+            return out
+        }
+        let all = entries.map(cmcd)
+        #expect(all.allSatisfy { $0["sf"] == "h" && $0["sid"] != nil && $0["cid"] != nil }, "\(all)")
+        #expect(Set(all.compactMap { $0["sid"] }).count == 1, "one session id")
+        #expect(all.first?["ot"] == "m")
+        let segments = zip(entries, all).filter { ($0.0["path"] as? String ?? "").hasSuffix(".ts") }.map(\.1)
+        #expect(segments.count == 4)
+        // The first segment is needed to start; later ones are not.
+        #expect(segments.first?["su"] == "true")
+        #expect(segments.dropFirst().allSatisfy { $0["su"] == nil })
+        #expect(segments.allSatisfy { $0["ot"] == "av" && $0["d"] == "2000" && $0["st"] == "v" && $0["br"] != nil && $0["tb"] != nil })
+        // Once measured, the throughput is reported, and the buffer length grows from 0.
+        #expect(segments.dropFirst().allSatisfy { $0["mtp"] != nil })
+        #expect(Int(segments.last?["bl"] ?? "") ?? 0 > 0)
+        // br is the BANDWIDTH of the variant each segment came from, in kbps.
+        let buffered = run.events("segment.buffered").compactMap { $0["bandwidthBps"] as? Int }
+        #expect(segments.compactMap { Int($0["br"] ?? "") } == buffered.map { Int((Double($0) / 1000).rounded()) })
+    }
+}
