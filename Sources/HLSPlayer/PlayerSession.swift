@@ -139,6 +139,17 @@ public final class PlayerSession: @unchecked Sendable {
     /// decode loop sleep once that long right after the first frame, standing
     /// in for a decoder that hangs. Never set in normal use.
     static let injectedDecodeHangSeconds: Double? = ProcessInfo.processInfo.environment["HLSPLAY_INJECT_DECODE_HANG_SECONDS"].flatMap(Double.init)
+    /// The most bytes held in memory for one response, by what it is: a
+    /// playlist as much as the parser accepts, a key a little over its 16
+    /// bytes, media generously. A larger response fails as responseTooLarge.
+    static func maxBodyBytes(for purpose: RequestPurpose) -> Int {
+        switch purpose {
+        case .multivariantPlaylist, .mediaPlaylist: PlaylistLimits.default.maxBytes
+        case .key: 1024
+        case .initSection: 16 << 20
+        case .segment: 256 << 20
+        }
+    }
     /// Decode errors written to the log before they are only counted.
     static let maxLoggedDecodeErrors = 20
 
@@ -722,6 +733,7 @@ public final class PlayerSession: @unchecked Sendable {
                 case .header: request.headers += data.headers
                 }
             }
+            request.maxBodyBytes = Self.maxBodyBytes(for: purpose)
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
