@@ -75,6 +75,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var resumeBufferSetByUser = false
     /// Send CMCD (CTA-5004) with every request: as a query parameter or as headers; nil = off.
     public var cmcd: CMCDMode?
+    /// Redact query values and userinfo from every URL in the log, HAR and messages.
+    public var redactURLs = true
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
 
@@ -95,13 +97,14 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
-             predictor, modelPath, policy, cmcd,
+             predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(url.absoluteString, forKey: .url)
+        try c.encode(redactURLs ? URLRedaction.redacted(url) : url.absoluteString, forKey: .url)
+        try c.encode(redactURLs, forKey: .redactURLs)
         try c.encodeIfPresent(durationLimitSeconds, forKey: .durationLimitSeconds)
         try c.encode(preferredForwardBufferDurationSeconds, forKey: .preferredForwardBufferDurationSeconds)
         try c.encodeIfPresent(preferredPeakBitRateBps, forKey: .preferredPeakBitRateBps)

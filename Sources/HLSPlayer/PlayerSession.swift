@@ -178,7 +178,7 @@ public final class PlayerSession: @unchecked Sendable {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         recorder.writeHeader(SessionHeader(
-            hlsplayVersion: hlsplayVersion, url: configuration.url.absoluteString,
+            hlsplayVersion: hlsplayVersion, url: shown(configuration.url),
             startedAt: formatter.string(from: Date()), configuration: configuration,
             host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
         FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in
@@ -247,7 +247,7 @@ public final class PlayerSession: @unchecked Sendable {
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
         let summary = recorder.finish { builder in
-            builder.summary(url: configuration.url.absoluteString, isLive: live, exitReason: reason, error: error,
+            builder.summary(url: shown(configuration.url), isLive: live, exitReason: reason, error: error,
                             startPositionSeconds: start, finalPositionSeconds: position,
                             sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
         }
@@ -353,11 +353,11 @@ public final class PlayerSession: @unchecked Sendable {
         }
         switch parsed {
         case .multivariant(let mv):
-            recorder.record(.playlistLoaded(PlaylistLoaded(url: top.effectiveURL.absoluteString, kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+            recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
             let playable = mv.variants.enumerated().filter { _, v in !isAudioOnly(v) }
             let chosen = playable.isEmpty ? Array(mv.variants.enumerated()) : playable
             guard !chosen.isEmpty else {
-                throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: configuration.url.absoluteString)
+                throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: shown(configuration.url))
             }
             variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution) }
             topLevelStart = mv.start
@@ -389,7 +389,7 @@ public final class PlayerSession: @unchecked Sendable {
         _ = mediaAt
         guard !playlist.segments.isEmpty else {
             if playlist.endList {
-                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == decision.variantIndex }?.uri.absoluteString)
+                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == decision.variantIndex }.map { shown($0.uri) })
             }
             return
         }
@@ -413,13 +413,13 @@ public final class PlayerSession: @unchecked Sendable {
         do {
             return try PlaylistParser.parse(data: response.body, baseURL: response.effectiveURL)
         } catch {
-            throw SessionFailure(category: .playlist, message: "malformed playlist \(response.effectiveURL.absoluteString): \(error)", url: response.effectiveURL.absoluteString)
+            throw SessionFailure(category: .playlist, message: "malformed playlist \(shown(response.effectiveURL)): \(error)", url: shown(response.effectiveURL))
         }
     }
 
     private func recordMediaPlaylist(_ p: MediaPlaylist, url: URL, variantIndex: Int, changed: Bool) {
         recorder.record(.playlistLoaded(PlaylistLoaded(
-            url: url.absoluteString, kind: "media", variantIndex: variantIndex, segments: p.segments.count,
+            url: shown(url), kind: "media", variantIndex: variantIndex, segments: p.segments.count,
             targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
             changed: changed, warnings: p.warnings.map(\.description))))
     }
@@ -435,7 +435,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
         let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: .playlist)
         guard case .media(let media) = try parsePlaylist(response) else {
-            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(variant.uri.absoluteString), got a multivariant playlist", url: variant.uri.absoluteString)
+            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
         }
         let previous = mediaPlaylists[variantIndex]
         let changed = previous.map { $0.segments.last?.mediaSequence != media.segments.last?.mediaSequence || $0.endList != media.endList } ?? true
@@ -457,7 +457,7 @@ public final class PlayerSession: @unchecked Sendable {
         } else {
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: url.absoluteString)))
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))
             }
         }
     }
@@ -549,7 +549,7 @@ public final class PlayerSession: @unchecked Sendable {
     private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
               var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
-            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: segment.uri.absoluteString)
+            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: shown(segment.uri))
         }
         if segment.gap {
             // EXT-X-GAP: nothing to fetch; the media clock plays through the gap
@@ -568,7 +568,7 @@ public final class PlayerSession: @unchecked Sendable {
                 break
             case .aes128:
                 guard let keyURI = key.uri else {
-                    throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: segment.uri.absoluteString)
+                    throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
                 }
                 aes = (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
             case .sampleAES, .sampleAESCTR, .other:
@@ -579,7 +579,7 @@ public final class PlayerSession: @unchecked Sendable {
                 case .other(let raw): name = raw
                 default: name = "?"
                 }
-                throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: segment.uri.absoluteString)
+                throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: shown(segment.uri))
             }
         }
         var initData: Data?
@@ -613,7 +613,7 @@ public final class PlayerSession: @unchecked Sendable {
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
                                               hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS)
         } catch {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: segment.uri.absoluteString)))
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
             return
         }
@@ -666,7 +666,7 @@ public final class PlayerSession: @unchecked Sendable {
             corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
             bufferedEndSeconds: end, bufferSeconds: ahead)))
         for warning in result.warnings.prefix(5) {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: segment.uri.absoluteString)))
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
         }
         if !configuration.decode {
             // Demux only: the first demuxed video packet stands in for the first frame.
@@ -679,7 +679,7 @@ public final class PlayerSession: @unchecked Sendable {
         if let cached = keyCache[uri] { return cached }
         let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: .segment)
         guard response.body.count == 16 else {
-            throw SessionFailure(category: .media, message: "AES-128 key \(uri.absoluteString) is \(response.body.count) bytes, not 16", url: uri.absoluteString)
+            throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
         }
         let bytes = [UInt8](response.body)
         keyCache[uri] = bytes
@@ -690,8 +690,13 @@ public final class PlayerSession: @unchecked Sendable {
         do {
             return try SegmentDecryptor.decryptAES128(data, key: key, iv: iv)
         } catch {
-            throw SessionFailure(category: .media, message: "\(what) could not be decrypted: \(error)", url: url.absoluteString)
+            throw SessionFailure(category: .media, message: "\(what) could not be decrypted: \(error)", url: shown(url))
         }
+    }
+
+    /// A URL as it goes into the log, HAR and messages: redacted unless --no-redact.
+    func shown(_ url: URL) -> String {
+        configuration.redactURLs ? URLRedaction.redacted(url) : url.absoluteString
     }
 
     private func sleepUnlessStopping(_ seconds: Double) {
@@ -715,7 +720,7 @@ public final class PlayerSession: @unchecked Sendable {
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {
-            if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }
+            if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
             attempts += 1
             let requestID = nextRequestID
             nextRequestID += 1
@@ -737,7 +742,7 @@ public final class PlayerSession: @unchecked Sendable {
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
-            recorder.record(.requestStart(RequestStart(requestID: requestID, url: url.absoluteString, purpose: purpose, attempt: attempts,
+            recorder.record(.requestStart(RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
                                                        variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)))
             let wallStart = Date()
             let startedAt = clock.now()
@@ -788,10 +793,10 @@ public final class PlayerSession: @unchecked Sendable {
                     }
                 }
                 recorder.record(.requestEnd(RequestEnd(
-                    requestID: requestID, url: url.absoluteString, purpose: purpose, status: response.statusCode,
+                    requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
                     bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
                     tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
-                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: url.absoluteString, startedAt: wallStart,
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
                                            requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
                                            status: response.statusCode, responseHeaders: response.headers, bytes: response.body.count,
                                            timings: timings, error: nil))
@@ -801,13 +806,13 @@ public final class PlayerSession: @unchecked Sendable {
                 return response
             case .failure(let error):
                 recorder.record(.requestEnd(RequestEnd(
-                    requestID: requestID, url: url.absoluteString, purpose: purpose, status: error.httpStatus,
+                    requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
                     bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
-                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: url.absoluteString, startedAt: wallStart,
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
                                            requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
                                            timings: nil, error: error.description))
                 if isStopping {
-                    throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString)
+                    throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
                 if error.kind == .cancelled, let abort {
                     switch abort {
@@ -818,25 +823,25 @@ public final class PlayerSession: @unchecked Sendable {
                         wedgeReRequests += 1
                         attempts -= 1
                         lock.withLock { freshConnectionNext = true }
-                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                         continue
                     case .wedged:
-                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(url.absoluteString) wedged \(wedgeReRequests + 1) times", url: url.absoluteString)
+                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged \(wedgeReRequests + 1) times", url: shown(url))
                     }
                 }
                 if error.kind == .cancelled {
-                    throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString)
+                    throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
                 capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
                 switch policy.decide(after: error, attemptsMade: attempts) {
                 case .retry(let delay):
                     let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
                     lock.withLock { freshConnectionNext = fresh }
-                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: url.absoluteString, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                     sleepUnlessStopping(delay)
-                    if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: url.absoluteString) }
+                    if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
                 case .giveUp(let reason):
-                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(url.absoluteString) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: url.absoluteString)
+                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url))
                 }
             }
         }
@@ -1035,7 +1040,7 @@ extension PlayerSession {
         var c = URLComponents(url: url, resolvingAgainstBaseURL: false)
         c?.query = nil
         var hash: UInt64 = 0xcbf29ce484222325
-        for byte in (c?.string ?? url.absoluteString).utf8 {
+        for byte in (c?.string ?? url.absoluteString).utf8 /* hashed, not logged */ {
             hash ^= UInt64(byte)
             hash = hash &* 0x100000001b3
         }

@@ -32,6 +32,7 @@ struct Arguments {
     var predictor: String?
     var modelPath: String?
     var cmcd: String?
+    var noRedact = false
     var insecure = false
     var status: Bool?
     var help = false
@@ -72,6 +73,8 @@ struct Arguments {
                                  heuristic, threshold (buffer < 2 s), or off (no controller)
       --model FILE               the stall model file for --predictor model
       --cmcd query|header        send CMCD (CTA-5004) with every request
+      --no-redact                log URLs whole (default: query values and credentials
+                                 are replaced by REDACTED in logs, HAR and messages)
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -107,6 +110,7 @@ struct Arguments {
             case "--version": a.version = true
             case "--insecure": a.insecure = true
             case "--cold": a.cold = true
+            case "--no-redact": a.noRedact = true
             case "--estimate-store": a.estimateStorePath = try value(for: word)
             case "--then": a.thenURL = try value(for: word)
             case "--model": a.modelPath = try value(for: word)

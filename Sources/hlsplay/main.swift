@@ -99,6 +99,7 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     if let v = arguments.predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
     configuration.modelPath = arguments.modelPath
     configuration.cmcd = arguments.cmcd.flatMap(CMCDMode.init(rawValue:))
+    configuration.redactURLs = !arguments.noRedact
     configuration.estimateStorePath = arguments.estimateStorePath
     configuration.verifyTLS = !arguments.insecure
     return configuration

@@ -56,3 +56,15 @@ import Testing
         #expect(CMCDData.throughputKbps(bps: 150_000) == 200)
     }
 }
+
+@Suite struct URLRedactionTests {
+    @Test func queryValuesAndUserinfo_redacted_namesAndPathKept() {
+        let url = URL(string: "https://alice:secret@cdn.example/live/seg_1.ts?token=abc123&exp=99&flag#frag")!
+        #expect(URLRedaction.redacted(url) == "https://REDACTED@cdn.example/live/seg_1.ts?token=REDACTED&exp=REDACTED&flag")
+    }
+
+    @Test func plainURL_unchanged() {
+        let url = URL(string: "http://127.0.0.1:8080/v1/prog.m3u8")!
+        #expect(URLRedaction.redacted(url) == url.absoluteString)
+    }
+}
