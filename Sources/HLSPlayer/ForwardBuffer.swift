@@ -71,6 +71,25 @@ final class ForwardBuffer: @unchecked Sendable {
         return head < packets.count ? packets[head]?.decodeSeconds : nil
     }
 
+    /// Drops the packets the clock has passed (demux-only sessions have no
+    /// decoder to take them). Returns how many were dropped.
+    @discardableResult
+    func discard(decodedBefore seconds: Double) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        var dropped = 0
+        while head < packets.count, let p = packets[head], p.decodeSeconds < seconds {
+            packets[head] = nil
+            head += 1
+            dropped += 1
+        }
+        if head > 1024 && head * 2 > packets.count {
+            packets.removeFirst(head)
+            head = 0
+        }
+        return dropped
+    }
+
     /// Wakes any waiter (e.g. the clock started) without adding packets.
     func poke() {
         condition.lock()

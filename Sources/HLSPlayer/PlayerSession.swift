@@ -150,6 +150,10 @@ public final class PlayerSession: @unchecked Sendable {
         case .segment: 256 << 20
         }
     }
+    /// FFmpeg's log has one callback for the process: with one session it goes
+    /// to that session's log; a process running many sessions turns this off
+    /// (FFmpeg cannot say which session a message belongs to).
+    nonisolated(unsafe) public static var routeFFmpegLog = true
     /// Decode errors written to the log before they are only counted.
     static let maxLoggedDecodeErrors = 20
 
@@ -181,8 +185,10 @@ public final class PlayerSession: @unchecked Sendable {
             hlsplayVersion: hlsplayVersion, url: shown(configuration.url),
             startedAt: formatter.string(from: Date()), configuration: configuration,
             host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
-        FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in
-            self?.ffmpegMessage(level: level, message: message)
+        if Self.routeFFmpegLog {
+            FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in
+                self?.ffmpegMessage(level: level, message: message)
+            }
         }
 
         setUpPredictor()
@@ -286,6 +292,7 @@ public final class PlayerSession: @unchecked Sendable {
             recorder.record(.bufferSample(sample))
             checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
             checkDecodeHang(at: now, phase: sample.phase)
+            if !configuration.decode { buffer.discard(decodedBefore: sample.positionSeconds) }
             capEvent(.tick(now))
             evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }

@@ -33,6 +33,9 @@ struct Arguments {
     var modelPath: String?
     var cmcd: String?
     var noRedact = false
+    var sessions = 1
+    var rampSeconds = 0.0
+    var noDecode = false
     var insecure = false
     var status: Bool?
     var help = false
@@ -73,6 +76,11 @@ struct Arguments {
                                  heuristic, threshold (buffer < 2 s), or off (no controller)
       --model FILE               the stall model file for --predictor model
       --cmcd query|header        send CMCD (CTA-5004) with every request
+      --sessions N               run N independent sessions in this process and print
+                                 an aggregate summary (logs go to FILE-1 ... FILE-N)
+      --ramp SECONDS             stagger the sessions' starts over this long
+      --no-decode                demux only, no decoding (load generation); the first
+                                 demuxed video packet stands in for the first frame
       --no-redact                log URLs whole (default: query values and credentials
                                  are replaced by REDACTED in logs, HAR and messages)
       --insecure                 do not verify TLS certificates
@@ -111,6 +119,12 @@ struct Arguments {
             case "--insecure": a.insecure = true
             case "--cold": a.cold = true
             case "--no-redact": a.noRedact = true
+            case "--no-decode": a.noDecode = true
+            case "--ramp": a.rampSeconds = try seconds(word)
+            case "--sessions":
+                let w = try value(for: word)
+                guard let n = Int(w), n >= 1, n <= 10_000 else { throw UsageError(message: "--sessions: '\(w)' is not a session count (1-10000)") }
+                a.sessions = n
             case "--estimate-store": a.estimateStorePath = try value(for: word)
             case "--then": a.thenURL = try value(for: word)
             case "--model": a.modelPath = try value(for: word)

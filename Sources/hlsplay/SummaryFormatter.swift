@@ -27,4 +27,18 @@ enum SummaryFormatter {
         lines.append("  frames                   \(s.decodedVideoFrames) video (\(s.lateVideoFrames) late), \(s.decodedAudioFrames) audio, \(s.decodeErrors) decode errors")
         return lines.joined(separator: "\n")
     }
+
+    static func aggregate(_ a: AggregateSummary) -> String {
+        func sec(_ v: Double?) -> String { v.map { String(format: "%.3f s", $0) } ?? "-" }
+        let reasons = a.exitReasons.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        return [
+            "hlsplay: \(a.sessions) sessions — \(reasons)",
+            "  time to first frame      p50 \(sec(a.timeToFirstFrameP50Seconds)), p90 \(sec(a.timeToFirstFrameP90Seconds)), p99 \(sec(a.timeToFirstFrameP99Seconds)), max \(sec(a.timeToFirstFrameMaxSeconds)); \(a.sessionsWithoutFirstFrame) without a frame",
+            "  stalls                   \(a.stallCount) in \(a.sessionsWithStalls) sessions (\(String(format: "%.3f", a.stallSeconds)) s)",
+            "  played                   \(String(format: "%.1f", a.playedSeconds)) s in all, \(String(format: "%.1f", a.wallSeconds)) s wall",
+            "  bitrate                  mean of averages \(String(format: "%.2f Mbps", a.meanAverageBitrateBps / 1e6))",
+            "  requests                 \(a.requests) (\(a.failedRequests) failed), \(String(format: "%.1f", a.requestsPerSecond)) per second",
+            "  bytes                    \(String(format: "%.2f MB", Double(a.bytes) / 1e6)), \(String(format: "%.2f Mbps", a.throughputBps / 1e6)) together",
+        ].joined(separator: "\n")
+    }
 }

@@ -100,6 +100,7 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     configuration.modelPath = arguments.modelPath
     configuration.cmcd = arguments.cmcd.flatMap(CMCDMode.init(rawValue:))
     configuration.redactURLs = !arguments.noRedact
+    configuration.decode = !arguments.noDecode
     configuration.estimateStorePath = arguments.estimateStorePath
     configuration.verifyTLS = !arguments.insecure
     return configuration
@@ -107,18 +108,21 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
 
 let statusLine = arguments.status ?? (isatty(STDERR_FILENO) == 1)
 
-/// The session being played, for the signal handlers.
+/// The sessions being played, for the signal handlers.
 final class CurrentSession: @unchecked Sendable {
     private let lock = NSLock()
-    private var session: PlayerSession?
+    private var sessions: [ObjectIdentifier: PlayerSession] = [:]
     private var interrupted = false
-    func set(_ s: PlayerSession?) {
-        let stopNow = lock.withLock { session = s; return interrupted }
-        if stopNow { s?.stop(reason: .interrupted) }
+    func add(_ s: PlayerSession) {
+        let stopNow = lock.withLock { sessions[ObjectIdentifier(s)] = s; return interrupted }
+        if stopNow { s.stop(reason: .interrupted) }
+    }
+    func remove(_ s: PlayerSession) {
+        lock.withLock { sessions[ObjectIdentifier(s)] = nil }
     }
     func interrupt() {
-        let s = lock.withLock { interrupted = true; return session }
-        s?.stop(reason: .interrupted)
+        let all = lock.withLock { interrupted = true; return Array(sessions.values) }
+        for s in all { s.stop(reason: .interrupted) }
     }
     var wasInterrupted: Bool { lock.withLock { interrupted } }
 }
@@ -148,9 +152,9 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     } catch {
         fail("\(error)", status: 73)
     }
-    current.set(session)
+    current.add(session)
     let summary = session.run()
-    current.set(nil)
+    current.remove(session)
     if arguments.json {
         print(SessionLogEncoder().line(summary))
     } else {
@@ -175,9 +179,66 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     return status
 }
 
-var status = play(url, logPath: arguments.logPath, harPath: arguments.harPath)
-if let thenURL, status == 0, !current.wasInterrupted {
-    status = play(thenURL, logPath: secondPath(arguments.logPath), harPath: secondPath(arguments.harPath))
+/// FILE.jsonl → FILE-i.jsonl for session i of many.
+func numberedPath(_ path: String?, _ i: Int) -> String? {
+    guard let path else { return nil }
+    let u = URL(fileURLWithPath: path)
+    return u.pathExtension.isEmpty ? u.path + "-\(i)" : u.deletingPathExtension().path + "-\(i)." + u.pathExtension
+}
+
+/// Runs N sessions at once (each with its own estimator, buffer, clock and
+/// log), staggered over --ramp, and prints the aggregate summary.
+func playMany(_ url: URL, count: Int) -> Int32 {
+    PlayerSession.routeFFmpegLog = false
+    let started = Date()
+    let group = DispatchGroup()
+    let lock = NSLock()
+    nonisolated(unsafe) var summaries: [SessionSummary] = []
+    nonisolated(unsafe) var createFailure: String?
+    for i in 1...count {
+        if current.wasInterrupted { break }
+        let delay = arguments.rampSeconds * Double(i - 1) / Double(count)
+        let wait = delay - Date().timeIntervalSince(started)
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        let session: PlayerSession
+        do {
+            session = try PlayerSession(configuration: makeConfiguration(url), logPath: numberedPath(arguments.logPath, i),
+                                        harPath: numberedPath(arguments.harPath, i), statusLine: false)
+        } catch {
+            createFailure = "\(error)"
+            break
+        }
+        current.add(session)
+        group.enter()
+        let thread = Thread {
+            let summary = session.run()
+            current.remove(session)
+            lock.withLock { summaries.append(summary) }
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    group.wait()
+    let aggregate = AggregateSummary.make(from: summaries, wallSeconds: Date().timeIntervalSince(started))
+    if arguments.json {
+        print(SessionLogEncoder().line(aggregate))
+    } else {
+        print(SummaryFormatter.aggregate(aggregate))
+    }
+    if let createFailure { fail(createFailure, status: 73) }
+    if current.wasInterrupted { return 130 }
+    return aggregate.exitReasons["error", default: 0] > 0 ? 69 : 0
+}
+
+var status: Int32
+if arguments.sessions > 1 {
+    status = playMany(url, count: arguments.sessions)
+} else {
+    status = play(url, logPath: arguments.logPath, harPath: arguments.harPath)
+    if let thenURL, status == 0, !current.wasInterrupted {
+        status = play(thenURL, logPath: secondPath(arguments.logPath), harPath: secondPath(arguments.harPath))
+    }
 }
 origin?.stop()
 exit(status)

@@ -97,3 +97,39 @@ import Testing
         #expect(line == #"{"atSeconds":1.25,"positionSeconds":3,"t":1.5,"type":"stall.start"}"#)
     }
 }
+
+@Suite struct AggregateSummaryTests {
+    @Test func percentile_nearestRank() {
+        let v = (1...10).map(Double.init)
+        #expect(AggregateSummary.percentile(v, 50) == 5)
+        #expect(AggregateSummary.percentile(v, 90) == 9)
+        #expect(AggregateSummary.percentile(v, 91) == 10)
+        #expect(AggregateSummary.percentile(v, 100) == 10)
+        #expect(AggregateSummary.percentile([], 50) == nil)
+        #expect(AggregateSummary.percentile([3], 99) == 3)
+    }
+
+    @Test func make_sumsAndCounts() {
+        func s(_ ttff: Double?, stalls: Int, reason: ExitReason) -> SessionSummary {
+            var b = SummaryBuilder()
+            b.record(.requestEnd(RequestEnd(requestID: 1, url: "u", purpose: .segment, status: 200, bytes: 1000, ok: true)))
+            if let ttff {
+                b.record(.firstFrame(FirstFrame(timeToFirstFrameSeconds: ttff, variantIndex: 0, width: nil, height: nil, ptsSeconds: nil, breakdown: StartupBreakdown())))
+            }
+            for _ in 0..<stalls { b.record(.stallStart(PlaybackChange(atSeconds: 0, positionSeconds: 0))) }
+            return b.summary(url: "u", isLive: false, exitReason: reason, error: nil, startPositionSeconds: 0,
+                             finalPositionSeconds: 4, sessionSeconds: 5, finalEstimateBps: nil)
+        }
+        let a = AggregateSummary.make(from: [s(0.5, stalls: 0, reason: .completed), s(1.5, stalls: 2, reason: .completed), s(nil, stalls: 0, reason: .error)], wallSeconds: 10)
+        #expect(a.sessions == 3)
+        #expect(a.exitReasons == ["completed": 2, "error": 1])
+        #expect(a.timeToFirstFrameP50Seconds == 0.5)
+        #expect(a.timeToFirstFrameMaxSeconds == 1.5)
+        #expect(a.sessionsWithoutFirstFrame == 1)
+        #expect(a.sessionsWithStalls == 1)
+        #expect(a.stallCount == 2)
+        #expect(a.requests == 3)
+        #expect(a.requestsPerSecond == 0.3)
+        #expect(a.throughputBps == 3000 * 8 / 10)
+    }
+}

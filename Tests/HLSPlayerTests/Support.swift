@@ -51,7 +51,8 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
     let har = dir.appendingPathComponent("session.har")
     let process = Process()
     process.executableURL = Repo.hlsplay
-    process.arguments = args + ["--log", log.path, "--har", har.path]
+    // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
+    process.arguments = args.contains("--log") ? args : args + ["--log", log.path, "--har", har.path]
     // Each run gets its own cache directory, so the estimate store starts empty
     // (cold) unless a test passes --estimate-store, and no user file is touched.
     var environment = ProcessInfo.processInfo.environment
