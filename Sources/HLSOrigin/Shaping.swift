@@ -119,6 +119,11 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
     /// Without it each pacing cycle would lose its overhead (≈10% at 10 ms chunks on a busy machine); with it an
     /// idle link bursts at most this much link time.
     public static let idleSlackSeconds = 0.020
+    /// The slack a new response gets on an idle link: a wake-up's worth, not
+    /// `idleSlackSeconds`, so the first bytes of a small response are not a
+    /// burst above the link rate (20 ms of burst made a 150 KB segment at
+    /// 8 Mbit/s arrive 13% faster than the link).
+    public static let newResponseSlackSeconds = 0.002
     /// A response's later chunks keep their place on the link when their sender comes back late (a real sender's
     /// data would have been queued at the bottleneck), up to this much link time; so CPU starvation of a sending
     /// thread is caught up instead of lost. Bounded, because a sender blocked by a client that stopped reading
@@ -158,7 +163,7 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
         defer { lock.unlock() }
         let t = monotonicNow() - origin
         // Capacity before `floorTime` that nobody reserved is lost.
-        var floorTime = t - Self.idleSlackSeconds
+        var floorTime = t - (continuing ? Self.idleSlackSeconds : Self.newResponseSlackSeconds)
         if continuing, let previous = lastCompletion[connectionID] {
             floorTime = max(t - Self.maximumCatchUpSeconds, min(floorTime, previous))
         }

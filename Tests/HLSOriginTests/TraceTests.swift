@@ -98,10 +98,11 @@ import Testing
             usleep(useconds_t(gapSeconds * 1e6))
             return shaper.admit(bytes: bytes, connectionID: 1, continuing: continuing)
         }
-        // 80 kB after 0.1 s: continuing → done at 0.09 s, send now; a new response → floor at t − 20 ms, waits ≈ 60 ms.
+        // 80 kB after 0.1 s: continuing → done at 0.09 s, send now; a new response → floor at t − 2 ms
+        // (newResponseSlackSeconds), waits ≈ 78 ms.
         #expect(run(gapSeconds: 0.1, bytes: 80_000, continuing: true) < 0.03)
         let fresh = run(gapSeconds: 0.1, bytes: 80_000, continuing: false)
-        #expect(fresh > 0.045 && fresh < 0.075)
+        #expect(fresh > 0.065 && fresh < 0.085)
         // 400 kB after 0.5 s: catch-up is capped at 0.25 s, so it still waits ≈ 0.4 − 0.25 = 0.15 s.
         let capped = run(gapSeconds: 0.5, bytes: 400_000, continuing: true)
         #expect(capped > 0.12 && capped < 0.18)
