@@ -63,7 +63,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var networkLimit = NetworkLimitClassifier()
     /// The wall-clock wedge / over-selection rules for the in-flight request.
     public var byteProgress = ByteProgressClassifier()
-    /// Wedge re-requests allowed per segment before it is treated as a failed load.
+    /// Times one segment may be abandoned (wedged twice on a request, or over-selected) before the session gives up.
     public static let maxWedgeReRequestsPerSegment = 5
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
     public var predictor: PredictorChoice = .model

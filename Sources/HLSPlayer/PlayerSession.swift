@@ -79,6 +79,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     private var pendingDecision: SelectionDecision?
+    /// Abandoned fetches (over-selected, or wedged twice) per media sequence number.
+    private var abandonedAttempts: [Int: Int] = [:]
     /// AES-128 keys by URI (loader-owned; never logged).
     private var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
@@ -547,7 +549,12 @@ public final class PlayerSession: @unchecked Sendable {
             do {
                 try fetchAndBuffer(segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
             } catch is SegmentAbandoned {
-                continue  // decide again for the same segment, under the lowered cap
+                // Decide again for the same segment, under the lowered cap — a bounded number of times.
+                abandonedAttempts[segment.mediaSequence, default: 0] += 1
+                if abandonedAttempts[segment.mediaSequence, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
+                    throw SessionFailure(category: .network, message: "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(segment.uri))
+                }
+                continue
             }
             nextMediaSequence = segment.mediaSequence + 1
         }
@@ -825,15 +832,18 @@ public final class PlayerSession: @unchecked Sendable {
                     switch abort {
                     case .overSelected:
                         throw SegmentAbandoned()
-                    case .wedged where wedgeReRequests < PlayerConfiguration.maxWedgeReRequestsPerSegment:
-                        // Re-request at once on a fresh connection; this is not a failed attempt of the retry policy.
+                    case .wedged where wedgeReRequests == 0:
+                        // The first wedge: re-request at once on a fresh connection (the link may be
+                        // fine and one request lost); not a failed attempt of the retry policy.
                         wedgeReRequests += 1
                         attempts -= 1
                         lock.withLock { freshConnectionNext = true }
                         recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                         continue
                     case .wedged:
-                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged \(wedgeReRequests + 1) times", url: shown(url))
+                        // Wedged again: the loader decides again, now under the recovery cap.
+                        if segment != nil { throw SegmentAbandoned() }
+                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
                     }
                 }
                 if error.kind == .cancelled {
