@@ -108,6 +108,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var policyController: PolicyController?
     private var policyKnobs: PolicyKnobs?
     private var lastFirstByteSeconds: Double?
+    /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
+    private var programDateAnchor: (mediaSeconds: Double, date: Date)?
     /// Wall seconds spent inside the decoders, and media seconds of video they produced.
     private var decodeBusySeconds = 0.0
     private var decodedMediaSeconds = 0.0
@@ -282,11 +284,16 @@ public final class PlayerSession: @unchecked Sendable {
         let (actions, sample, phase, played) = lock.withLock {
             let actions = timeline.advance(to: now)
             let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
+            let position = timeline.positionSeconds(at: now)
+            let latency = programDateAnchor.map { anchor in
+                Date().timeIntervalSince(anchor.date.addingTimeInterval(position - anchor.mediaSeconds))
+            }
             let sample = BufferSample(
                 phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
                 bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
                 estimateBps: estimator.estimateBps, variantIndex: currentVariant,
-                inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes)
+                inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes,
+                liveLatencySeconds: (isLive ?? false) ? latency : nil)
             return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
         }
         record(actions)
@@ -649,6 +656,9 @@ public final class PlayerSession: @unchecked Sendable {
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                            timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
                            discontinuitySequence: segment.discontinuitySequence)
+        }
+        if let date = segment.programDateTime {
+            lock.withLock { programDateAnchor = (start, date) }
         }
         if !firstSegmentFetched {
             // Before the packets reach the decoder, which reports the first frame with this breakdown.

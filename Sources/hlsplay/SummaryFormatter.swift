@@ -22,6 +22,9 @@ enum SummaryFormatter {
         lines.append("  played                   \(String(format: "%.2f", s.playedSeconds)) s in \(String(format: "%.2f", s.sessionSeconds)) s")
         lines.append("  bitrate                  average \(mbps(s.averageBitrateBps)), last \(mbps(s.lastBitrateBps.map(Double.init))), \(s.variantSwitches) switch\(s.variantSwitches == 1 ? "" : "es")")
         lines.append("  estimate at end          \(mbps(s.finalEstimateBps))")
+        if let latency = s.liveLatencySeconds {
+            lines.append("  live latency             \(String(format: "%.2f", latency)) s at the end, \(String(format: "%.2f", s.averageLiveLatencySeconds ?? latency)) s on average")
+        }
         lines.append("  requests                 \(s.requests) (\(s.failedRequests) failed, \(s.retries) retried), \(mb(s.bytes))")
         lines.append("  segments                 \(s.segmentsBuffered) buffered, \(s.segmentsSkipped) skipped")
         lines.append("  frames                   \(s.decodedVideoFrames) video (\(s.lateVideoFrames) late), \(s.decodedAudioFrames) audio, \(s.decodeErrors) decode errors")

@@ -256,8 +256,13 @@ public struct BufferSample: Sendable, Equatable, Codable {
     /// Seconds since the last byte arrived on the in-flight request (nil when none is in flight).
     public var inFlightIdleSeconds: Double?
     public var inFlightBytes: Int?
+    /// Live latency: wall-clock now minus the EXT-X-PROGRAM-DATE-TIME of the
+    /// media at the playhead, seconds (nil without program date-times).
+    public var liveLatencySeconds: Double?
     public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
-                estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?) {
+                estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
+                liveLatencySeconds: Double? = nil) {
+        self.liveLatencySeconds = liveLatencySeconds
         self.phase = phase
         self.positionSeconds = positionSeconds
         self.bufferedEndSeconds = bufferedEndSeconds

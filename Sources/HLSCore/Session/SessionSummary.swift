@@ -54,6 +54,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var wedgesDetected: Int
     /// In-flight requests abandoned as over-selected (and the cap lowered).
     public var overSelections: Int
+    /// Live latency at the end and on average while playing, seconds (live streams with EXT-X-PROGRAM-DATE-TIME).
+    public var liveLatencySeconds: Double?
+    public var averageLiveLatencySeconds: Double?
     /// The stall predictor in use (nil: the policy controller was off).
     public var predictor: String?
     public var policyChanges: Int
@@ -80,6 +83,7 @@ public struct SummaryBuilder: Sendable {
     private var wedges = 0
     private var overSelections = 0
     private var predictor: String?
+    private var latencies: [Double] = []
     private var policyChanges = 0
     private var policyEntered: [(policy: String, atSeconds: Double)] = []
 
@@ -107,6 +111,8 @@ public struct SummaryBuilder: Sendable {
             firstFrame = e
         case .decodeStats(let e):
             decode = e
+        case .bufferSample(let e):
+            if e.phase == .playing, let l = e.liveLatencySeconds { latencies.append(l) }
         case .stallRisk(let e):
             if predictor == nil { predictor = e.predictor }
             if policyEntered.isEmpty { policyEntered.append((e.policy.rawValue, 0)) }
@@ -163,6 +169,8 @@ public struct SummaryBuilder: Sendable {
             lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
             sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps,
             startupGate: gate, capChanges: capChanges, wedgesDetected: wedges, overSelections: overSelections,
+            liveLatencySeconds: latencies.last,
+            averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
     }
 }
