@@ -43,6 +43,7 @@ struct Arguments {
 
     static let usage = """
     usage: hlsplay [URL] --headless [options]
+           hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
 
     Plays an HLS stream headlessly and reports the truth about startup and stalls.
     With no URL, plays the embedded sample ladder from a loopback origin that

@@ -12,6 +12,11 @@ func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+// Subcommands.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "check" {
+    exit(CheckCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
+
 // Initialised in one expression: the functions below read these globals, and a
 // global whose initialisation is deferred to later top-level statements is not
 // safely visible from a function.

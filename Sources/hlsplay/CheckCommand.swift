@@ -1,0 +1,109 @@
+// `hlsplay check FILE...`: parse playlists with hlsplay's parser and say what
+// it accepts, rejects (with the line and rule) or tolerates (warnings).
+
+import Foundation
+import HLSCore
+
+enum CheckCommand {
+    static let usage = """
+    usage: hlsplay check [--json] [--base URL] FILE...
+
+    Parses each playlist file with hlsplay's parser (RFC 8216 and its successor
+    draft; policy in docs/playlist-parsing.md) and reports whether it is
+    accepted, with its kind, size and warnings, or rejected, with the line and
+    the rule. --json prints one JSON object per file. --base sets the URL that
+    relative URIs resolve against (default: the file's own URL).
+    Exit status: 0 all accepted, 65 some rejected, 64 usage error, 66 unreadable file.
+    """
+
+    struct Result: Encodable {
+        var file: String
+        var accepted: Bool
+        var kind: String?
+        var variants: Int?
+        var renditions: Int?
+        var segments: Int?
+        var endList: Bool?
+        var warnings: [String]
+        var error: String?
+        var errorKind: String?
+        var errorLine: Int?
+        var rule: String?
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var json = false
+        var base: URL?
+        var files: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let word = arguments[i]
+            switch word {
+            case "--json": json = true
+            case "--help", "-h":
+                print(usage)
+                return 0
+            case "--base":
+                guard i + 1 < arguments.count, let u = URL(string: arguments[i + 1]) else {
+                    FileHandle.standardError.write(Data("hlsplay check: --base needs a URL\n".utf8))
+                    return 64
+                }
+                base = u
+                i += 1
+            default:
+                if word.hasPrefix("-") {
+                    FileHandle.standardError.write(Data("hlsplay check: unknown option '\(word)'\n".utf8))
+                    return 64
+                }
+                files.append(word)
+            }
+            i += 1
+        }
+        guard !files.isEmpty else {
+            FileHandle.standardError.write(Data("hlsplay check: no playlist file given\n\(usage)\n".utf8))
+            return 64
+        }
+        var status: Int32 = 0
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                FileHandle.standardError.write(Data("hlsplay check: cannot read '\(file)'\n".utf8))
+                status = max(status, 66)
+                continue
+            }
+            let result = check(data: data, file: file, base: base ?? URL(fileURLWithPath: file))
+            if !result.accepted { status = max(status, 65) }
+            if json {
+                print(SessionLogEncoder().line(result))
+            } else {
+                print(human(result))
+            }
+        }
+        return status
+    }
+
+    static func check(data: Data, file: String, base: URL) -> Result {
+        do {
+            switch try PlaylistParser.parse(data: data, baseURL: base) {
+            case .multivariant(let p):
+                return Result(file: file, accepted: true, kind: "multivariant", variants: p.variants.count, renditions: p.renditions.count,
+                              warnings: p.warnings.map(\.description))
+            case .media(let p):
+                return Result(file: file, accepted: true, kind: "media", segments: p.segments.count, endList: p.endList,
+                              warnings: p.warnings.map(\.description))
+            }
+        } catch {
+            return Result(file: file, accepted: false, warnings: [], error: error.message, errorKind: error.kind.rawValue,
+                          errorLine: error.lineNumber, rule: error.rule)
+        }
+    }
+
+    static func human(_ r: Result) -> String {
+        guard r.accepted else {
+            return "\(r.file): REJECTED line \(r.errorLine ?? 0): \(r.error ?? "") (\(r.rule ?? ""))"
+        }
+        let size = r.kind == "multivariant" ? "\(r.variants ?? 0) variants, \(r.renditions ?? 0) renditions" : "\(r.segments ?? 0) segments\(r.endList == true ? ", ENDLIST" : ", live")"
+        var out = "\(r.file): OK \(r.kind ?? "") playlist, \(size)"
+        for w in r.warnings { out += "\n  warning: \(w)" }
+        return out
+    }
+}
