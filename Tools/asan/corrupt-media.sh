@@ -52,23 +52,58 @@ fi
 
 # --- run ---
 # LSan suppressions: only for allocations proven to be outside our code (see the file).
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0}"
+# handle_abort: an FFmpeg av_assert0 abort() gets an ASan stack too. Swift's own crash
+# backtracer is off: it reads the crashed stack and trips ASan itself (a false report).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:handle_abort=1:detect_stack_use_after_return=0}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$here/lsan.supp:print_suppressions=1}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-/opt/swift/usr/bin/llvm-symbolizer}"
-log="$out/corrupt-media.log"
-"$bin" --media "$m" --count "$count" --seed "$seed" --state "$out/current-case" >"$log" 2>&1
-rc=$?
+export SWIFT_BACKTRACE=enable=no
+rm -f "$out"/corrupt-media*.log "$out/crashes.txt" "$out/results.txt"
+results="$out/results.txt"
+# A crash ends the process: it is counted, its case recorded, and the run resumes at the next case.
+next=0; chunk=0; crashes=0; leakbytes=0; leakallocs=0
+while [[ $next -lt $count ]]; do
+  log="$out/corrupt-media.$chunk.log"
+  "$bin" --media "$m" --count "$count" --start "$next" --seed "$seed" --results "$results" >"$log" 2>&1
+  rc=$?
+  l=$(sed -n 's/.*SUMMARY: AddressSanitizer: \([0-9]*\) byte(s) leaked in \([0-9]*\) allocation(s).*/\1 \2/p' "$log")
+  if [[ -n "$l" ]]; then leakbytes=$((leakbytes + ${l% *})); leakallocs=$((leakallocs + ${l#* })); fi
+  last=$(tail -1 "$results")
+  if [[ "$last" == START* ]]; then
+    c=${last#START }
+    crashes=$((crashes + 1))
+    why=$(grep -m1 -E "ERROR: AddressSanitizer|ffmpeg\[0\]|Fatal error" "$log" | cut -c1-200)
+    echo "case $c: ${why:-exit $rc}; replay: $bin --media $m --seed $seed --case $c; log $log" >>"$out/crashes.txt"
+    echo "CRASH $c" >>"$results"
+    next=$((c + 1))
+  else
+    if [[ $rc -ne 0 && -z "$l" ]]; then crashes=$((crashes + 1)); echo "exit $rc after the last case; log $log" >>"$out/crashes.txt"; fi
+    next=$count
+  fi
+  chunk=$((chunk + 1))
+done
 t2=$(date +%s)
-cat "$log" | grep -E "^(cases|  )" || true
-leaks=$(sed -n 's/.*SUMMARY: AddressSanitizer: \([0-9]*\) byte(s) leaked in \([0-9]*\) allocation(s).*/\1 bytes in \2 allocations/p' "$log")
-crash=0
-if [[ $rc -ne 0 && -z "$leaks" ]] || grep -q "ERROR: AddressSanitizer" "$log"; then crash=1; fi
-suppressed=$(grep -A100 "Suppressions used:" "$log" | grep -E "^ *[0-9]+ +[0-9]+ " | awk '{s+=$2} END {print s+0}')
-echo "crashes $crash  leaks ${leaks:-0}  (suppressed leak bytes: ${suppressed:-0})  build $((t1-t0)) s  run $((t2-t1)) s  total $((t2-t0)) s"
-if [[ $crash -ne 0 ]]; then
-  c=$(tr -d ' \n' < "$out/current-case")
-  echo "CRASH in case $c (seed $seed): replay with $bin --media $m --seed $seed --case $c ; log $log" >&2
-  grep -E "ERROR: AddressSanitizer|SUMMARY" "$log" >&2
-fi
-[[ -n "$leaks" ]] && echo "LEAK: see $log" >&2
-[[ $crash -eq 0 && -z "$leaks" && $rc -eq 0 ]]
+awk '
+  /^DONE /{n++; o[$4]++; m[$3 " " $4]++; if (!($3 in seen)) {seen[$3]=1; order[++k]=$3}}
+  /^CRASH /{n++; cr++}
+  END {
+    printf "cases %d  thrown %d  flagged %d  clean %d  crashes %d\n", n, o["thrown"], o["flagged"], o["clean"], cr
+    for (i=1;i<=k;i++) printf "  %-18s thrown %5d  flagged %5d  clean %5d\n", order[i], m[order[i] " thrown"], m[order[i] " flagged"], m[order[i] " clean"]
+  }' "$results"
+# Known reproducers (Tools/asan/regressions/NAME.{ts,adts,m4s,mp4}): each must end without a crash.
+regress_fail=0; regress_n=0
+for f in "$here"/regressions/*; do
+  [[ -f "$f" ]] || continue
+  case "$f" in *.adts) h=adts ;; *.m4s) h=fmp4 ;; *.mp4) h=probe ;; *) h=ts ;; esac
+  regress_n=$((regress_n + 1))
+  if ! "$bin" --media "$m" --file "$f" --hint "$h" >"$out/regress.$(basename "$f").log" 2>&1; then
+    regress_fail=$((regress_fail + 1))
+    echo "REGRESSION $(basename "$f") (hint $h) still crashes: $(grep -m1 -E "ERROR: AddressSanitizer|ffmpeg\[0\]" "$out/regress.$(basename "$f").log" | cut -c1-160)" >&2
+  fi
+done
+echo "regressions: $regress_n run, $regress_fail crash"
+suppressed=$(cat "$out"/corrupt-media.*.log | grep -A100 "Suppressions used:" | grep -E "^ *[0-9]+ +[0-9]+ " | awk '{s+=$2} END {print s+0}')
+echo "crashes $crashes  leaks $leakbytes bytes in $leakallocs allocations  (suppressed: ${suppressed:-0} bytes)  seed $seed  build $((t1-t0)) s  run $((t2-t1)) s  total $((t2-t0)) s"
+[[ -f "$out/crashes.txt" ]] && { echo "CRASHES:" >&2; cat "$out/crashes.txt" >&2; }
+[[ $leakbytes -gt 0 ]] && echo "LEAKS: see $out/corrupt-media.*.log" >&2
+[[ $crashes -eq 0 && $leakbytes -eq 0 && $regress_fail -eq 0 ]]

@@ -4,12 +4,15 @@
 // instrumented; the system FFmpeg libraries are not, but their heap use goes through
 // ASan's malloc interceptors, so overflows into our buffers and leaks are still seen).
 //
-//   corrupt-media --media DIR --count N [--seed S] [--case K] [--state FILE]
+//   corrupt-media --media DIR --count N [--start S] [--seed S] [--case K] [--results FILE]
+//   corrupt-media --media DIR --case K --dump FILE     write case K's bytes (prints hint, init size)
+//   corrupt-media --media DIR --file FILE --hint ts|fmp4|adts|probe   replay one file
 //
 // Every case must end in a thrown MediaError, or in a result that is flagged
 // (corrupt packets, demux warnings, decode errors, FFmpeg error log lines), or clean.
-// A crash ends the process (ASan report); --state holds the index of the case being run,
-// and --case K replays exactly that case.
+// A crash ends the process (ASan report). --results appends "START index" before each case
+// and "DONE index mutation outcome" after it, so the caller knows which case crashed and
+// what came before; --case K replays exactly that case.
 
 import Foundation
 import HLSMedia
@@ -22,6 +25,10 @@ var baseSeed: UInt64 = 1
 var onlyCase: Int?
 var statePath: String?
 var plantLeak = false
+var start = 0
+var dumpPath: String?
+var replayFile: String?
+var replayHint = ContainerHint.mpegTS
 var plantOverflow = false
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
@@ -30,7 +37,17 @@ while let a = args.popFirst() {
     case "--count": count = Int(args.popFirst() ?? "") ?? count
     case "--seed": baseSeed = UInt64(args.popFirst() ?? "") ?? baseSeed
     case "--case": onlyCase = Int(args.popFirst() ?? "")
-    case "--state": statePath = args.popFirst()
+    case "--results": statePath = args.popFirst()
+    case "--start": start = Int(args.popFirst() ?? "") ?? 0
+    case "--dump": dumpPath = args.popFirst()
+    case "--file": replayFile = args.popFirst()
+    case "--hint":
+        switch args.popFirst() {
+        case "fmp4": replayHint = .fragmentedMP4
+        case "adts": replayHint = .packedAudioADTS
+        case "probe": replayHint = .probe
+        default: replayHint = .mpegTS
+        }
     // Self-tests proving the sanitizers are live in this build (see docs/hardening.md).
     case "--plant-leak": plantLeak = true
     case "--plant-overflow": plantOverflow = true
@@ -89,7 +106,15 @@ final class LogCounter: @unchecked Sendable {
     func take() -> Int { lock.lock(); defer { errors = 0; lock.unlock() }; return errors }
 }
 let logCounter = LogCounter()
-FFmpegLog.install(minimumLevel: 16 /* AV_LOG_ERROR */) { _, _ in logCounter.add() }
+/// CORRUPT_MEDIA_LOG=1 prints FFmpeg's error lines too (for replaying one case: an FFmpeg
+/// assertion says what failed at AV_LOG_PANIC just before abort()).
+let printLog = ProcessInfo.processInfo.environment["CORRUPT_MEDIA_LOG"] == "1"
+FFmpegLog.install(minimumLevel: 16 /* AV_LOG_ERROR */) { level, text in
+    logCounter.add()
+    if printLog || level <= 0 /* AV_LOG_PANIC: an assertion, abort() follows */ {
+        FileHandle.standardError.write(Data("ffmpeg[\(level)]: \(text)\n".utf8))
+    }
+}
 
 // MARK: mutations
 
@@ -226,27 +251,38 @@ func run(_ c: Case) -> Outcome {
 }
 
 let state: FileHandle? = statePath.flatMap { p in
-    _ = FileManager.default.createFile(atPath: p, contents: nil)
-    return FileHandle(forWritingAtPath: p)
+    if !FileManager.default.fileExists(atPath: p) { _ = FileManager.default.createFile(atPath: p, contents: nil) }
+    let h = FileHandle(forWritingAtPath: p)
+    _ = try? h?.seekToEnd()
+    return h
 }
 var totals: [Outcome: Int] = [:]
 var byMutation: [Mutation: [Outcome: Int]] = [:]
-let indices = onlyCase.map { [$0] } ?? Array(0..<count)
+if let dumpPath, let onlyCase {
+    let c = makeCase(onlyCase)
+    _ = FileManager.default.createFile(atPath: dumpPath, contents: Data(c.bytes))
+    print("case \(onlyCase): \(c.mutation.rawValue) hint \(c.hint) threads \(c.threads) bytes \(c.bytes.count) init \(c.initSection?.count ?? 0)")
+    exit(0)
+}
 let started = Date()
+if let replayFile {
+    guard let d = FileManager.default.contents(atPath: replayFile) else { exit(2) }
+    let o = run(Case(mutation: .pureGarbage, bytes: [UInt8](d), initSection: nil, hint: replayHint, threads: 1))
+    print("replay \(replayFile): \(o)")
+    exit(0)
+}
+let indices = onlyCase.map { [$0] } ?? Array(start..<max(start, count))
 for index in indices {
-    if let state {
-        try? state.seek(toOffset: 0)
-        state.write(Data(String(format: "%-12d\n", index).utf8))
-    }
+    state?.write(Data("START \(index)\n".utf8))
     let c = makeCase(index)
     let outcome = run(c)
+    state?.write(Data("DONE \(index) \(c.mutation.rawValue) \(outcome)\n".utf8))
     totals[outcome, default: 0] += 1
     byMutation[c.mutation, default: [:]][outcome, default: 0] += 1
 }
 let elapsed = Date().timeIntervalSince(started)
-print("cases \(indices.count)  thrown \(totals[.thrown] ?? 0)  flagged \(totals[.flagged] ?? 0)  clean \(totals[.clean] ?? 0)  seed \(baseSeed)  \(String(format: "%.1f", elapsed)) s")
+print("TOTAL \(indices.count) \(totals[.thrown] ?? 0) \(totals[.flagged] ?? 0) \(totals[.clean] ?? 0) \(String(format: "%.1f", elapsed))")
 for m in Mutation.allCases {
     let o = byMutation[m] ?? [:]
-    let name = m.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0)
-    print("  \(name) thrown \(o[.thrown] ?? 0)  flagged \(o[.flagged] ?? 0)  clean \(o[.clean] ?? 0)")
+    print("MUT \(m.rawValue) \(o[.thrown] ?? 0) \(o[.flagged] ?? 0) \(o[.clean] ?? 0)")
 }
