@@ -66,7 +66,8 @@ while [[ $next -lt $count ]]; do
   log="$out/corrupt-media.$chunk.log"
   "$bin" --media "$m" --count "$count" --start "$next" --seed "$seed" --results "$results" >"$log" 2>&1
   rc=$?
-  l=$(sed -n 's/.*SUMMARY: AddressSanitizer: \([0-9]*\) byte(s) leaked in \([0-9]*\) allocation(s).*/\1 \2/p' "$log")
+  # Leak reports are cumulative within one process (periodic checks + the one at exit): take the last.
+  l=$(sed -n 's/.*SUMMARY: AddressSanitizer: \([0-9]*\) byte(s) leaked in \([0-9]*\) allocation(s).*/\1 \2/p' "$log" | tail -1)
   if [[ -n "$l" ]]; then leakbytes=$((leakbytes + ${l% *})); leakallocs=$((leakallocs + ${l#* })); fi
   last=$(tail -1 "$results")
   if [[ "$last" == START* ]]; then

@@ -222,6 +222,10 @@ func makeCase(_ index: Int) -> Case {
 
 // MARK: run
 
+/// LeakSanitizer check that does not exit; prints a report + SUMMARY when anything leaked so
+/// far (cumulative). Run every 100 cases so a later crash cannot hide earlier leaks.
+@_silgen_name("__lsan_do_recoverable_leak_check") func lsanRecoverableLeakCheck() -> Int32
+
 enum Outcome { case thrown, flagged, clean }
 
 func run(_ c: Case) -> Outcome {
@@ -277,6 +281,7 @@ for index in indices {
     let c = makeCase(index)
     let outcome = run(c)
     state?.write(Data("DONE \(index) \(c.mutation.rawValue) \(outcome)\n".utf8))
+    if index % 100 == 99 { _ = lsanRecoverableLeakCheck() }
     totals[outcome, default: 0] += 1
     byMutation[c.mutation, default: [:]][outcome, default: 0] += 1
 }
