@@ -94,7 +94,7 @@ awk '
 # Known reproducers (Tools/asan/regressions/NAME.{ts,adts,m4s,mp4}): each must end without a crash.
 regress_fail=0; regress_n=0
 for f in "$here"/regressions/*; do
-  [[ -f "$f" ]] || continue
+  [[ -f "$f" && "$f" != *.list ]] || continue
   case "$f" in *.adts) h=adts ;; *.m4s) h=fmp4 ;; *.mp4) h=probe ;; *) h=ts ;; esac
   regress_n=$((regress_n + 1))
   if ! "$bin" --media "$m" --file "$f" --hint "$h" >"$out/regress.$(basename "$f").log" 2>&1; then
@@ -102,6 +102,17 @@ for f in "$here"/regressions/*; do
     echo "REGRESSION $(basename "$f") (hint $h) still crashes: $(grep -m1 -E "ERROR: AddressSanitizer|ffmpeg\[0\]" "$out/regress.$(basename "$f").log" | cut -c1-160)" >&2
   fi
 done
+while read -r rel h _; do
+  [[ -z "$rel" || "$rel" == \#* ]] && continue
+  f="$root/Samples/build/$rel"
+  [[ -f "$f" ]] || { echo "regression input $f missing (run Samples/make-all.sh)" >&2; continue; }
+  regress_n=$((regress_n + 1))
+  rlog="$out/regress.$(echo "$rel" | tr / _).log"
+  if ! "$bin" --media "$m" --file "$f" --hint "$h" >"$rlog" 2>&1; then
+    regress_fail=$((regress_fail + 1))
+    echo "REGRESSION $rel (hint $h) still crashes: $(grep -m1 -E "ERROR: AddressSanitizer|ffmpeg\\[0\\]" "$rlog" | cut -c1-160)" >&2
+  fi
+done < <(cat "$here/regressions/samples.list" 2>/dev/null)
 echo "regressions: $regress_n run, $regress_fail crash"
 suppressed=$(cat "$out"/corrupt-media.*.log | grep -A100 "Suppressions used:" | grep -E "^ *[0-9]+ +[0-9]+ " | awk '{s+=$2} END {print s+0}')
 echo "crashes $crashes  leaks $leakbytes bytes in $leakallocs allocations  (suppressed: ${suppressed:-0} bytes)  seed $seed  build $((t1-t0)) s  run $((t2-t1)) s  total $((t2-t0)) s"
