@@ -3,7 +3,8 @@
 # SECONDS each (default 60), one after the other.
 #   Tools/fuzz/run.sh [SECONDS]
 # Env: PLAYLISTS=dir of .m3u8 seeds (default ../shared/data/playlists next to the repo),
-#      FUZZ_BUILD=build dir (default Tools/fuzz/.build, git-ignored), FUZZ_TARGETS="playlist attributelist".
+#      FUZZ_BUILD=build dir (default Tools/fuzz/.build, git-ignored), FUZZ_TARGETS="playlist attributelist",
+#      FUZZ_ARGS=extra libFuzzer flags, appended last (e.g. "-jobs=2" or a lower -rss_limit_mb).
 # Limits: a single input running over 10 s is a timeout, the process over 2048 MB RSS
 # (or one malloc over 512 MB) is an OOM, LeakSanitizer runs after each input that
 # allocated more than it freed; all three are findings like a crash. Exit status is
@@ -42,7 +43,7 @@ for t in ${FUZZ_TARGETS:-playlist attributelist}; do
   "$bin" "$work" "$out/corpus/$t" \
     -dict="$here/hls.dict" -max_total_time="$seconds" -max_len="$maxlen" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -detect_leaks=1 \
-    -artifact_prefix="$art" -print_final_stats=1 -close_fd_mask=1 >"$log" 2>&1
+    -artifact_prefix="$art" -print_final_stats=1 -close_fd_mask=1 ${FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   end=$(date +%s.%N)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
