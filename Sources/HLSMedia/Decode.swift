@@ -165,7 +165,8 @@ final class AudioResampler {
 
     /// Pulls out what the resampler still buffers.
     func flush() throws(MediaError) -> Int {
-        guard swr != nil else { return 0 }
+        // A context whose swr_init failed must not be used: FFmpeg asserts (and aborts the process).
+        guard let swr, swr_is_initialized(swr) != 0 else { return 0 }
         let capacity = Int(swr_get_out_samples(swr, 0)) + 32
         return try run(input: nil, inputSamples: 0, capacity: capacity)
     }
@@ -187,6 +188,10 @@ final class AudioResampler {
     }
 
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
+        // A damaged frame can claim no sample rate; a resampler set up for it would abort in FFmpeg.
+        guard frame.pointee.sample_rate > 0, frame.pointee.nb_samples >= 0 else {
+            throw .ffmpeg(function: "swr_init", code: hls_averror_invaliddata(), message: "audio frame with sample rate \(frame.pointee.sample_rate)")
+        }
         var layout = AVChannelLayout()
         defer { av_channel_layout_uninit(&layout) }
         if frame.pointee.ch_layout.order != AV_CHANNEL_ORDER_UNSPEC, frame.pointee.ch_layout.nb_channels > 0 {
@@ -207,9 +212,18 @@ final class AudioResampler {
         var outLayout = AVChannelLayout()
         av_channel_layout_default(&outLayout, Self.outputChannels)
         defer { av_channel_layout_uninit(&outLayout) }
-        try check(swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, Self.outputRate,
-                                      &inputLayout, AVSampleFormat(frame.pointee.format), inputRate, 0, nil),
-                  "swr_alloc_set_opts2")
-        try check(swr_init(swr), "swr_init")
+        do {
+            try check(swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, Self.outputRate,
+                                          &inputLayout, AVSampleFormat(frame.pointee.format), inputRate, 0, nil),
+                      "swr_alloc_set_opts2")
+            try check(swr_init(swr), "swr_init")
+        } catch {
+            // Forget the half-made context and the input it was for, so nothing uses it
+            // and the next frame sets up afresh.
+            swr_free(&swr)
+            inputFormat = -1
+            inputRate = 0
+            throw error
+        }
     }
 }
