@@ -6,4 +6,11 @@ cd "$(dirname "$0")/.."
 Tools/install-deps.sh
 Samples/make-all.sh
 swift build --build-tests
+if [ "$#" -eq 0 ]; then
+    # The fast parts of the hardening runs (docs/hardening.md): a sample of
+    # corrupt media under AddressSanitizer (known reproducers replayed too),
+    # and a short libFuzzer run of the playlist parser and attribute lists.
+    Tools/asan/corrupt-media.sh 300
+    Tools/fuzz/run.sh 20
+fi
 swift test --skip-build --disable-xctest "$@"
