@@ -365,7 +365,7 @@ private struct Renderer {
     func legend() -> String {
         let entries: [(String, String, Int)] = [
             ("buffer", "forward buffer (s)", buffer.count),
-            ("bitrate", "bitrate of each buffered segment (BANDWIDTH, stepped when buffered)", segments.count),
+            ("bitrate", "variant bitrate (BANDWIDTH of each buffered segment, from when it was buffered)", segments.count),
             ("estimate", "throughput estimate", estimate.count),
             ("throughput", "per-request throughput (dots)", throughput.count),
             ("cap", "startup/recovery cap", caps.count),
@@ -380,7 +380,7 @@ private struct Renderer {
         for (name, label, count) in entries {
             let color = Self.colors[name] ?? "#999"
             let missing = count == 0
-            out += "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? ": not in this log" : "")</span>\n"
+            out += "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
         }
         if policies.isEmpty {
             out += "<span data-legend=\"policy\" class=\"missing\"><i class=\"swatch\" style=\"background:#ddd\"></i>policy: not in this log</span>\n"
@@ -506,9 +506,22 @@ private struct Renderer {
         return out
     }
 
+    /// A line through `points` as an SVG path (`M x,y L x,y …`); the line is
+    /// broken where the log has no samples for a while (more than three
+    /// times the usual spacing, e.g. risk is not sampled during a stall)
+    /// rather than drawn straight across the gap.
     func polyline(_ name: String, _ points: [Point], y: (Double) -> Double, width: Double = 2) -> String {
-        let pts = points.map { "\(c(x($0.t))),\(c(y($0.v)))" }.joined(separator: " ")
-        return "<polyline id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(points.count)\" fill=\"none\" stroke=\"\(Self.colors[name]!)\" stroke-width=\"\(c(width))\" stroke-linejoin=\"round\" points=\"\(pts)\"/>\n"
+        let gaps = zip(points.dropFirst(), points).map { $0.t - $1.t }.sorted()
+        let usual = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+        let breakAfter = max(usual * 3, 0.5)
+        var d = ""
+        var previous: Double?
+        for p in points {
+            let command = previous.map { p.t - $0 > breakAfter } ?? true ? "M" : "L"
+            d += "\(d.isEmpty ? "" : " ")\(command)\(c(x(p.t))),\(c(y(p.v)))"
+            previous = p.t
+        }
+        return "<path id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(points.count)\" fill=\"none\" stroke=\"\(Self.colors[name]!)\" stroke-width=\"\(c(width))\" stroke-linejoin=\"round\" d=\"\(d)\"/>\n"
     }
 
     func bufferLane() -> String {
