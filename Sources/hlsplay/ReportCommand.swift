@@ -54,6 +54,9 @@ enum ReportCommand {
         guard let output else { return usageError("missing '--html OUT.html'") }
 
         let text: String
+        if input != "-" && !FileManager.default.fileExists(atPath: input) {
+            return failure("cannot read '\(input)': no such file", status: 66)
+        }
         do {
             let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
             text = String(decoding: data, as: UTF8.self)

@@ -482,7 +482,7 @@ private struct Renderer {
             let xv = x(f.t)
             out += "<g id=\"series-first-frame\" data-series=\"first-frame\" data-points=\"1\" stroke=\"\(Self.colors["first-frame"]!)\">"
                 + "<line x1=\"\(c(xv))\" y1=\"\(c(eventsTop))\" x2=\"\(c(xv))\" y2=\"\(c(axisY))\" stroke-width=\"2\" stroke-dasharray=\"5 3\"><title>\(esc(f.label))</title></line>"
-                + "<text x=\"\(c(xv + 4))\" y=\"\(c(eventsTop + 12))\" stroke=\"none\">first frame</text></g>\n"
+                + "<text x=\"\(c(xv + 4))\" y=\"\(c(eventsTop + eventsHeight - 5))\" stroke=\"none\">first frame</text></g>\n"
         }
         func marks(_ name: String, _ list: [Mark], dy: Double, shape: (Double, Double) -> String) -> String {
             guard !list.isEmpty else { return "" }
