@@ -193,13 +193,14 @@ private struct Renderer {
     let title: String?
 
     // Lanes, top to bottom.
-    let eventsTop = 40.0, eventsHeight = 40.0
-    let bufferTop = 110.0, bufferHeight = 200.0
-    let bitrateTop = 350.0, bitrateHeight = 240.0
-    let riskTop = 630.0, riskHeight = 140.0
-    let policyTop = 776.0, policyHeight = 16.0
+    // Sized so the whole page fits a 1400×1000 window.
+    let eventsTop = 30.0, eventsHeight = 38.0
+    let bufferTop = 96.0, bufferHeight = 170.0
+    let bitrateTop = 296.0, bitrateHeight = 200.0
+    let riskTop = 526.0, riskHeight = 120.0
+    let policyTop = 652.0, policyHeight = 16.0
     var axisY: Double { policyTop + policyHeight }
-    var svgHeight: Double { axisY + 50 }
+    var svgHeight: Double { axisY + 44 }
 
     let buffer: [Point]
     let segments: [Point]
