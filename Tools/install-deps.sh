@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hlsplay needs, only those missing.
 set -euo pipefail
-packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev)
+# chromium: the timeline report test renders the page headless.
+packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

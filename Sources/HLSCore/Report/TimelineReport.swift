@@ -1,0 +1,628 @@
+import Foundation
+
+/// Renders an `hlsplay.session-log` (JSON Lines, see docs/session-log.md) as
+/// one self-contained HTML page: inline CSS and a hand-made inline SVG, no
+/// scripts, nothing fetched. Pure: text in, text out — no I/O, no clock.
+///
+/// Over session time (x, seconds) the page stacks four lanes sharing one
+/// time axis:
+/// - events: first frame, cap changes, wedge/over-selection marks, errors;
+/// - buffer: the forward buffer (`buffer.sample.bufferSeconds`);
+/// - bitrate (log scale): the BANDWIDTH of each buffered segment, stepped at
+///   the time it was buffered (`segment.buffered`), the throughput estimate
+///   (`buffer.sample.estimateBps`), per-request throughput dots
+///   (`request.end.throughputBps`) and the startup/recovery cap (`cap.change`);
+/// - risk: `risk.sample.risk` (0–1) over a strip coloured by the policy in
+///   force (`risk.sample.policy`, `policy.change`).
+/// Stalls (`stall.start.atSeconds` … `stall.end.atSeconds`, or to the end of
+/// the log when still open) are shaded across every lane.
+///
+/// Every series element carries `data-series` (and `id="series-NAME"`) and
+/// `data-points` (how many log values it draws). A series the log does not
+/// have is drawn as the text "not in this log" with `data-missing="true"`,
+/// never invented.
+public enum TimelineReport {
+    /// The log could not be read as a session log.
+    public struct InvalidLog: Error, CustomStringConvertible, Equatable, Sendable {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// The series names used in `data-series`, in legend order.
+    public static let seriesNames = ["buffer", "bitrate", "estimate", "throughput", "cap", "risk", "policy", "stalls",
+                                     "first-frame", "cap-changes", "byte-progress", "errors"]
+
+    /// SVG geometry: the plot area spans x ∈ [plotLeft, plotLeft + plotWidth].
+    public static let svgWidth = 1200.0
+    public static let plotLeft = 80.0
+    public static let plotWidth = 1080.0
+
+    /// The shared time axis: `[0, endSeconds]` onto the plot width, with
+    /// ticks every `stepSeconds` (1, 2 or 5 × 10ⁿ, about ten of them).
+    public struct TimeScale: Equatable, Sendable {
+        public let endSeconds: Double
+        public let stepSeconds: Double
+
+        /// The axis for a log whose last instant is `lastSeconds`.
+        public init(lastSeconds: Double) {
+            let last = lastSeconds.isFinite && lastSeconds > 0 ? lastSeconds : 1
+            let step = niceStep(last / 10)
+            stepSeconds = step
+            endSeconds = max(step, (last / step).rounded(.up) * step)
+        }
+
+        /// The SVG x coordinate of session time `t` (clamped to the axis).
+        public func x(_ t: Double) -> Double {
+            plotLeft + min(max(t, 0), endSeconds) / endSeconds * plotWidth
+        }
+    }
+
+    /// The page for `sessionLog` (the whole text of a `.jsonl` file).
+    /// `title` replaces the default title ("hlsplay session").
+    /// Throws `InvalidLog` when the text is empty or does not start with a
+    /// session-log header; a log cut short (no summary, a partial last line)
+    /// and unknown event types are shown as such, not rejected.
+    public static func render(sessionLog: String, title: String? = nil) throws -> String {
+        let log = try ParsedLog(sessionLog)
+        return Renderer(log: log, title: title).page()
+    }
+
+    /// Coordinates are written with one decimal, as here.
+    public static func coordinate(_ v: Double) -> String { String(format: "%.1f", v) }
+
+    /// `text` safe for HTML element content and quoted attribute values.
+    public static func escapeHTML(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for ch in text.unicodeScalars {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default:
+                // Control characters other than tab/newline are not valid in HTML text.
+                if ch.value < 0x20 && ch != "\t" && ch != "\n" || ch.value == 0x7F { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
+            }
+        }
+        return out
+    }
+}
+
+// MARK: - Reading the log
+
+private let knownEventTypes: Set<String> = [
+    "request.start", "request.progress", "request.end", "request.retry", "playlist.loaded", "abr.decision", "abr.switch",
+    "segment.buffered", "segment.skipped", "buffer.sample", "frame.first", "playback.started", "stall.start", "stall.end",
+    "playback.ended", "decode.stats", "error", "cap.gate", "cap.change", "cap.seed", "cap.reconnect", "cap.note",
+    "sample.verdict", "request.byteProgress", "risk.sample", "policy.change", "predictor.failed", "predictor.recovered",
+]
+
+private func number(_ value: Any?) -> Double? {
+    switch value {
+    case let d as Double: return d.isFinite ? d : nil
+    case let i as Int: return Double(i)
+    case let n as NSNumber: return n.doubleValue.isFinite ? n.doubleValue : nil
+    default: return nil
+    }
+}
+
+private func string(_ value: Any?) -> String? {
+    switch value {
+    case let s as String: return s
+    case let n as NSNumber: return n.stringValue
+    default: return nil
+    }
+}
+
+private struct Event {
+    var t: Double
+    var type: String
+    var fields: [String: Any]
+    subscript(_ key: String) -> Any? { fields[key] }
+}
+
+private struct ParsedLog {
+    var header: [String: Any]
+    var events: [Event] = []
+    var summary: [String: Any]?
+    var partialLastLine = false
+    var eventsWithoutTime = 0
+    var unknownTypes: [String: Int] = [:]
+
+    init(_ text: String) throws {
+        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+            .filter { !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" } }
+        guard let first = lines.first else { throw TimelineReport.InvalidLog("the session log is empty") }
+        func object(_ line: String) -> [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        guard let header = object(first), header["type"] as? String == "header" else {
+            throw TimelineReport.InvalidLog("line 1 is not a session-log header (expected a JSON object with \"type\": \"header\")")
+        }
+        if let schema = header["schema"] as? String, schema != "hlsplay.session-log" {
+            throw TimelineReport.InvalidLog("line 1 is a header of schema '\(schema)', not 'hlsplay.session-log'")
+        }
+        self.header = header
+        for (index, line) in lines.enumerated().dropFirst() {
+            guard let obj = object(line) else {
+                // A crash loses at most the line in progress: tolerate only that one.
+                if index == lines.count - 1 { partialLastLine = true; continue }
+                throw TimelineReport.InvalidLog("line \(index + 1) is not a JSON object")
+            }
+            let type = obj["type"] as? String ?? ""
+            if type == "summary" { summary = obj; continue }
+            guard let t = number(obj["t"]) else { eventsWithoutTime += 1; continue }
+            if !knownEventTypes.contains(type) { unknownTypes[type.isEmpty ? "(no type)" : type, default: 0] += 1 }
+            events.append(Event(t: t, type: type, fields: obj))
+        }
+    }
+
+    func events(_ type: String) -> [Event] { events.filter { $0.type == type } }
+}
+
+// MARK: - Series
+
+private struct Point { var t: Double; var v: Double }
+private struct Interval { var start: Double; var end: Double; var open: Bool }
+private struct Mark { var t: Double; var label: String }
+
+private func niceStep(_ raw: Double) -> Double {
+    guard raw > 0, raw.isFinite else { return 1 }
+    let magnitude = pow(10, (log10(raw)).rounded(.down))
+    for m in [1.0, 2, 5, 10] where m * magnitude >= raw { return m * magnitude }
+    return 10 * magnitude
+}
+
+private func seconds(_ v: Double?) -> String {
+    guard let v else { return "—" }
+    return v < 10 ? String(format: "%.2f s", v) : String(format: "%.1f s", v)
+}
+
+private func bitrate(_ bps: Double?) -> String {
+    guard let bps else { return "—" }
+    if bps >= 1_000_000 { return String(format: bps >= 10_000_000 ? "%.0f Mb/s" : "%.2g Mb/s", bps / 1_000_000) }
+    if bps >= 1_000 { return String(format: "%.0f kb/s", bps / 1_000) }
+    return String(format: "%.0f b/s", bps)
+}
+
+private struct Renderer {
+    let log: ParsedLog
+    let title: String?
+
+    // Lanes, top to bottom.
+    // Sized so the whole page fits a 1400×1000 window.
+    let eventsTop = 30.0, eventsHeight = 38.0
+    let bufferTop = 96.0, bufferHeight = 170.0
+    let bitrateTop = 296.0, bitrateHeight = 200.0
+    let riskTop = 526.0, riskHeight = 120.0
+    let policyTop = 652.0, policyHeight = 16.0
+    var axisY: Double { policyTop + policyHeight }
+    var svgHeight: Double { axisY + 44 }
+
+    let buffer: [Point]
+    let segments: [Point]
+    let estimate: [Point]
+    let throughput: [Point]
+    let caps: [(t: Double, cap: Double?)]
+    let risk: [Point]
+    let policies: [(start: Double, end: Double, policy: String)]
+    let stalls: [Interval]
+    let firstFrame: Mark?
+    let capMarks: [Mark]
+    let progressMarks: [Mark]
+    let errors: [Mark]
+    let scale: TimelineReport.TimeScale
+    let lastT: Double
+
+    init(log: ParsedLog, title: String?) {
+        self.log = log
+        self.title = title
+        buffer = log.events("buffer.sample").compactMap { e in number(e["bufferSeconds"]).map { Point(t: e.t, v: max(0, $0)) } }
+        segments = log.events("segment.buffered").compactMap { e in number(e["bandwidthBps"]).map { Point(t: e.t, v: $0) } }
+        estimate = log.events("buffer.sample").compactMap { e in number(e["estimateBps"]).flatMap { $0 > 0 ? Point(t: e.t, v: $0) : nil } }
+        throughput = log.events("request.end").compactMap { e in number(e["throughputBps"]).flatMap { $0 > 0 ? Point(t: e.t, v: $0) : nil } }
+        let capEvents = log.events("cap.change")
+        caps = capEvents.map { (t: $0.t, cap: number($0["capBps"]).flatMap { $0 > 0 ? $0 : nil }) }
+        risk = log.events("risk.sample").compactMap { e in number(e["risk"]).map { Point(t: e.t, v: min(1, max(0, $0))) } }
+
+        var last = log.events.last?.t ?? 0
+        var stalls: [Interval] = []
+        var openStart: Double?
+        for e in log.events where e.type == "stall.start" || e.type == "stall.end" {
+            let at = number(e["atSeconds"]) ?? e.t
+            last = max(last, at)
+            if e.type == "stall.start" {
+                if let s = openStart { stalls.append(Interval(start: s, end: at, open: false)) }
+                openStart = at
+            } else if let s = openStart {
+                stalls.append(Interval(start: s, end: max(s, at), open: false))
+                openStart = nil
+            }
+        }
+        if let s = openStart { stalls.append(Interval(start: s, end: max(s, last), open: true)) }
+        self.stalls = stalls
+        lastT = last
+        scale = TimelineReport.TimeScale(lastSeconds: last)
+
+        // The policy in force: each risk sample names it; a change switches it at its instant.
+        var changes: [(t: Double, policy: String)] = []
+        for e in log.events {
+            if e.type == "risk.sample", let p = e["policy"] as? String { changes.append((e.t, p)) }
+            if e.type == "policy.change", let p = e["to"] as? String { changes.append((number(e["atSeconds"]) ?? e.t, p)) }
+        }
+        changes.sort { $0.t < $1.t }
+        var bands: [(start: Double, end: Double, policy: String)] = []
+        for c in changes {
+            if let lastBand = bands.last, lastBand.policy == c.policy { continue }
+            if !bands.isEmpty { bands[bands.count - 1].end = c.t }
+            bands.append((c.t, last, c.policy))
+        }
+        policies = bands.filter { $0.end > $0.start }
+
+        firstFrame = log.events("frame.first").first.map { e in
+            Mark(t: e.t, label: "first frame" + (number(e["timeToFirstFrameSeconds"]).map { String(format: " (TTFF %.2f s)", $0) } ?? ""))
+        }
+        capMarks = capEvents.map { e in
+            Mark(t: e.t, label: "cap \(number(e["previousCapBps"]).map { bitrate($0) } ?? "none") → \(number(e["capBps"]).map { bitrate($0) } ?? "none")"
+                + ((e["reason"] as? String).map { " (\($0))" } ?? ""))
+        }
+        progressMarks = log.events("request.byteProgress").map { e in
+            let verdict = (e["assessment"] as? [String: Any]).flatMap { $0["verdict"] as? String } ?? "?"
+            return Mark(t: e.t, label: "byte progress: \(verdict)" + ((e["requestID"]).flatMap(string).map { " (request \($0))" } ?? ""))
+        }
+        errors = log.events("error").map { e in
+            let fatal = (e["fatal"] as? Bool) == true ? "fatal " : ""
+            return Mark(t: e.t, label: "\(fatal)\(e["category"] as? String ?? "error") error: \(e["message"] as? String ?? "")"
+                + ((e["url"] as? String).map { " — \($0)" } ?? ""))
+        }
+    }
+
+    // MARK: Page
+
+    func page() -> String {
+        let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
+        let pageTitle = title ?? "hlsplay session"
+        var html = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(esc(pageTitle))</title>
+        <style>
+        body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
+        h1 { font-size: 20px; margin: 0 0 4px; }
+        .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
+        .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
+        .figure b { display: block; font-size: 18px; }
+        .figure span { color: #666; font-size: 12px; }
+        .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
+        .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
+        .legend .missing { color: #999; }
+        .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
+        svg { display: block; max-width: 100%; height: auto; }
+        svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
+        svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
+        svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
+        .notes { color: #666; font-size: 12px; margin-top: 8px; }
+        </style>
+        </head>
+        <body>
+        <h1>\(esc(pageTitle))</h1>
+        <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
+
+        """
+        html += figures()
+        html += legend()
+        html += svg()
+        html += notes()
+        html += "</body>\n</html>\n"
+        return html
+    }
+
+    func esc(_ s: String) -> String { TimelineReport.escapeHTML(s) }
+
+    func figures() -> String {
+        var out = ""
+        let s = log.summary
+        if s == nil {
+            out += "<div class=\"warning\" id=\"truncated\">This log has no summary line: the session was cut short "
+                + "(the figures below are counted from the events that were written).</div>\n"
+        }
+        let ttff = number(s?["timeToFirstFrameSeconds"]) ?? (s == nil ? log.events("frame.first").first.flatMap { number($0["timeToFirstFrameSeconds"]) } : nil)
+        let stallCount = number(s?["stallCount"]).map { Int($0) } ?? (s == nil ? log.events("stall.start").count : nil)
+        let stallSeconds = number(s?["stallSeconds"])
+            ?? (s == nil ? stalls.reduce(0) { $0 + ($1.end - $1.start) } : nil)
+        var items: [(String, String, String)] = [
+            ("ttff", ttff.map { String(format: "%.2f s", $0) } ?? "—", "time to first frame"),
+            ("stalls", stallCount.map(String.init) ?? "—", "stalls"),
+            ("stall-seconds", stallSeconds.map { String(format: "%.2f s", $0) } ?? "—", "time stalled"),
+            ("average-bitrate", bitrate(number(s?["averageBitrateBps"])), "average bitrate"),
+            ("exit-reason", (s?["exitReason"] as? String).map(esc) ?? (s == nil ? "cut short" : "—"), "exit reason"),
+        ]
+        if let played = number(s?["playedSeconds"]) { items.append(("played", seconds(played), "media played")) }
+        if let session = number(s?["sessionSeconds"]) { items.append(("session", seconds(session), "session length")) }
+        if let switches = number(s?["variantSwitches"]) { items.append(("switches", String(Int(switches)), "variant switches")) }
+        if let predictor = s?["predictor"] as? String { items.append(("predictor", esc(predictor), "stall predictor")) }
+        out += "<div class=\"figures\">\n"
+        for (id, value, label) in items {
+            out += "<div class=\"figure\" id=\"figure-\(id)\"><b>\(value)</b><span>\(label)</span></div>\n"
+        }
+        out += "</div>\n"
+        if let err = s?["error"] as? String { out += "<div class=\"warning\" id=\"session-error\">Session error: \(esc(err))</div>\n" }
+        return out
+    }
+
+    static let colors: [String: String] = [
+        "buffer": "#1f77b4", "bitrate": "#2ca02c", "estimate": "#ff7f0e", "throughput": "#9467bd", "cap": "#8c564b",
+        "risk": "#d62728", "stalls": "#e45756", "first-frame": "#17becf", "cap-changes": "#8c564b",
+        "byte-progress": "#bc5090", "errors": "#b00020",
+    ]
+    static let policyColors: [String: String] = ["lowLatency": "#8fd19e", "preload": "#8ab6e8", "defensiveDownshift": "#f4b26a"]
+    func policyColor(_ p: String) -> String { Self.policyColors[p] ?? "#cccccc" }
+
+    func legend() -> String {
+        let entries: [(String, String, Int)] = [
+            ("buffer", "forward buffer (s)", buffer.count),
+            ("bitrate", "variant bitrate (BANDWIDTH of each buffered segment, from when it was buffered)", segments.count),
+            ("estimate", "throughput estimate", estimate.count),
+            ("throughput", "per-request throughput (dots)", throughput.count),
+            ("cap", "startup/recovery cap", caps.count),
+            ("risk", "stall risk (0–1)", risk.count),
+            ("stalls", "stalls (shaded)", stalls.count),
+            ("first-frame", "first frame", firstFrame == nil ? 0 : 1),
+            ("cap-changes", "cap changes", capMarks.count),
+            ("byte-progress", "wedge / over-selection", progressMarks.count),
+            ("errors", "errors", errors.count),
+        ]
+        var out = "<div class=\"legend\" id=\"legend\">\n"
+        for (name, label, count) in entries {
+            let color = Self.colors[name] ?? "#999"
+            let missing = count == 0
+            out += "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
+        }
+        if policies.isEmpty {
+            out += "<span data-legend=\"policy\" class=\"missing\"><i class=\"swatch\" style=\"background:#ddd\"></i>policy: not in this log</span>\n"
+        } else {
+            var seen: [String] = []
+            for p in policies where !seen.contains(p.policy) { seen.append(p.policy) }
+            for p in seen {
+                out += "<span data-legend=\"policy\"><i class=\"swatch\" style=\"background:\(policyColor(p))\"></i>policy \(esc(p))</span>\n"
+            }
+        }
+        out += "</div>\n"
+        return out
+    }
+
+    func notes() -> String {
+        var lines: [String] = []
+        if log.partialLastLine { lines.append("The last line of the log was incomplete and is left out.") }
+        if log.eventsWithoutTime > 0 { lines.append("\(log.eventsWithoutTime) line(s) without a time <code>t</code> are left out.") }
+        if !log.unknownTypes.isEmpty {
+            let list = log.unknownTypes.sorted { $0.key < $1.key }.map { "\(esc($0.key)) ×\($0.value)" }.joined(separator: ", ")
+            lines.append("Event types this report does not know (not drawn): \(list).")
+        }
+        if let v = number(log.header["schemaVersion"]), v != 1 {
+            lines.append("Schema version \(esc(string(log.header["schemaVersion"]) ?? "?")); this report was written for version 1.")
+        }
+        var meta: [String] = ["\(log.events.count) events"]
+        if let v = log.header["hlsplayVersion"] as? String { meta.append("hlsplay \(esc(v))") }
+        if let s = log.header["startedAt"] as? String { meta.append("started \(esc(s))") }
+        if let host = log.header["host"] as? [String: Any] {
+            for key in ["hostname", "os", "ffmpeg", "libcurl"] { if let v = host[key].flatMap(string) { meta.append("\(key) \(esc(v))") } }
+        }
+        lines.append(meta.joined(separator: " · "))
+        return "<div class=\"notes\" id=\"notes\">" + lines.map { "<div>\($0)</div>" }.joined() + "</div>\n"
+    }
+
+    // MARK: SVG
+
+    func c(_ v: Double) -> String { TimelineReport.coordinate(v) }
+    func x(_ t: Double) -> Double { scale.x(t) }
+    var right: Double { TimelineReport.plotLeft + TimelineReport.plotWidth }
+
+    func svg() -> String {
+        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" viewBox=\"0 0 \(c(TimelineReport.svgWidth)) \(c(svgHeight))\" role=\"img\" aria-label=\"session timeline\">\n"
+        out += "<rect x=\"0\" y=\"0\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" fill=\"#fff\"/>\n"
+        out += timeAxis()
+        out += stallShading()
+        out += eventsLane()
+        out += bufferLane()
+        out += bitrateLane()
+        out += riskLane()
+        out += "</svg>\n"
+        return out
+    }
+
+    func laneFrame(title: String, top: Double, height: Double) -> String {
+        "<text class=\"lane-title\" x=\"\(c(TimelineReport.plotLeft))\" y=\"\(c(top - 8))\">\(title)</text>\n"
+            + "<rect x=\"\(c(TimelineReport.plotLeft))\" y=\"\(c(top))\" width=\"\(c(TimelineReport.plotWidth))\" height=\"\(c(height))\" fill=\"none\" stroke=\"#bbb\"/>\n"
+    }
+
+    func missing(_ name: String, _ label: String, top: Double, height: Double, dy: Double = 0) -> String {
+        "<text class=\"missing-text\" id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"0\" data-missing=\"true\" x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(top + height / 2 + dy))\" text-anchor=\"middle\">\(label): not in this log</text>\n"
+    }
+
+    func timeAxis() -> String {
+        var out = "<g id=\"time-axis\" data-axis=\"time\">\n"
+        var t = 0.0
+        var i = 0
+        while t <= scale.endSeconds + 1e-9 {
+            let xv = x(t)
+            out += "<line x1=\"\(c(xv))\" y1=\"\(c(eventsTop))\" x2=\"\(c(xv))\" y2=\"\(c(axisY + 5))\" stroke=\"#eee\"/>\n"
+            let label = scale.stepSeconds < 1 ? String(format: "%.1f s", t) : String(format: "%.0f s", t)
+            out += "<text x=\"\(c(xv))\" y=\"\(c(axisY + 18))\" text-anchor=\"middle\">\(label)</text>\n"
+            i += 1
+            t = Double(i) * scale.stepSeconds
+        }
+        out += "<line x1=\"\(c(TimelineReport.plotLeft))\" y1=\"\(c(axisY))\" x2=\"\(c(right))\" y2=\"\(c(axisY))\" stroke=\"#555\"/>\n"
+        out += "<text x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(axisY + 38))\" text-anchor=\"middle\">session time (seconds since start)</text>\n"
+        out += "</g>\n"
+        return out
+    }
+
+    func stallShading() -> String {
+        guard !stalls.isEmpty else { return "" }
+        var out = "<g id=\"series-stalls\" data-series=\"stalls\" data-points=\"\(stalls.count)\" fill=\"\(Self.colors["stalls"]!)\" fill-opacity=\"0.22\">\n"
+        for s in stalls {
+            let x0 = x(s.start), x1 = x(s.end)
+            let label = String(format: "stall %.2f–%.2f s (%.2f s)", s.start, s.end, s.end - s.start) + (s.open ? ", still open at the end of the log" : "")
+            out += "<rect class=\"stall\" data-start=\"\(c(s.start))\" data-end=\"\(c(s.end))\"\(s.open ? " data-open=\"true\"" : "") x=\"\(c(x0))\" y=\"\(c(eventsTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(axisY - eventsTop))\"><title>\(label)</title></rect>\n"
+        }
+        out += "</g>\n"
+        return out
+    }
+
+    func eventsLane() -> String {
+        var out = laneFrame(title: "Events", top: eventsTop, height: eventsHeight)
+        if stalls.isEmpty { out += missing("stalls", "stalls", top: eventsTop, height: eventsHeight, dy: -6).replacingOccurrences(of: "stalls: not in this log", with: "no stalls in this log") }
+        let mid = eventsTop + eventsHeight / 2
+        if let f = firstFrame {
+            let xv = x(f.t)
+            out += "<g id=\"series-first-frame\" data-series=\"first-frame\" data-points=\"1\" stroke=\"\(Self.colors["first-frame"]!)\">"
+                + "<line x1=\"\(c(xv))\" y1=\"\(c(eventsTop))\" x2=\"\(c(xv))\" y2=\"\(c(axisY))\" stroke-width=\"2\" stroke-dasharray=\"5 3\"><title>\(esc(f.label))</title></line>"
+                + "<text x=\"\(c(xv + 4))\" y=\"\(c(eventsTop + eventsHeight - 5))\" stroke=\"none\">first frame</text></g>\n"
+        }
+        func marks(_ name: String, _ list: [Mark], dy: Double, shape: (Double, Double) -> String) -> String {
+            guard !list.isEmpty else { return "" }
+            var g = "<g id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(list.count)\" fill=\"\(Self.colors[name]!)\">\n"
+            for m in list { g += "<path d=\"\(shape(x(m.t), mid + dy))\"><title>\(esc(String(format: "%.2f s: ", m.t) + m.label))</title></path>\n" }
+            return g + "</g>\n"
+        }
+        out += marks("cap-changes", capMarks, dy: -8) { x, y in "M\(c(x)) \(c(y - 5))L\(c(x + 5)) \(c(y))L\(c(x)) \(c(y + 5))L\(c(x - 5)) \(c(y))Z" }
+        out += marks("byte-progress", progressMarks, dy: 8) { x, y in "M\(c(x)) \(c(y - 6))L\(c(x + 5)) \(c(y + 4))L\(c(x - 5)) \(c(y + 4))Z" }
+        out += marks("errors", errors, dy: 0) { x, y in "M\(c(x - 5)) \(c(y - 5))L\(c(x + 5)) \(c(y + 5))M\(c(x + 5)) \(c(y - 5))L\(c(x - 5)) \(c(y + 5))" }
+            .replacingOccurrences(of: "fill=\"\(Self.colors["errors"]!)\"", with: "fill=\"none\" stroke=\"\(Self.colors["errors"]!)\" stroke-width=\"2.5\"")
+        // The lane's own labels for what is not there.
+        var absent: [String] = []
+        if firstFrame == nil { absent.append("first frame") }
+        if capMarks.isEmpty { absent.append("cap changes") }
+        if progressMarks.isEmpty { absent.append("wedge/over-selection") }
+        if errors.isEmpty { absent.append("errors") }
+        if !absent.isEmpty {
+            out += "<text class=\"missing-text\" x=\"\(c(right - 4))\" y=\"\(c(eventsTop + eventsHeight - 6))\" text-anchor=\"end\">not in this log: \(absent.joined(separator: ", "))</text>\n"
+        }
+        return out
+    }
+
+    /// A line through `points` as an SVG path (`M x,y L x,y …`); the line is
+    /// broken where the log has no samples for a while (more than three
+    /// times the usual spacing, e.g. risk is not sampled during a stall)
+    /// rather than drawn straight across the gap.
+    func polyline(_ name: String, _ points: [Point], y: (Double) -> Double, width: Double = 2) -> String {
+        let gaps = zip(points.dropFirst(), points).map { $0.t - $1.t }.sorted()
+        let usual = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+        let breakAfter = max(usual * 3, 0.5)
+        var d = ""
+        var previous: Double?
+        for p in points {
+            let command = previous.map { p.t - $0 > breakAfter } ?? true ? "M" : "L"
+            d += "\(d.isEmpty ? "" : " ")\(command)\(c(x(p.t))),\(c(y(p.v)))"
+            previous = p.t
+        }
+        return "<path id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(points.count)\" fill=\"none\" stroke=\"\(Self.colors[name]!)\" stroke-width=\"\(c(width))\" stroke-linejoin=\"round\" d=\"\(d)\"/>\n"
+    }
+
+    func bufferLane() -> String {
+        var out = laneFrame(title: "Forward buffer (seconds)", top: bufferTop, height: bufferHeight)
+        guard !buffer.isEmpty else { return out + missing("buffer", "forward buffer", top: bufferTop, height: bufferHeight) }
+        let maxV = buffer.map(\.v).max() ?? 1
+        let step = niceStep(max(maxV, 1) / 4)
+        let top = max(step, (maxV / step).rounded(.up) * step)
+        let y = { (v: Double) in self.bufferTop + self.bufferHeight - v / top * self.bufferHeight }
+        var v = 0.0
+        while v <= top + 1e-9 {
+            out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
+                + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(String(format: step < 1 ? "%.1f s" : "%.0f s", v))</text>\n"
+            v += step
+        }
+        return out + polyline("buffer", buffer, y: y)
+    }
+
+    func bitrateLane() -> String {
+        var out = laneFrame(title: "Bitrate and throughput (bits per second, log scale)", top: bitrateTop, height: bitrateHeight)
+        let values = segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap)
+        guard let lo = values.min(), let hi = values.max() else {
+            return out + missing("bitrate", "bitrate", top: bitrateTop, height: bitrateHeight, dy: -20)
+                + missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight)
+                + missing("throughput", "per-request throughput", top: bitrateTop, height: bitrateHeight, dy: 20)
+                + missing("cap", "cap", top: bitrateTop, height: bitrateHeight, dy: 40)
+        }
+        var d0 = log10(lo).rounded(.down), d1 = log10(hi).rounded(.up)
+        if d1 <= d0 { d1 = d0 + 1 }
+        if d1 - d0 > 6 { d0 = d1 - 6 } // a stray tiny sample must not squash the rest
+        let y = { (v: Double) -> Double in
+            let l = min(max(log10(max(v, 1e-9)), d0), d1)
+            return self.bitrateTop + self.bitrateHeight - (l - d0) / (d1 - d0) * self.bitrateHeight
+        }
+        let multipliers: [Double] = d1 - d0 <= 2 ? [1, 2, 5] : [1]
+        var decade = d0
+        while decade <= d1 {
+            for m in multipliers {
+                let v = m * pow(10, decade)
+                guard log10(v) <= d1 + 1e-9 else { continue }
+                out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"\(m == 1 ? "#e4e4e4" : "#f3f3f3")\"/>"
+                    + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(bitrate(v))</text>\n"
+            }
+            decade += 1
+        }
+        // Variant bitrate: a step line, each segment's BANDWIDTH from the instant it was buffered to the next.
+        if segments.isEmpty {
+            out += missing("bitrate", "bitrate", top: bitrateTop, height: bitrateHeight, dy: -20)
+        } else {
+            var d = "M\(c(x(segments[0].t))) \(c(y(segments[0].v)))"
+            for p in segments.dropFirst() { d += "H\(c(x(p.t)))V\(c(y(p.v)))" }
+            d += "H\(c(x(lastT)))"
+            out += "<path id=\"series-bitrate\" data-series=\"bitrate\" data-points=\"\(segments.count)\" fill=\"none\" stroke=\"\(Self.colors["bitrate"]!)\" stroke-width=\"2.5\" d=\"\(d)\"/>\n"
+        }
+        if caps.isEmpty {
+            out += missing("cap", "cap", top: bitrateTop, height: bitrateHeight, dy: 40)
+        } else {
+            var d = ""
+            for (i, c0) in caps.enumerated() {
+                guard let cap = c0.cap else { continue }
+                let end = i + 1 < caps.count ? caps[i + 1].t : lastT
+                d += "M\(c(x(c0.t))) \(c(y(cap)))H\(c(x(end)))"
+            }
+            out += "<path id=\"series-cap\" data-series=\"cap\" data-points=\"\(caps.count)\" fill=\"none\" stroke=\"\(Self.colors["cap"]!)\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" d=\"\(d)\"/>\n"
+        }
+        out += estimate.isEmpty ? missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight) : polyline("estimate", estimate, y: y, width: 1.8)
+        if throughput.isEmpty {
+            out += missing("throughput", "per-request throughput", top: bitrateTop, height: bitrateHeight, dy: 20)
+        } else {
+            out += "<g id=\"series-throughput\" data-series=\"throughput\" data-points=\"\(throughput.count)\" fill=\"\(Self.colors["throughput"]!)\" fill-opacity=\"0.75\">\n"
+            for p in throughput {
+                out += "<circle cx=\"\(c(x(p.t)))\" cy=\"\(c(y(p.v)))\" r=\"3\"><title>\(String(format: "%.2f s: ", p.t))\(bitrate(p.v))</title></circle>\n"
+            }
+            out += "</g>\n"
+        }
+        return out
+    }
+
+    func riskLane() -> String {
+        var out = laneFrame(title: "Stall risk (probability, 0–1) and the policy in force", top: riskTop, height: riskHeight)
+        let y = { (v: Double) in self.riskTop + self.riskHeight - v * self.riskHeight }
+        for v in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
+                + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(String(format: "%.2g", v))</text>\n"
+        }
+        out += risk.isEmpty ? missing("risk", "stall risk (predictor off?)", top: riskTop, height: riskHeight) : polyline("risk", risk, y: y)
+        out += "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(policyTop + 12))\" text-anchor=\"end\">policy</text>\n"
+        if policies.isEmpty {
+            out += "<text class=\"missing-text\" id=\"series-policy\" data-series=\"policy\" data-points=\"0\" data-missing=\"true\" x=\"\(c(TimelineReport.plotLeft + 6))\" y=\"\(c(policyTop + 12))\">policy: not in this log</text>\n"
+        } else {
+            out += "<g id=\"series-policy\" data-series=\"policy\" data-points=\"\(policies.count)\">\n"
+            for p in policies {
+                let x0 = x(p.start), x1 = x(p.end)
+                out += "<rect data-policy=\"\(esc(p.policy))\" x=\"\(c(x0))\" y=\"\(c(policyTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(policyHeight))\" fill=\"\(policyColor(p.policy))\"><title>\(esc(p.policy + String(format: " %.2f–%.2f s", p.start, p.end)))</title></rect>\n"
+                if x1 - x0 > 70 {
+                    out += "<text x=\"\(c(x0 + 4))\" y=\"\(c(policyTop + 12))\">\(esc(p.policy))</text>\n"
+                }
+            }
+            out += "</g>\n"
+        }
+        return out
+    }
+}

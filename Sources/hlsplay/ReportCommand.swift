@@ -1,0 +1,98 @@
+// `hlsplay report SESSION.jsonl --html OUT.html [--title T]`: renders a
+// session log as a self-contained HTML timeline (HLSCore's TimelineReport).
+
+import Foundation
+import HLSCore
+
+enum ReportCommand {
+    static let usage = """
+    usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE]
+
+    Renders a session log (written by --log) as one self-contained HTML page:
+    buffer, bitrate, throughput, stall risk, policy and stalls over time.
+    Use '-' as OUT.html to write the page to standard output.
+    """
+
+    /// Runs the subcommand with the words after `report`; returns the exit status
+    /// (0, 64 for a usage error, 66 for an unreadable log, 65 for an invalid one,
+    /// 73 when the page cannot be written).
+    static func run(_ arguments: [String]) -> Int32 {
+        var input: String?
+        var output: String?
+        var title: String?
+        var index = 0
+        func usageError(_ message: String) -> Int32 {
+            FileHandle.standardError.write(Data("hlsplay report: \(message)\nTry 'hlsplay report --help'.\n".utf8))
+            return 64
+        }
+        while index < arguments.count {
+            let word = arguments[index]
+            switch word {
+            case "-h", "--help":
+                print(usage)
+                return 0
+            case "--html", "--title":
+                guard index + 1 < arguments.count else { return usageError("'\(word)' needs a value") }
+                let value = arguments[index + 1]
+                if word == "--html" {
+                    guard output == nil else { return usageError("'--html' given twice") }
+                    guard !value.isEmpty else { return usageError("'--html' needs a non-empty path") }
+                    output = value
+                } else {
+                    title = value
+                }
+                index += 2
+                continue
+            default:
+                if word.hasPrefix("-") && word != "-" { return usageError("unknown option '\(word)'") }
+                guard input == nil else { return usageError("unexpected argument '\(word)' (one session log only)") }
+                input = word
+            }
+            index += 1
+        }
+        guard let input else { return usageError("missing the session log (SESSION.jsonl)") }
+        guard let output else { return usageError("missing '--html OUT.html'") }
+
+        let text: String
+        if input != "-" && !FileManager.default.fileExists(atPath: input) {
+            return failure("cannot read '\(input)': no such file", status: 66)
+        }
+        do {
+            let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
+            text = String(decoding: data, as: UTF8.self)
+        } catch {
+            return failure("cannot read '\(input)': \(reason(error))", status: 66)
+        }
+        let html: String
+        do {
+            html = try TimelineReport.render(sessionLog: text, title: title)
+        } catch {
+            return failure("'\(input)' is not a session log: \(error)", status: 65)
+        }
+        if output == "-" {
+            FileHandle.standardOutput.write(Data(html.utf8))
+            return 0
+        }
+        do {
+            try Data(html.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            return failure("cannot write '\(output)': \(reason(error))", status: 73)
+        }
+        return 0
+    }
+
+    private static func failure(_ message: String, status: Int32) -> Int32 {
+        FileHandle.standardError.write(Data("hlsplay report: \(message)\n".utf8))
+        return status
+    }
+
+    /// One line, without Foundation's multi-line userInfo dumps.
+    private static func reason(_ error: Error) -> String {
+        let ns = error as NSError
+        if let posix = ns.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain,
+           let message = strerror(Int32(posix.code)) {
+            return String(cString: message)
+        }
+        return ns.localizedDescription.replacingOccurrences(of: "\n", with: " ")
+    }
+}

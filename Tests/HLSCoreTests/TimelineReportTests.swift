@@ -1,0 +1,230 @@
+import Foundation
+import HLSCore
+import Testing
+
+/// The element (start tag … its end) carrying `data-series="name"`, found by plain text search.
+struct SeriesElement {
+    var tag: String
+    var body: String
+
+    init?(_ html: String, _ name: String) {
+        guard let mark = html.range(of: "data-series=\"\(name)\"") else { return nil }
+        guard let open = html[..<mark.lowerBound].range(of: "<", options: .backwards),
+              let close = html[mark.upperBound...].range(of: ">") else { return nil }
+        tag = String(html[open.lowerBound..<close.upperBound])
+        if tag.hasPrefix("<g ") {
+            let end = html[close.upperBound...].range(of: "</g>")?.lowerBound ?? html.endIndex
+            body = String(html[close.upperBound..<end])
+        } else {
+            body = ""
+        }
+    }
+
+    func attribute(_ name: String) -> String? { Self.attribute(name, in: tag) }
+
+    static func attribute(_ name: String, in tag: String) -> String? {
+        guard let start = tag.range(of: " \(name)=\"") else { return nil }
+        guard let end = tag[start.upperBound...].firstIndex(of: "\"") else { return nil }
+        return String(tag[start.upperBound..<end])
+    }
+
+    /// The start tags of the children named `element` (e.g. "rect", "circle").
+    func children(_ element: String) -> [String] {
+        body.components(separatedBy: "<\(element) ").dropFirst().map { "<\(element) " + ($0.components(separatedBy: ">").first ?? "") + ">" }
+    }
+
+    var points: Int? { attribute("data-points").flatMap { Int($0) } }
+    var isMissing: Bool { attribute("data-missing") == "true" }
+    /// Coordinate pairs in a path's `d` (`M x,y L x,y …`).
+    var pathPairs: Int { (attribute("d") ?? "").split(separator: " ").filter { $0.contains(",") }.count }
+}
+
+/// A hand-written log over 10 s: known series sizes, two stalls (one still open), hostile text.
+enum HandLog {
+    static let hostileURL = "http://example.test/<script>alert('x')</script>?a=\"b\"&c=1"
+    static let hostileMessage = "<img src=x onerror=alert(1)> & \"quoted\""
+
+    static func json(_ object: [String: Any]) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static var header: String {
+        json(["type": "header", "schema": "hlsplay.session-log", "schemaVersion": 1, "url": hostileURL, "hlsplayVersion": "0.1.0"])
+    }
+
+    static var events: [String] {
+        [
+            json(["t": 0.2, "type": "cap.change", "capBps": 1_000_000, "reason": "cold-probe"]),
+            json(["t": 0.8, "type": "request.end", "requestID": 1, "purpose": "segment", "ok": true, "throughputBps": 5_000_000]),
+            json(["t": 0.9, "type": "request.end", "requestID": 2, "purpose": "media-playlist", "ok": false, "errorKind": "http"]),
+            json(["t": 1.0, "type": "buffer.sample", "phase": "startingUp", "bufferSeconds": 0, "estimateBps": 4_000_000]),
+            json(["t": 1.0, "type": "segment.buffered", "variantIndex": 0, "bandwidthBps": 1_000_000, "startSeconds": 0, "durationSeconds": 2]),
+            json(["t": 1.5, "type": "frame.first", "timeToFirstFrameSeconds": 1.5, "variantIndex": 0]),
+            json(["t": 1.5, "type": "cap.change", "previousCapBps": 1_000_000, "reason": "released-on-first-frame"]),
+            json(["t": 2.0, "type": "buffer.sample", "phase": "playing", "bufferSeconds": 2, "estimateBps": 4_500_000]),
+            json(["t": 2.0, "type": "risk.sample", "risk": 0.2, "policy": "lowLatency", "predictor": "threshold"]),
+            json(["t": 2.9, "type": "request.end", "requestID": 3, "purpose": "segment", "ok": true, "throughputBps": 4_000_000]),
+            json(["t": 3.0, "type": "buffer.sample", "phase": "playing", "bufferSeconds": 3]),
+            json(["t": 3.0, "type": "segment.buffered", "variantIndex": 1, "bandwidthBps": 2_000_000, "startSeconds": 2, "durationSeconds": 2]),
+            json(["t": 3.0, "type": "risk.sample", "risk": 0.9, "policy": "lowLatency", "predictor": "threshold"]),
+            json(["t": 3.5, "type": "policy.change", "atSeconds": 3.5, "from": "lowLatency", "to": "defensiveDownshift", "risk": 0.9]),
+            json(["t": 4.0, "type": "buffer.sample", "phase": "playing", "bufferSeconds": 1, "estimateBps": 3_000_000]),
+            json(["t": 4.0, "type": "risk.sample", "risk": 0.7, "policy": "defensiveDownshift", "predictor": "threshold"]),
+            json(["t": 5.0, "type": "stall.start", "atSeconds": 4.9, "positionSeconds": 4]),
+            json(["t": 6.0, "type": "request.byteProgress", "requestID": 4, "assessment": ["verdict": "wedged"]]),
+            json(["t": 7.5, "type": "stall.end", "atSeconds": 7.4, "stallSeconds": 2.5, "positionSeconds": 4]),
+            json(["t": 8.0, "type": "error", "fatal": false, "category": "network", "message": hostileMessage, "url": hostileURL]),
+            json(["t": 9.0, "type": "something.new", "whatever": 1]),
+            json(["t": 9.5, "type": "stall.start", "atSeconds": 9.5, "positionSeconds": 6]),
+            json(["t": 10.0, "type": "buffer.sample", "phase": "stalled", "bufferSeconds": 0, "estimateBps": 2_000_000]),
+        ]
+    }
+
+    static var summary: String {
+        json(["type": "summary", "url": hostileURL, "exitReason": "durationReached", "timeToFirstFrameSeconds": 1.5,
+              "stallCount": 2, "stallSeconds": 3.0, "averageBitrateBps": 1_500_000])
+    }
+
+    static var whole: String { ([header] + events + [summary]).joined(separator: "\n") + "\n" }
+}
+
+@Suite struct TimelineReportTests {
+    @Test func timeScale_niceEnd_andStep() {
+        let ten = TimelineReport.TimeScale(lastSeconds: 10)
+        #expect(ten.endSeconds == 10 && ten.stepSeconds == 1)
+        let odd = TimelineReport.TimeScale(lastSeconds: 23.3)
+        #expect(odd.endSeconds == 25 && odd.stepSeconds == 5)
+        #expect(TimelineReport.TimeScale(lastSeconds: 0).endSeconds > 0)
+        #expect(ten.x(0) == TimelineReport.plotLeft)
+        #expect(ten.x(10) == TimelineReport.plotLeft + TimelineReport.plotWidth)
+        #expect(ten.x(99) == TimelineReport.plotLeft + TimelineReport.plotWidth, "clamped")
+    }
+
+    @Test func everySeries_drawnWithTheLogsNumberOfPoints() throws {
+        let html = try TimelineReport.render(sessionLog: HandLog.whole)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        let buffer = try #require(SeriesElement(html, "buffer"))
+        #expect(buffer.points == 5 && buffer.pathPairs == 5)
+        let estimate = try #require(SeriesElement(html, "estimate"))
+        #expect(estimate.points == 4 && estimate.pathPairs == 4, "the sample without estimateBps is not invented")
+        let bitrate = try #require(SeriesElement(html, "bitrate"))
+        #expect(bitrate.points == 2)
+        #expect((bitrate.attribute("d") ?? "").filter { $0 == "V" }.count == 1, "one step for one rung change")
+        let throughput = try #require(SeriesElement(html, "throughput"))
+        #expect(throughput.points == 2 && throughput.children("circle").count == 2, "the failed request has no throughput dot")
+        let risk = try #require(SeriesElement(html, "risk"))
+        #expect(risk.points == 3 && risk.pathPairs == 3)
+        let policy = try #require(SeriesElement(html, "policy"))
+        let bands = policy.children("rect")
+        #expect(bands.count == 2)
+        #expect(bands.map { SeriesElement.attribute("data-policy", in: $0) } == ["lowLatency", "defensiveDownshift"])
+        // lowLatency from the first risk sample (t=2) to the change at 3.5 s.
+        let scale = TimelineReport.TimeScale(lastSeconds: 10)
+        #expect(SeriesElement.attribute("x", in: bands[0]) == TimelineReport.coordinate(scale.x(2)))
+        #expect(SeriesElement.attribute("width", in: bands[0]) == TimelineReport.coordinate(scale.x(3.5) - scale.x(2)))
+        #expect(SeriesElement(html, "cap")?.points == 2)
+        #expect(SeriesElement(html, "first-frame")?.points == 1)
+        #expect(SeriesElement(html, "cap-changes")?.children("path").count == 2)
+        #expect(SeriesElement(html, "byte-progress")?.children("path").count == 1)
+        #expect(SeriesElement(html, "errors")?.children("path").count == 1)
+        for name in TimelineReport.seriesNames {
+            let element = try #require(SeriesElement(html, name), "series \(name)")
+            #expect(!element.isMissing, "\(name) is in this log")
+            #expect(html.contains("id=\"series-\(name)\""))
+            #expect(html.contains("data-legend=\"\(name)\""))
+        }
+        #expect(html.contains("something.new ×1"), "unknown event types are listed, not dropped silently")
+        #expect(!html.contains("<script"), "no scripts at all")
+        #expect(!html.contains("http-equiv") && !html.contains(" src=\"http") && !html.contains("href=\"http"), "nothing fetched")
+    }
+
+    @Test func stalls_rectanglesAtTheStallInstants_openOneRunsToTheEnd() throws {
+        let html = try TimelineReport.render(sessionLog: HandLog.whole)
+        let stalls = try #require(SeriesElement(html, "stalls"))
+        let rects = stalls.children("rect")
+        #expect(rects.count == 2 && stalls.points == 2)
+        // 10 s onto 1080 px from x = 80: 108 px a second.
+        #expect(SeriesElement.attribute("x", in: rects[0]) == "609.2")   // 80 + 4.9 × 108
+        #expect(SeriesElement.attribute("width", in: rects[0]) == "270.0") // (7.4 − 4.9) × 108
+        #expect(SeriesElement.attribute("data-open", in: rects[0]) == nil)
+        #expect(SeriesElement.attribute("x", in: rects[1]) == "1106.0")  // 80 + 9.5 × 108
+        #expect(SeriesElement.attribute("width", in: rects[1]) == "54.0")  // to the end of the log, 10 s
+        #expect(SeriesElement.attribute("data-open", in: rects[1]) == "true")
+    }
+
+    @Test func textFromTheLog_isEscaped() throws {
+        let html = try TimelineReport.render(sessionLog: HandLog.whole, title: "A <b>title</b> & more")
+        #expect(!html.contains("<script>alert"))
+        #expect(!html.contains("<img src=x"))
+        #expect(!html.contains("<b>title</b>"))
+        #expect(html.contains("http://example.test/&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;?a=&quot;b&quot;&amp;c=1"))
+        #expect(html.contains("&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quoted&quot;"))
+        #expect(html.contains("<title>A &lt;b&gt;title&lt;/b&gt; &amp; more</title>"))
+        #expect(TimelineReport.escapeHTML("a\u{1}b") == "a\u{FFFD}b")
+    }
+
+    @Test func summaryFigures_inTheHeader() throws {
+        let html = try TimelineReport.render(sessionLog: HandLog.whole)
+        #expect(html.contains("id=\"figure-ttff\"><b>1.50 s</b>"))
+        #expect(html.contains("id=\"figure-stalls\"><b>2</b>"))
+        #expect(html.contains("id=\"figure-stall-seconds\"><b>3.00 s</b>"))
+        #expect(html.contains("id=\"figure-average-bitrate\"><b>1.5 Mb/s</b>"))
+        #expect(html.contains("id=\"figure-exit-reason\"><b>durationReached</b>"))
+        #expect(!html.contains("id=\"truncated\""))
+    }
+
+    @Test func truncatedLog_noSummaryAndAPartialLine_saysSo() throws {
+        let cut = ([HandLog.header] + HandLog.events).joined(separator: "\n") + "\n{\"t\": 10.2, \"type\": \"buffer.sam"
+        let html = try TimelineReport.render(sessionLog: cut)
+        #expect(html.contains("id=\"truncated\""))
+        #expect(html.contains("no summary line"))
+        #expect(html.contains("last line of the log was incomplete"))
+        #expect(SeriesElement(html, "buffer")?.points == 5)
+        // Figures are counted from the events instead: two stalls, 2.5 s closed + 0.5 s open.
+        #expect(html.contains("id=\"figure-stalls\"><b>2</b>"))
+        #expect(html.contains("id=\"figure-stall-seconds\"><b>3.00 s</b>"))
+        #expect(html.contains("id=\"figure-exit-reason\"><b>cut short</b>"))
+        // Only the header: still a page, every series "not in this log".
+        let bare = try TimelineReport.render(sessionLog: HandLog.header + "\n")
+        for name in ["buffer", "bitrate", "estimate", "throughput", "risk", "policy"] {
+            #expect(SeriesElement(bare, name)?.isMissing == true, "\(name)")
+        }
+    }
+
+    @Test func missingSeries_shownAsNotInThisLog_neverFaked() throws {
+        let noPredictor = HandLog.events.filter { !$0.contains("risk.sample") && !$0.contains("policy.change") }
+        let html = try TimelineReport.render(sessionLog: ([HandLog.header] + noPredictor + [HandLog.summary]).joined(separator: "\n"))
+        let risk = try #require(SeriesElement(html, "risk"))
+        #expect(risk.isMissing && risk.points == 0)
+        #expect(SeriesElement(html, "policy")?.isMissing == true)
+        #expect(html.contains("stall risk (predictor off?): not in this log"))
+        #expect(html.contains("data-legend=\"risk\" class=\"missing\""))
+        #expect(SeriesElement(html, "buffer")?.isMissing == false)
+    }
+
+    @Test func riskLine_brokenAcrossAGapInSampling() throws {
+        var lines = [HandLog.header]
+        for i in 0..<4 { lines.append(HandLog.json(["t": 1 + Double(i) * 0.5, "type": "risk.sample", "risk": 0.5, "policy": "preload"])) }
+        for i in 0..<3 { lines.append(HandLog.json(["t": 8 + Double(i) * 0.5, "type": "risk.sample", "risk": 0.1, "policy": "preload"])) }
+        let html = try TimelineReport.render(sessionLog: lines.joined(separator: "\n"))
+        let d = try #require(SeriesElement(html, "risk")?.attribute("d"))
+        #expect(d.filter { $0 == "M" }.count == 2, "no straight line drawn across 6.5 s without samples: \(d)")
+        #expect(SeriesElement(html, "risk")?.pathPairs == 7)
+    }
+
+    @Test func invalidInput_throwsAOneLineReason() {
+        #expect(throws: TimelineReport.InvalidLog.self) { try TimelineReport.render(sessionLog: "") }
+        #expect(throws: TimelineReport.InvalidLog.self) { try TimelineReport.render(sessionLog: "not json\n") }
+        #expect(throws: TimelineReport.InvalidLog.self) { try TimelineReport.render(sessionLog: "{\"type\":\"buffer.sample\",\"t\":1}\n") }
+        #expect(throws: TimelineReport.InvalidLog.self) {
+            try TimelineReport.render(sessionLog: "{\"type\":\"header\",\"schema\":\"other\"}\n")
+        }
+        // Garbage in the middle is not a crash's partial last line.
+        do {
+            _ = try TimelineReport.render(sessionLog: HandLog.header + "\ngarbage\n" + HandLog.events[0] + "\n")
+            Issue.record("garbage mid-log accepted")
+        } catch {
+            #expect("\(error)" == "line 2 is not a JSON object")
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import HLSCore
+import HLSOrigin
+import Testing
+
+/// Headless Chromium (Debian's `chromium`, installed by Tools/install-deps.sh).
+enum Chromium {
+    static func path() throws -> String {
+        for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        throw TestSetupError("chromium is not installed: run Tools/install-deps.sh (apt-get install chromium)")
+    }
+
+    /// Runs chromium headless with `arguments` + the page; stdout, or a failure after `timeoutSeconds`.
+    @discardableResult
+    static func run(_ arguments: [String], page: URL, timeoutSeconds: Double = 60) throws -> String {
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: profile) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try path())
+        process.arguments = ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+                             "--user-data-dir=\(profile.path)"] + arguments + [page.absoluteString]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        final class Box: @unchecked Sendable { var data = Data() }
+        let outBox = Box(), errBox = Box()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw TestSetupError("chromium did not finish within \(timeoutSeconds) s")
+        }
+        process.waitUntilExit()
+        group.wait()
+        guard process.terminationStatus == 0 else {
+            throw TestSetupError("chromium exited \(process.terminationStatus): \(String(decoding: errBox.data, as: UTF8.self).suffix(2000))")
+        }
+        return String(decoding: outBox.data, as: UTF8.self)
+    }
+}
+
+/// (As in HLSCoreTests.) The element (start tag … its end) carrying `data-series="name"`, found by plain text search.
+struct SeriesElement {
+    var tag: String
+    var body: String
+
+    init?(_ html: String, _ name: String) {
+        guard let mark = html.range(of: "data-series=\"\(name)\"") else { return nil }
+        guard let open = html[..<mark.lowerBound].range(of: "<", options: .backwards),
+              let close = html[mark.upperBound...].range(of: ">") else { return nil }
+        tag = String(html[open.lowerBound..<close.upperBound])
+        if tag.hasPrefix("<g ") {
+            let end = html[close.upperBound...].range(of: "</g>")?.lowerBound ?? html.endIndex
+            body = String(html[close.upperBound..<end])
+        } else {
+            body = ""
+        }
+    }
+
+    func attribute(_ name: String) -> String? { Self.attribute(name, in: tag) }
+
+    static func attribute(_ name: String, in tag: String) -> String? {
+        guard let start = tag.range(of: " \(name)=\"") else { return nil }
+        guard let end = tag[start.upperBound...].firstIndex(of: "\"") else { return nil }
+        return String(tag[start.upperBound..<end])
+    }
+
+    /// The start tags of the children named `element` (e.g. "rect", "circle").
+    func children(_ element: String) -> [String] {
+        body.components(separatedBy: "<\(element) ").dropFirst().map { "<\(element) " + ($0.components(separatedBy: ">").first ?? "") + ">" }
+    }
+
+    var points: Int? { attribute("data-points").flatMap { Int($0) } }
+    var isMissing: Bool { attribute("data-missing") == "true" }
+    /// Coordinate pairs in a path's `d` (`M x,y L x,y …`).
+    var pathPairs: Int { (attribute("d") ?? "").split(separator: " ").filter { $0.contains(",") }.count }
+}
+
+/// Width and height from a PNG's IHDR, or nil when `data` is not a PNG.
+func pngSize(_ data: Data) -> (width: Int, height: Int)? {
+    let bytes = [UInt8](data.prefix(24))
+    guard bytes.count == 24, bytes[0..<8] == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A],
+          bytes[12..<16] == [0x49, 0x48, 0x44, 0x52] else { return nil }
+    func be32(_ i: Int) -> Int { bytes[i..<i + 4].reduce(0) { $0 << 8 | Int($1) } }
+    return (be32(16), be32(20))
+}
+
+/// The timeline page of a real session (a link collapse: a stall, risk, policy
+/// changes, cap changes), rendered by headless Chromium.
+@Suite(.serialized) struct ReportRenderTests {
+    /// A real session log: 8 Mbit/s, then nothing from 3 s to 11 s of server time;
+    /// a 4 s forward buffer cannot ride that out, so playback stalls whatever the ABR chose.
+    func collapsingSession() throws -> Run {
+        let samples = try Repo.requireSamples("ladder-2s")
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 8_000_000
+        config.linkCollapses = [LinkCollapse(atSeconds: 3, durationSeconds: 8)]
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        return try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                               "--predictor", "threshold", "--forward-buffer", "4", "--duration", "14"])
+    }
+
+    @Test func realSessionLog_rendersEverySeries_inHeadlessChromium() throws {
+        _ = try Chromium.path() // fail early, with the fix, before the 25 s session
+        let run = try collapsingSession()
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(!run.events("stall.start").isEmpty, "the collapse stalls playback")
+
+        let html = try TimelineReport.render(sessionLog: run.rawLogLines.joined(separator: "\n") + "\n", title: "collapse")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-report-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let page = dir.appendingPathComponent("report.html")
+        try Data(html.utf8).write(to: page)
+
+        // The DOM as Chromium parsed it: every series present, with the log's number of points.
+        let dom = try Chromium.run(["--dump-dom"], page: page)
+        #expect(dom.contains("<svg"), "chromium parsed the page: \(dom.prefix(300))")
+        let expected: [String: Int] = [
+            "buffer": run.events("buffer.sample").count,
+            "bitrate": run.events("segment.buffered").count,
+            "estimate": run.events("buffer.sample").filter { ($0["estimateBps"] as? Double ?? 0) > 0 }.count,
+            "throughput": run.events("request.end").filter { ($0["throughputBps"] as? Double ?? 0) > 0 }.count,
+            "risk": run.events("risk.sample").count,
+            "stalls": run.events("stall.start").count,
+            "cap": run.events("cap.change").count,
+        ]
+        for (name, count) in expected.sorted(by: { $0.key < $1.key }) {
+            let element = try #require(SeriesElement(dom, name), "series \(name) in the DOM")
+            #expect(!element.isMissing, "\(name)")
+            #expect(count > 0, "the real log has \(name)")
+            #expect(element.points == count, "\(name): \(element.points ?? -1) drawn, \(count) in the log")
+        }
+        for name in ["buffer", "estimate", "risk"] {
+            let pairs = try #require(SeriesElement(dom, name)).pathPairs
+            #expect(pairs == expected[name], "\(name): the path has \(pairs) vertices")
+        }
+        let bitratePath = SeriesElement(dom, "bitrate")?.attribute("d") ?? ""
+        #expect(bitratePath.hasPrefix("M") && bitratePath.count > 10, "bitrate path: \(bitratePath)")
+        let policy = try #require(SeriesElement(dom, "policy"))
+        #expect(!policy.isMissing && !policy.children("rect").isEmpty)
+        #expect(policy.children("rect").contains { SeriesElement.attribute("data-policy", in: $0) == "defensiveDownshift" })
+        let stalls = try #require(SeriesElement(dom, "stalls")).children("rect")
+        #expect(stalls.allSatisfy { Double(SeriesElement.attribute("width", in: $0) ?? "0") ?? 0 > 1 })
+        #expect(dom.contains("id=\"figure-stalls\""))
+        #expect(!dom.contains("id=\"truncated\""))
+
+        // A screenshot: a PNG of the window size, far busier than a blank page's.
+        let shot = dir.appendingPathComponent("report.png")
+        try Chromium.run(["--screenshot=\(shot.path)", "--window-size=1400,1000", "--hide-scrollbars"], page: page)
+        let png = try Data(contentsOf: shot)
+        let size = try #require(pngSize(png), "not a PNG")
+        #expect(size.width == 1400 && size.height == 1000)
+        let blankPage = dir.appendingPathComponent("blank.html")
+        try Data("<!DOCTYPE html><html><body></body></html>".utf8).write(to: blankPage)
+        let blankShot = dir.appendingPathComponent("blank.png")
+        try Chromium.run(["--screenshot=\(blankShot.path)", "--window-size=1400,1000", "--hide-scrollbars"], page: blankPage)
+        let blank = try Data(contentsOf: blankShot)
+        #expect(png.count > 5 * blank.count, "screenshot \(png.count) bytes vs a blank page's \(blank.count)")
+        if let keep = ProcessInfo.processInfo.environment["HLSPLAY_REPORT_KEEP"] {
+            try? FileManager.default.removeItem(atPath: keep + ".png")
+            try? FileManager.default.copyItem(at: shot, to: URL(fileURLWithPath: keep + ".png"))
+            try? FileManager.default.removeItem(atPath: keep + ".html")
+            try? FileManager.default.copyItem(at: page, to: URL(fileURLWithPath: keep + ".html"))
+        }
+    }
+
+    @Test func predictorOffLog_saysRiskIsNotInThisLog() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let run = try withOrigin(samples) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--predictor", "off", "--duration", "2"])
+        }
+        #expect(run.status == 0)
+        let html = try TimelineReport.render(sessionLog: run.rawLogLines.joined(separator: "\n"))
+        #expect(SeriesElement(html, "risk")?.isMissing == true)
+        #expect(SeriesElement(html, "policy")?.isMissing == true)
+        #expect(SeriesElement(html, "buffer")?.points == run.events("buffer.sample").count)
+        // Cut short: the same log without its summary.
+        let cut = try TimelineReport.render(sessionLog: run.rawLogLines.dropLast().joined(separator: "\n"))
+        #expect(cut.contains("id=\"truncated\""))
+    }
+}
