@@ -44,6 +44,7 @@ struct Arguments {
     static let usage = """
     usage: hlsplay [URL] --headless [options]
            hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
+           hlsplay report LOG --html OUT.html (timeline page of a session log)
 
     Plays an HLS stream headlessly and reports the truth about startup and stalls.
     With no URL, plays the embedded sample ladder from a loopback origin that

@@ -16,6 +16,9 @@ func fail(_ message: String, status: Int32) -> Never {
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "check" {
     exit(CheckCommand.run(Array(CommandLine.arguments.dropFirst(2))))
 }
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "report" {
+    exit(ReportCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 // Initialised in one expression: the functions below read these globals, and a
 // global whose initialisation is deferred to later top-level statements is not
