@@ -369,13 +369,19 @@ def run_overselect(bins, a, out, sink):
                                              "--estimate-store", store], a.timeout + 60)
             finally:
                 origin.stop()
-            if not sums:
-                rows.append((pol, rep, {"ttff": None, "exit": f"rc {rc}"}))
-                continue
-            r = session_record(sums[0], log, ladder, 2e6, rtt_s, a.scenario_duration)
             ev = read_jsonl(log)
-            ab = next((e for e in ev if e.get("type") == "cap.change"
-                       and "over-selection" in json.dumps(e)), None)
+            if not sums:
+                # killed at the timeout: no summary line; take what the log says
+                ff = next((e for e in ev if e.get("type") == "frame.first"), None)
+                sums = [{"timeToFirstFrameSeconds": ff["timeToFirstFrameSeconds"] if ff else None,
+                         "startupGate": next((e.get("gate") for e in ev if e.get("type") == "cap.gate"), None),
+                         "overSelections": sum(1 for e in ev if e.get("type") == "request.byteProgress"
+                                               and "over-selected" in json.dumps(e)),
+                         "stallCount": sum(1 for e in ev if e.get("type") == "stall.start"),
+                         "exitReason": f"killed at the {a.timeout + 60:.0f} s timeout"}]
+            r = session_record(sums[0], log, ladder, 2e6, rtt_s, a.scenario_duration)
+            ab = next((e for e in ev if e.get("type") == "request.byteProgress"
+                       and "over-selected" in json.dumps(e)), None)
             r["overSelectAt"] = ab.get("t") if ab else None
             r.update({"scenario": "overselect", "policy": pol, "rep": rep, "rc": rc, "wall": wall})
             sink.write(json.dumps(r) + "\n")
@@ -386,14 +392,18 @@ def run_overselect(bins, a, out, sink):
     lines = [f"### Over-select: stale warm estimate 50 Mbit/s, 2 Mbit/s link, 6 s segments, RTT {a.rtt}\n",
              f"Naive player (top rung v{top}, {ladder.bandwidth(top)/1e6:.2f} Mbit/s, first segment "
              f"{ladder.first_segment_bytes(top)} B ÷ 2 Mbit/s): **{naive:.1f} s** to the first segment's last byte.\n",
-             "| policy | rep | gate | first request variant | first frame variant | over-selection abandon at s | overSelections | TTFF s | floor (lowest) s | stalls | stall s | avg Mbit/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| policy | rep | gate | first request variant | first frame variant | first over-selection abandon at s | over-selections | TTFF s | floor (lowest) s | stalls | stall s | avg Mbit/s | exit |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for pol, rep, r in rows:
         lines.append(f"| {pol} | {rep} | {r.get('gate')} | {r.get('firstRequestVariant')} | {r.get('firstFrameVariant')} | "
                      f"{fmt(r.get('overSelectAt'))} | {r.get('overSelections')} | {fmt(r.get('ttff'))} | "
                      f"{fmt(r.get('floorLowest'))} | {r.get('stalls')} | {fmt(r.get('stallSeconds'))} | "
-                     f"{fmt((r.get('avgBitrate') or 0)/1e6)} |")
+                     f"{fmt((r.get('avgBitrate') or 0)/1e6)} | {r.get('exit')} |")
     return "\n".join(lines) + "\n"
+
+
+def dur_of(collapse_args):
+    return float(collapse_args[1].split(":")[1])
 
 
 def align_offset(origin_log, player_events):
@@ -416,9 +426,11 @@ def run_recovery(bins, a, out, sink):
     for seg, rate, idx in ((6, "2mbit", 3), (2, "2mbit", 6), (6, "6mbit", 3)):
         scenarios.append(("black-hole", seg, rate, idx, None))
     lines = [f"### Recovery (RTT {a.rtt}, --duration {a.scenario_duration}, {a.scenario_reps} reps)\n",
-             "`resume − link back` is from the end of the collapse (server clock, aligned on the multivariant "
-             "request) to the end of the last stall that covers it; for the black hole, from the black-holed "
-             "request to the moment its segment was buffered, and to the end of any stall. In segment durations.\n",
+             "`resume − link back`: collapse — from the end of the collapse (server clock, aligned on the multivariant "
+             "request) to the end of the last stall that overlaps the collapse or starts within 2 segment durations "
+             "after it (0 = the buffer covered it); black hole — from the black-holed request to the end of the "
+             "stall it caused (0 = none), with the time until that segment was buffered in parentheses. "
+             "`in segments` = that ÷ segment duration (target ≤ 2).\n",
              "| scenario | seg | rate | rep | stalls | stall s | wedges | resume − link back s | in segments | avg Mbit/s | exit |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for kind, seg, rate, arg, back in scenarios:
@@ -437,9 +449,13 @@ def run_recovery(bins, a, out, sink):
                 extra += ["--faults", faults]
             origin = Origin(bins["origin"], folder, extra, olog)
             log = os.path.join(out, "logs", f"{tag}.jsonl")
+            store = os.path.join(out, "stores", f"{tag}.json")
+            if os.path.exists(store):
+                os.remove(store)
             try:
                 sums, rc, wall = run_player(bins["player"], origin.base + "master.m3u8", log,
-                                            ["--duration", str(a.scenario_duration)], a.timeout + 90)
+                                            ["--duration", str(a.scenario_duration), "--estimate-store", store],
+                                            a.timeout + 90)
             finally:
                 origin.stop()
             ev = read_jsonl(log)
@@ -449,40 +465,47 @@ def run_recovery(bins, a, out, sink):
                    "stalls": s.get("stallCount"), "stallSeconds": s.get("stallSeconds"),
                    "wedges": s.get("wedgesDetected"), "avgBitrate": s.get("averageBitrateBps"),
                    "exit": s.get("exitReason"), "offset": off, "log": log}
-            ends = [e for e in ev if e.get("type") == "stall.end"]
+            stalls = []  # (start, end) on the player clock
+            for e in ev:
+                if e.get("type") == "stall.start":
+                    stalls.append([e.get("atSeconds", e["t"]), None])
+                elif e.get("type") == "stall.end" and stalls and stalls[-1][1] is None:
+                    stalls[-1][1] = e.get("atSeconds", e["t"])
             resume = None
             if kind == "collapse" and off is not None:
-                back_p = back - off  # player clock
+                at_p, back_p = back - dur_of(arg) - off, back - off  # player clock
                 rec["linkBackPlayer"] = back_p
-                after = [e.get("atSeconds", e["t"]) for e in ends if e.get("atSeconds", e["t"]) >= back_p - 0.5]
-                starts_before = [e for e in ev if e.get("type") == "stall.start" and e.get("atSeconds", e["t"]) <= back_p]
-                if after and starts_before:
-                    resume = after[0] - back_p
-                elif not starts_before:
+                hit = [st for st in stalls if st[0] <= back_p + 2 * seg and (st[1] is None or st[1] >= at_p)]
+                if not hit:
                     resume = 0.0  # the buffer covered the collapse
-            elif kind == "black-hole" and off is not None:
-                srv = read_jsonl(olog)
-                bh = next((e for e in srv if e.get("fault") == "blackHole"), None)
-                if bh:
-                    t_bh = bh["accepted"] - off
+                elif all(st[1] is not None for st in hit):
+                    resume = max(0.0, max(st[1] for st in hit) - back_p)
+                rec["playbackInterrupted"] = bool(hit)
+            elif kind == "black-hole":
+                # the first request for that segment (any rung) is the one the origin black-holed
+                first = next((e for e in ev if e.get("type") == "request.start" and e.get("purpose") == "segment"
+                              and e.get("mediaSequence") == arg), None)
+                if first:
+                    t_bh = first["t"]
                     rec["blackHoleAtPlayer"] = t_bh
-                    path_tail = f"seg_{arg:05d}.ts"
-                    # the segment buffered after the black hole (same media sequence number)
                     buf = next((e for e in ev if e.get("type") == "segment.buffered" and e["t"] >= t_bh
                                 and e.get("mediaSequence") == arg), None)
                     rec["bufferedAfter"] = buf["t"] - t_bh if buf else None
-                    se = [e.get("atSeconds", e["t"]) for e in ends if e.get("atSeconds", e["t"]) >= t_bh]
-                    resume = (se[0] - t_bh) if se else rec["bufferedAfter"]
-                    rec["playbackInterrupted"] = bool(se)
+                    hit = [st for st in stalls if st[1] is None or st[1] >= t_bh]
+                    rec["playbackInterrupted"] = bool(hit)
+                    if hit and all(st[1] is not None for st in hit):
+                        resume = max(0.0, hit[0][1] - t_bh)
+                    elif not hit:
+                        resume = 0.0
                 else:
-                    rec["note"] = "black hole never triggered"
+                    rec["note"] = "the segment was never requested"
             rec["resume"] = resume
             sink.write(json.dumps(rec) + "\n")
             sink.flush()
             print(f"{tag}: stalls={rec['stalls']} resume={fmt(resume)} wedges={rec['wedges']}", file=sys.stderr, flush=True)
             lines.append(f"| {kind}{' ' + arg[1] if kind == 'collapse' else ' seg ' + str(arg)} | {seg} s | {rate} | {rep} | "
                          f"{rec['stalls']} | {fmt(rec['stallSeconds'])} | {rec['wedges']} | {fmt(resume)}"
-                         f"{'' if kind == 'collapse' else ' (buffered after ' + fmt(rec.get('bufferedAfter')) + ')'} | "
+                         f"{'' if kind == 'collapse' else ' (buffered ' + fmt(rec.get('bufferedAfter')) + ')'} | "
                          f"{fmt(resume / seg) if resume is not None else '—'} | "
                          f"{fmt((rec['avgBitrate'] or 0) / 1e6)} | {rec['exit']} |")
     return "\n".join(lines) + "\n"
