@@ -110,6 +110,9 @@ public final class PlayerSession: @unchecked Sendable {
     private var lastFirstByteSeconds: Double?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     private var programDateAnchor: (mediaSeconds: Double, date: Date)?
+    /// The cap an over-selection abandon set (whatever the startup-cap mode): the
+    /// abandoned rung is not chosen again until fresh delivery earns it back.
+    private var overSelectionCapBps: Int?
     /// Wall seconds spent inside the decoders, and media seconds of video they produced.
     private var decodeBusySeconds = 0.0
     private var decodedMediaSeconds = 0.0
@@ -493,7 +496,7 @@ public final class PlayerSession: @unchecked Sendable {
         let (snapshot, fast, slow) = lock.withLock {
             (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-                               peakBitrateCapBps: [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps].compactMap { $0 }.min(),
+                               peakBitrateCapBps: [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps].compactMap { $0 }.min(),
                                pinnedVariantIndex: configuration.pinnedVariantIndex),
              estimator.fastBps, estimator.slowBps)
         }
@@ -1295,7 +1298,18 @@ extension PlayerSession {
             rttSeconds: response.tcpInfo?.rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: segment.isLiveEdge,
             mediaBitrateBps: segment.rungBitrateBps, tcpAppLimited: nil)
         let verdict = configuration.networkLimit.classify(observation)
-        if verdict.evidenceBps != nil { lock.withLock { networkLimitedSamples += 1 } }
+        if let evidence = verdict.evidenceBps {
+            lock.withLock {
+                networkLimitedSamples += 1
+                // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
+                if let cap = overSelectionCapBps {
+                    let supported = variants.map(\.bandwidthBps).filter { Double($0) <= configuration.selector.upSwitchSafetyFactor * evidence }.max() ?? 0
+                    if supported > cap {
+                        overSelectionCapBps = supported >= (variants.map(\.bandwidthBps).max() ?? 0) ? nil : supported
+                    }
+                }
+            }
+        }
         recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: observation, verdict: verdict)))
         capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: startedAt, completedAt: response.finishedAt)))
     }
@@ -1332,6 +1346,23 @@ extension PlayerSession {
         case .reRequestOnFreshConnection:
             capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
         case .abandonAndCap(let cap):
+            // The abandoned transfer is evidence too: its throughput so far goes to the estimator,
+            // and the choice is capped below the abandoned rung until delivery earns it back.
+            let partial = lock.withLock { () -> ThroughputSample? in
+                let rungs = variants.map(\.bandwidthBps).sorted()
+                let below = rungs.last { Double($0) <= cap } ?? rungs.first
+                let abandonedRung = snapshot.rungBitrateBps
+                let capBps = min(below ?? Int(cap), rungs.last { Double($0) < abandonedRung } ?? rungs.first ?? Int(cap))
+                overSelectionCapBps = min(overSelectionCapBps ?? Int.max, capBps)
+                guard let elapsed = snapshot.measuredThroughputBps.map({ _ in snapshot.elapsedSeconds }), snapshot.bytesReceived > 0 else { return nil }
+                return ThroughputSample(bytes: snapshot.bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
+            }
+            if let partial {
+                let verdict = lock.withLock { estimator.add(partial) }
+                recorder.record(.capNote(CapNote(kind: .overSelection, phase: lock.withLock { capController.phase },
+                    detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
+                                   partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, lock.withLock { overSelectionCapBps ?? 0 }))))
+            }
             capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, at: now))
         case .none:
             break

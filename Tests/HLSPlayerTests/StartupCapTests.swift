@@ -91,4 +91,33 @@ import Testing
         #expect(run.summary?["exitReason"] as? String == "completed")
     }
 
+
+    /// The seed's over-select: a stale warm estimate (50 Mbit/s) on a 2 Mbit/s link with 6 s segments.
+    /// Whatever the startup-cap mode, the byte-progress rule abandons the top-rung fetch, and the
+    /// abandoned transfer's throughput and a cap below that rung make the next choice lower (F1 in
+    /// docs/characterization.md: before, the same rung was re-requested and abandoned forever).
+    @Test(arguments: ["off", "auto"])
+    func staleWarmEstimate_overSelectedFetchAbandoned_recoversInEveryMode(mode: String) throws {
+        let samples = try Repo.requireSamples("ladder-6s")
+        let store = tempStore()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let record: [String: Any] = ["networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
+                                     "valueBps": 50e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5]
+        try JSONSerialization.data(withJSONObject: ["schema": "hlsplay.estimate-store", "version": 1, "records": [record]]).write(to: store)
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 2_000_000
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                                  "--startup-cap", mode, "--estimate-store", store.path, "--duration", "3"], timeoutSeconds: 60)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["startupGate"] as? String == "warm")
+        #expect(run.summary?["overSelections"] as? Int == 1)
+        // The naive path — finishing the 7.2 Mbit/s rung's 6 s segment at 2 Mbit/s — takes over 20 s.
+        let ttff = try #require(run.summary?["timeToFirstFrameSeconds"] as? Double)
+        #expect(ttff < 12, "first frame after \(ttff) s")
+        let first = try #require(run.events("segment.buffered").first?["bandwidthBps"] as? Int)
+        #expect(first < 2_000_000, "the first buffered segment fits the link: \(first) bps")
+    }
 }

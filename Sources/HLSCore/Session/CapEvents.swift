@@ -145,6 +145,8 @@ public enum CapNoteKind: String, Sendable, Equatable, Codable {
     case priorExpired = "prior-expired"
     /// The event is ignored in this mode.
     case ignoredByMode = "ignored-by-mode"
+    /// The runtime abandoned an over-selected fetch: what it measured and the cap it set (any mode).
+    case overSelection = "over-selection"
 }
 
 /// A decision that does not change the cap, for the log.
