@@ -106,6 +106,9 @@ def main():
     print("ffmpeg:  -threads 1 -i concat:<the same segments> -f null -   (and -threads 0, FFmpeg's default, for scale)")
     print(f"{'':36}{'hlsplay':>10}{'ffmpeg':>10}{'ratio':>8}{'ffmpeg -threads 0':>20}")
     print(f"{'CPU seconds per media second':36}{h:10.4f}{f:10.4f}{h / f:8.2f}{fa:20.4f}   (target ratio <= 1.10)")
+    hmin, fmin = min(hls["cpu"]) / media_seconds, min(ff["cpu"]) / media_seconds
+    print(f"{'  least disturbed run (min)':36}{hmin:10.4f}{fmin:10.4f}{hmin / fmin:8.2f}{min(ff_auto['cpu']) / media_seconds:20.4f}")
+    print(f"{'  spread over runs (max/min)':36}{max(hls['cpu']) / min(hls['cpu']):10.2f}{max(ff['cpu']) / min(ff['cpu']):10.2f}")
     print(f"{'peak RSS, MB':36}{m(hls['rss']):10.1f}{m(ff['rss']):10.1f}{'':8}{m(ff_auto['rss']):20.1f}")
     print(f"{'peak anonymous (own) memory, MB':36}{m(hls['anon']):10.1f}{m(ff['anon']):10.1f}{'':8}{m(ff_auto['anon']):20.1f}")
     print(f"{'most media buffered ahead, MB':36}{buffered:10.1f}")
