@@ -4,7 +4,10 @@ import HLSCore
 /// The human summary printed at the end of a session.
 enum SummaryFormatter {
     static func human(_ s: SessionSummary) -> String {
-        func sec(_ v: Double?) -> String { v.map { String(format: "%.3f s", $0) } ?? "-" }
+        // Sub-10 ms steps (loopback) in milliseconds, so they do not print as 0.000 s.
+        func sec(_ v: Double?) -> String {
+            v.map { $0 < 0.01 ? String(format: "%.2f ms", $0 * 1000) : String(format: "%.3f s", $0) } ?? "-"
+        }
         func mbps(_ v: Double?) -> String { v.map { String(format: "%.2f Mbps", $0 / 1e6) } ?? "-" }
         func mb(_ bytes: Int) -> String { String(format: "%.2f MB", Double(bytes) / 1e6) }
         let b = s.startup
