@@ -83,12 +83,20 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
     public static let automaticForwardBufferSeconds: Double = 30
 
-    /// The forward-buffer target in force, seconds. Never below the startup
-    /// and resume thresholds: a target under the resume threshold would stop
-    /// fetching before playback could ever resume after a stall.
+    /// The forward-buffer target in force, seconds: the user's
+    /// preferredForwardBufferDuration, else the playback policy's (if any),
+    /// else automatic — never below the startup and resume thresholds, since a
+    /// target under the resume threshold would stop fetching before playback
+    /// could ever resume after a stall.
+    public func forwardBufferTargetSeconds(policySeconds: Double?, startupSeconds: Double, resumeSeconds: Double) -> Double {
+        let preferred = preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds
+            : (policySeconds ?? Self.automaticForwardBufferSeconds)
+        return max(preferred, startupSeconds, resumeSeconds)
+    }
+
+    /// The target with no playback policy in force.
     public var forwardBufferTargetSeconds: Double {
-        let preferred = preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds : Self.automaticForwardBufferSeconds
-        return max(preferred, playback.startupBufferSeconds, playback.resumeBufferSeconds)
+        forwardBufferTargetSeconds(policySeconds: nil, startupSeconds: playback.startupBufferSeconds, resumeSeconds: playback.resumeBufferSeconds)
     }
 
     public init(url: URL) { self.url = url }

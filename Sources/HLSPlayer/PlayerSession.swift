@@ -69,7 +69,6 @@ public final class PlayerSession: @unchecked Sendable {
     private var vodTimelines: [Int: SegmentTimeline] = [:]
     private var liveTimeline = SegmentTimeline()
     private var nextMediaSequence = 0
-    private var loadedVariant: Int?
     private var lastBufferedVariant: Int?
     private var nextRequestID = 1
     private var lastReloadAt: MonotonicInstant?
@@ -129,7 +128,6 @@ public final class PlayerSession: @unchecked Sendable {
     private var loggedDecodeErrors = 0
 
     private let buffer = ForwardBuffer()
-    private let cancellation = CancellationToken()
     private let stopSignal = DispatchSemaphore(value: 0)
     private let threads = DispatchGroup()
     private var monitor: DispatchSourceTimer?
@@ -222,7 +220,6 @@ public final class PlayerSession: @unchecked Sendable {
             return true
         }
         guard first else { return }
-        cancellation.cancel()
         lock.withLock { inFlight?.token.cancel() }
         buffer.close()
         stopSignal.signal()
@@ -397,15 +394,13 @@ public final class PlayerSession: @unchecked Sendable {
         let decision = decide(mediaSequence: nil)
         pendingDecision = decision
         let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
-        let mediaAt = lock.withLock { () -> Double? in
+        lock.withLock {
             if breakdown.mediaPlaylistAtSeconds == nil {
                 let at = secondsSinceStart(clock.now())
                 breakdown.mediaPlaylistAtSeconds = at
                 breakdown.mediaPlaylistSeconds = at - (breakdown.multivariantPlaylistAtSeconds ?? 0)
             }
-            return breakdown.mediaPlaylistAtSeconds
         }
-        _ = mediaAt
         guard !playlist.segments.isEmpty else {
             if playlist.endList {
                 throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == decision.variantIndex }.map { shown($0.uri) })
@@ -446,7 +441,6 @@ public final class PlayerSession: @unchecked Sendable {
     /// The media playlist of a variant: cached for VOD, reloaded for live when asked.
     private func mediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> MediaPlaylist {
         if let cached = mediaPlaylists[variantIndex], cached.endList || !forceReload {
-            if loadedVariant != variantIndex { loadedVariant = variantIndex }
             return cached
         }
         guard let variant = variants.first(where: { $0.index == variantIndex }) else {
@@ -465,7 +459,6 @@ public final class PlayerSession: @unchecked Sendable {
     /// Makes a freshly loaded media playlist the variant's current one and places its segments on the timeline.
     private func adopt(_ media: MediaPlaylist, variantIndex: Int, url: URL, changed: Bool) {
         mediaPlaylists[variantIndex] = media
-        loadedVariant = variantIndex
         lastReloadAt = clock.now()
         lastReloadChanged = changed
         recordMediaPlaylist(media, url: url, variantIndex: variantIndex, changed: changed)
@@ -1158,9 +1151,9 @@ extension PlayerSession {
     /// preferredForwardBufferDuration, else the policy's, else automatic —
     /// never below the startup and resume thresholds.
     fileprivate func forwardBufferTarget() -> Double {
-        let preferred = configuration.preferredForwardBufferDurationSeconds > 0 ? configuration.preferredForwardBufferDurationSeconds
-            : (policyKnobs?.preferredForwardBufferDurationSeconds ?? PlayerConfiguration.automaticForwardBufferSeconds)
-        return max(preferred, timeline.configuration.startupBufferSeconds, timeline.configuration.resumeBufferSeconds)
+        configuration.forwardBufferTargetSeconds(policySeconds: policyKnobs?.preferredForwardBufferDurationSeconds,
+                                                 startupSeconds: timeline.configuration.startupBufferSeconds,
+                                                 resumeSeconds: timeline.configuration.resumeBufferSeconds)
     }
 
     /// One predictor + controller step on the monitor: features → risk → policy.
