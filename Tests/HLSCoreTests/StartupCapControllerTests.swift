@@ -192,6 +192,7 @@ import Testing
 
     @Test func overSelected_capsAtHighestRungUnderSuggestion_thenRampNeedsFreshSamples() {
         var (c, _) = controller(warmGate())
+        _ = c.event(.firstFrame(at: t(1)))
         let a = c.event(.overSelected(suggestedCapBps: 1_400_000, ratio: 16.9, at: t(3)))
         let r = caps(a)
         #expect(r.map(\.capBps) == [988_000])
@@ -204,8 +205,38 @@ import Testing
         #expect(c.capBps == 1_540_000) // 0.7 × 3 = 2.1
     }
 
+    /// Before the first frame an over-selection proves the warm estimate wrong:
+    /// re-probe at the lowest rung with the transfer's own throughput as the
+    /// prior (not the downshift, which would start on a higher rung). The first
+    /// frame is the boundary: just after it, the same event is a downshift.
+    @Test func overSelectedBeforeFirstFrame_isAFailedStart_reProbesLowestWithMeasuredPrior() {
+        var (c, _) = controller(warmGate(50e6))
+        let a = c.event(.overSelected(suggestedCapBps: 1_400_000, ratio: 16.9, measuredBps: 2e6, at: t(3)))
+        #expect(caps(a).map(\.capBps) == [988_000])
+        #expect(caps(a).first?.reason == .recoveryProbe)
+        #expect(caps(a).first?.overSelectionRatio == 16.9)
+        #expect(c.phase == .recovering)
+        #expect(c.recoveryReason == .startupOverSelection)
+        #expect(c.priorBps == 2e6)
+        #expect(seeds(a) == [EstimatorSeedRecord(resetFirst: true, bps: 2e6, weightSeconds: 0.5, reason: .recoveryPrior)])
+        #expect(reconnects(a).map(\.reason) == [.startupOverSelection])
+        // Fresh delivery at the measured rate confirms it: back to uncapped (the warm start was uncapped).
+        _ = c.event(.firstFrame(at: t(5)))
+        _ = c.event(nl(1.9e6, started: 3.5))
+        let confirmed = caps(c.event(nl(1.9e6, started: 4.5)))
+        #expect(confirmed.map(\.reason) == [.recoveryConfirmed])
+        #expect(c.capBps == nil)
+
+        var (d, _) = controller(warmGate(50e6))
+        _ = d.event(.firstFrame(at: t(2.999)))
+        let b = d.event(.overSelected(suggestedCapBps: 1_400_000, ratio: 16.9, measuredBps: 2e6, at: t(3)))
+        #expect(caps(b).map(\.reason) == [.overSelectionDownshift])
+        #expect(d.phase == .ramping)
+    }
+
     @Test func overSelected_suggestionAtOrAboveCurrentCap_noChange() {
         var (c, _) = controller(.cold(.noEstimate))
+        _ = c.event(.firstFrame(at: t(1)))
         #expect(c.event(.overSelected(suggestedCapBps: 1_000_000, ratio: 3, at: t(3))).isEmpty)
         #expect(c.capBps == 988_000)
     }

@@ -181,6 +181,9 @@ public enum RecoveryReason: String, Sendable, Equatable, Codable {
     case loadFailure = "load-failure"
     case liveResync = "live-resync"
     case restart
+    /// An over-selected fetch before the first frame: proof that the estimate
+    /// which chose the rung was wrong (docs/startup-cap.md, "Over-selection").
+    case startupOverSelection = "startup-over-selection"
 }
 
 /// The estimate-availability gate.

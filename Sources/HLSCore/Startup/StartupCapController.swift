@@ -102,7 +102,8 @@ public enum StartupCapEvent: Sendable, Equatable {
     /// pre-failure estimate (nil when it was still the estimator's default).
     case failure(RecoveryReason, estimateBps: Double?, at: MonotonicInstant)
     /// The byte-progress classifier found the in-flight request over-selected.
-    case overSelected(suggestedCapBps: Double, ratio: Double, at: MonotonicInstant)
+    /// `measuredBps`: the abandoned transfer's own throughput, when known.
+    case overSelected(suggestedCapBps: Double, ratio: Double, measuredBps: Double? = nil, at: MonotonicInstant)
     /// The wall-clock monitor's tick.
     case tick(MonotonicInstant)
 
@@ -139,6 +140,8 @@ public struct StartupCapController: Sendable, Equatable {
     private var recoveryStartedAt: MonotonicInstant?
     /// The cap before the failure (restored on confirmation); `.some(nil)` = it was uncapped.
     private var preFailureCap: Int??
+    /// Whether a frame has been decoded yet (an over-selection before it is a failed start).
+    private var firstFrameSeen = false
 
     public init(configuration: StartupCapConfiguration = .init()) {
         self.configuration = configuration
@@ -173,8 +176,8 @@ public struct StartupCapController: Sendable, Equatable {
             return sample(s)
         case .failure(let reason, let estimate, let at):
             return failure(reason, estimateBps: estimate, at: at)
-        case .overSelected(let suggested, let ratio, let at):
-            return overSelected(suggestedCapBps: suggested, ratio: ratio, at: at)
+        case .overSelected(let suggested, let ratio, let measured, let at):
+            return overSelected(suggestedCapBps: suggested, ratio: ratio, measuredBps: measured, at: at)
         case .tick(let now):
             return tick(now)
         }
@@ -216,6 +219,7 @@ public struct StartupCapController: Sendable, Equatable {
     }
 
     private mutating func firstFrame() -> [StartupCapAction] {
+        firstFrameSeen = true
         guard phase == .probing else { return [] }
         switch configuration.mode {
         case .firstVariant:
@@ -272,9 +276,23 @@ public struct StartupCapController: Sendable, Equatable {
         return enterRecovery(reason, estimateBps: estimateBps, at: at)
     }
 
-    private mutating func overSelected(suggestedCapBps: Double, ratio: Double, at: MonotonicInstant) -> [StartupCapAction] {
+    private mutating func overSelected(suggestedCapBps: Double, ratio: Double, measuredBps: Double?, at: MonotonicInstant) -> [StartupCapAction] {
         guard configuration.mode == .auto, phase != .idle else {
             return [.log(CapNote(kind: .ignoredByMode, phase: phase, detail: "over-selection (ratio \(ratio)) in mode \(configuration.mode.rawValue)"))]
+        }
+        if !firstFrameSeen {
+            // Before the first frame the buffer is empty and the estimate that
+            // chose the rung is proven wrong: re-probe at the lowest rung (the
+            // fastest first frame), with the abandoned transfer's own
+            // throughput as the prior to confirm — not the estimate.
+            var actions = enterRecovery(.startupOverSelection, estimateBps: measuredBps, at: at)
+            for i in actions.indices {
+                if case .setPeakBitrateCap(var record) = actions[i] {
+                    record.overSelectionRatio = ratio
+                    actions[i] = .setPeakBitrateCap(record)
+                }
+            }
+            return actions
         }
         let target = rungs.last(where: { Double($0) <= suggestedCapBps }) ?? rungs.first
         guard let target, target < (capBps ?? Int.max) else { return [] }
