@@ -90,6 +90,17 @@ final class ForwardBuffer: @unchecked Sendable {
         return dropped
     }
 
+    /// Drops every packet not yet taken (a seek). Returns how many were dropped.
+    @discardableResult
+    func discardAll() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        let dropped = packets.count - head
+        packets.removeAll()
+        head = 0
+        return dropped
+    }
+
     /// Wakes any waiter (e.g. the clock started) without adding packets.
     func poke() {
         condition.lock()

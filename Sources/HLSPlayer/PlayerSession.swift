@@ -21,12 +21,14 @@ struct SessionFailure: Error, CustomStringConvertible {
     var category: Category
     var message: String
     var url: String?
+    /// The HTTP status of the request that failed, when there was one.
+    var httpStatus: Int? = nil
     var description: String { message }
 }
 
 /// The in-flight request as the wall-clock monitor sees it.
 struct InFlightRequest {
-    enum Abort: Equatable { case wedged, overSelected }
+    enum Abort: Equatable { case wedged, overSelected, liveResync }
     var requestID: Int
     var purpose: RequestPurpose
     var startedAt: MonotonicInstant
@@ -44,6 +46,15 @@ struct InFlightRequest {
 
 /// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
 struct SegmentAbandoned: Error {}
+
+/// A wedged segment request, re-requested through a new decision (the
+/// recovery cap may pick a lower rung) instead of the same URL; it is not
+/// counted against the segment like an abandon.
+struct SegmentReDecide: Error {}
+
+/// The monitor asked for a live resync or restart: whatever the loader was
+/// doing is dropped and the step is performed at the top of the fetch loop.
+struct LiveStepInterrupt: Error {}
 
 /// One variant of the ladder as the session uses it.
 struct VariantInfo: Sendable {
@@ -70,6 +81,10 @@ public final class PlayerSession: @unchecked Sendable {
     private var liveTimeline = SegmentTimeline()
     private var nextMediaSequence = 0
     private var lastBufferedVariant: Int?
+    /// Live: the latest buffered segments' media sequence and timeline start (to find the segment at the playhead).
+    private var bufferedSegments: [(mediaSequence: Int, startSeconds: Double)] = []
+    /// Most entries kept in `bufferedSegments`.
+    private static let bufferedSegmentsKept = 64
     private var nextRequestID = 1
     private var lastReloadAt: MonotonicInstant?
     private var lastReloadChanged = true
@@ -109,6 +124,12 @@ public final class PlayerSession: @unchecked Sendable {
     private var lastFirstByteSeconds: Double?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     private var programDateAnchor: (mediaSeconds: Double, date: Date)?
+    /// Live resync and restart (docs/startup-cap.md §5); nil until the stream is known to be live.
+    private var liveResync: LiveResyncPolicy?
+    /// A resync or restart decided on the monitor, for the loader to perform.
+    private var pendingLiveStep: LiveResyncAction?
+    /// After a resync: the first media sequence at the new position; a frame from it (or later) resolves the episode.
+    private var resyncFromSequence: Int?
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     private var overSelectionCapBps: Int?
@@ -135,6 +156,17 @@ public final class PlayerSession: @unchecked Sendable {
 
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
+    /// After a wedge with less than this many segment durations buffered, the
+    /// segment is re-requested through a new decision — under the recovery cap,
+    /// at the probe rung — instead of on the same rung: a collapsed link and a
+    /// lost request look alike at that moment, and a lower rung ends a
+    /// collapse's stall sooner while costing a lost request only one
+    /// lower-quality segment. Segment durations.
+    static let reDecideAfterWedgeBelowBufferSegments = 2.0
+    /// A wedged playlist request is re-requested at once this many times
+    /// (≈ this × the 3 s wedge window of a dead link) before further wedges
+    /// count as attempts of the playlist retry policy. Count.
+    static let maxPlaylistWedgeReRequests = 6
     /// A video frame decoded more than this after its presentation time is counted late, seconds.
     static let lateFrameToleranceSeconds = 0.1
     /// The decode loop counts as hung when, while playing, a due packet has
@@ -303,6 +335,7 @@ public final class PlayerSession: @unchecked Sendable {
             checkDecodeHang(at: now, phase: sample.phase)
             if !configuration.decode { buffer.discard(decodedBefore: sample.positionSeconds) }
             capEvent(.tick(now))
+            liveEvent(.tick(now))
             evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
         if statusLine { drawStatus(sample) }
@@ -333,8 +366,10 @@ public final class PlayerSession: @unchecked Sendable {
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
                 capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))
                 lock.withLock { starvedSinceLastRequest = true }
+                liveEvent(.stallStarted(at: at))
             case let .stallEnded(at, position, stall, buffered):
                 recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
+                liveEvent(.stallEnded(at: at))
             case let .ended(at, position):
                 recorder.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))
             }
@@ -415,6 +450,7 @@ public final class PlayerSession: @unchecked Sendable {
         lock.withLock {
             isLive = live
             timeline.setStartPosition(startSeconds)
+            if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
         }
     }
 
@@ -467,6 +503,7 @@ public final class PlayerSession: @unchecked Sendable {
             _ = t.update(with: media)
             vodTimelines[variantIndex] = t
         } else {
+            liveEvent(.targetDurationChanged(media.targetDurationSeconds))
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
                 recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))
@@ -477,6 +514,13 @@ public final class PlayerSession: @unchecked Sendable {
     private func segmentStart(variantIndex: Int, mediaSequence: Int) -> Double? {
         if let t = vodTimelines[variantIndex] { return t.startSeconds(ofMediaSequence: mediaSequence) }
         return liveTimeline.startSeconds(ofMediaSequence: mediaSequence)
+    }
+
+    /// The lowest of every peak-bitrate cap in force (nil: none).
+    private func effectivePeakCapBps() -> Int? {
+        lock.withLock {
+            [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps, capController.capBps].compactMap { $0 }.min()
+        }
     }
 
     private func ladder() -> [LadderRung] {
@@ -502,6 +546,22 @@ public final class PlayerSession: @unchecked Sendable {
 
     private func fetchLoop() throws {
         while !isStopping {
+            do {
+                try fetchSegments()
+                return
+            } catch is LiveStepInterrupt {
+                // The monitor asked for a live resync or restart: performed at the top of fetchSegments.
+                continue
+            }
+        }
+    }
+
+    private func fetchSegments() throws {
+        while !isStopping {
+            if let step = lock.withLock({ () -> LiveResyncAction? in defer { pendingLiveStep = nil }; return pendingLiveStep }) {
+                try performLiveStep(step)
+                continue
+            }
             let now = clock.now()
             let (bufferAhead, live, target) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false, forwardBufferTarget()) }
             if bufferAhead >= target {
@@ -509,6 +569,7 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             let previousVariant = lock.withLock { currentVariant } ?? variants[0].index
+            let capAtDecision = effectivePeakCapBps()
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
             pendingDecision = nil
             let variantIndex = decision.variantIndex
@@ -523,6 +584,8 @@ public final class PlayerSession: @unchecked Sendable {
                         nextMediaSequence = (p.segments.last?.mediaSequence ?? 0) + 1
                     }
                 }
+                // The cap moved while the playlist loaded (a stall or wedge meanwhile): decide again.
+                if effectivePeakCapBps() != capAtDecision { continue }
             }
             guard var playlist = mediaPlaylists[variantIndex] else { continue }
 
@@ -535,9 +598,7 @@ public final class PlayerSession: @unchecked Sendable {
                 // Live: the next segment is not published yet, or has left the window.
                 if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
                     recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing to the live edge under the recovery cap", url: nil)))
-                    // The resync is a recovery: the estimate that let the player fall behind is suspect.
-                    capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
-                    nextMediaSequence = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
+                    fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
                     continue
                 }
                 let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: playlist.targetDurationSeconds, playlistChanged: lastReloadChanged)
@@ -545,7 +606,9 @@ public final class PlayerSession: @unchecked Sendable {
                 let wait = due.seconds(since: clock.now())
                 if wait > 0 { sleepUnlessStopping(wait) }
                 if isStopping { return }
+                if lock.withLock({ pendingLiveStep != nil }) { continue }
                 playlist = try mediaPlaylist(for: variantIndex, forceReload: true)
+                checkPlayheadInLiveWindow(playlist, variantIndex: variantIndex)
                 continue
             }
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) else { continue }
@@ -558,9 +621,146 @@ public final class PlayerSession: @unchecked Sendable {
                     throw SessionFailure(category: .network, message: "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(segment.uri))
                 }
                 continue
+            } catch is SegmentReDecide {
+                continue
+            } catch let failure as SessionFailure where live && (failure.httpStatus == 404 || failure.httpStatus == 410) {
+                // A live segment that is gone: expired (left the window) or missing while still listed.
+                let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true)
+                if let first = reloaded.segments.first, segment.mediaSequence < first.mediaSequence {
+                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "segment \(segment.mediaSequence) expired (HTTP \(failure.httpStatus!)); the window now starts at \(first.mediaSequence); resyncing to the live edge under the recovery cap", url: failure.url)))
+                    fellOutOfLiveWindow(.expiredSegment, playlist: reloaded, variantIndex: variantIndex)
+                    continue
+                }
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "segment \(segment.mediaSequence) is listed but missing (HTTP \(failure.httpStatus!)); skipped", url: failure.url)))
+                recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "HTTP \(failure.httpStatus!) on a listed live segment")))
             }
             nextMediaSequence = segment.mediaSequence + 1
         }
+    }
+
+    // MARK: - Live resync (docs/startup-cap.md §5)
+
+    /// Feeds the live resync policy (live streams only) and acts on what it returns.
+    fileprivate func liveEvent(_ event: LiveResyncEvent) {
+        let actions: [LiveResyncAction] = lock.withLock {
+            guard liveResync != nil else { return [] }
+            return liveResync!.event(event)
+        }
+        for action in actions {
+            switch action {
+            case .resyncToLiveEdge(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .resync, record: r)))
+                requestLiveStep(action)
+            case .restart(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .restart, record: r)))
+                requestLiveStep(action)
+            case .resolved(let r):
+                lock.withLock { resyncFromSequence = nil }
+                recorder.record(.liveResync(LiveResyncLog(action: .resolved, record: r)))
+            case .giveUp(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .giveUp, record: r)))
+                let message = String(format: "live stream lost: no frame after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
+                requestStop(reason: .error, error: message, category: .network)
+            }
+        }
+    }
+
+    /// Hands a resync or restart to the loader, interrupting whatever request it has in flight.
+    private func requestLiveStep(_ step: LiveResyncAction) {
+        lock.withLock {
+            pendingLiveStep = step
+            if let f = inFlight, f.abort == nil {
+                inFlight?.abort = .liveResync
+                f.token.cancel()
+            }
+        }
+    }
+
+    /// On the loader: the playhead left the live window. The policy decides (a
+    /// new episode → resync); if an episode is already under way, jump to the
+    /// edge anyway, since the position is gone either way.
+    private func fellOutOfLiveWindow(_ trigger: LiveResyncTrigger, playlist: MediaPlaylist, variantIndex: Int) {
+        liveEvent(.fellOutOfWindow(trigger, at: clock.now()))
+        if lock.withLock({ pendingLiveStep == nil }) {
+            seekToLiveEdge(playlist, variantIndex: variantIndex, trigger: trigger)
+        }
+    }
+
+    /// After a live reload: the playhead must not be further behind the
+    /// window's start than the window is long. (Merely outside the window is
+    /// normal: a player at HOLD-BACK on a short window plays segments that
+    /// have just left it, from its own buffer.)
+    private func checkPlayheadInLiveWindow(_ playlist: MediaPlaylist, variantIndex: Int) {
+        guard let first = playlist.segments.first else { return }
+        let now = clock.now()
+        let position = lock.withLock { timeline.positionSeconds(at: now) }
+        guard let playing = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 }) else { return }
+        if first.mediaSequence - playing.mediaSequence > playlist.segments.count {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(format: "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap", playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
+            fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// Performs a resync or restart decided by the policy, under the recovery cap.
+    private func performLiveStep(_ step: LiveResyncAction) throws {
+        switch step {
+        case .resyncToLiveEdge(let r):
+            capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
+            let decision = decide(mediaSequence: nil)
+            let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: true)
+            pendingDecision = decision
+            seekToLiveEdge(playlist, variantIndex: decision.variantIndex, trigger: r.trigger, record: r)
+        case .restart(let r):
+            // Start over: multivariant playlist, fresh connection, recovery cap again.
+            capEvent(.failure(.restart, estimateBps: measuredEstimate(), at: clock.now()))
+            lock.withLock { freshConnectionNext = true }
+            mediaPlaylists.removeAll()
+            initCache = nil
+            let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist)
+            switch try parsePlaylist(top) {
+            case .multivariant(let mv):
+                recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+                // The ladder is kept as it was (indices, caps and estimates refer to it); only the URIs are refreshed.
+                for (i, v) in mv.variants.enumerated() {
+                    if let k = variants.firstIndex(where: { $0.index == i }) { variants[k].uri = v.uri }
+                }
+            case .media(let media):
+                adopt(media, variantIndex: variants[0].index, url: top.effectiveURL, changed: true)
+            }
+            let decision = decide(mediaSequence: nil)
+            let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: true)
+            pendingDecision = decision
+            seekToLiveEdge(playlist, variantIndex: decision.variantIndex, trigger: r.trigger, record: r)
+        case .resolved, .giveUp:
+            break
+        }
+    }
+
+    /// Drops the forward buffer and continues at the live start point (HOLD-BACK from the edge).
+    private func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
+        guard !playlist.segments.isEmpty else { return }
+        let from = nextMediaSequence
+        let to = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
+        let now = clock.now()
+        buffer.discardAll()
+        let (actions, dropped, td) = lock.withLock {
+            let dropped = timeline.bufferSeconds(at: now)
+            let actions = timeline.discardBuffered(at: now)
+            resyncFromSequence = to
+            return (actions, dropped, liveResync?.targetDurationSeconds ?? playlist.targetDurationSeconds)
+        }
+        record(actions)
+        bufferedSegments.removeAll()
+        nextMediaSequence = to
+        var log = LiveResyncLog(action: .seeked, record: r ?? LiveResyncRecord(
+            trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
+            episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
+        log.fromMediaSequence = from
+        log.toMediaSequence = to
+        log.variantIndex = variantIndex
+        log.droppedBufferSeconds = dropped
+        recorder.record(.liveResync(log))
     }
 
     private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool) throws {
@@ -640,8 +840,8 @@ public final class PlayerSession: @unchecked Sendable {
         // Place the segment's packets on the media timeline: its earliest video
         // timestamp (else audio) lands on the segment's playlist start.
         let bufferedEndBefore = lock.withLock { timeline.bufferedEndSeconds }
-        if live && start > bufferedEndBefore + 0.5 && firstSegmentFetched {
-            // A jump in the live window: keep the clock continuous.
+        if live && abs(start - bufferedEndBefore) > 0.5 && firstSegmentFetched {
+            // A jump in the live window or a resync to the edge: keep the clock continuous.
             start = bufferedEndBefore
         }
         let video = result.packets.filter { $0.kind == .video }
@@ -677,6 +877,10 @@ public final class PlayerSession: @unchecked Sendable {
         }
         lastBufferedVariant = variantIndex
         firstSegmentFetched = true
+        if live {
+            bufferedSegments.append((segment.mediaSequence, start))
+            if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
+        }
         let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
             : (segment.durationSeconds > 0 ? Int(Double(response.body.count) * 8 / segment.durationSeconds) : 0)
         recorder.record(.segmentBuffered(SegmentBuffered(
@@ -691,6 +895,9 @@ public final class PlayerSession: @unchecked Sendable {
         if !configuration.decode {
             // Demux only: the first demuxed video packet stands in for the first frame.
             markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+            if live, !video.isEmpty, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
+                liveEvent(.frameDecoded(at: clock.now()))
+            }
         }
     }
 
@@ -719,9 +926,10 @@ public final class PlayerSession: @unchecked Sendable {
         configuration.redactURLs ? URLRedaction.redacted(url) : url.absoluteString
     }
 
+    /// Sleeps, waking early when the session stops or a live resync is asked for.
     private func sleepUnlessStopping(_ seconds: Double) {
         let deadline = clock.now().advanced(bySeconds: seconds)
-        while !isStopping {
+        while !lock.withLock({ stopReason != nil || pendingLiveStep != nil }) {
             let left = deadline.seconds(since: clock.now())
             if left <= 0 { return }
             usleep(UInt32(min(left, 0.05) * 1e6))
@@ -776,7 +984,7 @@ public final class PlayerSession: @unchecked Sendable {
             var lastLogged: MonotonicInstant?
             var bytesSinceLog = 0
             let interval = configuration.progressLogIntervalSeconds
-            let result = client.fetch(request, cancellation: token) { [self] progress in
+            let fetched = client.fetch(request, cancellation: token) { [self] progress in
                 lock.withLock {
                     inFlight?.bytes = progress.totalBytes
                     inFlight?.expectedBytes = progress.expectedBytes
@@ -793,6 +1001,23 @@ public final class PlayerSession: @unchecked Sendable {
             let abort = lock.withLock {
                 defer { inFlight = nil }
                 return inFlight?.abort
+            }
+            var result = fetched
+            if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
+                wedgeReRequests += 1
+                if wedgeReRequests <= Self.maxPlaylistWedgeReRequests {
+                    // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
+                    attempts -= 1
+                    lock.withLock { freshConnectionNext = true }
+                    recorder.record(.requestEnd(RequestEnd(requestID: requestID, url: shown(url), purpose: purpose, status: nil,
+                                                           bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
+                                                           errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                    continue
+                }
+                // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
+                result = .failure(LoadError(kind: .firstByteTimeout, url: e.url, bytesReceived: e.bytesReceived,
+                                            message: "no byte for the wedge window (byte-progress monitor), \(wedgeReRequests) times"))
             }
             switch result {
             case .success(let response):
@@ -836,8 +1061,16 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 if error.kind == .cancelled, let abort {
                     switch abort {
+                    case .liveResync:
+                        throw LiveStepInterrupt()
                     case .overSelected:
                         throw SegmentAbandoned()
+                    case .wedged where wedgeReRequests == 0 && segment != nil && shouldReDecideAfterWedge(segmentDurationSeconds: segment!.durationSeconds, variantIndex: variantIndex):
+                        // Little buffer left: decide again under the recovery cap (the probe rung) rather than
+                        // wait for the same rung's bytes (reDecideAfterWedgeBelowBufferSegments).
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        throw SegmentReDecide()
                     case .wedged where wedgeReRequests == 0:
                         // The first wedge: re-request at once on a fresh connection (the link may be
                         // fine and one request lost); not a failed attempt of the retry policy.
@@ -864,10 +1097,20 @@ public final class PlayerSession: @unchecked Sendable {
                     sleepUnlessStopping(delay)
                     if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
                 case .giveUp(let reason):
-                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url))
+                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url), httpStatus: error.httpStatus)
                 }
             }
         }
+    }
+
+    /// Whether a wedged segment goes back through the selector (see reDecideAfterWedgeBelowBufferSegments):
+    /// when the buffer is short and a lower rung than the wedged one exists.
+    private func shouldReDecideAfterWedge(segmentDurationSeconds: Double, variantIndex: Int?) -> Bool {
+        let now = clock.now()
+        let ahead = lock.withLock { timeline.bufferSeconds(at: now) }
+        guard ahead < Self.reDecideAfterWedgeBelowBufferSegments * segmentDurationSeconds,
+              let variantIndex, let rung = variants.first(where: { $0.index == variantIndex })?.bandwidthBps else { return false }
+        return variants.contains { $0.bandwidthBps < rung }
     }
 
     // MARK: - Decode
@@ -943,6 +1186,10 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, checkLate: true)
+            if item.packet.kind == .video, frames.contains(where: { $0.kind == .video }),
+               lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false }) {
+                liveEvent(.frameDecoded(at: clock.now()))
+            }
         }
 
         /// Counts decoded frames; the first video frame is the session's first frame.
@@ -1312,7 +1559,18 @@ extension PlayerSession {
     /// abandon and lower the cap. Runs on the monitor, never on the loader.
     fileprivate func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
         let found: (InFlightSnapshot, ByteProgressAssessment, Int)? = lock.withLock {
-            guard let f = inFlight, f.abort == nil, f.purpose == .segment, let duration = f.segmentDurationSeconds else { return nil }
+            // Segments get both rules; playlists the wedge rule only (no duration, no rung: never over-selected).
+            guard let f = inFlight, f.abort == nil else { return nil }
+            let duration: Double
+            switch f.purpose {
+            case .segment:
+                guard let d = f.segmentDurationSeconds else { return nil }
+                duration = d
+            case .mediaPlaylist, .multivariantPlaylist:
+                duration = 0
+            case .initSection, .key:
+                return nil
+            }
             let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
             let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
             let snapshot = InFlightSnapshot(
@@ -1337,6 +1595,7 @@ extension PlayerSession {
         recorder.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot, assessment: assessment)))
         switch assessment.remedy {
         case .reRequestOnFreshConnection:
+            lock.withLock { freshConnectionNext = true }
             capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
         case .abandonAndCap(let cap):
             // The abandoned transfer is evidence too: its throughput so far goes to the estimator,
@@ -1356,7 +1615,7 @@ extension PlayerSession {
                     detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
                                    partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, lock.withLock { overSelectionCapBps ?? 0 }))))
             }
-            capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, at: now))
+            capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, measuredBps: snapshot.measuredThroughputBps, at: now))
         case .none:
             break
         }

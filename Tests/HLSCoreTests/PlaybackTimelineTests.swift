@@ -95,4 +95,32 @@ import Testing
         #expect(abs(p.positionSeconds(at: t(1)) - 15) < 1e-9)
         #expect(abs(p.playedSeconds(at: t(1)) - 1) < 1e-9)
     }
+
+    /// A seek (live resync): playing with 6 s ahead, the buffer is dropped at
+    /// the playhead, a stall starts at that instant, and new media appended
+    /// from the playhead resumes at the resume threshold.
+    @Test func discardBuffered_whilePlaying_stallsAtOnce_resumesFromPlayhead() {
+        var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 2, resumeBufferSeconds: 4))
+        _ = p.appendBuffered(upTo: 10, at: t(0))
+        _ = p.markFirstFrameDecoded(at: t(0))
+        let actions = p.discardBuffered(at: t(4))
+        #expect(actions == [.stallStarted(at: t(4), positionSeconds: 4)])
+        #expect(p.bufferedEndSeconds == 4)
+        #expect(p.positionSeconds(at: t(6)) == 4)
+        #expect(p.appendBuffered(upTo: 7.999, at: t(5)).isEmpty)
+        #expect(p.appendBuffered(upTo: 8, at: t(5.5)) == [.stallEnded(at: t(5.5), positionSeconds: 4, stallSeconds: 1.5, bufferSeconds: 4)])
+    }
+
+    /// While stalled or starting up there is nothing ahead to drop: no action, position kept.
+    @Test func discardBuffered_whileStalled_keepsPositionAndStall() {
+        var p = PlaybackTimeline()
+        _ = p.appendBuffered(upTo: 4, at: t(0))
+        _ = p.markFirstFrameDecoded(at: t(0))
+        _ = p.advance(to: t(5))
+        #expect(p.phase == .stalled)
+        #expect(p.discardBuffered(at: t(6)).isEmpty)
+        #expect(p.phase == .stalled)
+        #expect(p.positionSeconds(at: t(6)) == 4)
+        #expect(p.stallCount == 1)
+    }
 }

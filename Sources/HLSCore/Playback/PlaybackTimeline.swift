@@ -149,6 +149,22 @@ public struct PlaybackTimeline: Sendable, Equatable {
         return actions
     }
 
+    /// A seek to new media (a live resync to the edge): what was buffered
+    /// ahead of the playhead is dropped and new media continues from the
+    /// playhead. While playing, a stall starts at once (nothing is ahead) and
+    /// ends when the resume threshold is buffered again.
+    public mutating func discardBuffered(at now: MonotonicInstant) -> [PlaybackAction] {
+        var actions = advance(to: now)
+        let position = positionSeconds(at: now)
+        if phase == .playing {
+            anchorPosition = position
+            anchorInstant = now
+        }
+        bufferedEndSeconds = position
+        actions += advance(to: now)
+        return actions
+    }
+
     /// No more media will come.
     public mutating func markEndOfStream(at now: MonotonicInstant) -> [PlaybackAction] {
         var actions = advance(to: now)

@@ -246,6 +246,52 @@ public struct SegmentSkipped: Sendable, Equatable, Codable {
     }
 }
 
+/// A live resync step (docs/startup-cap.md §5): what the LiveResyncPolicy
+/// decided and why, and where the loader landed when it performed it.
+public struct LiveResyncLog: Sendable, Equatable, Codable {
+    public enum Action: String, Sendable, Equatable, Codable {
+        /// Decided: seek to the live edge (the recovery cap applies).
+        case resync
+        /// Decided: reload the multivariant playlist and start over (the recovery cap applies).
+        case restart
+        /// Performed by the loader: the media sequence it left and the one it jumped to.
+        case seeked
+        /// A frame followed: the episode is over.
+        case resolved
+        /// Restarts exhausted: the session ends with an error.
+        case giveUp = "give-up"
+    }
+    public var action: Action
+    public var trigger: LiveResyncTrigger
+    public var phase: LiveResyncPhase
+    /// Restart attempt (0 for a resync).
+    public var attempt: Int
+    public var stalledSeconds: Double?
+    /// Seconds allowed for a frame to follow this step.
+    public var deadlineSeconds: Double?
+    public var episodeSeconds: Double?
+    public var targetDurationSeconds: Double
+    public var recoveryCapApplied: Bool
+    /// For `seeked`: the next media sequence before and after the jump, and the variant.
+    public var fromMediaSequence: Int?
+    public var toMediaSequence: Int?
+    public var variantIndex: Int?
+    /// For `seeked`: media seconds of forward buffer dropped by the seek.
+    public var droppedBufferSeconds: Double?
+
+    public init(action: Action, record r: LiveResyncRecord) {
+        self.action = action
+        trigger = r.trigger
+        phase = r.phase
+        attempt = r.attempt
+        stalledSeconds = r.stalledSeconds
+        deadlineSeconds = r.deadlineSeconds
+        episodeSeconds = r.episodeSeconds
+        targetDurationSeconds = r.targetDurationSeconds
+        recoveryCapApplied = r.recoveryCapApplied
+    }
+}
+
 public struct BufferSample: Sendable, Equatable, Codable {
     public var phase: PlaybackPhase
     public var positionSeconds: Double
@@ -405,6 +451,8 @@ public enum SessionEvent: Sendable, Equatable {
     case policyChange(PolicyChange)
     case predictorFailed(PredictorFailure)
     case predictorRecovered(PredictorRecovery)
+    // Live resync and restart (docs/startup-cap.md §5)
+    case liveResync(LiveResyncLog)
 
     /// The `type` field in the log.
     public var type: String {
@@ -437,6 +485,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .policyChange: "policy.change"
         case .predictorFailed: "predictor.failed"
         case .predictorRecovered: "predictor.recovered"
+        case .liveResync: "live.resync"
         }
     }
 
@@ -470,6 +519,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .policyChange(let p): p
         case .predictorFailed(let p): p
         case .predictorRecovered(let p): p
+        case .liveResync(let p): p
         }
     }
 }

@@ -54,6 +54,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var wedgesDetected: Int
     /// In-flight requests abandoned as over-selected (and the cap lowered).
     public var overSelections: Int
+    /// Live only: resyncs to the live edge and full restarts performed (docs/startup-cap.md §5).
+    public var liveResyncs: Int?
+    public var liveRestarts: Int?
     /// Live latency at the end and on average while playing, seconds (live streams with EXT-X-PROGRAM-DATE-TIME).
     public var liveLatencySeconds: Double?
     public var averageLiveLatencySeconds: Double?
@@ -82,6 +85,8 @@ public struct SummaryBuilder: Sendable {
     private var capChanges = 0
     private var wedges = 0
     private var overSelections = 0
+    private var liveResyncs = 0
+    private var liveRestarts = 0
     private var predictor: String?
     private var latencies: [Double] = []
     private var policyChanges = 0
@@ -123,6 +128,9 @@ public struct SummaryBuilder: Sendable {
             gate = e.gate
         case .capChange:
             capChanges += 1
+        case .liveResync(let e):
+            if e.action == .resync { liveResyncs += 1 }
+            if e.action == .restart { liveRestarts += 1 }
         case .byteProgress(let e):
             switch e.assessment.verdict {
             case .wedged: wedges += 1
@@ -169,6 +177,7 @@ public struct SummaryBuilder: Sendable {
             lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
             sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps,
             startupGate: gate, capChanges: capChanges, wedgesDetected: wedges, overSelections: overSelections,
+            liveResyncs: isLive == true ? liveResyncs : nil, liveRestarts: isLive == true ? liveRestarts : nil,
             liveLatencySeconds: latencies.last,
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
