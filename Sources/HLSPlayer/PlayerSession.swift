@@ -76,6 +76,8 @@ public final class PlayerSession: @unchecked Sendable {
     private let client: HTTPClient
     private var variants: [VariantInfo] = []
     private var topLevelStart: StartPoint?
+    /// The multivariant playlist's resolved EXT-X-DEFINE variables, importable by media playlists.
+    private var multivariantVariables: [String: String] = [:]
     private var mediaPlaylists: [Int: MediaPlaylist] = [:]
     private var vodTimelines: [Int: SegmentTimeline] = [:]
     private var liveTimeline = SegmentTimeline()
@@ -412,6 +414,7 @@ public final class PlayerSession: @unchecked Sendable {
             }
             variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution) }
             topLevelStart = mv.start
+            multivariantVariables = mv.variables
         case .media(let media):
             variants = [VariantInfo(index: 0, uri: top.effectiveURL, bandwidthBps: 0, resolution: nil)]
             adopt(media, variantIndex: 0, url: top.effectiveURL, changed: true)
@@ -459,9 +462,11 @@ public final class PlayerSession: @unchecked Sendable {
             && v.resolution == nil
     }
 
-    private func parsePlaylist(_ response: HTTPResponse) throws -> Playlist {
+    /// Parses a playlist. Media playlists see the multivariant playlist's
+    /// variables (EXT-X-DEFINE IMPORT); QUERYPARAM reads the URL the playlist came from.
+    private func parsePlaylist(_ response: HTTPResponse, parentVariables: [String: String] = [:]) throws -> Playlist {
         do {
-            return try PlaylistParser.parse(data: response.body, baseURL: response.effectiveURL)
+            return try PlaylistParser.parse(data: response.body, baseURL: response.effectiveURL, parentVariables: parentVariables)
         } catch {
             throw SessionFailure(category: .playlist, message: "malformed playlist \(shown(response.effectiveURL)): \(error)", url: shown(response.effectiveURL))
         }
@@ -483,7 +488,7 @@ public final class PlayerSession: @unchecked Sendable {
             throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
         }
         let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: .playlist)
-        guard case .media(let media) = try parsePlaylist(response) else {
+        guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
         }
         let previous = mediaPlaylists[variantIndex]
@@ -721,6 +726,7 @@ public final class PlayerSession: @unchecked Sendable {
             switch try parsePlaylist(top) {
             case .multivariant(let mv):
                 recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+                multivariantVariables = mv.variables
                 // The ladder is kept as it was (indices, caps and estimates refer to it); only the URIs are refreshed.
                 for (i, v) in mv.variants.enumerated() {
                     if let k = variants.firstIndex(where: { $0.index == i }) { variants[k].uri = v.uri }

@@ -158,4 +158,54 @@ import Testing
         let starts = run.events("segment.buffered").compactMap { $0["startSeconds"] as? Double }
         #expect(starts == [0, 2, 4, 6], "segments placed on one continuous media timeline: \(starts)")
     }
+
+    /// EXT-X-DEFINE end to end: the multivariant playlist defines a VALUE and
+    /// a QUERYPARAM (taken from the URL it was loaded from); the media playlist
+    /// IMPORTs both and builds its segment URIs from them.
+    @Test func define_valueQueryParamAndImport_substitutedIntoRequests() throws {
+        let dir = try handWritten("""
+        #EXTM3U
+        #EXT-X-VERSION:8
+        #EXT-X-DEFINE:IMPORT="stem"
+        #EXT-X-DEFINE:IMPORT="token"
+        #EXT-X-DEFINE:NAME="ext",VALUE=".ts"
+        #EXT-X-TARGETDURATION:2
+        #EXTINF:2,
+        {$stem}0{$ext}?token={$token}
+        #EXTINF:2,
+        {$stem}1{$ext}?token={$token}
+        #EXTINF:2,
+        {$stem}2{$ext}?token={$token}
+        #EXT-X-ENDLIST
+
+        """)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+        #EXTM3U
+        #EXT-X-VERSION:8
+        #EXT-X-DEFINE:NAME="stem",VALUE="seg_0000"
+        #EXT-X-DEFINE:QUERYPARAM="token"
+        #EXT-X-STREAM-INF:BANDWIDTH=1307728,RESOLUTION=640x360
+        prog.m3u8?token={$token}
+
+        """.write(to: dir.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
+        let run = try withOrigin(dir) { base in
+            try runHlsplay([base.absoluteString + "/master.m3u8?token=a1b2", "--headless", "--json", "--no-redact"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let urls = run.events("request.start").compactMap { $0["url"] as? String }
+        #expect(urls.contains { $0.hasSuffix("/prog.m3u8?token=a1b2") }, "\(urls)")
+        for i in 0..<3 {
+            #expect(urls.contains { $0.hasSuffix("/seg_0000\(i).ts?token=a1b2") }, "\(urls)")
+        }
+        #expect(run.summary?["segmentsBuffered"] as? Int == 3)
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 144)
+
+        // Without the query parameter the multivariant playlist cannot resolve {$token}: a clear playlist error.
+        let bad = try play("master.m3u8", in: dir)
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("QUERYPARAM") || bad.stderr.contains("token"), "stderr: \(bad.stderr)")
+        expectValidLog(bad)
+    }
 }
