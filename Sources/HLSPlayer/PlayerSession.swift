@@ -169,6 +169,9 @@ public final class PlayerSession: @unchecked Sendable {
     /// (≈ this × the 3 s wedge window of a dead link) before further wedges
     /// count as attempts of the playlist retry policy. Count.
     static let maxPlaylistWedgeReRequests = 6
+    /// A frame up to this much before the start position still counts as at it
+    /// (timestamp rounding), seconds.
+    static let preciseStartToleranceSeconds = 0.001
     /// A video frame decoded more than this after its presentation time is counted late, seconds.
     static let lateFrameToleranceSeconds = 0.1
     /// The decode loop counts as hung when, while playing, a due packet has
@@ -449,7 +452,11 @@ public final class PlayerSession: @unchecked Sendable {
         let startIndex = live ? LivePlaylistRules.startSegmentIndex(for: playlist)
                               : LivePlaylistRules.vodStartSegmentIndex(for: playlist, start: topLevelStart ?? playlist.start)
         nextMediaSequence = playlist.segments[startIndex].mediaSequence
-        let startSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        let segmentStartSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        // EXT-X-START PRECISE=YES: the clock starts at the offset inside the segment (earlier frames are decoded, not shown).
+        let startSeconds = live ? segmentStartSeconds
+            : segmentStartSeconds + LivePlaylistRules.vodStartSeconds(for: playlist, start: topLevelStart ?? playlist.start)
+              - playlist.segments.prefix(startIndex).reduce(0) { $0 + $1.durationSeconds }
         lock.withLock {
             isLive = live
             timeline.setStartPosition(startSeconds)
@@ -1201,10 +1208,15 @@ public final class PlayerSession: @unchecked Sendable {
         /// Counts decoded frames; the first video frame is the session's first frame.
         func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, checkLate: Bool) {
             var video = 0, audio = 0, late = 0
+            let startPosition = frames.isEmpty ? 0 : lock.withLock { timeline.startPositionSeconds }
             for frame in frames {
                 switch frame.kind {
                 case .video:
                     video += 1
+                    if let pts = frame.ptsSeconds, pts + offset < startPosition - Self.preciseStartToleranceSeconds {
+                        // Before an EXT-X-START PRECISE=YES position: decoded for its references, never presented.
+                        continue
+                    }
                     if !firstFrameSeen {
                         firstFrameSeen = true
                         markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + offset }, variantIndex: variantIndex)

@@ -64,6 +64,19 @@ import Testing
         #expect(LivePlaylistRules.vodStartSegmentIndex(for: p, start: StartPoint(timeOffsetSeconds: -3, precise: false)) == 8)
         #expect(LivePlaylistRules.vodStartSegmentIndex(for: p, start: StartPoint(timeOffsetSeconds: 99, precise: false)) == 9)
     }
+
+    /// PRECISE=YES starts at the offset itself; otherwise at the start of its segment (2 s segments).
+    @Test func vodStartSeconds_preciseAtOffset_otherwiseSegmentStart() {
+        let p = window(first: 0, count: 10, endList: true)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: nil) == 0)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 5, precise: false)) == 4)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 5, precise: true)) == 5)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: -3, precise: true)) == 17)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 4, precise: true)) == 4)
+        // At or past the end: the last segment's start.
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 20, precise: true)) == 18)
+        #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 99, precise: true)) == 18)
+    }
 }
 
 @Suite struct SummaryBuilderTests {

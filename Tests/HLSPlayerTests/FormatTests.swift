@@ -208,4 +208,39 @@ import Testing
         #expect(bad.stderr.contains("QUERYPARAM") || bad.stderr.contains("token"), "stderr: \(bad.stderr)")
         expectValidLog(bad)
     }
+
+    /// EXT-X-START TIME-OFFSET=3 on 2 s segments: without PRECISE playback
+    /// starts at the containing segment (2 s); with PRECISE=YES at 3 s itself,
+    /// the frames of 2–3 s decoded but not presented.
+    @Test func start_timeOffset_segmentStart_orPreciseOffset() throws {
+        for precise in [false, true] {
+            let dir = try handWritten("""
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-START:TIME-OFFSET=3.0\(precise ? ",PRECISE=YES" : "")
+            #EXTINF:2,
+            seg_00000.ts
+            #EXTINF:2,
+            seg_00001.ts
+            #EXTINF:2,
+            seg_00002.ts
+            #EXTINF:2,
+            seg_00003.ts
+            #EXT-X-ENDLIST
+
+            """)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let run = try play("prog.m3u8", in: dir)
+            #expect(run.status == 0, "stderr: \(run.stderr)")
+            expectValidLog(run)
+            let expectedStart = precise ? 3.0 : 2.0
+            #expect(run.events("segment.buffered").first?["mediaSequence"] as? Int == 1)
+            let first = try #require(run.events("frame.first").first)
+            let pts = try #require(first["ptsSeconds"] as? Double)
+            #expect(pts >= expectedStart - 0.001 && pts < expectedStart + 0.05, "precise \(precise): first frame at \(pts)")
+            #expect(abs((run.summary?["playedSeconds"] as? Double ?? 0) - (8 - expectedStart)) < 0.05)
+            #expect(run.summary?["lateVideoFrames"] as? Int == 0)
+        }
+    }
 }

@@ -109,6 +109,21 @@ public enum LivePlaylistRules {
         playlistChanged ? targetDurationSeconds : targetDurationSeconds / 2
     }
 
+    /// Where a VOD stream starts, seconds from its first segment, honouring
+    /// EXT-X-START (RFC 8216 §4.3.5.2): with PRECISE=YES the offset itself
+    /// (media before it is decoded but not presented); otherwise the start of
+    /// the segment that contains it.
+    public static func vodStartSeconds(for playlist: MediaPlaylist, start: StartPoint?) -> Double {
+        let index = vodStartSegmentIndex(for: playlist, start: start)
+        let segmentStart = playlist.segments.prefix(index).reduce(0) { $0 + $1.durationSeconds }
+        guard let start, start.precise, !playlist.segments.isEmpty else { return segmentStart }
+        let total = playlist.totalDurationSeconds
+        let offset = start.timeOffsetSeconds >= 0 ? start.timeOffsetSeconds : total + start.timeOffsetSeconds
+        // An offset at or past the end starts at the last segment's start.
+        if offset >= segmentStart + playlist.segments[index].durationSeconds { return segmentStart }
+        return max(segmentStart, offset)
+    }
+
     /// The segment index to start a VOD stream at, honouring EXT-X-START.
     public static func vodStartSegmentIndex(for playlist: MediaPlaylist, start: StartPoint?) -> Int {
         guard let start, !playlist.segments.isEmpty else { return 0 }
