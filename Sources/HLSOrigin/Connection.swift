@@ -309,6 +309,8 @@ final class Connection: @unchecked Sendable {
         var lowLatencyHandled = false
         if let live = server.live, live.configuration.lowLatency != nil {
             // Low-latency mode: playlists with parts (blocking reload, delta updates), parts and part-made segments.
+            let clock = live.configuration.liveClock(atSeconds: entry.accepted)
+            let stale = clock != entry.accepted && entry.fault == nil ? "stalePlaylist(frozenAt=\(clock)s)" : nil
             answering: while true {
                 let now = server.now()
                 switch live.lowLatencyAnswer(filePath: filePath, target: head.target, atSeconds: now, acceptedAt: entry.accepted) {
@@ -321,6 +323,7 @@ final class Connection: @unchecked Sendable {
                     break answering
                 case let .reject(status, _):
                     entry.blockedSeconds = now - entry.accepted
+                    if let stale { entry.fault = stale }
                     return respondSimple(status: status, method: head.method, keepAlive: keepAlive, entry: entry,
                                          extraHeaders: [], fault: fault)
                 case let .wait(until):
@@ -330,8 +333,7 @@ final class Connection: @unchecked Sendable {
                     }
                 }
             }
-            let clock = live.configuration.liveClock(atSeconds: entry.accepted)
-            if lowLatencyHandled, clock != entry.accepted, entry.fault == nil { entry.fault = "stalePlaylist(frozenAt=\(clock)s)" }
+            if lowLatencyHandled, let stale { entry.fault = stale }
         }
         if let live = server.live, !lowLatencyHandled {
             // A stale-playlist window in force is logged as the fault of every live playlist / segment answer.
