@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "HLSCoreTests", dependencies: ["HLSCore"], swiftSettings: strict),
         .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
         .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia"], swiftSettings: strict),
-        .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin"], swiftSettings: strict),
+        .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia"], swiftSettings: strict),
         .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

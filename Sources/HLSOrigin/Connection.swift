@@ -192,7 +192,7 @@ final class Connection: @unchecked Sendable {
                                rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
                                tracePositionSeconds: state?.tracePositionSeconds,
                                linkCollapsed: state?.collapsed == true ? true : nil,
-                               rttSeconds: rtt > 0 ? rtt : nil)
+                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil)
     }
 
     private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {
@@ -306,7 +306,36 @@ final class Connection: @unchecked Sendable {
         }
         // Live mode: generated media playlists; segments outside their window are gone.
         var generated: [UInt8]?
-        if let live = server.live {
+        var lowLatencyHandled = false
+        if let live = server.live, live.configuration.lowLatency != nil {
+            // Low-latency mode: playlists with parts (blocking reload, delta updates), parts and part-made segments.
+            let clock = live.configuration.liveClock(atSeconds: entry.accepted)
+            let stale = clock != entry.accepted && entry.fault == nil ? "stalePlaylist(frozenAt=\(clock)s)" : nil
+            answering: while true {
+                let now = server.now()
+                switch live.lowLatencyAnswer(filePath: filePath, target: head.target, atSeconds: now, acceptedAt: entry.accepted) {
+                case .notLowLatency:
+                    break answering
+                case let .content(bytes):
+                    generated = bytes
+                    lowLatencyHandled = true
+                    entry.blockedSeconds = now - entry.accepted
+                    break answering
+                case let .reject(status, _):
+                    entry.blockedSeconds = now - entry.accepted
+                    if let stale { entry.fault = stale }
+                    return respondSimple(status: status, method: head.method, keepAlive: keepAlive, entry: entry,
+                                         extraHeaders: [], fault: fault)
+                case let .wait(until):
+                    guard server.interruptibleSleep(max(0.0005, until - now)) else {
+                        finish(entry, sender: nil, status: 0, body: 0)
+                        return false
+                    }
+                }
+            }
+            if lowLatencyHandled, let stale { entry.fault = stale }
+        }
+        if let live = server.live, !lowLatencyHandled {
             // A stale-playlist window in force is logged as the fault of every live playlist / segment answer.
             let clock = live.configuration.liveClock(atSeconds: entry.accepted)
             let stale = clock != entry.accepted && entry.fault == nil ? "stalePlaylist(frozenAt=\(clock)s)" : nil

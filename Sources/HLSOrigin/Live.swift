@@ -19,16 +19,19 @@ public struct LiveConfiguration: Sendable, Equatable {
     public var event: Bool
     /// Stale-playlist faults.
     public var stalePlaylists: [StalePlaylist]
+    /// Low-Latency HLS (parts, blocking reload, delta updates); nil = plain live playlists.
+    public var lowLatency: LowLatencyConfiguration?
 
     public static let defaultWindowSegments = 6
     /// Query parameter carrying a live segment's media sequence number: `seg_00003.ts?live=42`.
     public static let sequenceQueryName = "live"
 
     public init(windowSegments: Int = LiveConfiguration.defaultWindowSegments, event: Bool = false,
-                stalePlaylists: [StalePlaylist] = []) {
+                stalePlaylists: [StalePlaylist] = [], lowLatency: LowLatencyConfiguration? = nil) {
         self.windowSegments = max(1, windowSegments)
         self.event = event
         self.stalePlaylists = stalePlaylists
+        self.lowLatency = lowLatency
     }
 
     /// The live clock at server time `t`: frozen during a stale-playlist window.
@@ -168,11 +171,15 @@ public struct VODPlaylist: Sendable, Equatable {
 final class LiveServer: @unchecked Sendable {
     let root: URL
     let configuration: LiveConfiguration
-    private let lock = NSLock()
+    let lock = NSLock()
     private var startDate = Date()
     private var playlists: [String: VODPlaylist] = [:]
     /// Segment file path → playlist file paths listing it.
-    private var owners: [String: [String]] = [:]
+    var owners: [String: [String]] = [:]
+    /// Low-latency versions of the VOD playlists (nil = cannot be cut into parts), by playlist file path.
+    var lowLatencyPlaylists: [String: LowLatencyPlaylist?] = [:]
+    /// Playlist file path → (URI relative to it, file path) of the other renditions of its multivariant playlists.
+    var renditionSiblings: [String: [(uri: String, path: String)]] = [:]
 
     init(root: URL, configuration: LiveConfiguration) {
         self.root = root
@@ -183,10 +190,12 @@ final class LiveServer: @unchecked Sendable {
         lock.lock(); startDate = wallClock; lock.unlock()
     }
 
+    var startDateValue: Date { lock.lock(); defer { lock.unlock() }; return startDate }
+
     static func normalize(_ path: String) -> String { URL(fileURLWithPath: path).standardized.path }
 
     /// The VOD playlist at `filePath` (cached), registering its segments; nil if it is not a VOD media playlist.
-    private func vod(at filePath: String) -> VODPlaylist? {
+    func vod(at filePath: String) -> VODPlaylist? {
         let key = Self.normalize(filePath)
         lock.lock()
         if let p = playlists[key] { lock.unlock(); return p }

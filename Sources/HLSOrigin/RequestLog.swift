@@ -32,6 +32,9 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var linkCollapsed: Bool?
     /// First-byte delay applied (configured RTT or trace latency), absent if none.
     public var rttSeconds: Double?
+    /// Low-latency mode: how long a playlist (blocking reload) or part (preload hint) request was held before
+    /// the answer, seconds; absent for other requests.
+    public var blockedSeconds: Double?
 }
 
 /// Thread-safe JSON Lines writer; every entry is written (and flushed to the kernel) immediately.

@@ -7,7 +7,8 @@ let usage = """
 usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
-                  [--live [--window SEGMENTS] [--live-event]] [--log FILE] [--help]
+                  [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
+                  [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
   --port N            port to bind (0 = ephemeral, default)
@@ -26,6 +27,10 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
   --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
   --window SEGMENTS   live window length (default 6)
   --live-event        live EVENT playlists (the window grows from the first segment)
+  --ll-hls            Low-Latency HLS on top of --live (implies it): MPEG-TS segments cut into parts,
+                      blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
+                      preload hints, rendition reports
+  --part-target DUR   requested part duration for --ll-hls (default 0.5s)
   --log FILE          write a JSON Lines request log
   --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
@@ -84,6 +89,8 @@ var scenarioFiles: [String] = []
 var live = false
 var windowSegments = LiveConfiguration.defaultWindowSegments
 var liveEvent = false
+var lowLatency = false
+var partTargetSeconds = LowLatencyConfiguration.defaultPartTargetSeconds
 var port: UInt16 = 0
 var configuration = OriginConfiguration()
 var args = CommandLine.arguments.dropFirst()
@@ -135,6 +142,13 @@ while let arg = args.popFirst() {
     case "--live-event":
         live = true
         liveEvent = true
+    case "--ll-hls":
+        live = true
+        lowLatency = true
+    case "--part-target":
+        let v = value()
+        guard let d = parseDuration(v), d > 0 else { fail("bad part target \(v)") }
+        partTargetSeconds = d
     case "--window":
         let v = value()
         guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
@@ -161,7 +175,10 @@ if let tracePath {
         exit(66)
     }
 }
-if live { configuration.live = LiveConfiguration(windowSegments: windowSegments, event: liveEvent) }
+if live {
+    configuration.live = LiveConfiguration(windowSegments: windowSegments, event: liveEvent,
+                                           lowLatency: lowLatency ? LowLatencyConfiguration(partTargetSeconds: partTargetSeconds) : nil)
+}
 if !scenario.stalePlaylists.isEmpty && !live { fail("--stale-playlist needs --live") }
 for file in scenarioFiles {
     do {

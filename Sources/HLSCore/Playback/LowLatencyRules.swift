@@ -1,0 +1,282 @@
+import Foundation
+
+// Low-Latency HLS client rules (draft-pantos-hls-rfc8216bis §4.4.3.7–8, §4.4.4.9, §4.4.5, §6.2.5, §6.3).
+// Pure: every input (the last playlist, its age, what was loaded) is an argument; nothing here reads a clock
+// or the network. The runtime (HLSPlayer) performs the requests these rules describe.
+
+/// A position in a low-latency stream: part `part` of the segment with Media Sequence Number `msn`, or the
+/// whole segment when `part` is nil.
+public struct LowLatencyPosition: Sendable, Equatable, CustomStringConvertible {
+    public var msn: Int
+    public var part: Int?
+    public init(msn: Int, part: Int? = nil) {
+        self.msn = msn
+        self.part = part
+    }
+    public var description: String { part.map { "\(msn).\($0)" } ?? "\(msn)" }
+}
+
+/// A blocking playlist reload (§6.2.5.2) and, optionally, a delta update (§6.2.5.1).
+public struct BlockingReloadRequest: Sendable, Equatable {
+    public enum Skip: String, Sendable, Equatable {
+        /// Skip older segments.
+        case yes = "YES"
+        /// Skip older segments and date ranges (the server has CAN-SKIP-DATERANGES=YES).
+        case v2 = "v2"
+    }
+    /// `_HLS_msn`.
+    public var msn: Int
+    /// `_HLS_part`; nil when the playlist has no parts (PART-INF absent): block for the whole segment.
+    public var part: Int?
+    /// `_HLS_skip`; nil = ask for the full playlist.
+    public var skip: Skip?
+
+    public init(msn: Int, part: Int? = nil, skip: Skip? = nil) {
+        self.msn = msn
+        self.part = part
+        self.skip = skip
+    }
+
+    /// The delivery directives, in the order the draft lists them.
+    public var queryItems: [URLQueryItem] {
+        var items = [URLQueryItem(name: "_HLS_msn", value: String(msn))]
+        if let part { items.append(URLQueryItem(name: "_HLS_part", value: String(part))) }
+        if let skip { items.append(URLQueryItem(name: "_HLS_skip", value: skip.rawValue)) }
+        return items
+    }
+
+    /// `playlistURL` with the directives added (earlier `_HLS_` parameters replaced, other parameters kept).
+    public func url(playlistURL: URL) -> URL {
+        guard var components = URLComponents(url: playlistURL, resolvingAgainstBaseURL: true) else { return playlistURL }
+        let kept = (components.queryItems ?? []).filter { !$0.name.hasPrefix("_HLS_") }
+        components.queryItems = kept + queryItems
+        return components.url ?? playlistURL
+    }
+}
+
+/// Why a delta update could not be merged.
+public enum DeltaUpdateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A skipped segment is not in the previous playlist (it is too old, or the previous playlist was
+    /// itself incomplete): the full playlist must be requested.
+    case skippedSegmentMissing(msn: Int, skippedFirst: Int, skippedCount: Int)
+    /// The delta's EXT-X-DISCONTINUITY-SEQUENCE disagrees with the restored first segment's.
+    case discontinuitySequenceMismatch(delta: Int, previous: Int)
+
+    public var description: String {
+        switch self {
+        case let .skippedSegmentMissing(msn, first, count):
+            return "delta update skipped segments \(first)…\(first + count - 1) but segment \(msn) is not in the previous playlist"
+        case let .discontinuitySequenceMismatch(delta, previous):
+            return "delta update has DISCONTINUITY-SEQUENCE \(delta), the previous playlist has \(previous) for that segment"
+        }
+    }
+}
+
+/// Where to start a low-latency live stream.
+public struct LowLatencyStart: Sendable, Equatable {
+    /// The first thing to load: an INDEPENDENT part, or a whole segment.
+    public var position: LowLatencyPosition
+    public var uri: URL
+    /// From the start position to the end of the playlist (its last part), seconds.
+    public var distanceFromEndSeconds: Double
+    /// The hold-back the choice honours: PART-HOLD-BACK, or its default.
+    public var holdBackSeconds: Double
+}
+
+/// What to load next after a (re)load of the playlist.
+public enum LowLatencyNextLoad: Sendable, Equatable {
+    /// A listed part.
+    case part(LowLatencyPosition, uri: URL)
+    /// A whole segment: the next segment is complete, or the parts of the segment in progress are no longer
+    /// listed (then the parts already loaded of it are replaced by the segment).
+    case segment(msn: Int, uri: URL)
+    /// The next part is the one the server hinted (EXT-X-PRELOAD-HINT TYPE=PART): request it now, the server
+    /// holds the answer until it exists.
+    case preloadHint(LowLatencyPosition, uri: URL)
+    /// Nothing to load until the next (blocking) reload.
+    case waitForReload
+    /// The next position has left the playlist: resynchronise from `firstAvailable`.
+    case fellBehind(next: LowLatencyPosition, firstAvailable: Int)
+}
+
+public enum LowLatencyRules {
+    /// PART-HOLD-BACK when the server does not give one, in Part Target Durations: the draft says it SHOULD be at
+    /// least three of them.
+    public static let defaultPartHoldBackPartTargets = 3.0
+    /// A delta update may only be asked for with a playlist younger than this fraction of the Skip Boundary
+    /// (CAN-SKIP-UNTIL): §6.3.7 says no older than one half.
+    public static let deltaUpdateMaximumAgeFraction = 0.5
+    /// Slack when comparing positions on the timeline, seconds.
+    static let toleranceSeconds = 1e-6
+
+    /// Media Sequence Number of the last complete segment (segments before a delta's EXT-X-SKIP count).
+    static func lastCompleteMSN(_ playlist: MediaPlaylist) -> Int {
+        playlist.segments.last?.mediaSequence ?? (playlist.mediaSequence + (playlist.skip?.skippedSegments ?? 0) - 1)
+    }
+
+    // MARK: Blocking reload
+
+    /// The next blocking reload after `playlist` (received `playlistAgeSeconds` ago): the part after the last
+    /// listed one (`_HLS_msn`/`_HLS_part`), or the next segment when the playlist has no PART-INF; `_HLS_skip`
+    /// when the server offers delta updates and the playlist is young enough to merge one into.
+    /// nil when the server does not block (no CAN-BLOCK-RELOAD=YES) or the playlist has ended.
+    public static func nextReload(after playlist: MediaPlaylist, playlistAgeSeconds: Double) -> BlockingReloadRequest? {
+        guard playlist.isLive, let control = playlist.serverControl, control.canBlockReload else { return nil }
+        let next = lastCompleteMSN(playlist) + 1
+        var request = BlockingReloadRequest(msn: next)
+        if playlist.partTargetSeconds != nil {
+            // Trailing parts belong to segment `next`; ask for the one after them.
+            request.part = playlist.trailingParts.count
+        }
+        if let boundary = control.canSkipUntilSeconds, playlistAgeSeconds >= 0,
+           playlistAgeSeconds < boundary * deltaUpdateMaximumAgeFraction {
+            request.skip = control.canSkipDateRanges ? .v2 : .yes
+        }
+        return request
+    }
+
+    // MARK: Delta updates
+
+    /// Merges a delta update (a playlist with EXT-X-SKIP) into the previous playlist: the skipped segments are
+    /// taken from `previous` by Media Sequence Number, the delta's segments follow with their discontinuity
+    /// sequence numbers carried on from them. A playlist without EXT-X-SKIP is returned unchanged.
+    /// Date ranges of `previous` are kept unless the delta lists them again or RECENTLY-REMOVED-DATERANGES names
+    /// them. A delta segment without EXT-X-MAP inherits the last restored segment's, and without a
+    /// PROGRAM-DATE-TIME gets one extrapolated from the restored segments.
+    public static func merge(delta: MediaPlaylist, into previous: MediaPlaylist) throws(DeltaUpdateError) -> MediaPlaylist {
+        guard let skip = delta.skip else { return delta }
+        let first = delta.mediaSequence
+        var known: [Int: MediaSegment] = [:]
+        for s in previous.segments { known[s.mediaSequence] = s }
+        var restored: [MediaSegment] = []
+        for msn in first..<(first + max(0, skip.skippedSegments)) {
+            guard let s = known[msn] else {
+                throw .skippedSegmentMissing(msn: msn, skippedFirst: first, skippedCount: skip.skippedSegments)
+            }
+            restored.append(s)
+        }
+        if let head = restored.first, head.discontinuitySequence != delta.discontinuitySequence {
+            throw .discontinuitySequenceMismatch(delta: delta.discontinuitySequence, previous: head.discontinuitySequence)
+        }
+        var merged = delta
+        var segments = restored
+        for var s in delta.segments {
+            if let last = segments.last {
+                s.discontinuitySequence = last.discontinuitySequence + (s.discontinuity ? 1 : 0)
+                if s.initializationSection == nil { s.initializationSection = last.initializationSection }
+                if s.programDateTime == nil, !s.discontinuity, let date = last.programDateTime {
+                    s.programDateTime = date.addingTimeInterval(last.durationSeconds)
+                }
+            }
+            segments.append(s)
+        }
+        merged.segments = segments
+        merged.skip = nil
+        let listed = Set(delta.dateRanges.map(\.id))
+        let removed = Set(skip.recentlyRemovedDateRanges)
+        merged.dateRanges = previous.dateRanges.filter { !listed.contains($0.id) && !removed.contains($0.id) } + delta.dateRanges
+        return merged
+    }
+
+    // MARK: Start position
+
+    /// One loadable unit of the playlist in order: a listed part, or a whole segment whose parts are not listed.
+    struct Unit {
+        var position: LowLatencyPosition
+        var uri: URL
+        var startSeconds: Double
+        var durationSeconds: Double
+        var independent: Bool
+    }
+
+    static func units(of playlist: MediaPlaylist) -> [Unit] {
+        var units: [Unit] = []
+        var t = 0.0
+        func addParts(_ parts: [PartialSegment], msn: Int, segmentStartIsIndependent: Bool) {
+            for (j, p) in parts.enumerated() {
+                let independent = p.independent || (j == 0 && segmentStartIsIndependent)
+                units.append(Unit(position: LowLatencyPosition(msn: msn, part: j), uri: p.uri, startSeconds: t,
+                                  durationSeconds: p.durationSeconds, independent: independent && !p.gap))
+                t += p.durationSeconds
+            }
+        }
+        for s in playlist.segments {
+            if s.parts.isEmpty {
+                units.append(Unit(position: LowLatencyPosition(msn: s.mediaSequence), uri: s.uri, startSeconds: t,
+                                  durationSeconds: s.durationSeconds, independent: !s.gap))
+                t += s.durationSeconds
+            } else {
+                addParts(s.parts, msn: s.mediaSequence, segmentStartIsIndependent: playlist.independentSegments)
+            }
+        }
+        addParts(playlist.trailingParts, msn: lastCompleteMSN(playlist) + 1,
+                 segmentStartIsIndependent: playlist.independentSegments)
+        return units
+    }
+
+    /// Where to start: the latest INDEPENDENT part (or unlisted-parts segment, which starts at a segment
+    /// boundary) that starts at least PART-HOLD-BACK (default 3 × PART-TARGET) before the end of the playlist;
+    /// the first independent unit when none is that far back. nil for a playlist without PART-INF (use
+    /// `LivePlaylistRules.startSegmentIndex`) or with nothing to load.
+    public static func startPosition(for playlist: MediaPlaylist) -> LowLatencyStart? {
+        guard let partTarget = playlist.partTargetSeconds else { return nil }
+        let holdBack = playlist.serverControl?.partHoldBackSeconds ?? defaultPartHoldBackPartTargets * partTarget
+        let all = units(of: playlist)
+        guard let last = all.last else { return nil }
+        let end = last.startSeconds + last.durationSeconds
+        let latest = end - holdBack
+        let chosen = all.last { $0.independent && $0.startSeconds <= latest + toleranceSeconds }
+            ?? all.first { $0.independent } ?? all[0]
+        return LowLatencyStart(position: chosen.position, uri: chosen.uri, distanceFromEndSeconds: end - chosen.startSeconds,
+                               holdBackSeconds: holdBack)
+    }
+
+    // MARK: Next load
+
+    /// What to load after `loaded` (the last part or whole segment fully loaded), given the newest playlist.
+    public static func nextLoad(after loaded: LowLatencyPosition, in playlist: MediaPlaylist) -> LowLatencyNextLoad {
+        var bySequence: [Int: MediaSegment] = [:]
+        for s in playlist.segments { bySequence[s.mediaSequence] = s }
+        let lastComplete = lastCompleteMSN(playlist)
+        let firstListed = playlist.segments.first?.mediaSequence ?? lastComplete + 1
+
+        // The position after `loaded`.
+        var next: LowLatencyPosition
+        if let j = loaded.part {
+            if let s = bySequence[loaded.msn], !s.parts.isEmpty, j + 1 >= s.parts.count {
+                next = LowLatencyPosition(msn: loaded.msn + 1, part: 0)
+            } else if let s = bySequence[loaded.msn], s.parts.isEmpty {
+                // Segment complete, its parts no longer listed: load the rest as the whole segment.
+                return .segment(msn: s.mediaSequence, uri: s.uri)
+            } else {
+                next = LowLatencyPosition(msn: loaded.msn, part: j + 1)
+            }
+        } else {
+            next = LowLatencyPosition(msn: loaded.msn + 1, part: 0)
+        }
+        if next.msn < firstListed {
+            return .fellBehind(next: next, firstAvailable: firstListed)
+        }
+        // A whole segment when it is complete and we are at its start.
+        if next.part == 0, let s = bySequence[next.msn] {
+            return .segment(msn: s.mediaSequence, uri: s.uri)
+        }
+        let all = units(of: playlist)
+        if let unit = all.first(where: { $0.position == next }) {
+            return .part(next, uri: unit.uri)
+        }
+        // The hinted part is the one right after the last listed part.
+        let hinted: LowLatencyPosition
+        if let last = all.last, let j = last.position.part {
+            let count = bySequence[last.position.msn]?.parts.count
+            hinted = count.map { j + 1 >= $0 } == true ? LowLatencyPosition(msn: last.position.msn + 1, part: 0)
+                                                       : LowLatencyPosition(msn: last.position.msn, part: j + 1)
+        } else {
+            hinted = LowLatencyPosition(msn: lastComplete + 1, part: 0)
+        }
+        if next == hinted, let hint = playlist.preloadHints.first(where: { $0.type == "PART" }) {
+            return .preloadHint(next, uri: hint.uri)
+        }
+        return .waitForReload
+    }
+}
