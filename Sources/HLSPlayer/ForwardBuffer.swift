@@ -20,22 +20,54 @@ struct BufferedPacket: @unchecked Sendable {
     let discontinuitySequence: Int
 }
 
-final class ForwardBuffer: @unchecked Sendable {
-    private let condition = NSCondition()
-    /// Taken slots are set to nil at once so their packet memory is freed as
-    /// soon as the decoder is done with it; the array is compacted now and then.
-    private var packets: [BufferedPacket?] = []
-    private var head = 0
-    private var closed = false
+/// Where a packet came from: the variant's own segments, or an alternate
+/// audio rendition's (EXT-X-MEDIA TYPE=AUDIO with a URI).
+enum BufferTrack: Sendable { case main, alternateAudio }
 
-    /// Appends one segment's packets and wakes the decode loop.
-    func append(_ newPackets: [BufferedPacket]) {
-        condition.lock()
-        if head > 1024 && head * 2 > packets.count {
-            packets.removeFirst(head)
+final class ForwardBuffer: @unchecked Sendable {
+    /// One track's packets in decode order. Taken slots are set to nil at once
+    /// so their packet memory is freed as soon as the decoder is done with it;
+    /// the array is compacted now and then.
+    private struct Queue {
+        var packets: [BufferedPacket?] = []
+        var head = 0
+        var count: Int { packets.count - head }
+        var first: BufferedPacket? { head < packets.count ? packets[head] : nil }
+        mutating func compact() {
+            if head > 1024 && head * 2 > packets.count {
+                packets.removeFirst(head)
+                head = 0
+            }
+        }
+        mutating func removeFirst() -> BufferedPacket? {
+            guard head < packets.count else { return nil }
+            let p = packets[head]
+            packets[head] = nil
+            head += 1
+            return p
+        }
+        mutating func removeAll() {
+            packets.removeAll()
             head = 0
         }
-        packets.append(contentsOf: newPackets)
+    }
+
+    private let condition = NSCondition()
+    private var main = Queue()
+    private var alternateAudio = Queue()
+    private var closed = false
+
+    /// Appends one segment's packets to a track and wakes the decode loop.
+    func append(_ newPackets: [BufferedPacket], track: BufferTrack = .main) {
+        condition.lock()
+        switch track {
+        case .main:
+            main.compact()
+            main.packets.append(contentsOf: newPackets)
+        case .alternateAudio:
+            alternateAudio.compact()
+            alternateAudio.packets.append(contentsOf: newPackets)
+        }
         condition.broadcast()
         condition.unlock()
     }
@@ -44,31 +76,36 @@ final class ForwardBuffer: @unchecked Sendable {
     var count: Int {
         condition.lock()
         defer { condition.unlock() }
-        return packets.count - head
+        return main.count + alternateAudio.count
     }
 
-    /// Waits up to `timeoutSeconds` for a packet that `isDue` accepts, and takes it.
+    /// Waits up to `timeoutSeconds` for a packet that `isDue` accepts, and takes
+    /// it: of the two tracks' next packets, the one with the earlier decode time.
     /// Returns nil on timeout or when closed.
     func take(timeoutSeconds: Double, isDue: (BufferedPacket) -> Bool) -> BufferedPacket? {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
         while !closed {
-            if head < packets.count, let p = packets[head], isDue(p) {
-                packets[head] = nil
-                head += 1
-                return p
+            let useAudio: Bool
+            switch (main.first, alternateAudio.first) {
+            case let (m?, a?): useAudio = a.decodeSeconds < m.decodeSeconds
+            case (nil, _?): useAudio = true
+            default: useAudio = false
+            }
+            if let p = useAudio ? alternateAudio.first : main.first, isDue(p) {
+                return useAudio ? alternateAudio.removeFirst() : main.removeFirst()
             }
             if !condition.wait(until: deadline) { break }
         }
         return nil
     }
 
-    /// The next packet's decode time, if any.
+    /// The next packet's decode time (the earlier of the two tracks), if any.
     var nextDecodeSeconds: Double? {
         condition.lock()
         defer { condition.unlock() }
-        return head < packets.count ? packets[head]?.decodeSeconds : nil
+        return [main.first?.decodeSeconds, alternateAudio.first?.decodeSeconds].compactMap { $0 }.min()
     }
 
     /// Drops the packets the clock has passed (demux-only sessions have no
@@ -78,14 +115,14 @@ final class ForwardBuffer: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         var dropped = 0
-        while head < packets.count, let p = packets[head], p.decodeSeconds < seconds {
-            packets[head] = nil
-            head += 1
-            dropped += 1
-        }
-        if head > 1024 && head * 2 > packets.count {
-            packets.removeFirst(head)
-            head = 0
+        for track in [BufferTrack.main, .alternateAudio] {
+            var q = track == .main ? main : alternateAudio
+            while let p = q.first, p.decodeSeconds < seconds {
+                _ = q.removeFirst()
+                dropped += 1
+            }
+            q.compact()
+            if track == .main { main = q } else { alternateAudio = q }
         }
         return dropped
     }
@@ -95,9 +132,9 @@ final class ForwardBuffer: @unchecked Sendable {
     func discardAll() -> Int {
         condition.lock()
         defer { condition.unlock() }
-        let dropped = packets.count - head
-        packets.removeAll()
-        head = 0
+        let dropped = main.count + alternateAudio.count
+        main.removeAll()
+        alternateAudio.removeAll()
         return dropped
     }
 
@@ -111,8 +148,8 @@ final class ForwardBuffer: @unchecked Sendable {
     func close() {
         condition.lock()
         closed = true
-        packets.removeAll()
-        head = 0
+        main.removeAll()
+        alternateAudio.removeAll()
         condition.broadcast()
         condition.unlock()
     }

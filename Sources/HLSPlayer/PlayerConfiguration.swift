@@ -31,6 +31,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var preferredPeakBitRateBps: Int?
     /// Play this variant (index into the multivariant playlist) whatever the estimate.
     public var pinnedVariantIndex: Int?
+    /// `--audio-lang`: the preferred LANGUAGE of an alternate audio rendition (RFC 5646 tag or its primary subtag).
+    public var audioLanguage: String?
     public var playback = PlaybackConfiguration()
     public var estimator = BandwidthEstimator.Configuration()
     public var selector = VariantSelector()
@@ -103,7 +105,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
-             pinnedVariantIndex, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
+             pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
@@ -117,6 +119,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(preferredForwardBufferDurationSeconds, forKey: .preferredForwardBufferDurationSeconds)
         try c.encodeIfPresent(preferredPeakBitRateBps, forKey: .preferredPeakBitRateBps)
         try c.encodeIfPresent(pinnedVariantIndex, forKey: .pinnedVariantIndex)
+        try c.encodeIfPresent(audioLanguage, forKey: .audioLanguage)
         try c.encode(playback, forKey: .playback)
         try c.encode(estimator, forKey: .estimator)
         try c.encode(selector, forKey: .selector)

@@ -63,6 +63,27 @@ struct VariantInfo: Sendable {
     /// BANDWIDTH, or 0 when the top-level URL was a media playlist.
     var bandwidthBps: Int
     var resolution: Resolution?
+    /// AUDIO group id (EXT-X-STREAM-INF AUDIO).
+    var audioGroup: String? = nil
+}
+
+/// An alternate audio rendition played beside the variant (EXT-X-MEDIA
+/// TYPE=AUDIO with a URI): its own playlist and segments, its own queue in the
+/// forward buffer; the buffer level is the minimum of the two tracks.
+/// VOD segments are placed by time on the rendition's own playlist timeline;
+/// live segments by media sequence number, at the start of the variant's
+/// segment with the same number (renditions of one live stream share them).
+struct AudioTrack {
+    var rendition: Rendition
+    var uri: URL
+    var playlist: MediaPlaylist?
+    var timeline = SegmentTimeline()
+    /// Live: the next media sequence to load (nil: align on the variant's next buffered segment).
+    var nextMediaSequence: Int?
+    var lastReloadAt: MonotonicInstant?
+    var initCache: (map: MediaInitializationSection, data: Data)?
+    /// Packets of the rendition carry this variant index, so the decode loop keeps one audio decoder for it.
+    static let packetVariantIndex = -1
 }
 
 public final class PlayerSession: @unchecked Sendable {
@@ -76,6 +97,10 @@ public final class PlayerSession: @unchecked Sendable {
     private let client: HTTPClient
     private var variants: [VariantInfo] = []
     private var topLevelStart: StartPoint?
+    /// EXT-X-MEDIA TYPE=AUDIO renditions of the multivariant playlist.
+    private var audioRenditions: [Rendition] = []
+    /// The alternate audio rendition being played, if any (loader-owned).
+    private var audio: AudioTrack?
     /// The multivariant playlist's resolved EXT-X-DEFINE variables, importable by media playlists.
     private var multivariantVariables: [String: String] = [:]
     private var mediaPlaylists: [Int: MediaPlaylist] = [:]
@@ -83,8 +108,9 @@ public final class PlayerSession: @unchecked Sendable {
     private var liveTimeline = SegmentTimeline()
     private var nextMediaSequence = 0
     private var lastBufferedVariant: Int?
-    /// Live: the latest buffered segments' media sequence and timeline start (to find the segment at the playhead).
-    private var bufferedSegments: [(mediaSequence: Int, startSeconds: Double)] = []
+    /// The latest buffered segments of the variant: media sequence, timeline start, timestamp offset and
+    /// discontinuity sequence (to find the segment at the playhead, and to align alternate audio on them).
+    private var bufferedSegments: [(mediaSequence: Int, startSeconds: Double, offsetSeconds: Double, discontinuity: Int)] = []
     /// Most entries kept in `bufferedSegments`.
     private static let bufferedSegmentsKept = 64
     private var nextRequestID = 1
@@ -107,6 +133,13 @@ public final class PlayerSession: @unchecked Sendable {
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
+    /// Buffered ends of the variant's track and of the alternate audio track
+    /// (nil without one), seconds of media time; the timeline gets the minimum.
+    private var mainBufferedEndSeconds = 0.0
+    private var audioBufferedEndSeconds: Double?
+    /// The variant's segments are all buffered (VOD) / the audio rendition's are.
+    private var mainTrackEnded = false
+    private var audioTrackEnded = false
     private var timeline: PlaybackTimeline
     private var estimator: BandwidthEstimator
     private var currentVariant: Int?
@@ -325,12 +358,16 @@ public final class PlayerSession: @unchecked Sendable {
             let latency = programDateAnchor.map { anchor in
                 Date().timeIntervalSince(anchor.date.addingTimeInterval(position - anchor.mediaSeconds))
             }
-            let sample = BufferSample(
+            var sample = BufferSample(
                 phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
                 bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
                 estimateBps: estimator.estimateBps, variantIndex: currentVariant,
                 inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes,
                 liveLatencySeconds: (isLive ?? false) ? latency : nil)
+            if let audioEnd = audioBufferedEndSeconds {
+                sample.videoBufferedEndSeconds = mainBufferedEndSeconds
+                sample.audioBufferedEndSeconds = audioEnd
+            }
             return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
         }
         record(actions)
@@ -415,7 +452,8 @@ public final class PlayerSession: @unchecked Sendable {
             guard !chosen.isEmpty else {
                 throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: shown(configuration.url))
             }
-            variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution) }
+            variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup) }
+            audioRenditions = mv.renditions.filter { $0.type == .audio }
             topLevelStart = mv.start
             multivariantVariables = mv.variables
         case .media(let media):
@@ -457,9 +495,12 @@ public final class PlayerSession: @unchecked Sendable {
         let startSeconds = live ? segmentStartSeconds
             : segmentStartSeconds + LivePlaylistRules.vodStartSeconds(for: playlist, start: topLevelStart ?? playlist.start)
               - playlist.segments.prefix(startIndex).reduce(0) { $0 + $1.durationSeconds }
+        chooseAudioRendition(forVariant: decision.variantIndex)
         lock.withLock {
             isLive = live
             timeline.setStartPosition(startSeconds)
+            mainBufferedEndSeconds = startSeconds
+            if audio != nil { audioBufferedEndSeconds = startSeconds }
             if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
         }
     }
@@ -580,6 +621,13 @@ public final class PlayerSession: @unchecked Sendable {
                 sleepUnlessStopping(0.1)
                 continue
             }
+            if audio != nil, try loadAudioIfBehind(live: live) { continue }
+            if lock.withLock({ mainTrackEnded }) {
+                // Only the audio rendition may still be loading: wait for it (it runs above).
+                if lock.withLock({ audioTrackEnded || audio == nil }) { return }
+                sleepUnlessStopping(0.05)
+                continue
+            }
             let previousVariant = lock.withLock { currentVariant } ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
@@ -603,9 +651,9 @@ public final class PlayerSession: @unchecked Sendable {
 
             if playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) == nil {
                 if playlist.endList {
-                    let actions = lock.withLock { timeline.markEndOfStream(at: clock.now()) }
-                    record(actions)
-                    return
+                    endTrack(.main)
+                    if lock.withLock({ timeline.endOfStream }) { return }
+                    continue
                 }
                 // Live: the next segment is not published yet, or has left the window.
                 if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
@@ -648,6 +696,206 @@ public final class PlayerSession: @unchecked Sendable {
             }
             nextMediaSequence = segment.mediaSequence + 1
         }
+    }
+
+    // MARK: - Tracks: the variant's and an alternate audio rendition
+
+    /// The demuxer a segment needs: EXT-X-MAP means fMP4; a packed-audio
+    /// extension means raw ADTS (or a probe for the other packed formats); else MPEG-TS.
+    static func containerHint(for segment: MediaSegment) -> ContainerHint {
+        if segment.initializationSection != nil { return .fragmentedMP4 }
+        switch segment.uri.pathExtension.lowercased() {
+        case "aac", "adts": return .packedAudioADTS
+        case "ac3", "ec3", "mp3", "m4a", "m4s", "mp4": return .probe
+        default: return .mpegTS
+        }
+    }
+
+    /// One track's media now reaches `end`: the timeline gets the minimum of
+    /// the tracks (a track that has ended no longer holds it back). Returns the buffer ahead.
+    @discardableResult
+    private func extendBuffered(_ track: BufferTrack, to end: Double) -> Double {
+        let now = clock.now()
+        let (actions, ahead) = lock.withLock {
+            switch track {
+            case .main: mainBufferedEndSeconds = max(mainBufferedEndSeconds, end)
+            case .alternateAudio: audioBufferedEndSeconds = max(audioBufferedEndSeconds ?? end, end)
+            }
+            let actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            return (actions, timeline.bufferSeconds(at: now))
+        }
+        record(actions)
+        return ahead
+    }
+
+    /// Under `lock`: the end of what can play, the minimum of the tracks still loading.
+    private func combinedBufferedEnd() -> Double {
+        guard let audioEnd = audioBufferedEndSeconds, !audioTrackEnded else { return mainBufferedEndSeconds }
+        return min(mainBufferedEndSeconds, audioEnd)
+    }
+
+    /// A track has no more media (VOD); when every track has ended, so has the stream.
+    private func endTrack(_ track: BufferTrack) {
+        let now = clock.now()
+        let actions: [PlaybackAction] = lock.withLock {
+            switch track {
+            case .main: mainTrackEnded = true
+            case .alternateAudio: audioTrackEnded = true
+            }
+            var actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            if mainTrackEnded && (audioBufferedEndSeconds == nil || audioTrackEnded) {
+                actions += timeline.markEndOfStream(at: now)
+            }
+            return actions
+        }
+        record(actions)
+    }
+
+    /// Picks the alternate audio rendition for the variant's AUDIO group
+    /// (`--audio-lang`, else DEFAULT=YES, else AUTOSELECT=YES, else the first),
+    /// and logs the choice with the candidates. A group whose renditions carry
+    /// no URI is muxed into the variant: nothing to load.
+    private func chooseAudioRendition(forVariant variantIndex: Int) {
+        guard let group = variants.first(where: { $0.index == variantIndex })?.audioGroup else { return }
+        let members = audioRenditions.filter { $0.groupID == group }
+        if members.isEmpty {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "playlist", message: "AUDIO group \"\(group)\" has no EXT-X-MEDIA TYPE=AUDIO rendition; playing the variant's own audio", url: nil)))
+            return
+        }
+        let withURI = members.filter { $0.uri != nil }
+        let preferred = configuration.audioLanguage.flatMap { lang in
+            withURI.first { ($0.language ?? "").lowercased() == lang.lowercased() || ($0.language ?? "").lowercased().hasPrefix(lang.lowercased() + "-") }
+        }
+        let choice: (Rendition, String)?
+        if let preferred { choice = (preferred, "preferred-language") }
+        else if let d = members.first(where: { $0.isDefault }) { choice = (d, "default") }
+        else if let a = members.first(where: { $0.autoselect }) { choice = (a, "autoselect") }
+        else { choice = members.first.map { ($0, "first") } }
+        guard let (rendition, reason) = choice, let uri = rendition.uri else { return }
+        recorder.record(.audioRendition(AudioRenditionChoice(
+            groupID: group, name: rendition.name, language: rendition.language, url: shown(uri), reason: reason,
+            candidates: members.map { "\($0.name) (\($0.language ?? "und"))\($0.uri == nil ? " muxed" : "")" })))
+        audio = AudioTrack(rendition: rendition, uri: uri)
+    }
+
+    /// Loads the audio rendition's next segment when the audio track is behind
+    /// the variant's (or the variant's has ended). Returns true when it did
+    /// something (loaded a playlist or a segment, or ended the track).
+    private func loadAudioIfBehind(live: Bool) throws -> Bool {
+        guard var track = audio, !lock.withLock({ audioTrackEnded }) else { return false }
+        defer { audio = track }
+        let (mainEnd, audioEnd, mainEnded) = lock.withLock { (mainBufferedEndSeconds, audioBufferedEndSeconds ?? mainBufferedEndSeconds, mainTrackEnded) }
+        guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
+
+        // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
+        func reload() throws {
+            let response = try fetch(track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist, track: "audio")
+            guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+                throw SessionFailure(category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))", url: shown(track.uri))
+            }
+            recorder.record(.playlistLoaded(PlaylistLoaded(
+                url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
+                targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
+                changed: true, warnings: media.warnings.map(\.description))))
+            track.playlist = media
+            track.lastReloadAt = clock.now()
+            if media.endList { track.timeline = SegmentTimeline(); _ = track.timeline.update(with: media) }
+        }
+        if track.playlist == nil { try reload(); return true }
+
+        var segment: MediaSegment
+        var start: Double
+        if track.playlist!.endList {
+            // VOD: by time on the rendition's own timeline.
+            guard let next = track.playlist!.segments.first(where: {
+                (track.timeline.startSeconds(ofMediaSequence: $0.mediaSequence) ?? 0) + $0.durationSeconds > audioEnd + 0.001 }) else {
+                endTrack(.alternateAudio)
+                return true
+            }
+            segment = next
+            start = track.timeline.startSeconds(ofMediaSequence: next.mediaSequence) ?? audioEnd
+        } else {
+            // Live: by media sequence number, aligned on the variant's segment with the same number.
+            if track.nextMediaSequence == nil {
+                guard let aligned = bufferedSegments.first(where: { abs($0.startSeconds - audioEnd) < 0.05 }) ?? bufferedSegments.first(where: { $0.startSeconds >= audioEnd - 0.05 }) else { return false }
+                track.nextMediaSequence = aligned.mediaSequence
+            }
+            let msn = track.nextMediaSequence!
+            guard let entry = bufferedSegments.first(where: { $0.mediaSequence == msn }) else {
+                // The variant has not buffered this number (yet, or it was skipped): realign later.
+                if let last = bufferedSegments.last, last.mediaSequence < msn { return false }
+                track.nextMediaSequence = nil
+                return false
+            }
+            guard let found = track.playlist!.segments.first(where: { $0.mediaSequence == msn }) else {
+                if let first = track.playlist!.segments.first, msn < first.mediaSequence {
+                    recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0, reason: "audio segment \(msn) left the rendition's window before it was loaded").withTrack("audio")))
+                    track.nextMediaSequence = msn + 1
+                    return true
+                }
+                let due = (track.lastReloadAt ?? clock.now()).advanced(bySeconds: LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: track.playlist!.targetDurationSeconds, playlistChanged: false))
+                guard clock.now() >= due else { return false }
+                try reload()
+                return true
+            }
+            segment = found
+            start = entry.startSeconds
+        }
+
+        // Fetch, decrypt, demux, and place it: with the variant's timestamp offset at the same moment when
+        // there is one (shared MPEG-TS clock: exact A/V alignment), else anchored on its own start.
+        do {
+            let response = try fetch(segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
+                                     byteRange: segment.byteRange, policy: .segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+            var body = response.body
+            if let key = segment.key, key.method == .aes128, let keyURI = key.uri {
+                let bytes = try keyBytes(keyURI, variantIndex: -1, mediaSequence: segment.mediaSequence)
+                body = try decrypt(body, key: bytes, iv: key.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                                   what: "audio segment \(segment.mediaSequence)", url: segment.uri)
+            }
+            var initData: Data?
+            if let map = segment.initializationSection {
+                if let cached = track.initCache, cached.map == map { initData = cached.data } else {
+                    let data = try fetch(map.uri, purpose: .initSection, variantIndex: nil, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment, track: "audio").body
+                    track.initCache = (map, data)
+                    initData = data
+                }
+            }
+            let demuxStarted = clock.now()
+            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
+            let demuxSeconds = clock.now().seconds(since: demuxStarted)
+            let packets = result.packets.filter { $0.kind == .audio }
+            let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
+            let aligned = bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
+            let offset = aligned?.offsetSeconds ?? (start - reference)
+            buffer.append(packets.map { p in
+                BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                               presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                               timelineOffsetSeconds: offset, variantIndex: AudioTrack.packetVariantIndex,
+                               mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence)
+            }, track: .alternateAudio)
+            let end = start + segment.durationSeconds
+            let ahead = extendBuffered(.alternateAudio, to: end)
+            var record = SegmentBuffered(
+                variantIndex: lock.withLock { currentVariant } ?? variants[0].index, bandwidthBps: 0, mediaSequence: segment.mediaSequence,
+                startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
+                videoPackets: 0, audioPackets: packets.count, corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
+                bufferedEndSeconds: end, bufferSeconds: ahead)
+            record.track = "audio"
+            record.timelineOffsetSeconds = offset
+            recorder.record(.segmentBuffered(record))
+        } catch let failure as SessionFailure {
+            // A lost audio segment does not stop the video: it is skipped (silence), visibly.
+            if isStopping { throw failure }
+            recorder.record(.error(ErrorRecord(fatal: false, category: "audio", message: "audio segment \(segment.mediaSequence) of \"\(track.rendition.name)\": \(failure.message); skipped, video continues", url: failure.url)))
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: failure.message).withTrack("audio")))
+            extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
+        } catch let error as MediaError {
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)").withTrack("audio")))
+            extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
+        }
+        if !track.playlist!.endList { track.nextMediaSequence = segment.mediaSequence + 1 }
+        return true
     }
 
     // MARK: - Live resync (docs/startup-cap.md §5)
@@ -760,11 +1008,14 @@ public final class PlayerSession: @unchecked Sendable {
         let (actions, dropped, td) = lock.withLock {
             let dropped = timeline.bufferSeconds(at: now)
             let actions = timeline.discardBuffered(at: now)
+            mainBufferedEndSeconds = timeline.bufferedEndSeconds
+            if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
             resyncFromSequence = to
             return (actions, dropped, liveResync?.targetDurationSeconds ?? playlist.targetDurationSeconds)
         }
         record(actions)
         bufferedSegments.removeAll()
+        audio?.nextMediaSequence = nil
         nextMediaSequence = to
         var log = LiveResyncLog(action: .seeked, record: r ?? LiveResyncRecord(
             trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
@@ -840,8 +1091,7 @@ public final class PlayerSession: @unchecked Sendable {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
-                                              hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS)
+            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
@@ -860,7 +1110,9 @@ public final class PlayerSession: @unchecked Sendable {
         let video = result.packets.filter { $0.kind == .video }
         let reference = (video.isEmpty ? result.packets : video).compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
         let offset = start - reference
-        let buffered = result.packets.map { p in
+        // With an alternate audio rendition, the variant's own audio (if muxed in) is not played.
+        let kept = audio == nil ? result.packets : result.packets.filter { $0.kind != .audio }
+        let buffered = kept.map { p in
             BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                            timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
@@ -879,29 +1131,24 @@ public final class PlayerSession: @unchecked Sendable {
         }
         buffer.append(buffered)
         let end = start + segment.durationSeconds
-        let now = clock.now()
-        let (actions, ahead) = lock.withLock {
-            let actions = timeline.appendBuffered(upTo: end, at: now)
-            return (actions, timeline.bufferSeconds(at: now))
-        }
-        record(actions)
+        let ahead = extendBuffered(.main, to: end)
         if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
             recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps, toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
         }
         lastBufferedVariant = variantIndex
         firstSegmentFetched = true
-        if live {
-            bufferedSegments.append((segment.mediaSequence, start))
-            if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
-        }
+        bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
+        if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
         let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
             : (segment.durationSeconds > 0 ? Int(Double(response.body.count) * 8 / segment.durationSeconds) : 0)
-        recorder.record(.segmentBuffered(SegmentBuffered(
+        var bufferedRecord = SegmentBuffered(
             variantIndex: variantIndex, bandwidthBps: indicated, mediaSequence: segment.mediaSequence,
             startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
-            videoPackets: video.count, audioPackets: result.packets.count - video.count,
+            videoPackets: video.count, audioPackets: kept.count - video.count,
             corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
-            bufferedEndSeconds: end, bufferSeconds: ahead)))
+            bufferedEndSeconds: end, bufferSeconds: ahead)
+        bufferedRecord.timelineOffsetSeconds = offset
+        recorder.record(.segmentBuffered(bufferedRecord))
         for warning in result.warnings.prefix(5) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
         }
@@ -953,7 +1200,7 @@ public final class PlayerSession: @unchecked Sendable {
 
     /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
     private func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
-                       segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil) throws -> HTTPResponse {
+                       segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil) throws -> HTTPResponse {
         var attempts = 0
         var wedgeReRequests = 0
         var policy = policy
@@ -983,8 +1230,10 @@ public final class PlayerSession: @unchecked Sendable {
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
-            recorder.record(.requestStart(RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
-                                                       variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)))
+            var start = RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
+                                     variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
+            start.track = track
+            recorder.record(.requestStart(start))
             let wallStart = Date()
             let startedAt = clock.now()
             let token = CancellationToken()
@@ -1652,6 +1901,14 @@ extension PlayerSession {
         if let problem = EstimateStoreFile.save(current.updating(with: record), path: path) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "estimate-store", message: problem)))
         }
+    }
+}
+
+extension SegmentSkipped {
+    func withTrack(_ track: String) -> SegmentSkipped {
+        var copy = self
+        copy.track = track
+        return copy
     }
 }
 

@@ -19,6 +19,7 @@ struct Arguments {
     var forwardBufferSeconds: Double?
     var peakBitRateBps: Int?
     var variantIndex: Int?
+    var audioLanguage: String?
     var startupBufferSeconds: Double?
     var resumeBufferSeconds: Double?
     var monitorIntervalSeconds: Double?
@@ -60,6 +61,8 @@ struct Arguments {
                                  never below the resume buffer)
       --peak-bitrate RATE        preferredPeakBitRate, e.g. 3000000, 3000k, 3m
       --variant INDEX            always play this variant of the multivariant playlist
+      --audio-lang LANG          prefer the alternate audio rendition with this LANGUAGE
+                                 (e.g. fr; default: the group's DEFAULT=YES rendition)
       --startup-buffer SECONDS   buffer needed to start playing (default 2)
       --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
       --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
@@ -169,6 +172,12 @@ struct Arguments {
                 let w = try value(for: word)
                 guard let v = Int(w), v >= 0 else { throw UsageError(message: "--variant: '\(w)' is not a variant index (0, 1, ...)") }
                 a.variantIndex = v
+            case "--audio-lang":
+                let w = try value(for: word)
+                guard !w.isEmpty, w.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                    throw UsageError(message: "--audio-lang: '\(w)' is not a language tag (e.g. en, fr, pt-BR)")
+                }
+                a.audioLanguage = w
             default:
                 if word.hasPrefix("-") && word != "-" {
                     throw UsageError(message: "unknown option '\(word)'")

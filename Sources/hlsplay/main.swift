@@ -93,6 +93,7 @@ func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     if let v = arguments.forwardBufferSeconds { configuration.preferredForwardBufferDurationSeconds = v }
     configuration.preferredPeakBitRateBps = arguments.peakBitRateBps
     configuration.pinnedVariantIndex = arguments.variantIndex
+    configuration.audioLanguage = arguments.audioLanguage
     if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
     if let v = arguments.resumeBufferSeconds {
         configuration.playback.resumeBufferSeconds = v

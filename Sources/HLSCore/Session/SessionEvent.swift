@@ -63,6 +63,8 @@ public struct RequestStart: Sendable, Equatable, Codable {
     public var mediaSequence: Int?
     /// "offset-last" inclusive byte range, when a range was asked for.
     public var range: String?
+    /// "audio" for an alternate audio rendition's playlist or segment (absent: the variant's own).
+    public var track: String?
     public init(requestID: Int, url: String, purpose: RequestPurpose, attempt: Int, variantIndex: Int? = nil,
                 mediaSequence: Int? = nil, range: String? = nil) {
         self.requestID = requestID
@@ -215,6 +217,12 @@ public struct SegmentBuffered: Sendable, Equatable, Codable {
     /// Buffered end after the append, seconds of media time.
     public var bufferedEndSeconds: Double
     public var bufferSeconds: Double
+    /// "audio" for an alternate audio rendition's segment (absent: the variant's own);
+    /// then `variantIndex` is the variant playing beside it.
+    public var track: String?
+    /// Seconds added to the segment's timestamps to place it on the media
+    /// timeline (equal for audio and video segments of one moment: aligned).
+    public var timelineOffsetSeconds: Double?
     public init(variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
                 bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
                 bufferedEndSeconds: Double, bufferSeconds: Double) {
@@ -238,11 +246,33 @@ public struct SegmentSkipped: Sendable, Equatable, Codable {
     public var mediaSequence: Int
     public var durationSeconds: Double
     public var reason: String
+    /// "audio" for an alternate audio rendition's segment.
+    public var track: String?
     public init(variantIndex: Int, mediaSequence: Int, durationSeconds: Double, reason: String) {
         self.variantIndex = variantIndex
         self.mediaSequence = mediaSequence
         self.durationSeconds = durationSeconds
         self.reason = reason
+    }
+}
+
+/// The alternate audio rendition chosen for a variant's AUDIO group, and why.
+public struct AudioRenditionChoice: Sendable, Equatable, Codable {
+    public var groupID: String
+    public var name: String
+    public var language: String?
+    public var url: String
+    /// Why this one: "preferred-language", "default", "autoselect", "first".
+    public var reason: String
+    /// The renditions of the group: name and language, in playlist order.
+    public var candidates: [String]
+    public init(groupID: String, name: String, language: String?, url: String, reason: String, candidates: [String]) {
+        self.groupID = groupID
+        self.name = name
+        self.language = language
+        self.url = url
+        self.reason = reason
+        self.candidates = candidates
     }
 }
 
@@ -305,6 +335,9 @@ public struct BufferSample: Sendable, Equatable, Codable {
     /// Live latency: wall-clock now minus the EXT-X-PROGRAM-DATE-TIME of the
     /// media at the playhead, seconds (nil without program date-times).
     public var liveLatencySeconds: Double?
+    /// With an alternate audio rendition: each track's buffered end (the buffer is the minimum of the two).
+    public var videoBufferedEndSeconds: Double?
+    public var audioBufferedEndSeconds: Double?
     public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
                 estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
                 liveLatencySeconds: Double? = nil) {
@@ -453,6 +486,7 @@ public enum SessionEvent: Sendable, Equatable {
     case predictorRecovered(PredictorRecovery)
     // Live resync and restart (docs/startup-cap.md §5)
     case liveResync(LiveResyncLog)
+    case audioRendition(AudioRenditionChoice)
 
     /// The `type` field in the log.
     public var type: String {
@@ -486,6 +520,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .predictorFailed: "predictor.failed"
         case .predictorRecovered: "predictor.recovered"
         case .liveResync: "live.resync"
+        case .audioRendition: "audio.rendition"
         }
     }
 
@@ -520,6 +555,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .predictorFailed(let p): p
         case .predictorRecovered(let p): p
         case .liveResync(let p): p
+        case .audioRendition(let p): p
         }
     }
 }

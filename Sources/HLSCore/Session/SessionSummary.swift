@@ -36,7 +36,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var retries: Int
     /// Body bytes received.
     public var bytes: Int
+    /// The variant's segments; an alternate audio rendition's are `audioSegmentsBuffered`.
     public var segmentsBuffered: Int
+    public var audioSegmentsBuffered: Int?
     public var segmentsSkipped: Int
     public var decodedVideoFrames: Int
     public var decodedAudioFrames: Int
@@ -86,6 +88,7 @@ public struct SummaryBuilder: Sendable {
     private var wedges = 0
     private var overSelections = 0
     private var liveResyncs = 0
+    private var audioSegments = 0
     private var liveRestarts = 0
     private var predictor: String?
     private var latencies: [Double] = []
@@ -108,6 +111,8 @@ public struct SummaryBuilder: Sendable {
             stallSeconds += e.stallSeconds ?? 0
         case .variantSwitch:
             switches += 1
+        case .segmentBuffered(let e) where e.track == "audio":
+            audioSegments += 1
         case .segmentBuffered(let e):
             segments.append((e.startSeconds, e.durationSeconds, e.bandwidthBps))
         case .segmentSkipped:
@@ -172,7 +177,7 @@ public struct SummaryBuilder: Sendable {
             stallCount: stallCount, stallSeconds: stallSeconds, playedSeconds: played,
             averageBitrateBps: covered > 0 ? weighted / covered : 0, lastBitrateBps: last,
             variantSwitches: switches, requests: requests, failedRequests: failedRequests, retries: retries,
-            bytes: bytes, segmentsBuffered: segments.count, segmentsSkipped: skipped,
+            bytes: bytes, segmentsBuffered: segments.count, audioSegmentsBuffered: audioSegments > 0 ? audioSegments : nil, segmentsSkipped: skipped,
             decodedVideoFrames: decode.videoFrames, decodedAudioFrames: decode.audioFrames,
             lateVideoFrames: decode.lateVideoFrames, decodeErrors: decode.decodeErrors,
             sessionSeconds: sessionSeconds, finalEstimateBps: finalEstimateBps,
