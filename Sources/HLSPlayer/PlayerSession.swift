@@ -97,6 +97,9 @@ public final class PlayerSession: @unchecked Sendable {
     private let client: HTTPClient
     private var variants: [VariantInfo] = []
     private var topLevelStart: StartPoint?
+    /// LL-HLS: the last part (or whole segment) loaded, and the start chosen at startup.
+    private var lowLatencyLoaded: LowLatencyPosition?
+    private var pendingLowLatencyStart: LowLatencyStart?
     /// EXT-X-MEDIA TYPE=AUDIO renditions of the multivariant playlist.
     private var audioRenditions: [Rendition] = []
     /// The alternate audio rendition being played, if any (loader-owned).
@@ -490,7 +493,25 @@ public final class PlayerSession: @unchecked Sendable {
         let startIndex = live ? LivePlaylistRules.startSegmentIndex(for: playlist)
                               : LivePlaylistRules.vodStartSegmentIndex(for: playlist, start: topLevelStart ?? playlist.start)
         nextMediaSequence = playlist.segments[startIndex].mediaSequence
-        let segmentStartSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        var segmentStartSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        /// LL-HLS: where the clock starts, PART-HOLD-BACK from the end, when that is after the INDEPENDENT part loading starts at.
+        var lowLatencyPlayStart: Double?
+        if live, Self.isLowLatency(playlist), let llStart = LowLatencyRules.startPosition(for: playlist) {
+            // LL-HLS: start at an INDEPENDENT part PART-HOLD-BACK from the end (or a whole segment).
+            let first = playlist.segments[0]
+            let end = playlist.segments.reduce(0) { $0 + $1.durationSeconds } + playlist.trailingParts.reduce(0) { $0 + $1.durationSeconds }
+            let firstStart = segmentStart(variantIndex: decision.variantIndex, mediaSequence: first.mediaSequence) ?? 0
+            segmentStartSeconds = firstStart + end - llStart.distanceFromEndSeconds
+            // Independent parts may be a whole GOP apart: load from one, but start the clock at PART-HOLD-BACK
+            // from the end (the frames before it are decoded, not shown, as for EXT-X-START PRECISE=YES).
+            lowLatencyPlayStart = max(segmentStartSeconds, firstStart + end - llStart.holdBackSeconds)
+            nextMediaSequence = llStart.position.msn
+            pendingLowLatencyStart = llStart
+            recorder.record(.lowLatencyStart(LowLatencyStartRecord(
+                msn: llStart.position.msn, part: llStart.position.part, url: shown(llStart.uri),
+                distanceFromEndSeconds: llStart.distanceFromEndSeconds, partHoldBackSeconds: llStart.holdBackSeconds,
+                partTargetSeconds: playlist.partTargetSeconds ?? 0)))
+        }
         // EXT-X-START PRECISE=YES: the clock starts at the offset inside the segment (earlier frames are decoded, not shown).
         let startSeconds = live ? segmentStartSeconds
             : segmentStartSeconds + LivePlaylistRules.vodStartSeconds(for: playlist, start: topLevelStart ?? playlist.start)
@@ -498,9 +519,16 @@ public final class PlayerSession: @unchecked Sendable {
         chooseAudioRendition(forVariant: decision.variantIndex)
         lock.withLock {
             isLive = live
-            timeline.setStartPosition(startSeconds)
+            timeline.setStartPosition(lowLatencyPlayStart ?? startSeconds)
             mainBufferedEndSeconds = startSeconds
             if audio != nil { audioBufferedEndSeconds = startSeconds }
+            if live, Self.isLowLatency(playlist), let partTarget = playlist.partTargetSeconds {
+                // LL-HLS: waiting for the usual 2 s (4 s to resume) would add them to the latency;
+                // start with PART-HOLD-BACK buffered, resume with twice that.
+                let holdBack = playlist.serverControl?.partHoldBackSeconds ?? LowLatencyRules.defaultPartHoldBackPartTargets * partTarget
+                timeline.setStartupBufferSeconds(min(timeline.configuration.startupBufferSeconds, holdBack))
+                timeline.setResumeBufferSeconds(min(timeline.configuration.resumeBufferSeconds, 2 * holdBack))
+            }
             if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
         }
     }
@@ -648,6 +676,10 @@ public final class PlayerSession: @unchecked Sendable {
                 if effectivePeakCapBps() != capAtDecision { continue }
             }
             guard var playlist = mediaPlaylists[variantIndex] else { continue }
+            if live && Self.isLowLatency(playlist) {
+                try lowLatencyStep(playlist, variantIndex: variantIndex)
+                continue
+            }
 
             if playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) == nil {
                 if playlist.endList {
@@ -898,6 +930,105 @@ public final class PlayerSession: @unchecked Sendable {
         return true
     }
 
+    // MARK: - Low-Latency HLS
+
+    /// A live playlist with parts whose server blocks reloads: loaded part by part.
+    static func isLowLatency(_ p: MediaPlaylist) -> Bool {
+        !p.endList && p.partTargetSeconds != nil && (p.serverControl?.canBlockReload ?? false)
+    }
+
+    /// One step on the LL-HLS path: the next part (listed or preload-hinted),
+    /// a whole segment when it is complete and we are at its start, or a
+    /// blocking reload (`_HLS_msn`/`_HLS_part`, `_HLS_skip` delta updates) when
+    /// there is nothing to load yet (LowLatencyRules decides).
+    private func lowLatencyStep(_ playlist: MediaPlaylist, variantIndex: Int) throws {
+        let next: LowLatencyNextLoad
+        if let loaded = lowLatencyLoaded {
+            next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
+        } else if let start = pendingLowLatencyStart ?? LowLatencyRules.startPosition(for: playlist) {
+            pendingLowLatencyStart = nil
+            next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
+        } else {
+            next = .waitForReload
+        }
+        switch next {
+        case .part(let position, _), .preloadHint(let position, _):
+            let hinted: Bool
+            let uri: URL
+            switch next {
+            case .preloadHint(_, let u): hinted = true; uri = u
+            case .part(_, let u): hinted = false; uri = u
+            default: return
+            }
+            try loadPart(position, uri: uri, hinted: hinted, playlist: playlist, variantIndex: variantIndex)
+            lowLatencyLoaded = position
+        case .segment(let msn, _):
+            guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
+                try blockingReload(after: playlist, variantIndex: variantIndex)
+                return
+            }
+            if let loaded = lowLatencyLoaded, loaded.part != nil, loaded.msn == msn {
+                // Its parts left the playlist before they were all loaded: go on with the next segment.
+                recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
+                    reason: "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)")))
+            } else {
+                try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+            }
+            lowLatencyLoaded = LowLatencyPosition(msn: msn)
+            nextMediaSequence = msn + 1
+        case .waitForReload:
+            try blockingReload(after: playlist, variantIndex: variantIndex)
+        case .fellBehind(let position, let first):
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap", url: nil)))
+            lowLatencyLoaded = nil
+            fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// Loads one part as a small segment placed right after what is buffered.
+    private func loadPart(_ position: LowLatencyPosition, uri: URL, hinted: Bool, playlist: MediaPlaylist, variantIndex: Int) throws {
+        _ = hinted  // the request log shows it: the URI is the hint's
+        let j = position.part ?? 0
+        // The part's own tags: from its segment when listed, else from the trailing parts (the segment in progress).
+        let listed = playlist.segments.first { $0.mediaSequence == position.msn }
+        let parts = listed?.parts ?? (position.msn == (playlist.segments.last?.mediaSequence ?? -1) + 1 ? playlist.trailingParts : [])
+        let part = j < parts.count ? parts[j] : nil
+        let parent = listed ?? playlist.segments.last
+        let partsBefore = parts.prefix(j).reduce(0) { $0 + $1.durationSeconds }
+        let segmentDate: Date? = listed?.programDateTime ?? parent.flatMap { p in p.programDateTime.map { $0.addingTimeInterval(p.durationSeconds) } }
+        let unit = MediaSegment(mediaSequence: position.msn, discontinuitySequence: parent?.discontinuitySequence ?? 0, uri: uri,
+                                durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
+                                byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
+                                programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
+        let placeAt = lock.withLock { mainBufferedEndSeconds }
+        try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
+    }
+
+    /// A blocking playlist reload for the next part; a delta update is merged into the playlist it extends.
+    private func blockingReload(after playlist: MediaPlaylist, variantIndex: Int) throws {
+        guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
+        let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
+        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age) else {
+            _ = try mediaPlaylist(for: variantIndex, forceReload: true)
+            return
+        }
+        let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
+                                 mediaSequence: request.msn, byteRange: nil, policy: .playlist)
+        guard case .media(var media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
+        }
+        if media.skip != nil {
+            do {
+                media = try LowLatencyRules.merge(delta: media, into: playlist)
+            } catch {
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS delta update could not be merged (\(error)); reloading the whole playlist", url: shown(response.effectiveURL))))
+                _ = try mediaPlaylist(for: variantIndex, forceReload: true)
+                return
+            }
+        }
+        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: true)
+    }
+
     // MARK: - Live resync (docs/startup-cap.md §5)
 
     /// Feeds the live resync policy (live streams only) and acts on what it returns.
@@ -1027,9 +1158,12 @@ public final class PlayerSession: @unchecked Sendable {
         recorder.record(.liveResync(log))
     }
 
-    private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool) throws {
+    /// Fetches, decrypts and demuxes one segment (or one LL-HLS part, `part`
+    /// set, placed at `placeAt`) into the forward buffer.
+    private func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
+                                part: Int? = nil, placeAt: Double? = nil) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
-              var start = segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
+              var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
             throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: shown(segment.uri))
         }
         if segment.gap {
@@ -1102,8 +1236,8 @@ public final class PlayerSession: @unchecked Sendable {
 
         // Place the segment's packets on the media timeline: its earliest video
         // timestamp (else audio) lands on the segment's playlist start.
-        let bufferedEndBefore = lock.withLock { timeline.bufferedEndSeconds }
-        if live && abs(start - bufferedEndBefore) > 0.5 && firstSegmentFetched {
+        let bufferedEndBefore = lock.withLock { mainBufferedEndSeconds }
+        if live && placeAt == nil && abs(start - bufferedEndBefore) > 0.5 && firstSegmentFetched {
             // A jump in the live window or a resync to the edge: keep the clock continuous.
             start = bufferedEndBefore
         }
@@ -1148,6 +1282,7 @@ public final class PlayerSession: @unchecked Sendable {
             corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
             bufferedEndSeconds: end, bufferSeconds: ahead)
         bufferedRecord.timelineOffsetSeconds = offset
+        bufferedRecord.part = part
         recorder.record(.segmentBuffered(bufferedRecord))
         for warning in result.warnings.prefix(5) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))

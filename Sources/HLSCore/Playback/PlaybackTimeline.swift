@@ -85,6 +85,13 @@ public struct PlaybackTimeline: Sendable, Equatable {
         configuration.resumeBufferSeconds = max(0, seconds)
     }
 
+    /// Changes the startup threshold (before playback starts): e.g. an LL-HLS
+    /// stream starts as soon as PART-HOLD-BACK is buffered.
+    public mutating func setStartupBufferSeconds(_ seconds: Double) {
+        precondition(phase == .startingUp, "the startup threshold is set before playback starts")
+        configuration.startupBufferSeconds = max(0, seconds)
+    }
+
     /// Sets where playback begins (before anything is buffered): e.g. the live start point.
     public mutating func setStartPosition(_ seconds: Double) {
         precondition(phase == .startingUp, "the start position is set before playback starts")

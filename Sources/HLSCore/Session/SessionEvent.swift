@@ -220,6 +220,8 @@ public struct SegmentBuffered: Sendable, Equatable, Codable {
     /// "audio" for an alternate audio rendition's segment (absent: the variant's own);
     /// then `variantIndex` is the variant playing beside it.
     public var track: String?
+    /// LL-HLS: the part index within the segment (absent: a whole segment).
+    public var part: Int?
     /// Seconds added to the segment's timestamps to place it on the media
     /// timeline (equal for audio and video segments of one moment: aligned).
     public var timelineOffsetSeconds: Double?
@@ -253,6 +255,25 @@ public struct SegmentSkipped: Sendable, Equatable, Codable {
         self.mediaSequence = mediaSequence
         self.durationSeconds = durationSeconds
         self.reason = reason
+    }
+}
+
+/// LL-HLS: where playback starts (LowLatencyRules.startPosition).
+public struct LowLatencyStartRecord: Sendable, Equatable, Codable {
+    public var msn: Int
+    public var part: Int?
+    public var url: String
+    /// From the start to the end of the playlist (its last part), seconds.
+    public var distanceFromEndSeconds: Double
+    public var partHoldBackSeconds: Double
+    public var partTargetSeconds: Double
+    public init(msn: Int, part: Int?, url: String, distanceFromEndSeconds: Double, partHoldBackSeconds: Double, partTargetSeconds: Double) {
+        self.msn = msn
+        self.part = part
+        self.url = url
+        self.distanceFromEndSeconds = distanceFromEndSeconds
+        self.partHoldBackSeconds = partHoldBackSeconds
+        self.partTargetSeconds = partTargetSeconds
     }
 }
 
@@ -487,6 +508,7 @@ public enum SessionEvent: Sendable, Equatable {
     // Live resync and restart (docs/startup-cap.md §5)
     case liveResync(LiveResyncLog)
     case audioRendition(AudioRenditionChoice)
+    case lowLatencyStart(LowLatencyStartRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -521,6 +543,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .predictorRecovered: "predictor.recovered"
         case .liveResync: "live.resync"
         case .audioRendition: "audio.rendition"
+        case .lowLatencyStart: "lowlatency.start"
         }
     }
 
@@ -556,6 +579,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .predictorRecovered(let p): p
         case .liveResync(let p): p
         case .audioRendition(let p): p
+        case .lowLatencyStart(let p): p
         }
     }
 }
