@@ -1101,8 +1101,8 @@ def parse_run_args(argv):
     ap.add_argument("--policies", default="auto,off,first-variant")
     ap.add_argument("--kinds", default="cold,warm,channel-change")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--duration", type=float, default=6)
-    ap.add_argument("--scenario-duration", type=float, default=30)
+    ap.add_argument("--duration", type=float, default=5)
+    ap.add_argument("--scenario-duration", type=float, default=24)
     ap.add_argument("--scenario-reps", type=int, default=2,
                     help="repetitions of each recovery and fault scenario and of the non-auto over-select runs")
     ap.add_argument("--rtt", default="40ms")
