@@ -832,6 +832,19 @@ def grid_tables(spec, recs, ladders):
             if rr:
                 lines.append(f"| {pol} | {len(c)} | {fmt(statistics.median(rr))} | {fmt(pctl(rr, 90))} | "
                              f"{fmt(max(rr))} | {sum(1 for x in rr if x <= 1.2)}/{len(rr)} | {w} |")
+    # hard wedges anywhere, per policy (the target: none with the cap on)
+    if recs:
+        lines.append(f"\n### Hard wedges (TTFF > {HARD_WEDGE_S:g} s or no first frame) and stalls, all start kinds\n")
+        lines.append("| policy | sessions | hard wedges | sessions with a stall | stall s | TTFF max s |")
+        lines.append("|---|---|---|---|---|---|")
+        for pol in spec["policies"]:
+            c = [r for r in recs if r["policy"] == pol]
+            if not c:
+                continue
+            t = [r["ttff"] for r in c if r.get("ttff") is not None]
+            w = sum(1 for r in c if r.get("ttff") is None or r["ttff"] > HARD_WEDGE_S)
+            lines.append(f"| {pol} | {len(c)} | {w} | {sum(1 for r in c if r.get('stalls'))} | "
+                         f"{fmt(sum(r.get('stallSeconds') or 0 for r in c))} | {fmt(max(t)) if t else '—'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -918,6 +931,19 @@ def faults_table(spec, recs):
                      f"{r['http404']} | {r['resyncs']} | {r['escalations']} | {det} | "
                      f"{fmt(resume) if ended else '**never**'} | {fmt(insec)} | {target} | {fmt(r.get('ttff'))} | "
                      f"{exit_} |")
+    # per fault: how many met the target, and the spread
+    if recs:
+        lines.append("\n| fault | sessions | ≤ target | fault end → resumed in seg, median | max | never resumed "
+                     "| ended in an error | resyncs | escalations |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for kind in [k for k in FAULT_LABELS if any(r["scenario"] == k for r in recs)]:
+            c = [r for r in recs if r["scenario"] == kind]
+            ins = [r["resume"] / r["seg"] for r in c if r.get("resume") is not None]
+            never = sum(1 for r in c if r.get("resume") is None)
+            met = "—" if kind == "live-rolloff" else f"{sum(1 for x in ins if x <= FAULT_TARGET_SEGMENTS)}/{len(c)}"
+            lines.append(f"| {FAULT_LABELS[kind]} | {len(c)} | {met} | {fmt(statistics.median(ins)) if ins else '—'} | "
+                         f"{fmt(max(ins)) if ins else '—'} | {never} | {sum(1 for r in c if r.get('exit') == 'error')} | "
+                         f"{sum(r.get('resyncs') or 0 for r in c)} | {sum(r.get('escalations') or 0 for r in c)} |")
     return "\n".join(lines) + "\n"
 
 
