@@ -190,7 +190,8 @@ class MergeTests(unittest.TestCase):
             self.assertEqual(meta["completedUnits"], [u["key"] for u in grid.plan(spec)])
         # the report has every section and the new grid and fault columns
         for needle in ("### Grid", "| CV |", "first fetch over-selection", "### Over-select", "### Recovery",
-                       "### Faults", "black-holed first segment", "live segment roll-off", "link collapse mid-play"):
+                       "### Faults", "black-holed first segment", "live segment roll-off", "link collapse mid-play",
+                       "### Hard wedges", "| fault | sessions | ≤ target |"):
             self.assertIn(needle, expected)
 
     def test_each_unit_runs_once_across_shards(self):
