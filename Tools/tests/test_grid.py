@@ -332,6 +332,22 @@ class LogReadingTests(unittest.TestCase):
         self.assertAlmostEqual(r["resume"], 4.085)
         self.assertIsNone(grid.black_hole_first(log[:3])["resume"])  # never started
 
+    def test_fault_table_marks_never_and_missed_targets(self):
+        base = {"rate": "2mbit", "rep": 0, "stalls": 1, "stallSeconds": 3.0, "wedges": 1, "reRequests": 1,
+                "http404": 0, "resyncs": 0, "escalations": 0, "exit": "durationReached", "ttff": 1.0}
+        recs = [dict(base, scenario="collapse", seg=2, at=6, dur=8, resume=3.0, playbackInterrupted=True),    # 1.5 seg
+                dict(base, scenario="collapse", seg=2, at=6, dur=8, resume=5.0, playbackInterrupted=True),    # 2.5 seg
+                dict(base, scenario="live-rolloff", seg=2, window=3, at=8, dur=10, resume=None,
+                     playbackInterrupted=True, http404=1, resyncs=1, exit="error", error="HTTP 404")]
+        text = grid.faults_table(make_spec(), recs)
+        rows = [l for l in text.splitlines() if l.startswith("| link collapse") or l.startswith("| live segment")]
+        self.assertIn("| 1.50 | yes |", rows[0])
+        self.assertIn("| 2.50 | **no** |", rows[1])
+        self.assertIn("**never**", rows[2])
+        self.assertIn("error: HTTP 404", rows[2])
+        self.assertIn("| link collapse mid-play | 2 | 1/2 | 2.00 | 2.50 | 0 | 0 | 0 | 0 |", text)
+        self.assertIn("| live segment roll-off | 1 | — | — | — | 1 | 1 | 1 | 0 |", text)
+
     def test_fault_counts(self):
         log = [ev(0, "request.start", purpose="segment", mediaSequence=5, url="a/seg5.ts"),
                ev(3, "request.byteProgress", assessment={"verdict": "wedged"}),
