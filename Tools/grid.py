@@ -436,21 +436,39 @@ def _text(e):
     return json.dumps(e, sort_keys=True).lower()
 
 
-def live_counts(ev):
+def live_step(e):
+    """What one `live.*` event says: "resync", "restart" or "give-up" (a
+    decision), "seeked" / "resolved" (performed / over), or None. Reads
+    `action` (LiveResyncLog) first, else the LiveResyncRecord `phase`."""
+    a = str(e.get("action") or "").lower()
+    if a:
+        if "restart" in a:
+            return "restart"
+        if "give" in a or "fail" in a:
+            return "give-up"
+        if a.startswith("resync"):
+            return "resync"
+        return a
+    p = str(e.get("phase") or (e.get("record") or {}).get("phase") or "").lower()
+    if "restart" in p:
+        return "restart"
+    if "fail" in p or "give" in p:
+        return "give-up"
+    if "resync" in p:
+        return "resync"
+    return None
+
+
+def live_counts(ev, summary=None):
     """Resyncs, escalations (restarts) and give-ups, from whatever the log
-    shows: `live.*` events (LiveResyncRecord: phase resyncing / restarting /
-    failed), the `live` error "fell behind the live window", cap changes with
-    reason live-resync, and extra multivariant playlist requests (a restart
-    reloads it). Each kind of evidence is counted alone and the largest count
-    wins, so one resync logged three ways counts once."""
-    live_ev = [e for e in ev if str(e.get("type", "")).startswith("live.")]
-    def phase(e):
-        p = e.get("phase") or (e.get("record") or {}).get("phase") or e.get("action") or ""
-        return f"{e.get('type')} {p}".lower()
-    ev_resync = [e for e in live_ev if "resync" in phase(e) and "restart" not in phase(e)
-                 and "fail" not in phase(e) and "give" not in phase(e)]
-    ev_restart = [e for e in live_ev if "restart" in phase(e)]
-    ev_giveup = [e for e in live_ev if "fail" in phase(e) or "give" in phase(e)]
+    shows: `live.resync` events (`action` resync / restart / give-up; seeked and
+    resolved are counted apart), the summary's `liveResyncs` / `liveRestarts`,
+    the `live` error "fell behind the live window", cap changes with reason
+    live-resync, and multivariant playlist requests after the first (a restart
+    reloads it; retries do not count). Each kind of evidence is counted alone
+    and the largest count wins, so one resync logged three ways counts once."""
+    summary = summary or {}
+    steps = [live_step(e) for e in ev if str(e.get("type", "")).startswith("live.")]
     fell_behind = [e for e in ev if e.get("type") == "error" and e.get("category") == "live"
                    and "behind" in str(e.get("message", "")).lower()]
     live_errors = [e for e in ev if e.get("type") == "error" and e.get("category") == "live"]
@@ -460,12 +478,12 @@ def live_counts(ev):
     mv = sum(1 for e in ev if e.get("type") == "request.start" and e.get("purpose") == "multivariant-playlist"
              and (e.get("attempt") or 1) <= 1)
     return {
-        "resyncs": max(len(ev_resync), len(fell_behind), len(cap_resync)),
-        "escalations": max(len(ev_restart), len(cap_restart), max(0, mv - 1)),
-        "giveUps": len(ev_giveup),
-        "liveEvents": len(live_ev), "liveErrors": len(live_errors),
-        "resyncEvidence": {"live.*": len(ev_resync), "fell-behind error": len(fell_behind),
-                           "cap.change live-resync": len(cap_resync)},
+        "resyncs": max(steps.count("resync"), summary.get("liveResyncs") or 0, len(fell_behind), len(cap_resync)),
+        "escalations": max(steps.count("restart"), summary.get("liveRestarts") or 0, len(cap_restart), max(0, mv - 1)),
+        "giveUps": steps.count("give-up"), "seeks": steps.count("seeked"), "resolved": steps.count("resolved"),
+        "liveEvents": len(steps), "liveErrors": len(live_errors),
+        "resyncEvidence": {"live.resync": steps.count("resync"), "summary": summary.get("liveResyncs"),
+                           "fell-behind error": len(fell_behind), "cap.change live-resync": len(cap_resync)},
     }
 
 
@@ -486,21 +504,39 @@ def fault_counts(ev, summary):
         "ttff": (summary or {}).get("timeToFirstFrameSeconds"),
         "avgBitrate": (summary or {}).get("averageBitrateBps"),
     }
-    out.update(live_counts(ev))
+    out.update(live_counts(ev, summary))
     return out
 
 
-def collapse_resume(stalls, at_p, back_p, seg):
+def collapse_resume(stalls, at_p, back_p, seg, until=None):
     """Seconds from the link coming back (player clock) to the end of the last
     stall that overlaps the collapse or starts within 2 segment durations after
-    it; 0 when no stall did (the buffer covered it); None when such a stall
-    never ended."""
-    hit = [st for st in stalls if st[0] <= back_p + 2 * seg and (st[1] is None or st[1] >= at_p)]
+    it (or before `until`, when later: a live resync drops the buffer, so the
+    stall it causes belongs to the fault too); 0 when no stall did (the buffer
+    covered it); None when such a stall never ended."""
+    horizon = max(back_p + 2 * seg, until if until is not None else back_p)
+    hit = [st for st in stalls if st[0] <= horizon and (st[1] is None or st[1] >= at_p)]
     if not hit:
         return 0.0, False
     if any(st[1] is None for st in hit):
         return None, True
     return max(0.0, max(st[1] for st in hit) - back_p), True
+
+
+def live_episode(ev, at_p, back_p):
+    """Live resync steps from the collapse on: the first decision (resync or
+    restart) and the first `resolved` after the link came back, relative to the
+    link coming back; and the last decision or seek before that `resolved`
+    (player clock), which bounds the stalls the fault caused."""
+    steps = [(e["t"], live_step(e)) for e in ev if str(e.get("type", "")).startswith("live.")
+             and e.get("t", -1) >= at_p]
+    first = next((t for t, k in steps if k in ("resync", "restart")), None)
+    resolved = next((t for t, k in steps if k == "resolved" and t >= back_p), None)
+    last = max((t for t, k in steps if k in ("resync", "restart", "seeked")
+                and (resolved is None or t <= resolved)), default=None)
+    return {"firstResyncAfterLinkBack": first - back_p if first is not None else None,
+            "resolvedAfterLinkBack": resolved - back_p if resolved is not None else None,
+            "lastResyncStepPlayer": last}
 
 
 def black_hole_first(ev):
@@ -729,7 +765,12 @@ class Runner:
             if off is not None:
                 at_p, back_p = sc["at"] - off, sc["at"] + sc["dur"] - off  # player clock
                 rec["faultStartPlayer"], rec["linkBackPlayer"] = at_p, back_p
-                resume, rec["playbackInterrupted"] = collapse_resume(stalls, at_p, back_p, seg)
+                until = None
+                if fault == "live-rolloff":
+                    rec.update(live_episode(ev, at_p, back_p))
+                    if rec["lastResyncStepPlayer"] is not None:
+                        until = rec["lastResyncStepPlayer"] + 0.5  # a seek drops the buffer: the stall starts at once
+                resume, rec["playbackInterrupted"] = collapse_resume(stalls, at_p, back_p, seg, until)
         elif fault == "black-hole-first":
             bh = black_hole_first(ev)
             rec.update(bh)
@@ -905,10 +946,12 @@ def faults_table(spec, recs):
              f"`in seg` = that ÷ segment duration; target ≤ {FAULT_TARGET_SEGMENTS:g} (black hole, collapse; "
              "the issue sets none for live roll-off). Stalls, wedges (`request.byteProgress` wedged), "
              "re-requests (segment requests beyond the first per segment), 404s, resyncs and escalations "
-             "(restarts) are counted from the session log; `detected / re-requested` is seconds after the lost "
-             "request.\n",
+             "(restarts) are counted from the session log. `detected / recovered`: black hole — the wedge "
+             "detection and the re-request, seconds after the lost request; live roll-off — the first resync "
+             "decision (`live.resync` resync or restart) and its `resolved`, seconds after the link came back "
+             "(negative: during the collapse).\n",
              "| fault | seg | rate | window | fault (player s) | rep | stalls | stall s | wedges | re-requests | 404s "
-             "| resyncs | escalations | detected / re-requested s | fault end → resumed s | in seg | ≤ target "
+             "| resyncs | escalations | detected / recovered s | fault end → resumed s | in seg | ≤ target "
              "| TTFF s | exit |",
              "|" + "---|" * 19]
     for r in recs:
@@ -916,6 +959,9 @@ def faults_table(spec, recs):
         if kind == "black-hole-first":
             when = f"{fmt(r.get('faultAt'))} →"
             det = f"{fmt(r.get('detectedAfter'))} / {fmt(r.get('reRequestedAfter'))}"
+        elif kind == "live-rolloff":
+            when = f"{fmt(r.get('faultStartPlayer'))}–{fmt(r.get('linkBackPlayer'))}"
+            det = f"{fmt(r.get('firstResyncAfterLinkBack'))} / {fmt(r.get('resolvedAfterLinkBack'))}"
         else:
             when = f"{fmt(r.get('faultStartPlayer'))}–{fmt(r.get('linkBackPlayer'))}"
             det = "—"

@@ -297,6 +297,21 @@ class LogReadingTests(unittest.TestCase):
         self.assertEqual(grid.collapse_resume([[20 + 11.4, 33.0]], 8, 20, 6), (13.0, True))
         self.assertEqual(grid.collapse_resume([[20 + 12.6, 34.0]], 8, 20, 6), (0.0, False))
 
+    def test_live_episode_and_the_stall_a_late_seek_causes(self):
+        # collapse 8-18 s (player clock); resync decided during it, seek after the link is back,
+        # a restart later still, resolved at 31 s
+        log = [ev(14, "live.resync", action="resync"), ev(19, "live.resync", action="seeked"),
+               ev(27, "live.resync", action="restart"), ev(28, "live.resync", action="seeked"),
+               ev(31, "live.resync", action="resolved"), ev(60, "live.resync", action="resync")]
+        ep = grid.live_episode(log, 8, 18)
+        self.assertEqual((ep["firstResyncAfterLinkBack"], ep["resolvedAfterLinkBack"], ep["lastResyncStepPlayer"]),
+                         (-4, 13, 28))
+        # the stall 10-19 s ended, then the restart's seek dropped the buffer: a stall 28-31.5 s, 10 s after
+        # the link came back (beyond 2 segments of 2 s), still the fault's
+        stalls = [[10, 19], [28, 31.5]]
+        self.assertEqual(grid.collapse_resume(stalls, 8, 18, 2), (1.0, True))
+        self.assertEqual(grid.collapse_resume(stalls, 8, 18, 2, until=28.5), (13.5, True))
+
     def test_live_counts_one_resync_logged_two_ways_counts_once(self):
         log = [ev(0, "request.start", purpose="multivariant-playlist", attempt=1),
                ev(21, "error", fatal=False, category="live",
@@ -305,14 +320,28 @@ class LogReadingTests(unittest.TestCase):
         c = grid.live_counts(log)
         self.assertEqual((c["resyncs"], c["escalations"], c["giveUps"]), (1, 0, 0))
 
-    def test_live_counts_reads_live_events_and_restarts(self):
+    def test_live_counts_reads_live_resync_actions(self):
+        # LiveResyncLog: decided (resync, restart), performed (seeked), over (resolved), give-up
         log = [ev(0, "request.start", purpose="multivariant-playlist", attempt=1),
-               ev(21, "live.resync", phase="resyncing", trigger="expired-segment", attempt=0),
-               ev(33, "live.resync", phase="restarting", trigger="expired-segment", attempt=1),
+               ev(21, "live.resync", action="resync", phase="resyncing", trigger="expired-segment", attempt=0),
+               ev(21.1, "live.resync", action="seeked", phase="resyncing", fromMediaSequence=5, toMediaSequence=9),
+               ev(33, "live.resync", action="restart", phase="restarting", trigger="expired-segment", attempt=1),
                ev(33, "request.start", purpose="multivariant-playlist", attempt=1),
+               ev(33.2, "live.resync", action="seeked", phase="restarting"),
+               ev(36, "live.resync", action="resolved", phase="monitoring"),
+               ev(50, "live.resync", action="resync", phase="resyncing", trigger="long-stall"),
+               ev(70, "live.resync", action="give-up", phase="failed", attempt=3)]
+        c = grid.live_counts(log)
+        self.assertEqual((c["resyncs"], c["escalations"], c["giveUps"], c["seeks"], c["resolved"]), (2, 1, 1, 2, 1))
+
+    def test_live_counts_reads_phases_without_actions_and_the_summary(self):
+        log = [ev(21, "live.resync", phase="resyncing", attempt=0),
+               ev(33, "live.resync", phase="restarting", attempt=1),
                ev(45, "live.resync", phase="failed", attempt=3)]
         c = grid.live_counts(log)
         self.assertEqual((c["resyncs"], c["escalations"], c["giveUps"]), (1, 1, 1))
+        c = grid.live_counts([], {"liveResyncs": 2, "liveRestarts": 1})
+        self.assertEqual((c["resyncs"], c["escalations"]), (2, 1))
 
     def test_live_counts_restart_seen_only_as_a_multivariant_reload(self):
         log = [ev(0, "request.start", purpose="multivariant-playlist", attempt=1),
