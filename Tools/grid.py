@@ -497,7 +497,9 @@ def fault_counts(ev, summary):
         "stalls": sum(1 for e in ev if e.get("type") == "stall.start"),
         "stallSeconds": sum(e.get("stallSeconds") or 0 for e in ev if e.get("type") == "stall.end"),
         "wedges": wedges if wedges or not summary else (summary.get("wedgesDetected") or 0),
-        "reRequests": len(seg_starts) - len({(e.get("mediaSequence"), e.get("url")) for e in seg_starts}),
+        # the same segment again, on any rung (a wedge re-request may re-decide the rung)
+        "reRequests": len(seg_starts) - len({e.get("mediaSequence") if e.get("mediaSequence") is not None
+                                             else e.get("url") for e in seg_starts}),
         "http404": sum(1 for e in ev if e.get("type") == "request.end" and e.get("status") == 404),
         "exit": (summary or {}).get("exitReason"),
         "error": (summary or {}).get("error") or (fatal or {}).get("message"),

@@ -383,10 +383,11 @@ class LogReadingTests(unittest.TestCase):
                ev(3, "request.start", purpose="segment", mediaSequence=5, url="a/seg5.ts"),
                ev(6, "request.byteProgress", assessment={"verdict": "over-selected"}),
                ev(7, "request.start", purpose="segment", mediaSequence=6, url="a/seg6.ts"),
+               ev(7.5, "request.start", purpose="segment", mediaSequence=6, url="b/seg6.ts"),  # re-decided rung
                ev(8, "request.end", status=404), ev(8, "stall.start", atSeconds=8),
                ev(9, "stall.end", atSeconds=9, stallSeconds=1.0)]
         c = grid.fault_counts(log, {"exitReason": "durationReached", "wedgesDetected": 1})
-        self.assertEqual((c["stalls"], c["wedges"], c["reRequests"], c["http404"]), (1, 1, 1, 1))
+        self.assertEqual((c["stalls"], c["wedges"], c["reRequests"], c["http404"]), (1, 1, 2, 1))
         self.assertEqual(c["stallSeconds"], 1.0)
 
 
