@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# make-ladder.sh OUTDIR [--duration SECONDS] [--segment SECONDS]
+# make-ladder.sh OUTDIR [--duration SECONDS] [--segment SECONDS] [--4k [--reuse LADDER]]
 #
 # Deterministic HLS VOD ladder from lavfi sources (testsrc2 + sine), four rungs:
 #   v0 416x234 ~0.4 Mbps, v1 640x360 ~1 Mbps, v2 1280x720 ~3 Mbps, v3 1920x1080 ~6 Mbps
+# --4k adds a fifth, v4 3840x2160 ~24 Mbps video (BANDWIDTH near 30 Mbps muxed), the
+# 4K-class top rung of the characterization grid (docs/characterization.md). It costs
+# ~3.3 s of one core per second of media (one thread: bit-exact), so the default
+# ladders do not have it.
+# --reuse LADDER (with --4k): hard-link (or copy) v0..v3 from LADDER when it was built
+# by this recipe with the same duration and segment (the encodes are bit-exact, so the
+# bytes are the same as re-encoding them); only v4 is encoded then.
 # H.264 (libx264 veryfast, CBR-ish) + AAC-LC 128k stereo 48 kHz, 24 fps, GOP exactly 2 s,
 # MPEG-TS segments. -threads 1 (x264 with frame threads is not bit-exact). One ffmpeg run per rung (identical GOP settings => aligned keyframes),
 # then master.m3u8 is written here with BANDWIDTH = measured peak segment bitrate,
@@ -10,33 +17,42 @@
 # Idempotent: skipped when OUTDIR/master.m3u8 exists and OUTDIR/.stamp matches.
 set -euo pipefail
 
-usage() { echo "usage: $0 OUTDIR [--duration SECONDS] [--segment SECONDS]" >&2; exit 64; }
+usage() { echo "usage: $0 OUTDIR [--duration SECONDS] [--segment SECONDS] [--4k [--reuse LADDER]]" >&2; exit 64; }
 [ $# -ge 1 ] || usage
 OUT=$1; shift
 DURATION=30
 SEGMENT=2
+WITH_4K=0
+REUSE=
 while [ $# -gt 0 ]; do
   case $1 in
     --duration) [ $# -ge 2 ] || usage; DURATION=$2; shift 2 ;;
     --segment)  [ $# -ge 2 ] || usage; SEGMENT=$2; shift 2 ;;
+    --4k)       WITH_4K=1; shift ;;
+    --reuse)    [ $# -ge 2 ] || usage; REUSE=$2; shift 2 ;;
     *) usage ;;
   esac
 done
+[ -z "$REUSE" ] || [ "$WITH_4K" -eq 1 ] || { echo "--reuse needs --4k" >&2; exit 64; }
 case $SEGMENT in 2|6) ;; *) echo "segment must be 2 or 6" >&2; exit 64 ;; esac
 [[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -gt 0 ] || { echo "duration must be a positive integer" >&2; exit 64; }
 command -v ffmpeg >/dev/null || { echo "ffmpeg not found in PATH" >&2; exit 69; }
 command -v ffprobe >/dev/null || { echo "ffprobe not found in PATH" >&2; exit 69; }
 
 RECIPE_VERSION=2
+RUNG_4K_VERSION=1   # bump when the v4 line below changes
 FFVER=$(ffmpeg -hide_banner -version | head -1)
-STAMP="recipe=$RECIPE_VERSION duration=$DURATION segment=$SEGMENT ffmpeg=$FFVER"
+STAMP4="recipe=$RECIPE_VERSION duration=$DURATION segment=$SEGMENT ffmpeg=$FFVER"
+# The four-rung stamp is unchanged by the 4K option, so existing ladders stay valid.
+STAMP=$STAMP4
+[ "$WITH_4K" -eq 0 ] || STAMP="$STAMP4 rung4k=$RUNG_4K_VERSION"
 if [ -f "$OUT/master.m3u8" ] && [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$STAMP" ]; then
   echo "up to date: $OUT"
   exit 0
 fi
 
 mkdir -p "$OUT"
-rm -rf "$OUT"/v0 "$OUT"/v1 "$OUT"/v2 "$OUT"/v3 "$OUT/master.m3u8" "$OUT/.stamp"
+rm -rf "$OUT"/v0 "$OUT"/v1 "$OUT"/v2 "$OUT"/v3 "$OUT"/v4 "$OUT/master.m3u8" "$OUT/.stamp"
 
 FPS=24
 GOP=48   # 2 s at 24 fps
@@ -47,6 +63,8 @@ RUNGS=(
   "v2 1280 720 3000 avc1.64001f"
   "v3 1920 1080 6000 avc1.640028"
 )
+# 4K-class: ~24 Mbit/s of video muxes to a peak segment bitrate near 30 Mbit/s.
+[ "$WITH_4K" -eq 0 ] || RUNGS+=("v4 3840 2160 24000 avc1.640033")
 
 encode_rung() {
   local name=$1 w=$2 h=$3 kbps=$4
@@ -70,9 +88,27 @@ encode_rung() {
 
 # x264 is only bit-exact with a single thread, so each encode uses -threads 1 and
 # the machine's cores are used by running rungs in two parallel lanes instead:
-# lane A encodes 1080p, lane B the three smaller rungs.
-lane_a() { read -r n w h k _ <<<"${RUNGS[3]}"; encode_rung "$n" "$w" "$h" "$k"; }
-lane_b() { for i in 2 1 0; do read -r n w h k _ <<<"${RUNGS[$i]}"; encode_rung "$n" "$w" "$h" "$k"; done; }
+# lane A encodes 1080p, lane B the three smaller rungs; with --4k, lane A encodes
+# 2160p and lane B the four others (or hard-links them from --reuse).
+reusable() {
+  [ -n "$REUSE" ] && [ -f "$REUSE/master.m3u8" ] && [ -f "$REUSE/.stamp" ] \
+    && [ "$(cat "$REUSE/.stamp")" = "$STAMP4" ] \
+    && [ -f "$REUSE/v0/prog.m3u8" ] && [ -f "$REUSE/v3/prog.m3u8" ]
+}
+link_rung() { cp -al "$REUSE/$1" "$OUT/$1" 2>/dev/null || cp -a "$REUSE/$1" "$OUT/$1"; }
+if [ "$WITH_4K" -eq 1 ]; then
+  lane_a() { read -r n w h k _ <<<"${RUNGS[4]}"; encode_rung "$n" "$w" "$h" "$k"; }
+  if reusable; then
+    echo "reusing v0..v3 from $REUSE"
+    lane_b() { for i in 3 2 1 0; do read -r n _ <<<"${RUNGS[$i]}"; link_rung "$n"; done; }
+  else
+    [ -z "$REUSE" ] || echo "not reusing $REUSE (absent or built with other parameters): encoding v0..v3"
+    lane_b() { for i in 3 2 1 0; do read -r n w h k _ <<<"${RUNGS[$i]}"; encode_rung "$n" "$w" "$h" "$k"; done; }
+  fi
+else
+  lane_a() { read -r n w h k _ <<<"${RUNGS[3]}"; encode_rung "$n" "$w" "$h" "$k"; }
+  lane_b() { for i in 2 1 0; do read -r n w h k _ <<<"${RUNGS[$i]}"; encode_rung "$n" "$w" "$h" "$k"; done; }
+fi
 lane_a & pid_a=$!
 lane_b & pid_b=$!
 status=0

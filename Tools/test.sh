@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Tools/install-deps.sh
 Samples/make-all.sh
+# The characterization tool's shard partition, merge and log readings
+# (Tools/grid.py; no network, a few seconds).
+python3 -B -m unittest discover -s Tools/tests
 swift build --build-tests
 if [ "$#" -eq 0 ]; then
     # The fast parts of the hardening runs (docs/hardening.md): a sample of
