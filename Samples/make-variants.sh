@@ -64,7 +64,7 @@ rates() {
       END { printf "%d %d\n", peak, tb / td }' "$1"
 }
 # The short ladder's STREAM-INF attributes for rung $1 (v0 or v1), without BANDWIDTH/AVERAGE-BANDWIDTH.
-rung_attrs() { grep -B1 -x "$1/prog.m3u8" "$ladder/master.m3u8" | head -1 | sed -E 's/^#EXT-X-STREAM-INF://; s/(AVERAGE-)?BANDWIDTH=[0-9]+,//g'; }
+rung_attrs() { grep -B1 -x "$1/prog.m3u8" "$ladder/master.m3u8" | sed -n 1p | sed -E 's/^#EXT-X-STREAM-INF://; s/(AVERAGE-)?BANDWIDTH=[0-9]+,//g'; }
 
 # alt-audio/ and alt-audio-fmp4/: video-only v0 and v1 (remux -an), English =
 # the sample's own audio (remux -vn, the last AAC frame dropped so the track
@@ -81,7 +81,7 @@ done
 ffmpeg -hide_banner -loglevel error -nostdin -copyts -i "$ladder/v0/prog.m3u8" -map 0:a -c copy -frames:a 375 \
     -muxdelay 0 -muxpreload 0 "${hls_vod[@]}" -hls_segment_filename "$alt/en/seg_%05d.ts" "$alt/en/prog.m3u8"
 # AAC priming: the encoder's first packet is 1024 samples early, hence + 1024/48000.
-en_start=$(ffprobe -v error -select_streams a:0 -show_entries stream=start_time -of csv=p=0 "$alt/en/seg_00000.ts" | head -1)
+en_start=$(ffprobe -v error -select_streams a:0 -show_entries stream=start_time -of csv=p=0 "$alt/en/seg_00000.ts" | sed -n 1p)
 fr_offset=$(awk -v s="$en_start" 'BEGIN { printf "%.6f", s + 1024 / 48000 }')
 ffmpeg -hide_banner -loglevel error -nostdin -f lavfi -i "sine=frequency=880:sample_rate=48000:duration=8.1" \
     -ac 2 -c:a aac -b:a 128k -frames:a 375 -flags:a +bitexact -threads 1 -output_ts_offset "$fr_offset" \
@@ -122,7 +122,7 @@ for p in a b; do cp -r "$ladder/v0" "$ladder/v1" "$red/$p/"; done
 {
     printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n'
     for p in a b; do for v in v0 v1; do
-        grep -B1 -x "$v/prog.m3u8" "$ladder/master.m3u8" | head -1
+        grep -B1 -x "$v/prog.m3u8" "$ladder/master.m3u8" | sed -n 1p
         echo "$p/$v/prog.m3u8"
     done; done
 } > "$red/master.m3u8"
@@ -130,7 +130,7 @@ for p in a b; do cp -r "$ladder/v0" "$ladder/v1" "$red/$p/"; done
     printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-INDEPENDENT-SEGMENTS\n'
     printf '#EXT-X-CONTENT-STEERING:SERVER-URI="steering.json",PATHWAY-ID="a"\n'
     for p in a b; do for v in v0 v1; do
-        echo "$(grep -B1 -x "$v/prog.m3u8" "$ladder/master.m3u8" | head -1),PATHWAY-ID=\"$p\",STABLE-VARIANT-ID=\"$v\""
+        echo "$(grep -B1 -x "$v/prog.m3u8" "$ladder/master.m3u8" | sed -n 1p),PATHWAY-ID=\"$p\",STABLE-VARIANT-ID=\"$v\""
         echo "$p/$v/prog.m3u8"
     done; done
 } > "$red/steering.m3u8"

@@ -100,6 +100,12 @@ public final class PlayerSession: @unchecked Sendable {
     /// LL-HLS: the last part (or whole segment) loaded, and the start chosen at startup.
     private var lowLatencyLoaded: LowLatencyPosition?
     private var pendingLowLatencyStart: LowLatencyStart?
+    /// Redundant variants (same rung, other URI or PATHWAY-ID) and their penalty box; content steering.
+    private var failover: FailoverTracker?
+    private var steering: ContentSteeringClient?
+    private var multivariant: MultivariantPlaylist?
+    /// The variant (URI) the loader loaded last: the rung's choice after failover.
+    private var currentLoadIndex: Int?
     /// EXT-X-MEDIA TYPE=AUDIO renditions of the multivariant playlist.
     private var audioRenditions: [Rendition] = []
     /// The alternate audio rendition being played, if any (loader-owned).
@@ -223,6 +229,7 @@ public final class PlayerSession: @unchecked Sendable {
     static func maxBodyBytes(for purpose: RequestPurpose) -> Int {
         switch purpose {
         case .multivariantPlaylist, .mediaPlaylist: PlaylistLimits.default.maxBytes
+        case .steeringManifest: 64 << 10
         case .key: 1024
         case .initSection: 16 << 20
         case .segment: 256 << 20
@@ -457,6 +464,12 @@ public final class PlayerSession: @unchecked Sendable {
             }
             variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup) }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
+            multivariant = mv
+            failover = FailoverTracker(variants: mv.variants)
+            if let client = ContentSteeringClient(playlist: mv, at: clock.now()) {
+                steering = client
+                recorder.record(.steering(LoadingNote(kind: "pathway", detail: "content steering from \(shown(client.manifestURL)): starting on pathway \"\(client.currentPathway)\" (\(client.initialPathwayReason))", pathway: client.currentPathway)))
+            }
             topLevelStart = mv.start
             multivariantVariables = mv.variables
         case .media(let media):
@@ -475,7 +488,18 @@ public final class PlayerSession: @unchecked Sendable {
         startPolicyController()
         let decision = decide(mediaSequence: nil)
         pendingDecision = decision
-        let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: false)
+        var loadIndex = chooseRedundant(forRung: decision.variantIndex)
+        var playlist: MediaPlaylist
+        while true {
+            do {
+                playlist = try mediaPlaylist(for: loadIndex, forceReload: false)
+                break
+            } catch is SegmentReDecide {
+                // The playlist's URI failed over: the rung's next redundant variant.
+                loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            }
+        }
+        currentLoadIndex = loadIndex
         lock.withLock {
             if breakdown.mediaPlaylistAtSeconds == nil {
                 let at = secondsSinceStart(clock.now())
@@ -485,7 +509,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
         guard !playlist.segments.isEmpty else {
             if playlist.endList {
-                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == decision.variantIndex }.map { shown($0.uri) })
+                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == loadIndex }.map { shown($0.uri) })
             }
             return
         }
@@ -493,14 +517,14 @@ public final class PlayerSession: @unchecked Sendable {
         let startIndex = live ? LivePlaylistRules.startSegmentIndex(for: playlist)
                               : LivePlaylistRules.vodStartSegmentIndex(for: playlist, start: topLevelStart ?? playlist.start)
         nextMediaSequence = playlist.segments[startIndex].mediaSequence
-        var segmentStartSeconds = segmentStart(variantIndex: decision.variantIndex, mediaSequence: nextMediaSequence) ?? 0
+        var segmentStartSeconds = segmentStart(variantIndex: loadIndex, mediaSequence: nextMediaSequence) ?? 0
         /// LL-HLS: where the clock starts, PART-HOLD-BACK from the end, when that is after the INDEPENDENT part loading starts at.
         var lowLatencyPlayStart: Double?
         if live, Self.isLowLatency(playlist), let llStart = LowLatencyRules.startPosition(for: playlist) {
             // LL-HLS: start at an INDEPENDENT part PART-HOLD-BACK from the end (or a whole segment).
             let first = playlist.segments[0]
             let end = playlist.segments.reduce(0) { $0 + $1.durationSeconds } + playlist.trailingParts.reduce(0) { $0 + $1.durationSeconds }
-            let firstStart = segmentStart(variantIndex: decision.variantIndex, mediaSequence: first.mediaSequence) ?? 0
+            let firstStart = segmentStart(variantIndex: loadIndex, mediaSequence: first.mediaSequence) ?? 0
             segmentStartSeconds = firstStart + end - llStart.distanceFromEndSeconds
             // Independent parts may be a whole GOP apart: load from one, but start the clock at PART-HOLD-BACK
             // from the end (the frames before it are decoded, not shown, as for EXT-X-START PRECISE=YES).
@@ -604,8 +628,10 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
+    /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
     private func ladder() -> [LadderRung] {
-        variants.map { LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height) }
+        let representatives = failover.map { Set($0.ladderVariantIndices) }
+        return variants.filter { representatives?.contains($0.index) ?? true }.map { LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height) }
     }
 
     /// Runs the selector on a snapshot and logs the decision with its inputs.
@@ -633,6 +659,9 @@ public final class PlayerSession: @unchecked Sendable {
             } catch is LiveStepInterrupt {
                 // The monitor asked for a live resync or restart: performed at the top of fetchSegments.
                 continue
+            } catch is SegmentReDecide {
+                // A playlist request failed over to a redundant variant: decide and load again.
+                continue
             }
         }
     }
@@ -656,11 +685,12 @@ public final class PlayerSession: @unchecked Sendable {
                 sleepUnlessStopping(0.05)
                 continue
             }
-            let previousVariant = lock.withLock { currentVariant } ?? variants[0].index
+            if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
+            let previousVariant = currentLoadIndex ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
             pendingDecision = nil
-            let variantIndex = decision.variantIndex
+            let variantIndex = chooseRedundant(forRung: decision.variantIndex)
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
                 let bufferedEnd = lock.withLock { timeline.bufferedEndSeconds }
                 _ = try mediaPlaylist(for: variantIndex, forceReload: live)
@@ -672,6 +702,7 @@ public final class PlayerSession: @unchecked Sendable {
                         nextMediaSequence = (p.segments.last?.mediaSequence ?? 0) + 1
                     }
                 }
+                currentLoadIndex = variantIndex
                 // The cap moved while the playlist loaded (a stall or wedge meanwhile): decide again.
                 if effectivePeakCapBps() != capAtDecision { continue }
             }
@@ -783,31 +814,31 @@ public final class PlayerSession: @unchecked Sendable {
         record(actions)
     }
 
-    /// Picks the alternate audio rendition for the variant's AUDIO group
-    /// (`--audio-lang`, else DEFAULT=YES, else AUTOSELECT=YES, else the first),
-    /// and logs the choice with the candidates. A group whose renditions carry
-    /// no URI is muxed into the variant: nothing to load.
+    /// Picks the audio for the variant's AUDIO group with AudioRenditionSelector
+    /// (`--audio-lang`, DEFAULT, AUTOSELECT in the system language, first), and
+    /// logs the choice with the candidates. A rendition without URI is muxed
+    /// into the variant: nothing more to load.
     private func chooseAudioRendition(forVariant variantIndex: Int) {
-        guard let group = variants.first(where: { $0.index == variantIndex })?.audioGroup else { return }
-        let members = audioRenditions.filter { $0.groupID == group }
-        if members.isEmpty {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "playlist", message: "AUDIO group \"\(group)\" has no EXT-X-MEDIA TYPE=AUDIO rendition; playing the variant's own audio", url: nil)))
-            return
+        guard let mv = multivariant, variantIndex >= 0, variantIndex < mv.variants.count,
+              let group = mv.variants[variantIndex].audioGroup else { return }
+        let preferences = AudioPreferences(
+            requestedLanguage: configuration.audioLanguage,
+            systemLanguage: AudioPreferences.languageTag(fromPOSIXLocale: ProcessInfo.processInfo.environment["LC_ALL"]
+                ?? ProcessInfo.processInfo.environment["LC_MESSAGES"] ?? ProcessInfo.processInfo.environment["LANG"]))
+        let members = mv.renditions.filter { $0.type == .audio && $0.groupID == group }
+        let candidates = members.map { "\($0.name) (\($0.language ?? "und"))\($0.uri == nil ? " muxed" : "")" }
+        do {
+            let choice = try AudioRenditionSelector.select(for: mv.variants[variantIndex], renditions: mv.renditions, preferences: preferences)
+            var url: URL?
+            if case .renditionPlaylist(let u) = choice.source { url = u }
+            recorder.record(.audioRendition(AudioRenditionRecord(
+                groupID: group, name: choice.rendition?.name, language: choice.rendition?.language, url: url.map(shown),
+                reason: choice.reason.rawValue, detail: choice.detail, requestedLanguageUnmatched: choice.requestedLanguageUnmatched,
+                candidates: candidates)))
+            if let rendition = choice.rendition, let url { audio = AudioTrack(rendition: rendition, uri: url) }
+        } catch {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "playlist", message: "\(error); playing the variant's own audio", url: nil)))
         }
-        let withURI = members.filter { $0.uri != nil }
-        let preferred = configuration.audioLanguage.flatMap { lang in
-            withURI.first { ($0.language ?? "").lowercased() == lang.lowercased() || ($0.language ?? "").lowercased().hasPrefix(lang.lowercased() + "-") }
-        }
-        let choice: (Rendition, String)?
-        if let preferred { choice = (preferred, "preferred-language") }
-        else if let d = members.first(where: { $0.isDefault }) { choice = (d, "default") }
-        else if let a = members.first(where: { $0.autoselect }) { choice = (a, "autoselect") }
-        else { choice = members.first.map { ($0, "first") } }
-        guard let (rendition, reason) = choice, let uri = rendition.uri else { return }
-        recorder.record(.audioRendition(AudioRenditionChoice(
-            groupID: group, name: rendition.name, language: rendition.language, url: shown(uri), reason: reason,
-            candidates: members.map { "\($0.name) (\($0.language ?? "und"))\($0.uri == nil ? " muxed" : "")" })))
-        audio = AudioTrack(rendition: rendition, uri: uri)
     }
 
     /// Loads the audio rendition's next segment when the audio track is behind
@@ -928,6 +959,113 @@ public final class PlayerSession: @unchecked Sendable {
         }
         if !track.playlist!.endList { track.nextMediaSequence = segment.mediaSequence + 1 }
         return true
+    }
+
+    // MARK: - Redundant variants, failover and content steering (docs/renditions-and-failover.md)
+
+    /// Which variant of the rung `representative` stands for to load now: the
+    /// FailoverTracker's choice, in the steering pathway order; a change is logged.
+    private func chooseRedundant(forRung representative: Int) -> Int {
+        guard var tracker = failover, representative >= 0, representative < tracker.variants.count else { return representative }
+        let choice = tracker.choose(rungOf: representative, pathwayOrder: steering?.pathwayOrder, at: clock.now())
+        failover = tracker
+        logFailover(choice.actions)
+        guard variants.contains(where: { $0.index == choice.variantIndex }) else { return representative }
+        if choice.changed, let from = choice.previousVariantIndex {
+            recorder.record(.failover(LoadingNote(kind: "switched", detail: choice.reason,
+                                                  variantIndex: choice.variantIndex, fromVariantIndex: from, pathway: choice.pathwayID)))
+        }
+        return choice.variantIndex
+    }
+
+    private func logFailover(_ actions: [FailoverAction]) {
+        for action in actions {
+            let kind: String
+            var pathway: String?
+            switch action {
+            case .errorCounted: kind = "error-counted"
+            case .excluded(let target, _, _):
+                kind = "excluded"
+                if case .pathway(let p) = target { pathway = p }
+            case .restored(let target, _):
+                kind = "restored"
+                if case .pathway(let p) = target { pathway = p }
+            }
+            recorder.record(.failover(LoadingNote(kind: kind, detail: action.description, pathway: pathway)))
+        }
+    }
+
+    /// Counts a failed request against its variant's URI. True when that
+    /// excluded the URI and its rung has a redundant variant still usable.
+    private func failoverAfter(_ error: LoadError, purpose: RequestPurpose, variantIndex: Int?) -> Bool {
+        guard purpose == .segment || purpose == .mediaPlaylist || purpose == .initSection,
+              let v = variantIndex, var tracker = failover, v >= 0, v < tracker.variants.count else { return false }
+        let now = clock.now()
+        let actions = tracker.recordFailure(variantIndex: v, error: error, at: now)
+        failover = tracker
+        logFailover(actions)
+        let excluded = actions.contains { if case .excluded = $0 { true } else { false } }
+        guard excluded else { return false }
+        if var client = steering {
+            let steeringActions = client.reevaluate(excludedPathways: tracker.excludedPathways(at: now), at: now)
+            steering = client
+            logSteering(steeringActions)
+        }
+        return tracker.redundantAlternatives(of: v).contains { tracker.exclusionEnd(ofVariant: $0, at: now) == nil }
+    }
+
+    private func logSteering(_ actions: [SteeringAction]) {
+        for action in actions {
+            let kind: String
+            var pathway: String?
+            switch action {
+            case .reloadScheduled: kind = "reload-scheduled"
+            case .reloadingStopped: kind = "stopped"
+            case .priorityUpdated: kind = "priority"
+            case .clonesApplied: kind = "clones"
+            case .manifestRejected: kind = "rejected"
+            case .pathwayChanged(_, let to, _):
+                kind = "pathway"
+                pathway = to
+            }
+            recorder.record(.steering(LoadingNote(kind: kind, detail: action.description, pathway: pathway)))
+        }
+    }
+
+    /// Loads the steering manifest (with _HLS_pathway and _HLS_throughput) and applies it:
+    /// the pathway priority, and PATHWAY-CLONES as new variants.
+    private func loadSteeringManifest() {
+        guard var client = steering, let mv = multivariant else { return }
+        let url = client.requestURL(throughputBps: measuredEstimate())
+        let response: HTTPResponse
+        do {
+            response = try fetch(url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                                 policy: RetryPolicy(maxAttempts: 1))
+        } catch {
+            let failure = error as? SessionFailure
+            let loadError = LoadError(kind: failure?.httpStatus != nil ? .httpStatus : .connect, url: url.absoluteString,
+                                      httpStatus: failure?.httpStatus, message: failure?.message ?? "\(error)")
+            logSteering(client.manifestFailed(loadError, at: clock.now()))
+            steering = client
+            return
+        }
+        switch Result(catching: { () throws(SteeringManifestError) -> SteeringManifest in try SteeringManifest.parse(response.body, manifestURL: response.effectiveURL) }) {
+        case .failure(let error):
+            logSteering(client.manifestRejected(error, at: clock.now()))
+        case .success(let manifest):
+            let update = client.manifestLoaded(manifest, playlist: mv, excludedPathways: failover?.excludedPathways(at: clock.now()) ?? [:], at: clock.now())
+            logSteering(update.actions)
+            let added = Array(update.playlist.variants.dropFirst(mv.variants.count))
+            if !added.isEmpty {
+                // PATHWAY-CLONES: new variants, on the rungs they copy.
+                for (k, v) in added.enumerated() {
+                    variants.append(VariantInfo(index: mv.variants.count + k, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup))
+                }
+                failover?.appendVariants(added)
+            }
+            multivariant = update.playlist
+        }
+        steering = client
     }
 
     // MARK: - Low-Latency HLS
@@ -1099,9 +1237,11 @@ public final class PlayerSession: @unchecked Sendable {
         case .resyncToLiveEdge(let r):
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
             let decision = decide(mediaSequence: nil)
-            let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: true)
+            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            currentLoadIndex = loadIndex
             pendingDecision = decision
-            seekToLiveEdge(playlist, variantIndex: decision.variantIndex, trigger: r.trigger, record: r)
+            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
         case .restart(let r):
             // Start over: multivariant playlist, fresh connection, recovery cap again.
             capEvent(.failure(.restart, estimateBps: measuredEstimate(), at: clock.now()))
@@ -1121,9 +1261,11 @@ public final class PlayerSession: @unchecked Sendable {
                 adopt(media, variantIndex: variants[0].index, url: top.effectiveURL, changed: true)
             }
             let decision = decide(mediaSequence: nil)
-            let playlist = try mediaPlaylist(for: decision.variantIndex, forceReload: true)
+            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            currentLoadIndex = loadIndex
             pendingDecision = decision
-            seekToLiveEdge(playlist, variantIndex: decision.variantIndex, trigger: r.trigger, record: r)
+            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
         case .resolved, .giveUp:
             break
         }
@@ -1445,6 +1587,10 @@ public final class PlayerSession: @unchecked Sendable {
                 if let segment {
                     classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
                 }
+                if let v = variantIndex, track == nil, purpose == .segment || purpose == .mediaPlaylist,
+                   failover.map({ v >= 0 && v < $0.variants.count }) == true {
+                    failover!.recordSuccess(variantIndex: v)
+                }
                 return response
             case .failure(let error):
                 recorder.record(.requestEnd(RequestEnd(
@@ -1486,6 +1632,10 @@ public final class PlayerSession: @unchecked Sendable {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
                 capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
+                if failoverAfter(error, purpose: purpose, variantIndex: variantIndex) {
+                    // Excluded now, with a redundant variant to go to: decide again instead of retrying this URI.
+                    throw SegmentReDecide()
+                }
                 switch policy.decide(after: error, attemptsMade: attempts) {
                 case .retry(let delay):
                     let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
@@ -1676,7 +1826,7 @@ extension PlayerSession {
         d.sessionID = cmcdSessionID
         d.contentID = Self.contentID(configuration.url)
         switch purpose {
-        case .multivariantPlaylist, .mediaPlaylist: d.objectType = .manifest
+        case .multivariantPlaylist, .mediaPlaylist, .steeringManifest: d.objectType = .manifest
         case .segment: d.objectType = .muxed
         case .initSection: d.objectType = .initSegment
         case .key: d.objectType = .key
@@ -1970,7 +2120,7 @@ extension PlayerSession {
                 duration = d
             case .mediaPlaylist, .multivariantPlaylist:
                 duration = 0
-            case .initSection, .key:
+            case .initSection, .key, .steeringManifest:
                 return nil
             }
             let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0

@@ -19,6 +19,8 @@ public enum RequestPurpose: String, Sendable, Equatable, Codable {
     case segment
     case initSection = "init-section"
     case key
+    /// A content steering manifest (EXT-X-CONTENT-STEERING SERVER-URI).
+    case steeringManifest = "steering-manifest"
 }
 
 public struct TimingsRecord: Sendable, Equatable, Codable {
@@ -258,6 +260,25 @@ public struct SegmentSkipped: Sendable, Equatable, Codable {
     }
 }
 
+/// A failover or content-steering step: what changed and why.
+public struct LoadingNote: Sendable, Equatable, Codable {
+    /// failover: `error-counted`, `excluded`, `restored`, `switched`; steering:
+    /// `pathway`, `reload-scheduled`, `priority`, `clones`, `rejected`, `stopped`, `failed`.
+    public var kind: String
+    public var detail: String
+    /// For `switched`: the variant now loaded and the one before (multivariant playlist indices).
+    public var variantIndex: Int?
+    public var fromVariantIndex: Int?
+    public var pathway: String?
+    public init(kind: String, detail: String, variantIndex: Int? = nil, fromVariantIndex: Int? = nil, pathway: String? = nil) {
+        self.kind = kind
+        self.detail = detail
+        self.variantIndex = variantIndex
+        self.fromVariantIndex = fromVariantIndex
+        self.pathway = pathway
+    }
+}
+
 /// LL-HLS: where playback starts (LowLatencyRules.startPosition).
 public struct LowLatencyStartRecord: Sendable, Equatable, Codable {
     public var msn: Int
@@ -277,22 +298,29 @@ public struct LowLatencyStartRecord: Sendable, Equatable, Codable {
     }
 }
 
-/// The alternate audio rendition chosen for a variant's AUDIO group, and why.
-public struct AudioRenditionChoice: Sendable, Equatable, Codable {
-    public var groupID: String
-    public var name: String
+/// The audio chosen for a variant's AUDIO group, and why (AudioRenditionSelector).
+public struct AudioRenditionRecord: Sendable, Equatable, Codable {
+    public var groupID: String?
+    public var name: String?
     public var language: String?
-    public var url: String
-    /// Why this one: "preferred-language", "default", "autoselect", "first".
+    /// The rendition's playlist; absent when the audio is in the variant's segments.
+    public var url: String?
+    /// AudioRenditionReason: requested-language, default, autoselect-system-language, first-in-group, ...
     public var reason: String
-    /// The renditions of the group: name and language, in playlist order.
+    public var detail: String
+    /// `--audio-lang` matched no rendition of the group.
+    public var requestedLanguageUnmatched: Bool
+    /// The renditions of the group: name, language and whether muxed, in playlist order.
     public var candidates: [String]
-    public init(groupID: String, name: String, language: String?, url: String, reason: String, candidates: [String]) {
+    public init(groupID: String?, name: String?, language: String?, url: String?, reason: String, detail: String,
+                requestedLanguageUnmatched: Bool, candidates: [String]) {
         self.groupID = groupID
         self.name = name
         self.language = language
         self.url = url
         self.reason = reason
+        self.detail = detail
+        self.requestedLanguageUnmatched = requestedLanguageUnmatched
         self.candidates = candidates
     }
 }
@@ -507,8 +535,10 @@ public enum SessionEvent: Sendable, Equatable {
     case predictorRecovered(PredictorRecovery)
     // Live resync and restart (docs/startup-cap.md §5)
     case liveResync(LiveResyncLog)
-    case audioRendition(AudioRenditionChoice)
+    case audioRendition(AudioRenditionRecord)
     case lowLatencyStart(LowLatencyStartRecord)
+    case failover(LoadingNote)
+    case steering(LoadingNote)
 
     /// The `type` field in the log.
     public var type: String {
@@ -544,6 +574,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .liveResync: "live.resync"
         case .audioRendition: "audio.rendition"
         case .lowLatencyStart: "lowlatency.start"
+        case .failover: "failover"
+        case .steering: "steering"
         }
     }
 
@@ -580,6 +612,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .liveResync(let p): p
         case .audioRendition(let p): p
         case .lowLatencyStart(let p): p
+        case .failover(let p): p
+        case .steering(let p): p
         }
     }
 }

@@ -1,0 +1,184 @@
+import Foundation
+import HLSOrigin
+import Testing
+
+/// Issue 6's features end to end on real media (Samples/make-variants.sh),
+/// through hls-origin and the real binary: alternate audio, redundant variants
+/// and failover, content steering, key rotation, Low-Latency HLS.
+@Suite(.serialized) struct CoverageTests {
+    func variants() throws -> URL {
+        _ = try Repo.requireSamples("short-2s")
+        let dir = Repo.samples("variants")
+        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("redundant/steering.json").path) else {
+            throw TestSetupError("\(dir.path) is missing the coverage samples: run Samples/make-all.sh (Tools/test.sh does)")
+        }
+        return dir
+    }
+
+    func play(_ root: URL, _ path: String, faults: [FaultRule] = [], extra: [String] = []) throws -> Run {
+        try withOrigin(root, faults: faults) { base in
+            try runHlsplay([URL(string: path, relativeTo: base)!.absoluteString, "--headless", "--json", "--cold", "--no-redact"] + extra)
+        }
+    }
+
+    func paths(_ run: Run, purpose: String? = nil) -> [String] {
+        run.events("request.start").filter { purpose == nil || $0["purpose"] as? String == purpose }
+            .compactMap { ($0["url"] as? String).flatMap { URL(string: $0)?.path } }
+    }
+
+    // MARK: Alternate audio
+
+    /// The DEFAULT English rendition plays beside video-only variants: its own
+    /// playlist and segments, every audio segment placed with the timestamp
+    /// offset of the video segment at the same moment (aligned), the buffer the
+    /// minimum of the two tracks, and the variant's own audio never decoded (it has none).
+    @Test func alternateAudio_defaultRendition_ownSegments_alignedWithVideo() throws {
+        let run = try play(try variants().appendingPathComponent("alt-audio"), "master.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let choice = try #require(run.events("audio.rendition").first)
+        #expect(choice["language"] as? String == "en")
+        #expect(choice["reason"] as? String == "default")
+        #expect((choice["candidates"] as? [String])?.count == 2)
+        let summary = try #require(run.summary)
+        #expect(summary["stallCount"] as? Int == 0)
+        #expect(summary["audioSegmentsBuffered"] as? Int == 4)
+        #expect((summary["decodedAudioFrames"] as? Int ?? 0) >= 370, "8 s of 48 kHz AAC is 375 frames")
+        #expect(paths(run, purpose: "segment").filter { $0.hasPrefix("/en/") }.count == 4)
+        let buffered = run.events("segment.buffered")
+        let video = buffered.filter { $0["track"] == nil }
+        let audio = buffered.filter { $0["track"] as? String == "audio" }
+        #expect(audio.count == 4 && video.count == 4)
+        for a in audio {
+            let start = try #require(a["startSeconds"] as? Double)
+            let v = try #require(video.first { abs(($0["startSeconds"] as? Double ?? -9) - start) < 0.05 }, "a video segment at \(start)")
+            let audioOffset = try #require(a["timelineOffsetSeconds"] as? Double)
+            let videoOffset = try #require(v["timelineOffsetSeconds"] as? Double)
+            #expect(abs(audioOffset - videoOffset) < 0.001, "audio at \(start) placed with offset \(audioOffset), video with \(videoOffset)")
+        }
+        // Each track's buffered end is in the buffer samples; the buffer is never more than the lagging track allows.
+        let samples = run.events("buffer.sample").filter { $0["audioBufferedEndSeconds"] != nil }
+        #expect(!samples.isEmpty)
+        for s in samples {
+            let end = s["bufferedEndSeconds"] as? Double ?? 0
+            let v = s["videoBufferedEndSeconds"] as? Double ?? 0
+            let a = s["audioBufferedEndSeconds"] as? Double ?? 0
+            #expect(end <= min(v, a) + 0.001 || end <= max(v, a) + 0.001 && (s["phase"] as? String == "ended"))
+        }
+    }
+
+    @Test func alternateAudio_audioLangFlag_picksFrench_andFMP4Renditions() throws {
+        let dir = try variants()
+        let run = try play(dir.appendingPathComponent("alt-audio"), "master.m3u8", extra: ["--audio-lang", "fr"])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let choice = try #require(run.events("audio.rendition").first)
+        #expect(choice["language"] as? String == "fr")
+        #expect(choice["reason"] as? String == "requested-language")
+        #expect(paths(run, purpose: "segment").filter { $0.hasPrefix("/fr/") }.count == 4)
+        #expect(paths(run).allSatisfy { !$0.hasPrefix("/en/") })
+
+        let mp4 = try play(dir.appendingPathComponent("alt-audio-fmp4"), "master.m3u8")
+        #expect(mp4.status == 0, "stderr: \(mp4.stderr)")
+        #expect(mp4.summary?["audioSegmentsBuffered"] as? Int == 4)
+        #expect((mp4.summary?["decodedAudioFrames"] as? Int ?? 0) >= 370)
+        #expect((mp4.summary?["decodedVideoFrames"] as? Int ?? 0) == 192)
+    }
+
+    /// An audio segment that never comes (404) is skipped, visibly: the video
+    /// goes on, the log names the track and the segment.
+    @Test func alternateAudio_missingAudioSegment_skippedAndLogged_videoContinues() throws {
+        let fault = FaultRule(pathPattern: "/en/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))
+        let run = try play(try variants().appendingPathComponent("alt-audio"), "master.m3u8", faults: [fault])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let skipped = try #require(run.events("segment.skipped").first { $0["track"] as? String == "audio" })
+        #expect(skipped["mediaSequence"] as? Int == 2)
+        #expect(run.events("error").contains { $0["category"] as? String == "audio" && ($0["message"] as? String ?? "").contains("audio segment 2") })
+        #expect(run.summary?["segmentsBuffered"] as? Int == 4)
+        #expect(run.summary?["audioSegmentsBuffered"] as? Int == 3)
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+    }
+
+    // MARK: Redundant variants and content steering
+
+    /// Every segment on path a/ answers 503: after two consecutive errors the
+    /// variant is excluded and the same rung loads from b/.
+    @Test func redundantVariants_repeatedErrors_failOverToTheOtherURI() throws {
+        let fault = FaultRule(pathPattern: "/a/*/seg_*", requestIndex: nil, afterSeconds: nil, action: .status(code: 503, retryAfterSeconds: nil))
+        let run = try play(try variants().appendingPathComponent("redundant"), "master.m3u8", faults: [fault])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let segments = paths(run, purpose: "segment")
+        #expect(segments.first?.hasPrefix("/a/") == true, "starts on the first of the redundant pair: \(segments)")
+        let excluded = try #require(run.events("failover").first { $0["kind"] as? String == "excluded" })
+        #expect((excluded["detail"] as? String ?? "").contains("503"))
+        let switched = try #require(run.events("failover").first { $0["kind"] as? String == "switched" })
+        #expect(switched["variantIndex"] as? Int == 2)
+        #expect(switched["fromVariantIndex"] as? Int == 0)
+        #expect(run.events("segment.buffered").count == 4)
+        #expect(segments.filter { $0.hasPrefix("/b/") }.count >= 4)
+        #expect(run.summary?["stallCount"] as? Int == 0)
+    }
+
+    /// EXT-X-CONTENT-STEERING: starts on pathway a (the tag's PATHWAY-ID), loads
+    /// the manifest (PATHWAY-PRIORITY b, a) with _HLS_pathway, moves to b.
+    @Test func contentSteering_manifestPriority_movesToPathwayB() throws {
+        let run = try play(try variants().appendingPathComponent("redundant"), "steering.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let manifest = try #require(run.events("request.start").first { $0["purpose"] as? String == "steering-manifest" })
+        #expect((manifest["url"] as? String ?? "").contains("_HLS_pathway=a"))
+        #expect(run.events("steering").contains { $0["kind"] as? String == "pathway" && $0["pathway"] as? String == "b" })
+        let segments = paths(run, purpose: "segment")
+        #expect(!segments.isEmpty && segments.allSatisfy { $0.hasPrefix("/b/") }, "\(segments)")
+    }
+
+    // MARK: Key rotation
+
+    /// A new EXT-X-KEY every two segments (explicit IV, media-sequence IV,
+    /// METHOD=NONE, explicit IV again): each key fetched once, every frame decoded,
+    /// no key bytes in the log.
+    @Test func aes128_keyRotation_everyKeyFetchedOnce_everyFramePlays() throws {
+        let dir = try variants().appendingPathComponent("aes-rotate")
+        let run = try play(dir, "prog.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let keys = paths(run, purpose: "key")
+        #expect(keys.sorted() == ["/k1.key", "/k2.key", "/k3.key"])
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 384)
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
+        for name in ["k1.key", "k2.key", "k3.key"] {
+            let hex = try Data(contentsOf: dir.appendingPathComponent(name)).map { String(format: "%02x", $0) }.joined()
+            #expect(!run.rawLogLines.joined().lowercased().contains(hex))
+        }
+    }
+
+    // MARK: Low-Latency HLS
+
+    /// hls-origin --ll-hls (0.5 s parts): parts and preload hints fetched,
+    /// blocking reloads with _HLS_msn/_HLS_part, start at PART-HOLD-BACK, live
+    /// latency in the summary well under the 3 target durations of regular HLS.
+    @Test func lowLatency_partsAndBlockingReloads_latencyBelowRegularHoldBack() throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        var config = OriginConfiguration()
+        config.live = LiveConfiguration(windowSegments: 6)
+        config.live?.lowLatency = LowLatencyConfiguration(partTargetSeconds: 0.5)
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        Thread.sleep(forTimeInterval: 4)  // a few segments into the stream
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cold", "--no-redact", "--duration", "8"])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let start = try #require(run.events("lowlatency.start").first)
+        #expect(start["partHoldBackSeconds"] as? Double == 1.5)
+        #expect(run.events("segment.buffered").filter { $0["part"] != nil }.count >= 8)
+        let reloads = run.events("request.start").filter { $0["purpose"] as? String == "media-playlist" }.compactMap { $0["url"] as? String }
+        #expect(reloads.filter { $0.contains("_HLS_msn=") && $0.contains("_HLS_part=") }.count >= 4, "\(reloads)")
+        let summary = try #require(run.summary)
+        #expect(summary["isLive"] as? Bool == true)
+        #expect(summary["stallCount"] as? Int == 0)
+        let latency = try #require(summary["averageLiveLatencySeconds"] as? Double)
+        #expect(latency < 3.0, "LL-HLS latency \(latency) s; regular HLS holds back 6 s here")
+    }
+}
