@@ -70,6 +70,30 @@ public final class CodecParameters: @unchecked Sendable, CustomStringConvertible
         avcodec_parameters_free(&p)
     }
 
+    /// Whether a decoder opened with `other` can take packets described by
+    /// these parameters: same codec, dimensions and audio layout, and — when
+    /// the extradata is a configuration record (avcC/hvcC from an fMP4 init
+    /// section, first byte 1), which the decoder cannot get in band — the same
+    /// record. Annex-B extradata (MPEG-TS: starts with a 0 byte) may differ
+    /// between segments of one stream; the parameter sets also travel in band
+    /// there. A new EXT-X-MAP with another record needs a new decoder even
+    /// without EXT-X-DISCONTINUITY.
+    public func sameFormat(as other: CodecParameters) -> Bool {
+        if self === other { return true }
+        let a = parameters.pointee, b = other.parameters.pointee
+        guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
+              a.ch_layout.nb_channels == b.ch_layout.nb_channels else { return false }
+        func record(_ p: AVCodecParameters) -> UnsafeMutablePointer<UInt8>? {
+            guard p.extradata_size > 0, let x = p.extradata, x.pointee != 0 else { return nil }
+            return x
+        }
+        switch (record(a), record(b)) {
+        case (nil, nil): return true
+        case let (x?, y?): return a.extradata_size == b.extradata_size && memcmp(x, y, Int(a.extradata_size)) == 0
+        default: return false
+        }
+    }
+
     public var description: String {
         switch kind {
         case .video: return "video \(codecName) \(width)x\(height) tb \(timeBase)"

@@ -1663,7 +1663,7 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Decode
 
     private func decodeMain() {
-        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int, discontinuity: Int)] = [:]
+        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int, discontinuity: Int, parameters: CodecParameters)] = [:]
         var firstFrameSeen = false
         var drained = false
         var injectedHangDone = false
@@ -1692,8 +1692,10 @@ public final class PlayerSession: @unchecked Sendable {
             }
             guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
             var entry = decoders[item.packet.kind]
-            // A new variant or a discontinuity resets the decoder (after draining what it holds).
-            if entry == nil || entry!.variantIndex != item.variantIndex || entry!.discontinuity != item.discontinuitySequence {
+            // A new variant, a discontinuity or a new codec configuration record (a changed EXT-X-MAP)
+            // resets the decoder (after draining what it holds).
+            if entry == nil || entry!.variantIndex != item.variantIndex || entry!.discontinuity != item.discontinuitySequence
+                || !entry!.parameters.sameFormat(as: item.packet.parameters) {
                 if let old = entry {
                     // Variant switch: the old decoder's delayed frames are still shown.
                     do {
@@ -1703,7 +1705,8 @@ public final class PlayerSession: @unchecked Sendable {
                     }
                 }
                 do {
-                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex, item.discontinuitySequence)
+                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex,
+                             item.discontinuitySequence, item.packet.parameters)
                     decoders[item.packet.kind] = entry
                 } catch {
                     decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")

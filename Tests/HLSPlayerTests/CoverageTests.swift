@@ -99,6 +99,50 @@ import Testing
         #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
     }
 
+    // MARK: fMP4 init section changing mid-stream
+
+    /// Two fMP4 renditions of the same content (234p and 360p, their own init
+    /// sections) joined in one playlist: the EXT-X-MAP changes at segment 2,
+    /// with EXT-X-DISCONTINUITY as RFC 8216 §4.3.2.3 asks and without it (the
+    /// decoder is reopened for the new avcC record; these samples also carry
+    /// their parameter sets in band, so this checks the switch is clean, not
+    /// that it would fail otherwise). Both inits are fetched once, every frame
+    /// decodes, nothing errors.
+    @Test(arguments: [true, false])
+    func fmp4_initSectionChangesMidStream_decoderReopened(withDiscontinuity: Bool) throws {
+        let root = try variants().appendingPathComponent("alt-audio-fmp4")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-mapchange-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for v in ["v0", "v1"] { try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(v), withDestinationURL: root.appendingPathComponent(v)) }
+        try """
+        #EXTM3U
+        #EXT-X-VERSION:7
+        #EXT-X-TARGETDURATION:2
+        #EXT-X-PLAYLIST-TYPE:VOD
+        #EXT-X-MAP:URI="v0/init.mp4"
+        #EXTINF:2,
+        v0/seg_00000.m4s
+        #EXTINF:2,
+        v0/seg_00001.m4s
+        \(withDiscontinuity ? "#EXT-X-DISCONTINUITY\n" : "")#EXT-X-MAP:URI="v1/init.mp4"
+        #EXTINF:2,
+        v1/seg_00002.m4s
+        #EXTINF:2,
+        v1/seg_00003.m4s
+        #EXT-X-ENDLIST
+
+        """.write(to: dir.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        let run = try play(dir, "prog.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(paths(run, purpose: "init-section").sorted() == ["/v0/init.mp4", "/v1/init.mp4"])
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 192)
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
+        #expect(run.summary?["stallCount"] as? Int == 0)
+        #expect(!run.events("error").contains { $0["category"] as? String == "ffmpeg" || $0["category"] as? String == "decode" })
+    }
+
     // MARK: Redundant variants and content steering
 
     /// Every segment on path a/ answers 503: after two consecutive errors the
