@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""Writes docs/conformance.md: hlsplay's parser over every third-party playlist
-fixture in ../shared/data/playlists, beside what each source library expects.
+"""Writes docs/conformance.md: hlsplay's parser, then the player, over every
+third-party playlist fixture in ../shared/data/playlists, beside what each source
+library expects.
 
-Usage: Tools/conformance.sh   (builds hlsplay, then runs this)
-Each fixture goes through `hlsplay check --json`, the same parser the player
-uses. Where a library's expectation is known it is shown, with agreement.
-The reasons for every deliberate difference are kept, and asserted, in the
-parser's fixture tests (Tests/HLSCoreTests/*Fixture*), named per file.
+Usage: Tools/conformance.sh [--parser-only | --reuse FILE] [--jobs N]
+  (builds hlsplay and hls-origin, then runs this)
+  --parser-only  skip the player pass (the doc then has no player columns)
+  --reuse FILE   render the player pass from a saved results file instead of playing
+                 (each run saves its results to .build/conformance-play.jsonl)
+Parser pass: each fixture goes through `hlsplay check --json`, the same parser the
+player uses. Where a library's expectation is known it is shown, with agreement. The
+reasons for every deliberate difference are kept, and asserted, in the parser's fixture
+tests (Tests/HLSCoreTests/*Fixture*), named per file.
+Player pass: Tools/conformance_play.py plays each fixture through hls-origin with
+sample media (see its docstring for what is served, and how).
 """
-import json, os, subprocess, sys
+import argparse, json, os, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conformance_play  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "playlists"))
@@ -57,14 +67,69 @@ REASONS = {
 }
 
 
-def main():
+# Why the player did what it did, where the outcome needs more than the log's one line:
+# a harness limit (the sample media cannot be what the fixture names), a player policy, or
+# a finding (see FINDINGS). Keyed by case id (fixture path, or an extra case id).
+PLAYER_REASONS = {}
+
+# Player bugs found by the pass: case id -> what happened (the doc lists them with a
+# command to reproduce). Outcomes the harness flags by itself (log invalid, killed, a
+# VOD that never ends, a remote host contacted, player and parser disagreeing) are added
+# automatically.
+FINDINGS = {}
+
+RESULTS_CACHE = os.path.join(ROOT, ".build", "conformance-play.jsonl")
+
+
+def parser_pass():
     files = []
     for dirpath, _, names in os.walk(DATA):
         files += [os.path.join(dirpath, n) for n in names if n.endswith(".m3u8")]
     files.sort()
     p = subprocess.run([HLSPLAY, "check", "--json"] + files, capture_output=True, text=True)
-    results = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+    return [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+
+
+def md(text):
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def automatic_findings(r, parsed):
+    """Findings the harness can see by itself; [] when the outcome is as expected."""
+    out = []
+    if r["outcome"] == "harness-error":
+        return out
+    if r["outcome"] == "log-invalid":
+        out.append(f"the session log is not valid JSON Lines ending in a summary: {r.get('logProblem')}")
+    if r.get("remoteContacted"):
+        out.append("a request went to a host other than the loopback origin")
+    if r["outcome"] == "timed-out" and "killed" in r["why"]:
+        out.append(f"did not exit within {conformance_play.KILL_GRACE_SECONDS} s of SIGINT: killed")
+    elif r["outcome"] == "timed-out" and not r.get("live") and not r.get("multivariant"):
+        out.append(f"a VOD playlist (EXT-X-ENDLIST) and the session never ends: {r['why']}")
+    if parsed is not None and r["case"] == r["fixture"]:
+        if not parsed["accepted"] and r["outcome"] not in ("rejected",):
+            out.append("`hlsplay check` rejects this playlist but the player did not")
+        if parsed["accepted"] and r["outcome"] == "rejected" and "malformed playlist" in (r.get("error") or ""):
+            out.append("`hlsplay check` accepts this playlist but the player rejected it as malformed")
+    return out
+
+
+def player_cell(r):
+    return {"played": "played", "partial": "**partial**", "rejected": "rejected", "timed-out": "**timed out**",
+            "log-invalid": "**log invalid**", "harness-error": "harness error"}.get(r["outcome"], r["outcome"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--parser-only", action="store_true")
+    ap.add_argument("--reuse")
+    ap.add_argument("--jobs", type=int, default=conformance_play.DEFAULT_JOBS)
+    a = ap.parse_args()
+
+    results = parser_pass()
     exp = expectations()
+    parsed_by_rel = {os.path.relpath(r["file"], DATA): r for r in results}
     rows, agree, compared = [], 0, 0
     for r in results:
         rel = os.path.relpath(r["file"], DATA)
@@ -86,23 +151,139 @@ def main():
             verdict = "—"
         rows.append(f"| `{rel}` | {what} | {lib}: {expected or '—'} | {verdict} | {note[:160]} |")
     accepted = sum(r["accepted"] for r in results)
+
+    play, play_seconds = None, None
+    if a.reuse:
+        play = [json.loads(l) for l in open(a.reuse) if l.strip()]
+    elif not a.parser_only:
+        started = time.monotonic()
+        play = conformance_play.run_all(jobs=a.jobs, progress=lambda m: print(m, file=sys.stderr))
+        play_seconds = time.monotonic() - started
+        os.makedirs(os.path.dirname(RESULTS_CACHE), exist_ok=True)
+        with open(RESULTS_CACHE, "w") as f:
+            for r in play:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
+            f.write(json.dumps({"runSeconds": play_seconds}) + "\n")
+    if play:
+        meta = [r for r in play if "case" not in r]
+        play = [r for r in play if "case" in r]
+        if play_seconds is None and meta:
+            play_seconds = meta[-1].get("runSeconds")
+
+    out = []
+    w = out.append
+    w("# Playlist conformance\n\n")
+    w("Generated by `Tools/conformance.sh` (do not edit by hand): hlsplay's parser and then the player over\n"
+      "every third-party fixture in `../shared/data/playlists` (sources and licences in its README;\n"
+      "kuu/hls-parser © 2020 Kuu Miyazaki, MIT; videojs/m3u8-parser © Brightcove, Inc., Apache-2.0;\n"
+      "hls.js © 2017 Dailymotion, Apache-2.0; globocom/m3u8 © 2014 Globo.com Player authors, MIT;\n"
+      "grafov/m3u8 © 2013-2016 Alexander I. Grafov and the project developers, BSD-3-Clause), beside\n"
+      "the source library's own verdict where one is known. The libraries disagree with each other and\n"
+      "with RFC 8216 in places; our policy is in `docs/playlist-parsing.md`, and each deliberate parser\n"
+      "difference is listed with its reason — and asserted — in the fixture tests under `Tests/HLSCoreTests/`.\n\n")
+    w("## Summary\n\n")
+    w(f"**Parser** (`hlsplay check --json`): {len(results)} fixtures: {accepted} accepted, {len(results) - accepted} rejected; "
+      f"{agree} of {compared} agree with the library's accept/reject verdict.\n"
+      "The 235 inline strict-mode cases of hls-parser are compared in the tests (181 agree).\n\n")
+    findings = []
+    if play:
+        counts = {}
+        for r in play:
+            key = r["outcome"]
+            if key == "rejected":
+                clear = bool(r.get("error")) and r.get("status") in (65, 69)
+                key = "rejected with a clear error" if clear else "rejected without a clear error"
+            counts[key] = counts.get(key, 0) + 1
+        order = ["played", "rejected with a clear error", "rejected without a clear error", "partial", "timed-out",
+                 "log-invalid", "harness-error"]
+        parts = [f"{counts.get(k, 0)} {k.replace('timed-out', 'timed out').replace('log-invalid', 'log invalid')}"
+                 for k in order if counts.get(k, 0) or k in ("played", "rejected with a clear error", "partial", "timed-out", "log-invalid")]
+        n_fix = sum(1 for r in play if r["case"] == r["fixture"])
+        w(f"**Player** (`hlsplay URL --headless --json --duration {conformance_play.PLAY_DURATION_SECONDS}` through `hls-origin`): "
+          f"{len(play)} runs ({n_fix} fixtures + {len(play) - n_fix} extra: a multivariant → media relationship, a longer play): " + ", ".join(parts) + ".\n")
+        for r in play:
+            auto = automatic_findings(r, parsed_by_rel.get(r["fixture"]))
+            manual = FINDINGS.get(r["case"])
+            if auto or manual:
+                findings.append((r, auto, manual))
+        w(f"Every session log was checked (valid JSON Lines, header first, summary last, `t` never decreasing): "
+          f"{sum(1 for r in play if r['outcome'] == 'log-invalid')} invalid. "
+          f"Findings (player bugs): {len(findings)}, listed below.\n")
+        if play_seconds:
+            w(f"The player pass took {play_seconds / 60:.1f} min wall clock on the 2-core build machine "
+              f"({conformance_play.DEFAULT_JOBS} runs in parallel, debug build; a run that does not end is interrupted after "
+              f"{conformance_play.TIMEOUT_SECONDS} s); the parser pass takes about a second.\n")
+        w("\n")
+
+    w("## Parser: every fixture through `hlsplay check`\n\n")
+    w("| fixture | hlsplay | library expects | agree | first error or warnings |\n|---|---|---|---|---|\n")
+    w("\n".join(rows) + "\n\n")
+
+    if play:
+        w("## Player: every fixture played through hls-origin\n\n")
+        w("How (`Tools/conformance_play.py`): each fixture gets its own origin root holding the fixture playlist\n"
+          "verbatim and, at every path it names, a real sample file of the right kind from `Samples/build`:\n"
+          "a 2 s MPEG-TS segment (`short-2s/v1`) for `.ts` and unknown extensions; the fMP4 init section and\n"
+          "fragments (`variants/fmp4`) for EXT-X-MAP and segments under it (a `.mp4`/`.m4s` segment with no\n"
+          "EXT-X-MAP gets a self-initialising file, init + fragment); the sample AES-128 key for every key URI,\n"
+          "with each segment under it encrypted to that key and the fixture's IV (explicit, else the media\n"
+          "sequence number); for byte ranges one file per resource with each range holding a sample of its kind\n"
+          "sized to the range (MPEG-TS padded with null packets, fMP4 with a `free` box, truncated if the range\n"
+          "is shorter — said in the notes); a generated 4-segment VOD media playlist for each variant, rendition\n"
+          "or I-frame playlist the fixture set does not provide. The one edit ever made to a fixture: absolute\n"
+          "URLs of remote hosts point to the origin instead (`http://127.0.0.1:PORT/_host/HOST/…`, \"host\n"
+          "rewritten\"); any other host would go to a closed loopback proxy, so nothing leaves the machine. A\n"
+          "live playlist (no EXT-X-ENDLIST) is served as it is, so it never advances. Then\n"
+          f"`hlsplay URL --headless --json --duration {conformance_play.PLAY_DURATION_SECONDS} --log FILE` runs against\n"
+          f"`hls-origin ROOT --port 0` with a hard timeout ({conformance_play.TIMEOUT_SECONDS} s, SIGINT, then SIGKILL\n"
+          f"{conformance_play.KILL_GRACE_SECONDS} s later), and the outcome comes from the exit status, the session log\n"
+          "and the origin's request log:\n\n"
+          "* **played**: exited 0 after the duration or the end, frames decoded, nothing skipped, no media error;\n"
+          "* **rejected**: exited with an error (65 malformed playlist or media, 69 network) — the error is shown;\n"
+          "* **partial**: exited 0 but skipped segments, logged media/decode errors, or decoded no frame;\n"
+          f"* **timed out**: still running after {conformance_play.TIMEOUT_SECONDS} s — what it was waiting for is shown;\n"
+          "* **log invalid**: the session log is not valid JSON Lines ending in a summary.\n\n"
+          "Media durations are the fixture's EXTINF values; the samples hold 2 s each, so `frames` counts what\n"
+          f"the samples had in the first {conformance_play.PLAY_DURATION_SECONDS} s of playlist time.\n\n")
+        w("| fixture | parser | player | what happened | why / what was served |\n|---|---|---|---|---|\n")
+        for r in play:
+            parsed = parsed_by_rel.get(r["fixture"])
+            pv = "—" if parsed is None else ("accept" if parsed["accepted"] else "reject")
+            name = f"`{r['fixture']}`" if r["case"] == r["fixture"] else f"`{r['case']}`: {r.get('about') or ''}"
+            why = PLAYER_REASONS.get(r["case"], "")
+            served = "; ".join(r.get("notes") or [])
+            cell = "; ".join(x for x in (why, served) if x)
+            w(f"| {md(name)} | {pv} | {player_cell(r)} | {md(r['why'])[:300]} | {md(cell)[:600]} |\n")
+        w("\n")
+
+        w("## Findings\n\n")
+        if not findings:
+            w("None: no crash, no hang past the timeout, no invalid log, nothing played that the parser rejects.\n\n")
+        for n, (r, auto, manual) in enumerate(findings, 1):
+            w(f"{n}. **`{r['case']}`**: " + " ".join(x for x in ([manual] if manual else []) + auto) + "\n")
+            w(f"   Reproduce: `{r['repro']}`\n")
+        w("\n")
+
+    w("## Differences and their reasons\n\n")
+    w("### Parser against the libraries\n\n")
+    for rel, why in REASONS.items():
+        w(f"* `{rel}`: {why}.\n")
+    if play:
+        w("\n### Player against the parser and the libraries\n\n")
+        w(PLAYER_DIFFERENCES)
     with open(os.path.join(ROOT, "docs", "conformance.md"), "w") as f:
-        f.write("# Playlist conformance\n\n")
-        f.write("Generated by `Tools/conformance.sh`: hlsplay's parser (the one the player uses, via\n"
-                "`hlsplay check --json`) over every third-party fixture in `../shared/data/playlists`\n"
-                "(sources and licences in its README), beside the source library's own verdict where\n"
-                "one is known. The libraries disagree with each other and with RFC 8216 in places; our\n"
-                "policy is in `docs/playlist-parsing.md`, and each deliberate difference is listed with its\n"
-                "reason — and asserted — in the fixture tests under `Tests/HLSCoreTests/`.\n\n")
-        f.write(f"{len(results)} fixtures: {accepted} accepted, {len(results) - accepted} rejected; "
-                f"{agree} of {compared} agree with the library's accept/reject verdict.\n"
-                "The 235 inline strict-mode cases of hls-parser are compared in the tests (181 agree).\n\n")
-        f.write("Playing them: the fixtures name segments that do not exist here, so the player is run on\n"
-                "real media instead, in the end-to-end tests: MPEG-TS, fMP4 with EXT-X-MAP, byte ranges,\n"
-                "AES-128 (explicit and sequence-number IVs), discontinuities, EXT-X-GAP, live windows.\n\n")
-        f.write("| fixture | hlsplay | library expects | agree | first error or warnings |\n|---|---|---|---|---|\n")
-        f.write("\n".join(rows) + "\n")
-    print(f"{len(results)} fixtures, {accepted} accepted; {agree}/{compared} agree; wrote docs/conformance.md")
+        f.write("".join(out))
+    summary = f"{len(results)} fixtures, {accepted} accepted; {agree}/{compared} agree"
+    if play:
+        summary += "; player: " + ", ".join(f"{v} {k}" for k, v in sorted(
+            {r["outcome"]: sum(1 for x in play if x["outcome"] == r["outcome"]) for r in play}.items()))
+        summary += f"; {len(findings)} finding(s)"
+    print(summary + "; wrote docs/conformance.md")
+
+
+# The prose of "Player against the parser and the libraries" (kept here so the doc stays generated).
+PLAYER_DIFFERENCES = """(written after the first full run)
+"""
 
 
 if __name__ == "__main__":
