@@ -445,11 +445,14 @@ def materialise(root):
                 return read(FMP4_INIT) + read(FMP4_SAMPLES[u["index"] % 4])
             return read(TS_SAMPLES[u["index"] % 4])
 
-        if not ranged:
-            # One file cannot be both clear and encrypted, or encrypted twice: it is made for the use
-            # the player reaches first — from the first segment of a VOD playlist, from the live
-            # start (three target durations before the end) of a live one.
-            first = min(media, key=lambda u: (u.get("index", 0) < root.start_index, u.get("index", 0)))
+        whole = [u for u in media if not (u.get("range") and u["range"][1])]
+        if whole:
+            # Named whole (as a segment): the whole file is one sample, and any byte ranges
+            # also naming it point inside it. One file cannot be both clear and encrypted, or
+            # encrypted twice: it is made for the use the player reaches first — from the first
+            # segment of a VOD playlist, from the live start (HOLD-BACK, else three target
+            # durations before the end) of a live one.
+            first = min(whole, key=lambda u: (u.get("index", 0) < root.start_index, u.get("index", 0)))
             data = sample(first)
             encs = {u["enc"] for u in media}
             if len(encs) > 1:
@@ -457,9 +460,14 @@ def materialise(root):
                           "so the other uses are not encrypted to the fixture's key", path)
             if first["enc"]:
                 data = aes_encrypt(data, key, first["enc"][1])
+            end = max([u["range"][0] + u["range"][1] for u in ranged] or [0])
+            if ranged:
+                root.note("named both whole and by byte ranges: a whole sample, the ranges point inside it", path)
+                if end > len(data):
+                    data += fit_ts(b"", end - len(data))[0]
             open(full, "wb").write(data)
             continue
-        # Byte ranges: each range holds a sample of its kind, sized to the range.
+        # Only byte ranges: each range holds a sample of its kind, sized to the range.
         if any(u["enc"] for u in ranged):
             root.note("encrypted byte ranges: sample not encrypted to the fixture's key", path)
         placed, out = [], bytearray()
@@ -481,8 +489,6 @@ def materialise(root):
                 root.note(f"byte range shorter than the sample {what} (the range holds a truncated sample)", f"{path} {length}@{off}")
             out += data
             placed.append((off, off + length))
-        if any(not (u.get("range") and u["range"][1]) for u in media):
-            root.note("named both whole and by byte ranges (the whole file is the ranges laid end to end)", path)
         open(full, "wb").write(bytes(out))
 
 
