@@ -15,7 +15,7 @@ tests (Tests/HLSCoreTests/*Fixture*), named per file.
 Player pass: Tools/conformance_play.py plays each fixture through hls-origin with
 sample media (see its docstring for what is served, and how).
 """
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conformance_play  # noqa: E402
@@ -169,6 +169,11 @@ PLAYER_DIFFERENCES = """* **What the parser rejects, the player rejects**, with 
 * **PLAYLIST-TYPE:VOD without EXT-X-ENDLIST is played as live** (reloaded every half target duration):
   `map-uri-playlist-with-byterange`. RFC 8216 §4.3.3.5 says such a playlist cannot change, so the reloads are
   useless, but hls.js also keys "live" on EXT-X-ENDLIST alone.
+* **LL-HLS reloads are plain polling**: with CAN-BLOCK-RELOAD=YES the reloads carry no `_HLS_msn`/`_HLS_part`
+  (blocking playlist reload), and with CAN-SKIP-UNTIL no `_HLS_skip` (delta updates): the playlist is asked for
+  again every half target duration (RFC 8216 §6.3.4), as for any live playlist. A delta playlist served as the
+  first answer (`Low-Latency_Example-02`, `llhlsDelta`: EXT-X-SKIP) is read, the skipped segments counted in the
+  media sequence.
 * **Not used by the player, by design**: I-frame playlists, EXT-X-PART / PRELOAD-HINT / RENDITION-REPORT on
   these static playlists (whole segments are played), EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
   and interstitials, EXT-X-BITRATE, CUE-OUT/CUE-IN, EXT-X-PROGRAM-DATE-TIME (used for live latency only).
@@ -198,7 +203,8 @@ def parser_pass():
 
 
 def md(text):
-    return (text or "").replace("|", "\\|").replace("\n", " ")
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text or "")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def automatic_findings(r, parsed):
@@ -315,7 +321,7 @@ def main():
                 findings.append((r, auto, manual))
         w(f"Every session log was checked (valid JSON Lines, header first, summary last, `t` never decreasing): "
           f"{sum(1 for r in play if r['outcome'] == 'log-invalid')} invalid. "
-          f"Findings (player bugs): {len(findings)}, listed below.\n")
+          f"Findings (player bugs and spec deviations): {len(findings)}, listed below.\n")
         if play_seconds:
             w(f"The player pass took {play_seconds / 60:.1f} min wall clock on the 2-core build machine "
               f"({conformance_play.DEFAULT_JOBS} runs in parallel, debug build; a run that does not end is interrupted after "
@@ -367,7 +373,8 @@ def main():
         if not findings:
             w("None: no crash, no hang past the timeout, no invalid log, nothing played that the parser rejects.\n\n")
         for n, (r, auto, manual) in enumerate(findings, 1):
-            w(f"{n}. **`{r['case']}`**: " + " ".join(x for x in ([manual] if manual else []) + auto) + "\n")
+            w(f"{n}. **`{r['case']}`**: " + (manual or "") + (" Seen by the harness: " if manual and auto else "")
+              + "; ".join(auto) + (f" (this run: {md(r['why'])})" if not any(r['why'] in x for x in auto) else "") + "\n")
             w(f"   Reproduce: `{r['repro']}`\n")
         w("\n")
 
