@@ -183,6 +183,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var lastDecodeSample: (busy: Double, media: Double) = (0, 0)
     /// When the decode loop last finished a packet (nil before the first).
     private var lastDecodeProgressAt: MonotonicInstant?
+    /// Since when the stream has ended with nothing to decode and no frame (see endedWithoutFrame).
+    private var endWithoutFrameSince: MonotonicInstant?
     /// An open decode-hang episode (reported once until decode moves again).
     private var decodeHangReported = false
     private var stopReason: ExitReason?
@@ -200,6 +202,9 @@ public final class PlayerSession: @unchecked Sendable {
 
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
+    /// A stream fully loaded with nothing left to decode and still no frame
+    /// after this long ends in an error (all its segments were skipped), seconds.
+    static let noFrameAtEndSeconds = 1.0
     /// After a wedge with less than this many segment durations buffered, the
     /// segment is re-requested through a new decision — under the recovery cap,
     /// at the probe rung — instead of on the same rung: a collapsed link and a
@@ -393,10 +398,28 @@ public final class PlayerSession: @unchecked Sendable {
         if statusLine { drawStatus(sample) }
         if phase == .ended {
             requestStop(reason: .completed, error: nil, category: nil)
+        } else if endedWithoutFrame(at: now) {
+            let message = "the stream ended without a playable frame: every segment was skipped or undecodable (see segment.skipped and error events)"
+            recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
+            requestStop(reason: .error, error: message, category: .media)
         } else if let limit = configuration.durationLimitSeconds, played >= limit {
             requestStop(reason: .durationReached, error: nil, category: nil)
         }
         buffer.poke()
+    }
+
+    /// Everything was loaded (VOD), nothing is left to decode, and no frame
+    /// came of it for `noFrameAtEndSeconds`: the session cannot start.
+    private func endedWithoutFrame(at now: MonotonicInstant) -> Bool {
+        let pending = buffer.count
+        return lock.withLock {
+            guard timeline.endOfStream, !timeline.firstFrameDecoded, pending == 0 else {
+                endWithoutFrameSince = nil
+                return false
+            }
+            if endWithoutFrameSince == nil { endWithoutFrameSince = now }
+            return now.seconds(since: endWithoutFrameSince!) >= Self.noFrameAtEndSeconds
+        }
     }
 
     private func drawStatus(_ s: BufferSample) {

@@ -243,4 +243,26 @@ import Testing
             #expect(run.summary?["lateVideoFrames"] as? Int == 0)
         }
     }
+
+    /// Every segment of a VOD stream is undemuxable: the session ends in a clear
+    /// media error once everything was tried, instead of waiting forever to start.
+    @Test func everySegmentUndemuxable_endsInAMediaError() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-garbage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var generator = SystemRandomNumberGenerator()
+        for i in 0..<2 {
+            try Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: dir.appendingPathComponent("seg_\(i).ts"))
+        }
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg_0.ts\n#EXTINF:2,\nseg_1.ts\n#EXT-X-ENDLIST\n"
+            .write(to: dir.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        let started = Date()
+        let run = try play("prog.m3u8", in: dir)
+        #expect(run.status != 0 && run.status != 130, "status \(run.status), stderr: \(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(run.stderr.contains("without a playable frame"), "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["exitReason"] as? String == "error")
+        #expect(run.summary?["segmentsSkipped"] as? Int == 2)
+    }
 }
