@@ -9,7 +9,8 @@ Threads) and /proc/PID/fd (open descriptors), and at the end prints:
   * the least-squares slope of each series per hour, over the whole run and
     after the warm-up (--warmup seconds, default 120: startup allocations, the
     decoder pools and the forward buffer filling are not a leak);
-  * first / last / min / max of each series;
+  * first / last / min / max of each series, and the slope over the second half of the run
+    (where a plateau shows as ~0 and a leak keeps its slope);
   * the session summary's stall count, stall seconds, played seconds, exit reason,
     failed requests and retries, and the live resyncs logged.
 
@@ -63,6 +64,43 @@ def slope_per_hour(points):
     return sxy / sxx * 3600
 
 
+def print_series(samples, warmup):
+    """The Markdown table of first/last/min/max and slopes of each sampled series."""
+    series = {
+        "RSS (MiB)": lambda s: s["VmRSS"] / 1024,
+        "anonymous (MiB)": lambda s: s["RssAnon"] / 1024,
+        "file-backed (MiB)": lambda s: s["RssFile"] / 1024,
+        "open fds": lambda s: s["fds"],
+        "threads": lambda s: s["Threads"],
+    }
+    warm = [(t, s) for t, s in samples if t >= warmup]
+    half = [(t, s) for t, s in samples if samples and t >= samples[-1][0] / 2]
+    print("| series | first | last | min | max | slope/h (all) | slope/h (after warm-up) | slope/h (second half) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, f in series.items():
+        vals = [f(s) for _, s in samples]
+        if not vals:
+            continue
+        sa = slope_per_hour([(t, f(s)) for t, s in samples])
+        sw = slope_per_hour([(t, f(s)) for t, s in warm])
+        sh = slope_per_hour([(t, f(s)) for t, s in half])
+        fmt = (lambda v: f"{v:.1f}") if "MiB" in name else (lambda v: f"{v:.0f}")
+        sfmt = lambda v: "n/a" if v is None else f"{v:+.2f}"
+        print(f"| {name} | {fmt(vals[0])} | {fmt(vals[-1])} | {fmt(min(vals))} | {fmt(max(vals))} "
+              f"| {sfmt(sa)} | {sfmt(sw)} | {sfmt(sh)} |")
+
+
+def load_csv(path):
+    """Samples from a --csv file: (seconds, status dict)."""
+    out = []
+    with open(path) as f:
+        next(f)
+        for line in f:
+            t, rss, anon, file_, threads, fds = line.strip().split(",")
+            out.append((float(t), {"VmRSS": int(rss), "RssAnon": int(anon), "RssFile": int(file_), "Threads": int(threads), "fds": int(fds)}))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=".build/debug", help="directory holding hlsplay and hls-origin")
@@ -75,7 +113,13 @@ def main():
     ap.add_argument("--log", help="keep the session log here (default: a temp file, removed)")
     ap.add_argument("--check", action="store_true", help="exit 1 on a stall, an early end or descriptor growth")
     ap.add_argument("--release", action="store_true", help=argparse.SUPPRESS)  # handled by soak.sh
+    ap.add_argument("--analyze", metavar="CSV", help="only print the table of a --csv file from an earlier run")
     args = ap.parse_args()
+    if args.analyze:
+        samples = load_csv(args.analyze)
+        print(f"soak: {len(samples)} samples from {args.analyze}, warm-up {args.warmup:g} s\n")
+        print_series(samples, args.warmup)
+        return 0
 
     duration = args.minutes * 60
     tmp = tempfile.mkdtemp(prefix="hlsplay-soak-")
@@ -147,28 +191,10 @@ def main():
             for t, s in samples:
                 f.write(f"{t:.1f},{s['VmRSS']},{s['RssAnon']},{s['RssFile']},{s['Threads']},{s['fds']}\n")
 
-    series = {
-        "RSS (MiB)": lambda s: s["VmRSS"] / 1024,
-        "anonymous (MiB)": lambda s: s["RssAnon"] / 1024,
-        "file-backed (MiB)": lambda s: s["RssFile"] / 1024,
-        "open fds": lambda s: s["fds"],
-        "threads": lambda s: s["Threads"],
-    }
-    warm = [(t, s) for t, s in samples if t >= args.warmup]
     print(f"soak: {args.minutes:g} min live session, {len(samples)} samples every {args.interval:g} s, "
           f"wall {wall:.0f} s, warm-up {args.warmup:g} s")
     print()
-    print("| series | first | last | min | max | slope/h (all) | slope/h (after warm-up) |")
-    print("|---|---|---|---|---|---|---|")
-    for name, f in series.items():
-        vals = [f(s) for _, s in samples]
-        if not vals:
-            continue
-        sa = slope_per_hour([(t, f(s)) for t, s in samples])
-        sw = slope_per_hour([(t, f(s)) for t, s in warm])
-        fmt = (lambda v: f"{v:.1f}") if "MiB" in name else (lambda v: f"{v:.0f}")
-        sfmt = lambda v: "n/a" if v is None else (f"{v:+.2f}" if "MiB" in name else f"{v:+.2f}")
-        print(f"| {name} | {fmt(vals[0])} | {fmt(vals[-1])} | {fmt(min(vals))} | {fmt(max(vals))} | {sfmt(sa)} | {sfmt(sw)} |")
+    print_series(samples, args.warmup)
     print()
     keys = ["exitReason", "playedSeconds", "stallCount", "stallSeconds", "requests", "failedRequests", "retries",
             "segmentsBuffered", "segmentsSkipped", "decodedVideoFrames", "lateVideoFrames", "decodeErrors",
