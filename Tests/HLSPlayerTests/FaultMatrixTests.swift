@@ -377,6 +377,10 @@ struct MatrixFindings {
         #expect(m.wallSeconds < c.wallBoundSeconds, "bounded: \(m.wallSeconds) s")
         #expect(m.origin.contains { $0.fault != nil } || c.fault == .linkCollapse, "the fault was injected")
         #expect(summary["requests"] as? Int == run.events("request.end").count)
+        if c.when == .midPlay || c.when == .liveReload || c.when == .everySegment,
+           let started = run.events("playback.started").first?["t"] as? Double, let at = findings.faultAtSeconds {
+            #expect(started < at, "the fault struck after playback started (\(started) s), at \(at) s")
+        }
         switch c.expected {
         case .recovers(let evidence):
             #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -436,6 +440,7 @@ struct MatrixFindings {
             "test": "FaultMatrixTests/faultCase(_:) \"\(c.id)\"",
         ]
         row["faultAtSeconds"] = f.faultAtSeconds
+        row["playbackStartedSeconds"] = m.run.events("playback.started").first?["t"] as? Double
         row["recoverySeconds"] = f.recoverySeconds
         row["errorAfterSeconds"] = f.errorAfterSeconds
         row["exitReason"] = m.run.summary?["exitReason"] as? String
