@@ -109,7 +109,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { id }
 
     /// Played media asked of most cases (`--duration`): enough to see playback go on after a mid-play fault.
-    static let durationSeconds = 8.0
+    static let defaultDurationSeconds = 8.0
     /// Cases whose recovery takes longer play longer: a live reload that waits out the 10 s first-byte or
     /// stall timeout, and the stale window (3 s to 9 s).
     var durationSeconds: Double {
@@ -118,7 +118,7 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         case (.liveReload, .stalePlaylist), (.atStart, .stalePlaylist): 14
         // Long enough that only the abandon limit can end it (each abandon costs two wedge windows).
         case (.everySegment, .blackHole): 90
-        default: Self.durationSeconds
+        default: Self.defaultDurationSeconds
         }
     }
     /// VOD keeps fetching while it plays (otherwise the whole 30 s ladder is buffered in the first second).
