@@ -126,7 +126,8 @@ def main():
     log_path = args.log or os.path.join(tmp, "session.jsonl")
     origin = subprocess.Popen([os.path.join(args.build, "hls-origin"), args.content, "--live",
                                "--window", str(args.window), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)  # a hangup of the caller's terminal reaches neither child
     player = None
     try:
         line = origin.stdout.readline()
@@ -138,13 +139,20 @@ def main():
         cmd = [os.path.join(args.build, "hlsplay"), url, "--headless", "--json", "--no-status",
                "--duration", f"{duration:g}", "--log", log_path]
         started = time.monotonic()
-        player = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        player = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                  start_new_session=True)
         print(f"soak: {' '.join(cmd)}", file=sys.stderr)
         samples = []  # (seconds, status dict)
+        origin_died = False
         deadline = started + duration + 120  # a session that overruns by 2 min is a hang
         next_at = started + args.interval  # the first sample after exec, not of the forked python
         while player.poll() is None:
             now = time.monotonic()
+            if origin.poll() is not None:
+                print(f"soak: hls-origin exited during the run (status {origin.returncode}): the figures below are not a soak",
+                      file=sys.stderr)
+                origin_died = True
+                break
             if now > deadline:
                 player.send_signal(signal.SIGINT)
                 print("soak: hlsplay overran its duration by 120 s: interrupted", file=sys.stderr)
@@ -158,7 +166,7 @@ def main():
                               f"  fds {s['fds']}  threads {s['Threads']}", file=sys.stderr, flush=True)
                 next_at += args.interval
             time.sleep(min(0.2, max(0.0, next_at - time.monotonic())))
-        out, err = player.communicate(timeout=60)
+        out, err = player.communicate(timeout=None if not origin_died else 60)
         wall = time.monotonic() - started
     finally:
         if player and player.poll() is None:
@@ -205,6 +213,9 @@ def main():
         print("hlsplay stderr (last lines): " + " | ".join(err.strip().splitlines()[-3:]))
 
     status = 0
+    if origin_died:
+        print("soak: INVALID RUN: hls-origin exited before hlsplay finished")
+        status = 1
     if args.check:
         problems = []
         if summary.get("exitReason") != "durationReached":
