@@ -94,11 +94,11 @@ struct HARBuilder: Sendable {
         var log: Log
     }
 
-    func write() {
+    /// Writes the document; false if the write failed (`path.failure` says why).
+    func write() -> Bool {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        if let data = try? encoder.encode(Document(log: .init(entries: entries))) {
-            path.writeLine(String(decoding: data, as: UTF8.self))
-        }
+        guard let data = try? encoder.encode(Document(log: .init(entries: entries))) else { return true }
+        return path.writeLine(String(decoding: data, as: UTF8.self))
     }
 }

@@ -1504,7 +1504,8 @@ public final class PlayerSession: @unchecked Sendable {
         var attempts = 0
         var wedgeReRequests = 0
         var policy = policy
-        if purpose == .mediaPlaylist || purpose == .multivariantPlaylist {
+        if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
+            // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {

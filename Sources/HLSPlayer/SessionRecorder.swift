@@ -47,28 +47,81 @@ public struct OutputFileError: Error, CustomStringConvertible {
     public var description: String { "cannot write \(path): \(reason)" }
 }
 
-/// An open output file, written line by line. One owner of the FILE*.
+/// An open output file, written line by line. One owner of the descriptor, closed in deinit.
+///
+/// Opening probes the file so a path that cannot take data fails before the session starts, not at
+/// the first line: a zero-byte `write(2)` (which `/dev/full` and other failing devices refuse with
+/// ENOSPC) and, for a regular file, the free blocks of its file system (none left = ENOSPC).
+/// Each line goes out in one `write(2)` loop, unbuffered; a line that fails half-way is cut off
+/// again, so after a failure the file holds whole lines only. The first failure is kept (path and
+/// errno text) and later lines are not attempted, so a disk that frees up again cannot leave a gap
+/// in the middle of the log.
 final class LineFile: @unchecked Sendable {
-    private let file: UnsafeMutablePointer<FILE>
+    private let fd: Int32
     let path: String
+    private let lock = NSLock()
+    /// The first write failure, e.g. "No space left on device"; nil while every write succeeded.
+    private(set) var failure: String?
+    /// Lines written whole before the first failure.
+    private(set) var linesWritten = 0
+    /// Bytes of those lines (the file offset after the last whole line).
+    private var bytesWritten: off_t = 0
 
     init(path: String) throws {
-        guard let f = fopen(path, "w") else {
-            throw OutputFileError(path: path, reason: String(cString: strerror(errno)))
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OutputFileError(path: path, reason: String(cString: strerror(errno))) }
+        if let problem = Self.probe(fd) {
+            close(fd)
+            throw OutputFileError(path: path, reason: problem)
         }
-        file = f
+        self.fd = fd
         self.path = path
     }
 
-    /// Writes one line and flushes it; returns false on a write error (e.g. disk full).
-    @discardableResult
-    func writeLine(_ line: String) -> Bool {
-        var ok = fputs(line, file) >= 0
-        ok = fputc(0x0A, file) != EOF && ok
-        return fflush(file) == 0 && ok
+    /// Why `fd` cannot take data, or nil.
+    private static func probe(_ fd: Int32) -> String? {
+        var none: UInt8 = 0
+        if write(fd, &none, 0) < 0 { return String(cString: strerror(errno)) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return String(cString: strerror(errno)) }
+        if (st.st_mode & S_IFMT) == S_IFREG {
+            var fs = statvfs()
+            if fstatvfs(fd, &fs) == 0 {
+                // root may use the blocks reserved for it; anyone else only the available ones.
+                let free = geteuid() == 0 ? fs.f_bfree : fs.f_bavail
+                if free == 0 { return String(cString: strerror(ENOSPC)) + " (no free blocks)" }
+            }
+        }
+        return nil
     }
 
-    deinit { fclose(file) }
+    /// Writes one line; returns false if it (or an earlier line) failed (e.g. disk full).
+    @discardableResult
+    func writeLine(_ line: String) -> Bool {
+        lock.withLock {
+            guard failure == nil else { return false }
+            var bytes = Array(line.utf8)
+            bytes.append(0x0A)
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    // Cut the part of this line that did go out, so the file ends on a whole line
+                    // (works on a full disk; a device or pipe simply refuses, which is fine).
+                    if offset > 0 { _ = ftruncate(fd, bytesWritten) }
+                    return false
+                }
+                offset += n
+            }
+            linesWritten += 1
+            bytesWritten += off_t(bytes.count)
+            return true
+        }
+    }
+
+    deinit { close(fd) }
 }
 
 final class SessionRecorder: @unchecked Sendable {
@@ -124,16 +177,25 @@ final class SessionRecorder: @unchecked Sendable {
         lock.withLock {
             let summary = makeSummary(builder)
             write(encoder.line(summary))
-            har?.write()
+            if let har, !har.write() { reportWriteFailure(har.path, what: "the HAR file") }
             return summary
         }
     }
 
-    /// True when a log write failed (disk full): reported in the exit status.
+    /// True when a log or HAR write failed (disk full): reported in the exit status.
     var hadWriteError: Bool { lock.withLock { writeFailed } }
 
     private func write(_ line: String) {
-        guard let log else { return }
-        if !log.writeLine(line) { writeFailed = true }
+        guard let log, log.failure == nil else { return }
+        if !log.writeLine(line) { reportWriteFailure(log, what: "the session log") }
+    }
+
+    /// Says so on stderr at once (the log itself cannot), with the path and the errno text; the exit
+    /// status reports it again at the end.
+    private func reportWriteFailure(_ file: LineFile, what: String) {
+        writeFailed = true
+        let message = "hlsplay: writing \(what) \(file.path) failed: \(file.failure ?? "unknown error"); "
+            + "it is incomplete after \(file.linesWritten) line\(file.linesWritten == 1 ? "" : "s")\n"
+        FileHandle.standardError.write(Data(message.utf8))
     }
 }

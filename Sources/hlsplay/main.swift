@@ -6,6 +6,8 @@ import HLSOrigin
 import HLSPlayer
 
 signal(SIGPIPE, SIG_IGN)
+// A file-size limit (ulimit -f) makes a log write fail with EFBIG, reported like a full disk, instead of killing the process.
+signal(SIGXFSZ, SIG_IGN)
 
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("hlsplay: \(message)\n".utf8))
@@ -86,6 +88,22 @@ if let given = arguments.url {
     }
 }
 let thenURL = arguments.thenURL.map(parseURL)
+
+// The estimate store is replaced with a temp file + rename when the session ends: a path that
+// could never take it is an error now, not a lost estimate later (nor a device node replaced).
+if let path = arguments.estimateStorePath {
+    var st = stat()
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+        fail("cannot write the estimate store \(path): not a regular file", status: 73)
+    }
+    // The directory is created when missing: check the nearest one that exists.
+    var existing = URL(fileURLWithPath: directory)
+    while !FileManager.default.fileExists(atPath: existing.path) && existing.path != "/" { existing.deleteLastPathComponent() }
+    if access(existing.path, W_OK) != 0 {
+        fail("cannot write the estimate store \(path): \(existing.path): \(String(cString: strerror(errno)))", status: 73)
+    }
+}
 
 func makeConfiguration(_ url: URL) -> PlayerConfiguration {
     var configuration = PlayerConfiguration(url: url)
@@ -182,7 +200,7 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
         }
     }
     if session.logWriteFailed {
-        FileHandle.standardError.write(Data("hlsplay: writing the session log failed (disk full?)\n".utf8))
+        FileHandle.standardError.write(Data("hlsplay: an output file is incomplete: a write failed (disk full?), see above\n".utf8))
         status = 74
     }
     return status
