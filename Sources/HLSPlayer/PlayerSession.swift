@@ -777,8 +777,8 @@ public final class PlayerSession: @unchecked Sendable {
                     fellOutOfLiveWindow(.expiredSegment, playlist: reloaded, variantIndex: variantIndex)
                     continue
                 }
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "segment \(segment.mediaSequence) is listed but missing (HTTP \(failure.httpStatus!)); skipped", url: failure.url)))
-                recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "HTTP \(failure.httpStatus!) on a listed live segment")))
+                // Still listed after every retry: not an expiry but a broken stream.
+                throw failure
             }
             nextMediaSequence = segment.mediaSequence + 1
         }
@@ -1506,6 +1506,7 @@ public final class PlayerSession: @unchecked Sendable {
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
+            // After the retries, fetchSegments reloads: a segment no longer listed has expired (resync to the edge).
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {
