@@ -9,7 +9,8 @@ PHASE:
            model does not learn one controller's habits only)
   heldout  every HELD_OUT trace × offsets, controller on (--predictor model,
            --model MODEL) and off, alternately, so machine load hits both alike
-  onoff    the same as heldout with another --model (the final on/off figures)
+  onoff    the same as heldout with another --model (the final on/off figures);
+           --tuned-bin DIR adds a third arm, the controller on in another build
 
 One hls-origin per session (--port 0; the port is read from its first line),
 loopback only. Each trace is first *derived* into the data directory as a
@@ -217,7 +218,8 @@ def run_session(job: dict, bin_dir: str, ladder: str, data: str) -> dict:
     return out
 
 
-def plan(phase: str, model: str | None, data: str) -> list:
+def plan(phase: str, model: str | None, data: str, tuned_bin: str | None = None,
+         offsets: list | None = None, skip_arms: tuple = ()) -> list:
     tdir = os.path.join(data, "traces")
     os.makedirs(tdir, exist_ok=True)
     jobs = []
@@ -234,17 +236,21 @@ def plan(phase: str, model: str | None, data: str) -> list:
         mdl = model or os.path.join(REPO, "models", "stall-logistic-v1.json")
         tag = os.path.splitext(os.path.basename(mdl))[0]
         for i, rel in enumerate(HELD_OUT_TRACES):
-            for k, frac in enumerate(OFFSET_FRACTIONS):
+            for k, frac in enumerate(offsets or OFFSET_FRACTIONS):
                 path, off, scale = derive_trace(rel, frac, tdir)
-                # on/off adjacent in the queue (they run at the same time), order alternating
-                arms = [("model", mdl), ("off", None)]
-                if (i + k) % 2:
-                    arms.reverse()
-                for pred, m in arms:
-                    arm = "on" if pred != "off" else "off"
-                    jobs.append(dict(id=f"{phase}-{i:02d}-{k}-{arm}-{tag}", phase=phase, split="heldout", trace=rel,
+                # ids of extra offsets name the offset (the first runs used its index)
+                kk = str(k) if offsets is None else f"o{round(frac * 100):02d}"
+                # the arms of one trace/offset are adjacent in the queue (they run at the
+                # same time, under the same load); their order rotates
+                arms = [("on", "model", mdl, None), ("off", "off", None, None)]
+                if tuned_bin:
+                    arms.append(("on-tuned", "model", mdl, tuned_bin))
+                arms = [a for a in arms if a[0] not in skip_arms]
+                r = (i + k) % len(arms)
+                for arm, pred, m, b in arms[r:] + arms[:r]:
+                    jobs.append(dict(id=f"{phase}-{i:02d}-{kk}-{arm}-{tag}", phase=phase, split="heldout", trace=rel,
                                      offsetSeconds=round(off, 3), scale=round(scale, 4), traceFile=path,
-                                     predictor=pred, model=m, controller=arm))
+                                     predictor=pred, model=m, controller=arm, bin=b))
     return jobs
 
 
@@ -255,17 +261,22 @@ def main():
     ap.add_argument("--bin", default=os.path.join(REPO, ".build", "release"),
                     help="folder with release hlsplay and hls-origin")
     ap.add_argument("--model", help="model file for the controller-on arm (heldout/onoff)")
+    ap.add_argument("--tuned-bin", help="(heldout/onoff) a third arm: controller on with the binaries in this "
+                    "folder (a build with other PolicyController constants)")
+    ap.add_argument("--offsets", help="(heldout/onoff) comma-separated start fractions instead of OFFSET_FRACTIONS")
+    ap.add_argument("--skip-arm", action="append", default=[], help="(heldout/onoff) leave this arm out: on | off")
     ap.add_argument("--jobs", type=int, default=6, help="sessions at once")
     args = ap.parse_args()
     for d in ("logs", "stores"):
         os.makedirs(os.path.join(args.data, d), exist_ok=True)
     ladder = make_ladder(args.data)
-    jobs = plan(args.phase, args.model, args.data)
+    offsets = [float(x) for x in args.offsets.split(",")] if args.offsets else None
+    jobs = plan(args.phase, args.model, args.data, args.tuned_bin, offsets, tuple(args.skip_arm))
     manifest = os.path.join(args.data, "manifest.jsonl")
     lock = threading.Lock()
     print(f"{len(jobs)} sessions, {args.jobs} at once", flush=True)
     with cf.ThreadPoolExecutor(args.jobs) as pool:
-        futs = [pool.submit(run_session, j, args.bin, ladder, args.data) for j in jobs]
+        futs = [pool.submit(run_session, j, j.get("bin") or args.bin, ladder, args.data) for j in jobs]
         for f in cf.as_completed(futs):
             r = f.result()
             with lock, open(manifest, "a") as fh:

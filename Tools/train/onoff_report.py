@@ -30,6 +30,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="/tmp/hlsplay-train")
     ap.add_argument("--phase", default="onoff")
+    ap.add_argument("--arm", default="on", help="the controller-on arm to compare with off: on | on-tuned")
     ap.add_argument("--tag")
     ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
     args = ap.parse_args()
@@ -45,8 +46,9 @@ def main():
     per = []
     print(f"{'trace':50} {'offset':>7}  {'stalls on/off':>13} {'stall s on/off':>15} {'Mbit/s on/off':>14} {'load':>9}")
     for (trace, off), arms in sorted(pairs.items()):
-        if set(arms) != {"on", "off"}:
+        if args.arm not in arms or "off" not in arms:
             continue
+        arms = {"on": arms[args.arm], "off": arms["off"]}
         for arm, r in arms.items():
             t = tot[arm]
             t["sessions"] += 1
@@ -65,13 +67,30 @@ def main():
               f"{on['averageBitrateBps'] / 1e6:5.2f}/{offr['averageBitrateBps'] / 1e6:<8.2f} "
               f"{(on['loadAverage1mStart'] + on['loadAverage1mEnd']) / 2:4.1f}/"
               f"{(offr['loadAverage1mStart'] + offr['loadAverage1mEnd']) / 2:.1f}")
+    # Why: the policy in force when each stall began, and the time per stall.
+    onset = {"on": {}, "off": {}}
+    for (trace, off), arms in pairs.items():
+        if args.arm not in arms or "off" not in arms:
+            continue
+        for arm, r in (("on", arms[args.arm]), ("off", arms["off"])):
+            pol = "lowLatency" if arm == "on" else "none"
+            with open(os.path.join(args.data, r["log"])) as fh:
+                for ln in fh:
+                    rec = json.loads(ln)
+                    if rec["type"] == "policy.change":
+                        pol = rec["to"]
+                    elif rec["type"] == "stall.start":
+                        onset[arm][pol] = onset[arm].get(pol, 0) + 1
+    print("stalls by policy at onset:", onset)
     out = {}
     for arm, t in tot.items():
         n = max(t["sessions"], 1)
         out[arm] = dict(sessions=t["sessions"], stalls=t["stalls"], sessionsWithStalls=t["sessionsWithStalls"],
                         stallSeconds=round(t["stallSeconds"], 2),
                         averageBitrateBps=round(t["bitrateSum"] / t["playedSeconds"]) if t["playedSeconds"] else None,
-                        meanLoadAverage1m=round(t["load"] / n, 2))
+                        meanLoadAverage1m=round(t["load"] / n, 2),
+                        secondsPerStall=round(t["stallSeconds"] / t["stalls"], 2) if t["stalls"] else None,
+                        stallsByPolicyAtOnset=onset[arm])
     on, off = out["on"], out["off"]
     ratio = on["averageBitrateBps"] / off["averageBitrateBps"] if off["averageBitrateBps"] else None
     verdict = dict(fewerStalls=on["stalls"] < off["stalls"], lessTimeStalled=on["stallSeconds"] < off["stallSeconds"],
@@ -83,7 +102,8 @@ def main():
     print("verdict:", verdict)
     if args.tag:
         res = json.load(open(args.results)) if os.path.exists(args.results) else {}
-        res.setdefault("onOff", {})[args.tag] = dict(phase=args.phase, on=on, off=off, verdict=verdict, pairs=per)
+        res.setdefault("onOff", {})[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict,
+                                                     pairs=per)
         with open(args.results, "w") as fh:
             json.dump(res, fh, indent=2)
             fh.write("\n")
