@@ -165,11 +165,13 @@ def lead_threshold(real_train, oof):
     return best
 
 
-def parity(sessions, fn, predictor_prefix):
-    """Largest |logged risk − this script's risk| on sessions run with that predictor."""
+def parity(sessions, fn, predictor, model_file=None):
+    """Largest |logged risk − this script's risk| on sessions run with that predictor (and model file)."""
     worst, n = 0.0, 0
     for s in sessions:
-        if not s.samples or not s.meta.get("predictor", "").startswith(predictor_prefix):
+        if not s.samples or s.meta.get("predictor") != predictor:
+            continue
+        if model_file and model_file not in (s.meta.get("model") or ""):
             continue
         for (t, f), (_, r) in zip(s.samples, s.risks):
             worst = max(worst, abs(fn(f) - r))
@@ -253,10 +255,17 @@ def main():
         simTrainExamples=len(sim_ex),
         crossValidation=cv, chosen=dict(features=best["features"], data=best["data"]),
         parity=dict(heuristic=parity(sessions, heuristic_runtime, "heuristic"),
-                    modelV1=parity(sessions, lambda f: mp(v1, f), "model")),
+                    modelV1=parity(sessions, lambda f: mp(v1, f), "model", "stall-logistic-v1.json"),
+                    modelV2=parity(sessions, lambda f: mp(model, f), "model", "stall-logistic-v2.json")),
         heldOut=[ev(n, fn, held, thr) for n, fn, thr in predictors],
         heldOutControllerV1=[ev(n, fn, held_on_v1, thr) for n, fn, thr in predictors[:7]] if held_on_v1 else [],
         heldOutControllerV2=[ev(n, fn, held_on_v2, thr) for n, fn, thr in predictors[:7]] if held_on_v2 else [],
+        # Descriptive only (nothing is chosen on it): how v2's warning lead and
+        # precision trade off on the held-out traces as the threshold moves.
+        heldOutThresholdCurve=[dict(threshold=t, **{k: r[k] for k in ("precision", "recall", "medianLeadSeconds",
+                                                                       "isolatedMedianLeadSeconds")})
+                               for t in (0.1, 0.2, 0.3, 0.4, 0.5, model["operatingThreshold"], 0.7)
+                               for r in [ev("v2", lambda f: mp(model, f), held, t)]],
         train=ev("model v2 (TRAIN, for reference)", lambda f: mp(model, f), real_train, model["operatingThreshold"]),
     )
     hm = results["heldOut"][0]
@@ -315,6 +324,8 @@ def main():
     print(f"real: {len(real_train)} train sessions ({len(real_ex)} examples), {len(held)} held-out sessions; "
           f"chosen {best}")
     print("parity", results["parity"])
+    for c in results["heldOutThresholdCurve"]:
+        print("held-out curve", {k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()})
     for block in ("heldOut", "heldOutControllerV1", "heldOutControllerV2"):
         if not results[block]:
             continue
