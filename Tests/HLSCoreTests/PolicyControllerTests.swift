@@ -39,7 +39,7 @@ import Testing
         #expect(ch.first?.risk == 0.40)
         #expect(ch.first?.reason == .riskAboveEnterThreshold)
         #expect(ch.first?.features == features)
-        #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 15, peakBitrateCapBps: nil, resumeBufferSeconds: 4))
+        #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 45, peakBitrateCapBps: nil, resumeBufferSeconds: 4))
     }
 
     @Test func downshiftEnter_justUnder_goesToPreload_at_jumpsStraightToDownshift() throws {
@@ -49,8 +49,8 @@ import Testing
         let ch = changes(b.update(risk: 0.75, features: features, at: at(0)))
         #expect(ch.first?.to == .defensiveDownshift)
         // Cap at the rung below the one being fetched (3.72 → 1.31 Mbit/s).
-        #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 30, peakBitrateCapBps: 1_310_000,
-                                               resumeBufferSeconds: 6))
+        #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 60, peakBitrateCapBps: 1_310_000,
+                                               resumeBufferSeconds: 4))
         #expect(b.knobs.peakBitrateCapBps == 1_310_000)
     }
 

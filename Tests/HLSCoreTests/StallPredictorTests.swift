@@ -221,9 +221,9 @@ import Testing
         var metricsCheck: MetricsCheck
     }
 
-    static func loadGolden() throws -> Golden {
+    static func loadGolden(_ model: String = "stall-logistic-v1") throws -> Golden {
         try JSONDecoder().decode(Golden.self, from: Data(contentsOf: modelsDirectory
-            .appendingPathComponent("stall-logistic-v1.golden.json")))
+            .appendingPathComponent("\(model).golden.json")))
     }
 
     /// StallMetrics agrees with the trainer's metrics on a held-out subsample,
@@ -253,5 +253,37 @@ import Testing
             let got = try p.stallProbability(v.features)
             #expect(abs(got - v.probability) <= 1e-12 + 1e-9 * v.probability, "features \(v.features)")
         }
+    }
+
+    /// v2, trained on real hlsplay session logs (Tools/train/train_real.py):
+    /// it loads with the same schema, for the default horizon, and the Swift
+    /// inference reproduces the trainer's probabilities on real held-out
+    /// feature vectors (models/stall-logistic-v2.golden.json).
+    @Test func modelV2_loads_andReproducesTrainerProbabilities() throws {
+        let path = Self.modelsDirectory.appendingPathComponent("stall-logistic-v2.json").path
+        let p = try LogisticModelPredictor(contentsOfFile: path, requiredHorizonSeconds: defaultStallHorizonSeconds)
+        #expect(p.model.version == "2.0.0")
+        #expect(p.model.training.dataSource.hasPrefix("REAL"))
+        #expect(p.model.operatingThreshold > 0 && p.model.operatingThreshold < 1)
+        let golden = try Self.loadGolden("stall-logistic-v2")
+        #expect(golden.model == "stall-logistic-v2.json")
+        #expect(golden.vectors.count >= 6)
+        // The vectors span low and high risk, so a wrong weight or transform shows.
+        #expect(golden.vectors.contains { $0.probability < 0.1 } && golden.vectors.contains { $0.probability > 0.5 })
+        for v in golden.vectors {
+            let got = try p.stallProbability(v.features)
+            #expect(abs(got - v.probability) <= 1e-12 + 1e-9 * v.probability, "features \(v.features)")
+        }
+    }
+
+    /// StallMetrics agrees with the trainer on v2's real held-out subsample.
+    @Test func metricsV2_agreeWithTrainer() throws {
+        let m = try Self.loadGolden("stall-logistic-v2").metricsCheck
+        #expect(m.labels.contains(true) && m.labels.contains(false))
+        let auc = try #require(StallMetrics.rocAUC(scores: m.scores, labels: m.labels))
+        #expect(abs(auc - m.auc) < 1e-12)
+        let pr = StallMetrics.precisionRecall(scores: m.scores, labels: m.labels, threshold: m.threshold)
+        #expect(pr.precision.map { abs($0 - m.precision) < 1e-12 } == true)
+        #expect(pr.recall.map { abs($0 - m.recall) < 1e-12 } == true)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCore
 import HLSOrigin
 import Testing
 
@@ -32,7 +33,8 @@ import Testing
         let features = try #require(change["features"] as? [String: Any])
         #expect((features["bufferSeconds"] as? Double ?? 99) < 2)
         let knobs = try #require(change["knobs"] as? [String: Any])
-        #expect(knobs["preferredForwardBufferDurationSeconds"] as? Double == 30)
+        #expect(knobs["preferredForwardBufferDurationSeconds"] as? Double
+                == PolicyController.Configuration().downshiftForwardBufferSeconds)
         #expect(run.summary?["predictor"] as? String == "threshold")
         #expect((run.summary?["policyChanges"] as? Int ?? 0) >= 1)
     }

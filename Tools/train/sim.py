@@ -209,10 +209,12 @@ class Session:
     bits_played: float = 0.0
 
 
-def simulate(trace: Trace, offset: float, seed: int) -> Session:
+def simulate(trace: Trace, offset: float, seed: int, duration: float | None = None) -> Session:
+    """One session; `duration` (virtual seconds) defaults to the trace's length clamped to 120–600 s."""
     rng = random.Random(seed)
     link = Link(trace, offset)
-    duration = min(MAX_SESSION_SECONDS, max(MIN_SESSION_SECONDS, trace.duration))
+    if duration is None:
+        duration = min(MAX_SESSION_SECONDS, max(MIN_SESSION_SECONDS, trace.duration))
     s = Session(trace.name, offset, duration)
     est = Estimator()
     buffer_s = 0.0

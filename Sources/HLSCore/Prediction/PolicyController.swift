@@ -41,13 +41,30 @@ public struct PolicyController: Sendable, Equatable {
         /// Policy used (at least) while the predictor fails.
         public var failurePolicy: PlaybackPolicy = .preload
 
-        /// Knobs per policy (the downshift's cap is computed on entry).
-        public var lowLatencyForwardBufferSeconds: Double = 6
+        /// Knobs per policy (the downshift's cap is computed on entry), seconds.
+        ///
+        /// Tuned on real hlsplay runs (docs/stall-prediction.md, "Controller on
+        /// vs off"). The first values (6 / 15 / 30 s forward buffer, 2 / 4 / 6 s
+        /// resume) lost to the controller being off (30 s, resume 4 s) on the
+        /// held-out traces: 96.7 s stalled against 43.2 s with the v1 model,
+        /// 104.5 s against 44.3 s with v2. Two causes:
+        /// - A stall is warned 2–3 s ahead, but it happens when throughput has
+        ///   already fallen below the bottom rung; only buffer built *before*
+        ///   the drop protects, and lowLatency's 6 s target kept the buffer at
+        ///   ~6 s in calm periods. lowLatency now keeps the automatic target
+        ///   (`PlayerConfiguration.automaticForwardBufferSeconds`, 30 s) and the
+        ///   riskier policies add to it.
+        /// - Nearly every stall begins in defensiveDownshift (a low buffer is
+        ///   high risk), so its resume threshold sets the stall length: 6 s
+        ///   doubled the time per stall (10.7 s against 4.8 s with v1) without
+        ///   sparing repeat stalls. It now resumes at 4 s, like playback without a
+        ///   controller; the downshift protects through its cap and buffer.
+        public var lowLatencyForwardBufferSeconds: Double = 30
         public var lowLatencyResumeBufferSeconds: Double = 2
-        public var preloadForwardBufferSeconds: Double = 15
+        public var preloadForwardBufferSeconds: Double = 45
         public var preloadResumeBufferSeconds: Double = 4
-        public var downshiftForwardBufferSeconds: Double = 30
-        public var downshiftResumeBufferSeconds: Double = 6
+        public var downshiftForwardBufferSeconds: Double = 60
+        public var downshiftResumeBufferSeconds: Double = 4
 
         public init() {}
 

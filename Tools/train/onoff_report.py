@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Controller on vs off on the held-out traces, from the collector's manifest.
+
+    python3 Tools/train/onoff_report.py --phase onoff [--data /tmp/hlsplay-train] [--tag NAME]
+
+Each held-out trace and offset ran twice at the same time, once with the
+controller on (--predictor model --model M) and once off (--predictor off),
+the order alternating (collect.py). Prints per pair and in total: stalls, time
+stalled, average bitrate (the summary's media-time-weighted BANDWIDTH), and
+the 1-min load average; checks the issue's target (fewer stalls and less time
+stalled with the controller on, at an average bitrate at most 10 % lower).
+With --tag, stores the totals in results-v2.json under "onOff"[tag].
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import reallogs  # noqa: E402
+
+BITRATE_TOLERANCE = 0.10  # the issue's "no more than 10 % lower"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="/tmp/hlsplay-train")
+    ap.add_argument("--phase", default="onoff")
+    ap.add_argument("--arm", default="on", help="the controller-on arm to compare with off: on | on-tuned")
+    ap.add_argument("--tag")
+    ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
+    args = ap.parse_args()
+    rows = reallogs.load_manifest(args.data, {args.phase})
+    pairs = {}
+    for r in rows:
+        if r.get("stallCount") is None:
+            print("no summary:", r["id"], r.get("stderr"))
+            continue
+        pairs.setdefault((r["trace"], r["offsetSeconds"]), {})[r["controller"]] = r
+    tot = {arm: dict(sessions=0, stalls=0, stallSeconds=0.0, bitrateSum=0.0, playedSeconds=0.0, load=0.0,
+                     sessionsWithStalls=0) for arm in ("on", "off")}
+    per = []
+    print(f"{'trace':50} {'offset':>7}  {'stalls on/off':>13} {'stall s on/off':>15} {'Mbit/s on/off':>14} {'load':>9}")
+    for (trace, off), arms in sorted(pairs.items()):
+        if args.arm not in arms or "off" not in arms:
+            continue
+        arms = {"on": arms[args.arm], "off": arms["off"]}
+        for arm, r in arms.items():
+            t = tot[arm]
+            t["sessions"] += 1
+            t["stalls"] += r["stallCount"]
+            t["sessionsWithStalls"] += 1 if r["stallCount"] else 0
+            t["stallSeconds"] += r["stallSeconds"]
+            t["bitrateSum"] += r["averageBitrateBps"] * r["playedSeconds"]
+            t["playedSeconds"] += r["playedSeconds"]
+            t["load"] += (r["loadAverage1mStart"] + r["loadAverage1mEnd"]) / 2
+        on, offr = arms["on"], arms["off"]
+        per.append(dict(trace=trace, offsetSeconds=off,
+                        on={k: on[k] for k in ("stallCount", "stallSeconds", "averageBitrateBps", "policyChanges")},
+                        off={k: offr[k] for k in ("stallCount", "stallSeconds", "averageBitrateBps")}))
+        print(f"{trace[-50:]:50} {off:7.0f}  {on['stallCount']:5d}/{offr['stallCount']:<7d} "
+              f"{on['stallSeconds']:6.1f}/{offr['stallSeconds']:<8.1f} "
+              f"{on['averageBitrateBps'] / 1e6:5.2f}/{offr['averageBitrateBps'] / 1e6:<8.2f} "
+              f"{(on['loadAverage1mStart'] + on['loadAverage1mEnd']) / 2:4.1f}/"
+              f"{(offr['loadAverage1mStart'] + offr['loadAverage1mEnd']) / 2:.1f}")
+    # Why: the policy in force when each stall began, and the time per stall.
+    onset = {"on": {}, "off": {}}
+    for (trace, off), arms in pairs.items():
+        if args.arm not in arms or "off" not in arms:
+            continue
+        for arm, r in (("on", arms[args.arm]), ("off", arms["off"])):
+            pol = "lowLatency" if arm == "on" else "none"
+            with open(os.path.join(args.data, r["log"])) as fh:
+                for ln in fh:
+                    rec = json.loads(ln)
+                    if rec["type"] == "policy.change":
+                        pol = rec["to"]
+                    elif rec["type"] == "stall.start":
+                        onset[arm][pol] = onset[arm].get(pol, 0) + 1
+    print("stalls by policy at onset:", onset)
+    out = {}
+    for arm, t in tot.items():
+        n = max(t["sessions"], 1)
+        out[arm] = dict(sessions=t["sessions"], stalls=t["stalls"], sessionsWithStalls=t["sessionsWithStalls"],
+                        stallSeconds=round(t["stallSeconds"], 2),
+                        averageBitrateBps=round(t["bitrateSum"] / t["playedSeconds"]) if t["playedSeconds"] else None,
+                        meanLoadAverage1m=round(t["load"] / n, 2),
+                        secondsPerStall=round(t["stallSeconds"] / t["stalls"], 2) if t["stalls"] else None,
+                        stallsByPolicyAtOnset=onset[arm])
+    on, off = out["on"], out["off"]
+    ratio = on["averageBitrateBps"] / off["averageBitrateBps"] if off["averageBitrateBps"] else None
+    verdict = dict(fewerStalls=on["stalls"] < off["stalls"], lessTimeStalled=on["stallSeconds"] < off["stallSeconds"],
+                   bitrateRatioOnOverOff=round(ratio, 4) if ratio else None,
+                   bitrateWithinTolerance=ratio is not None and ratio >= 1 - BITRATE_TOLERANCE)
+    verdict["targetMet"] = all(verdict[k] for k in ("fewerStalls", "lessTimeStalled", "bitrateWithinTolerance"))
+    print("on :", on)
+    print("off:", off)
+    print("verdict:", verdict)
+    if args.tag:
+        res = json.load(open(args.results)) if os.path.exists(args.results) else {}
+        res.setdefault("onOff", {})[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict,
+                                                     pairs=per)
+        with open(args.results, "w") as fh:
+            json.dump(res, fh, indent=2)
+            fh.write("\n")
+
+
+if __name__ == "__main__":
+    main()
