@@ -10,7 +10,7 @@ public enum PredictorChoice: String, Sendable, Codable, CaseIterable {
     case heuristic
     /// "Buffer below 2 s".
     case threshold
-    /// The learned logistic model (models/stall-logistic-v1.json); the default.
+    /// The learned logistic model (models/stall-logistic-v2.json); the default.
     case model
     /// No prediction, no policy controller.
     case off
@@ -69,7 +69,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public static let maxWedgeReRequestsPerSegment = 5
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
     public var predictor: PredictorChoice = .model
-    /// The model file for `.model`; nil = models/stall-logistic-v1.json found beside the package or via HLSPLAY_MODEL.
+    /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
     public var modelPath: String?
     /// Thresholds, cooldown, dwell and knobs of the playback policies.
     public var policy = PolicyController.Configuration()

@@ -2043,7 +2043,7 @@ extension PlayerSession {
 
 /// Finds the shipped stall model.
 enum ModelLocator {
-    static let modelFile = "models/stall-logistic-v1.json"
+    static let modelFile = "models/stall-logistic-v2.json"
 
     static func defaultModelPath() -> String? {
         let fm = FileManager.default

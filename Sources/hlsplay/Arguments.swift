@@ -77,7 +77,7 @@ struct Arguments {
       --then URL2                afterwards play URL2 in the same process (a channel
                                  change, warm); its log goes to FILE-2.jsonl / -2.har
       --predictor NAME           stall-risk predictor for the playback policy controller:
-                                 model (default: models/stall-logistic-v1.json),
+                                 model (default: models/stall-logistic-v2.json),
                                  heuristic, threshold (buffer < 2 s), or off (no controller)
       --model FILE               the stall model file for --predictor model
       --cmcd query|header        send CMCD (CTA-5004) with every request

@@ -1,5 +1,5 @@
 // The learned stall predictor: logistic regression whose parameters load from
-// a versioned JSON model file (models/stall-logistic-v1.json, written by
+// a versioned JSON model file (models/stall-logistic-v2.json, written by
 // Tools/train/train.py). Inference is pure Swift; schema in
 // docs/stall-prediction.md.
 //
