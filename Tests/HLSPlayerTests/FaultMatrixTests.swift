@@ -208,7 +208,11 @@ extension FaultCase {
         case .reset:
             return .recovers(.resent)
         case .blackHole:
-            if when == .everySegment { return .fails(status: 69, category: "network", message: "wedged or abandoned") }
+            // VOD: the segment's abandon limit. Live: the stall outlasts the live resync policy's
+            // resync and restarts first (docs/startup-cap.md §5), which then gives up.
+            if when == .everySegment {
+                return .fails(status: 69, category: "network", message: content == .live ? "live stream lost" : "wedged or abandoned")
+            }
             // Playlists wait out the first-byte timeout; segments are caught by the wedge detector.
             return .recovers(playlist ? .retry : .wedgeReRequest)
         case .stalledForever:
