@@ -11,6 +11,7 @@
 #   alt-audio/   video-only variants (v0, v1) + an EXT-X-MEDIA AUDIO group:
 #                English (the sample's own audio) and French (an 880 Hz tone)
 #   alt-audio-fmp4/  the same as fMP4/CMAF
+#   alt-audio-packed/  v0 with the English rendition as packed ADTS audio (.aac)
 #   redundant/   v0+v1 listed twice (a/ and b/); steering.m3u8 adds PATHWAY-IDs
 #                and EXT-X-CONTENT-STEERING to a static steering.json
 # The AES keys are fixed test keys (written next to the playlists), so the
@@ -20,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src="$here/build/short-2s/v1/prog.m3u8"
 out="${1:-$here/build/variants}"
 [ -f "$src" ] || { echo "make-variants.sh: $src missing (run make-ladder.sh first)" >&2; exit 1; }
-stamp="recipe=3 src=$(stat -c %Y "$src")"
+stamp="recipe=4 src=$(stat -c %Y "$src")"
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then exit 0; fi
 rm -rf "$out"; mkdir -p "$out"/{fmp4,byterange,aes-iv,aes-msn}
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -i "$src" -c copy -f hls -hls_time 2 -hls_playlist_type vod "$@"; }
@@ -110,6 +111,23 @@ for d in "$alt" "$altf"; do
         done
     } > "$d/master.m3u8"
 done
+
+# alt-audio-packed/: v0 video-only (as in alt-audio/) with the English rendition
+# as packed audio: one raw ADTS .aac file per segment, cut at the same frames
+# (no ID3 timestamps: a player places each on its playlist time).
+pk="$out/alt-audio-packed"
+mkdir -p "$pk"/{v0,en}
+cp "$alt"/v0/* "$pk/v0/"
+sed 's/\.ts$/.aac/' "$alt/en/prog.m3u8" > "$pk/en/prog.m3u8"
+for f in "$alt"/en/seg_*.ts; do
+    ffmpeg -hide_banner -loglevel error -nostdin -i "$f" -map 0:a -c copy -f adts "$pk/en/$(basename "${f%.ts}").aac"
+done
+{
+    echo "#EXTM3U"
+    echo "#EXT-X-VERSION:4"
+    echo '#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="en/prog.m3u8"'
+    grep -A1 -m1 'AUDIO="aud"' "$alt/master.m3u8"
+} > "$pk/master.m3u8"
 
 # redundant/: the short ladder's v0 and v1 copied to a/ and b/. master.m3u8
 # lists the 2-rung ladder twice (same BANDWIDTH, different URIs: RFC 8216

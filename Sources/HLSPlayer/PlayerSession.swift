@@ -952,7 +952,10 @@ public final class PlayerSession: @unchecked Sendable {
             let demuxSeconds = clock.now().seconds(since: demuxStarted)
             let packets = result.packets.filter { $0.kind == .audio }
             let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
-            let aligned = bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
+            // Packed audio (raw ADTS) has no transport timestamps of its own (without an ID3 PRIV
+            // timestamp each file starts at 0): it goes on its playlist time.
+            let packed = Self.containerHint(for: segment) == .packedAudioADTS
+            let aligned = packed ? nil : bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
             let offset = aligned?.offsetSeconds ?? (start - reference)
             buffer.append(packets.map { p in
                 BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,

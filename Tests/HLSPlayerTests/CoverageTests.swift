@@ -84,6 +84,21 @@ import Testing
         #expect((mp4.summary?["decodedVideoFrames"] as? Int ?? 0) == 192)
     }
 
+    /// Packed audio: the English rendition as raw ADTS .aac segments beside
+    /// MPEG-TS video; each placed on its playlist time (no transport timestamps).
+    @Test func alternateAudio_packedADTSRendition_playsOnPlaylistTime() throws {
+        let run = try play(try variants().appendingPathComponent("alt-audio-packed"), "master.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(paths(run, purpose: "segment").filter { $0.hasSuffix(".aac") }.count == 4)
+        #expect(run.summary?["audioSegmentsBuffered"] as? Int == 4)
+        #expect((run.summary?["decodedAudioFrames"] as? Int ?? 0) >= 370)
+        #expect(run.summary?["stallCount"] as? Int == 0)
+        let audio = run.events("segment.buffered").filter { $0["track"] as? String == "audio" }
+        let starts = audio.compactMap { $0["startSeconds"] as? Double }
+        #expect(zip(starts, [0, 2.005333, 4.010666, 6.015999]).allSatisfy { abs($0 - $1) < 0.01 }, "\(starts)")
+    }
+
     /// An audio segment that never comes (404) is skipped, visibly: the video
     /// goes on, the log names the track and the segment.
     @Test func alternateAudio_missingAudioSegment_skippedAndLogged_videoContinues() throws {
