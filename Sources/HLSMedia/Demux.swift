@@ -131,15 +131,32 @@ public struct DemuxResult: Sendable {
     public func track(_ kind: TrackKind) -> CodecParameters? { tracks.first { $0.kind == kind } }
 }
 
+/// How complete the codec parameters of a demux must be.
+public enum CodecParameterNeed: Sendable {
+    /// Complete enough to open a decoder (dimensions, sample rate, channels). When the
+    /// container header does not carry them (MPEG-TS never carries video dimensions),
+    /// FFmpeg finds them by decoding the first packets (`avformat_find_stream_info`),
+    /// which costs more than demuxing the whole segment.
+    case complete
+    /// Only what the container header says (the codec, the time base); width, height and
+    /// sample rate may be 0. For callers that never decode (demux-only load generation):
+    /// every packet is still read, parsed into frames (FFmpeg's parsers run in
+    /// `av_read_frame` either way) and timestamped exactly as with `.complete`.
+    case headerOnly
+}
+
 public enum SegmentDemuxer {
     /// Reads all packets of one media segment held in memory.
     ///
     /// - `initializationSection` (EXT-X-MAP) is prepended to the segment bytes.
+    /// - `codecParameters`: `.headerOnly` skips finding the parameters a decoder needs
+    ///   (see `CodecParameterNeed`); packets and timestamps are the same.
     /// - A segment whose tail is damaged returns the good packets and a warning.
     /// - Throws when nothing playable comes out: empty input, an unopenable container,
     ///   no audio/video stream, or no packet at all.
     public static func demux(segment: Data, initializationSection: Data? = nil,
-                             hint: ContainerHint = .mpegTS) throws(MediaError) -> DemuxResult {
+                             hint: ContainerHint = .mpegTS,
+                             codecParameters: CodecParameterNeed = .complete) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -153,8 +170,9 @@ public enum SegmentDemuxer {
         }
 
         // Codec parameters (dimensions, sample rate) are only known after a look at the
-        // streams' first packets; only pay for that when the header did not say.
-        if needsStreamInfo(format) {
+        // streams' first packets; only pay for that when the header did not say and a
+        // decoder will need them.
+        if codecParameters == .complete, needsStreamInfo(format) {
             let code = avformat_find_stream_info(format, nil)
             if code < 0 {
                 warnings.append("avformat_find_stream_info: \(ffmpegErrorString(code))")
@@ -227,7 +245,8 @@ public enum SegmentDemuxer {
                            corruptPacketCount: corrupt, warnings: warnings)
     }
 
-    private static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+    /// True when the container header left a track's decoder parameters unknown.
+    static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
         for index in 0..<Int(format.pointee.nb_streams) {
             guard let par = format.pointee.streams[index]?.pointee.codecpar?.pointee else { continue }
             switch par.codec_type {

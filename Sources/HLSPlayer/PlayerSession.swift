@@ -627,8 +627,11 @@ public final class PlayerSession: @unchecked Sendable {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
+            // Demux only: no decoder will be opened, so the codec parameters a decoder
+            // needs are not looked for (packets and timestamps are the same).
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
-                                              hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS)
+                                              hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS,
+                                              codecParameters: configuration.decode ? .complete : .headerOnly)
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
