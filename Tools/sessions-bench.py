@@ -43,6 +43,8 @@ CLIENT_SATURATED_SHARE = 0.9
 MACHINE_IDLE_FLOOR = 0.05
 # Seconds before a stall start that are looked at to classify it.
 STALL_LOOKBACK_SECONDS = 5.0
+# The client's peak CPU is its busiest window of this length, seconds.
+PEAK_WINDOW_SECONDS = 10.0
 # Sampling period of the /proc readings, seconds.
 SAMPLE_INTERVAL_SECONDS = 1.0
 
@@ -226,6 +228,14 @@ def run_once(args, mode, sessions, origin_binary, client_binary, work):
         cause = classify_stall(at, sampler.samples)
         causes[cause] = causes.get(cause, 0) + 1
     loads = [s["load1"] for s in sampler.samples]
+    # The busiest PEAK_WINDOW_SECONDS of the client (all sessions running at once after the ramp).
+    peak_cores = 0.0
+    timed = [s for s in sampler.samples if s["clientCPU"] is not None]
+    for i, a in enumerate(timed):
+        for b in timed[i + 1:]:
+            if b["wall"] - a["wall"] >= PEAK_WINDOW_SECONDS:
+                peak_cores = max(peak_cores, (b["clientCPU"] - a["clientCPU"]) / (b["wall"] - a["wall"]))
+                break
     result = {
         "mode": mode, "sessions": sessions, "exitStatus": client.returncode,
         "exitReasons": aggregate.get("exitReasons"),
@@ -234,6 +244,7 @@ def run_once(args, mode, sessions, origin_binary, client_binary, work):
         "playedSeconds": played, "wallSeconds": round(wall, 2),
         "clientCPUSeconds": round(client_cpu, 2),
         "clientCores": round(client_cpu / wall, 3) if wall > 0 else None,
+        "clientPeakCores": round(peak_cores, 3),
         "cpuSecondsPerMediaSecondPerSession": round(client_cpu / played, 5) if played > 0 else None,
         "originCPUSeconds": round(origin_cpu, 2),
         "originCPUSecondsPerMediaSecondPerSession": round(origin_cpu / played, 5) if played > 0 else None,
@@ -266,15 +277,15 @@ def format_row(r):
         return format(v, fmt) if isinstance(v, (int, float)) else "-"
     causes = ",".join(f"{k}:{v}" for k, v in sorted(r["stallCauses"].items())) or "-"
     return (f"{r['mode']:6} {r['sessions']:5d} {num(r['stalls'], 'd'):>6} {causes:>18} "
-            f"{num(r['cpuSecondsPerMediaSecondPerSession'], '.5f'):>9} {num(r['clientCores'], '.2f'):>5} "
+            f"{num(r['cpuSecondsPerMediaSecondPerSession'], '.5f'):>9} {num(r['clientPeakCores'], '.2f'):>5} "
             f"{r['rssPerSessionBytes'] / mb:7.2f} {r['anonPerSessionBytes'] / mb:7.2f} "
             f"{num(r['requestsPerSecond'], '.1f'):>7} {num(r['ttffP50Seconds'], '.3f'):>6} {num(r['ttffP90Seconds'], '.3f'):>6} "
             f"{num(r['originCPUSeconds'], '.1f'):>7} {num(r['originCPUSecondsPerMediaSecondPerSession'], '.5f'):>9} "
-            f"{num(r['loadAverageMean'], '.1f'):>5}")
+            f"{num(r['machineBusyShare'], '.2f'):>5} {num(r['loadAverageMean'], '.1f'):>5}")
 
 
-HEADER = ("mode   N     stalls  causes             cpu/ms/s  cores RSS/s MB anon/s MB   req/s  ttff50 ttff90 "
-          "originCPU origin/ms/s  load")
+HEADER = ("mode       N stalls             causes  cpu/ms/s  peak  RSS/s MB anon/s MB   req/s ttff50 ttff90 "
+          "originCPU origin/ms/s  busy  load")
 
 
 def main():
@@ -307,9 +318,10 @@ def main():
     results = []
     print(f"# {CORES} cores; {args.media_seconds:g} s of live media per session, ramp {args.ramp:g} s, "
           f"variant {args.variant}; origin unshaped, live, window {args.window}", flush=True)
-    print("# cpu/ms/s = client CPU seconds per media second per session; RSS/s, anon/s = peak per session; "
-          "origin/ms/s = origin CPU seconds per media second per session; load = mean 1-min load average during the run",
-          flush=True)
+    print("# cpu/ms/s = client CPU seconds per media second per session; peak = client cores in its busiest "
+          f"{PEAK_WINDOW_SECONDS:g} s; RSS/s, anon/s = peak per session; originCPU = hls-origin CPU seconds in the run, "
+          "origin/ms/s = per media second per session; busy = the machine's busy share (all processes) during the run; "
+          "load = mean 1-min load average", flush=True)
     print(HEADER, flush=True)
     try:
         for mode, counts in plans:
@@ -329,8 +341,14 @@ def main():
         else:
             shutil.rmtree(work, ignore_errors=True)
     for mode, _ in plans:
-        ok = [r["sessions"] for r in results if r["mode"] == mode and sustained(r)]
-        print(f"largest N sustained with zero stalls, {mode}: {max(ok) if ok else 'none'}")
+        ran = [r for r in results if r["mode"] == mode]
+        if not ran:
+            continue
+        ok = [r["sessions"] for r in ran if sustained(r)]
+        no_client = [r["sessions"] for r in ran
+                     if r["exitReasons"] == {"durationReached": r["sessions"]} and not r["stallCauses"].get("client-cpu")]
+        print(f"largest N sustained, {mode}: {max(ok) if ok else 'none'} with zero stalls; "
+              f"{max(no_client) if no_client else 'none'} with zero client-caused stalls")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 
