@@ -131,32 +131,32 @@ public struct DemuxResult: Sendable {
     public func track(_ kind: TrackKind) -> CodecParameters? { tracks.first { $0.kind == kind } }
 }
 
-/// How complete the codec parameters of a demux must be.
-public enum CodecParameterNeed: Sendable {
-    /// Complete enough to open a decoder (dimensions, sample rate, channels). When the
-    /// container header does not carry them (MPEG-TS never carries video dimensions),
-    /// FFmpeg finds them by decoding the first packets (`avformat_find_stream_info`),
-    /// which costs more than demuxing the whole segment.
-    case complete
-    /// Only what the container header says (the codec, the time base); width, height and
-    /// sample rate may be 0. For callers that never decode (demux-only load generation):
-    /// every packet is still read, parsed into frames (FFmpeg's parsers run in
-    /// `av_read_frame` either way) and timestamped exactly as with `.complete`.
-    case headerOnly
+/// Where the codec parameters of a demux come from.
+public enum CodecParameterSource: Sendable {
+    /// Found in this segment: from the container header, and when the header does not
+    /// carry them (MPEG-TS never carries video dimensions or the AAC sample rate) by
+    /// FFmpeg decoding the first packets (`avformat_find_stream_info`), which costs more
+    /// than demuxing the whole segment.
+    case probe
+    /// Taken from an earlier segment of the same rendition (its `DemuxResult.tracks`):
+    /// each stream whose codec matches one of these adopts its parameters, so FFmpeg
+    /// derives packet durations and the timestamps it interpolates exactly as after a
+    /// probe, without decoding anything. A stream that matches none is probed as usual.
+    case reusing([CodecParameters])
 }
 
 public enum SegmentDemuxer {
     /// Reads all packets of one media segment held in memory.
     ///
     /// - `initializationSection` (EXT-X-MAP) is prepended to the segment bytes.
-    /// - `codecParameters`: `.headerOnly` skips finding the parameters a decoder needs
-    ///   (see `CodecParameterNeed`); packets and timestamps are the same.
+    /// - `codecParameters`: `.reusing` an earlier segment's tracks skips the probe
+    ///   (see `CodecParameterSource`); packets and timestamps are the same.
     /// - A segment whose tail is damaged returns the good packets and a warning.
     /// - Throws when nothing playable comes out: empty input, an unopenable container,
     ///   no audio/video stream, or no packet at all.
     public static func demux(segment: Data, initializationSection: Data? = nil,
                              hint: ContainerHint = .mpegTS,
-                             codecParameters: CodecParameterNeed = .complete) throws(MediaError) -> DemuxResult {
+                             codecParameters: CodecParameterSource = .probe) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -169,10 +169,11 @@ public enum SegmentDemuxer {
             warnings.append("segment size \(segment.count) is not a multiple of 188 (truncated TS?)")
         }
 
+        if case .reusing(let known) = codecParameters { try adopt(known, into: format) }
         // Codec parameters (dimensions, sample rate) are only known after a look at the
-        // streams' first packets; only pay for that when the header did not say and a
-        // decoder will need them.
-        if codecParameters == .complete, needsStreamInfo(format) {
+        // streams' first packets; only pay for that when neither the header nor an
+        // earlier segment said.
+        if needsStreamInfo(format) {
             let code = avformat_find_stream_info(format, nil)
             if code < 0 {
                 warnings.append("avformat_find_stream_info: \(ffmpegErrorString(code))")
@@ -245,15 +246,32 @@ public enum SegmentDemuxer {
                            corruptPacketCount: corrupt, warnings: warnings)
     }
 
+    /// Gives every stream that lacks its decoder parameters those of the known track
+    /// with the same codec (the same stream index first). Before the first packet is
+    /// read, so FFmpeg's demux context picks them up (durations, interpolated timestamps).
+    static func adopt(_ known: [CodecParameters], into format: UnsafeMutablePointer<AVFormatContext>) throws(MediaError) {
+        for index in 0..<Int(format.pointee.nb_streams) {
+            guard let par = format.pointee.streams[index]?.pointee.codecpar, lacksParameters(par.pointee) else { continue }
+            let codec = par.pointee.codec_id
+            let sameCodec = known.filter { $0.parameters.pointee.codec_id == codec && $0.parameters.pointee.codec_type == par.pointee.codec_type }
+            guard let match = sameCodec.first(where: { $0.streamIndex == index }) ?? sameCodec.first else { continue }
+            try check(avcodec_parameters_copy(par, match.parameters), "avcodec_parameters_copy")
+        }
+    }
+
+    private static func lacksParameters(_ par: AVCodecParameters) -> Bool {
+        switch par.codec_type {
+        case AVMEDIA_TYPE_VIDEO: return par.width == 0 || par.height == 0
+        case AVMEDIA_TYPE_AUDIO: return par.sample_rate == 0 || par.ch_layout.nb_channels == 0
+        default: return false
+        }
+    }
+
     /// True when the container header left a track's decoder parameters unknown.
-    static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+    private static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
         for index in 0..<Int(format.pointee.nb_streams) {
             guard let par = format.pointee.streams[index]?.pointee.codecpar?.pointee else { continue }
-            switch par.codec_type {
-            case AVMEDIA_TYPE_VIDEO where par.width == 0 || par.height == 0: return true
-            case AVMEDIA_TYPE_AUDIO where par.sample_rate == 0 || par.ch_layout.nb_channels == 0: return true
-            default: continue
-            }
+            if lacksParameters(par) { return true }
         }
         return format.pointee.nb_streams == 0
     }

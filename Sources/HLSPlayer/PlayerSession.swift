@@ -84,6 +84,8 @@ public final class PlayerSession: @unchecked Sendable {
     private var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
     private var initCache: (map: MediaInitializationSection, data: Data)?
+    /// Demux only: the tracks of the last demuxed segment, reused for the next one of the same rendition.
+    private var demuxOnlyTracks: (variantIndex: Int, discontinuitySequence: Int, tracks: [CodecParameters])?
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     private let cmcdSessionID = UUID().uuidString.lowercased()
     private var starvedSinceLastRequest = false
@@ -627,11 +629,20 @@ public final class PlayerSession: @unchecked Sendable {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            // Demux only: no decoder will be opened, so the codec parameters a decoder
-            // needs are not looked for (packets and timestamps are the same).
+            // Demux only: the codec parameters found in the rendition's previous segment
+            // are reused instead of FFmpeg decoding the first frames of every segment
+            // again to find them (packets and timestamps are the same).
+            var parameters = CodecParameterSource.probe
+            if !configuration.decode, let known = demuxOnlyTracks, known.variantIndex == variantIndex,
+               known.discontinuitySequence == segment.discontinuitySequence {
+                parameters = .reusing(known.tracks)
+            }
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
                                               hint: segment.initializationSection != nil ? .fragmentedMP4 : .mpegTS,
-                                              codecParameters: configuration.decode ? .complete : .headerOnly)
+                                              codecParameters: parameters)
+            if !configuration.decode {
+                demuxOnlyTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
+            }
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
