@@ -7,7 +7,7 @@ let usage = """
 usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
-                  [--live [--window SEGMENTS] [--live-event]] [--log FILE] [--help]
+                  [--live [--window SEGMENTS] [--live-event]] [--max-connections N] [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
   --port N            port to bind (0 = ephemeral, default)
@@ -26,6 +26,7 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
   --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
   --window SEGMENTS   live window length (default 6)
   --live-event        live EVENT playlists (the window grows from the first segment)
+  --max-connections N open connections at most (default 512); more are closed at once
   --log FILE          write a JSON Lines request log
   --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
@@ -139,6 +140,10 @@ while let arg = args.popFirst() {
         let v = value()
         guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
         windowSegments = n
+    case "--max-connections":
+        let v = value()
+        guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
+        configuration.maxConnections = n
     case "--log":
         configuration.requestLogURL = URL(fileURLWithPath: value())
     default:
