@@ -43,6 +43,9 @@ CLIENT_SATURATED_SHARE = 0.9
 MACHINE_IDLE_FLOOR = 0.05
 # Seconds before a stall start that are looked at to classify it.
 STALL_LOOKBACK_SECONDS = 5.0
+# hls-origin's open-connection limit for the benchmark (its default, 512, is below what a few
+# hundred sessions hold: a session that reconnects keeps its idle old connection in libcurl's cache).
+ORIGIN_MAX_CONNECTIONS = 8192
 # The client's peak CPU is its busiest window of this length, seconds.
 PEAK_WINDOW_SECONDS = 10.0
 # Sampling period of the /proc readings, seconds.
@@ -116,7 +119,8 @@ class Sampler(threading.Thread):
 
 
 def start_origin(origin_binary, root, window_segments):
-    proc = subprocess.Popen([str(origin_binary), str(root), "--live", "--window", str(window_segments)],
+    proc = subprocess.Popen([str(origin_binary), str(root), "--live", "--window", str(window_segments),
+                             "--max-connections", str(ORIGIN_MAX_CONNECTIONS)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline().strip()
     if not line.startswith("listening on "):
