@@ -143,10 +143,11 @@ def parse_iso(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def stall_wall_times(log_dir):
-    """Wall-clock instants of every stall start in the per-session logs."""
-    instants = []
-    for path in sorted(log_dir.glob("s-*.jsonl")):
+def read_session_logs(log_dir):
+    """Wall-clock instants of every stall start in the per-session logs, and the
+    decoded and late video frames of their summaries."""
+    instants, decoded, late = [], 0, 0
+    for path in sorted(log_dir.glob("s*.jsonl")):
         started = None
         with open(path) as f:
             for line in f:
@@ -154,7 +155,11 @@ def stall_wall_times(log_dir):
                     started = parse_iso(json.loads(line)["startedAt"])
                 elif '"stall.start"' in line and started is not None:
                     instants.append(started + json.loads(line)["t"])
-    return instants
+                elif '"type":"summary"' in line:
+                    summary = json.loads(line)
+                    decoded += summary.get("decodedVideoFrames", 0)
+                    late += summary.get("lateVideoFrames", 0)
+    return instants, decoded, late
 
 
 def classify_stall(at, samples):
@@ -226,7 +231,7 @@ def run_once(args, mode, sessions, origin_binary, client_binary, work):
     steady = [s for s in sampler.samples if s["rss"] is not None]
     peak_rss = max((s["rss"] for s in steady), default=0)
     peak_anon = max((s["anon"] for s in steady), default=0)
-    stalls = stall_wall_times(log_dir)
+    stalls, decoded_frames, late_frames = read_session_logs(log_dir)
     causes = {}
     for at in stalls:
         cause = classify_stall(at, sampler.samples)
@@ -256,6 +261,7 @@ def run_once(args, mode, sessions, origin_binary, client_binary, work):
         "peakRSSBytes": peak_rss, "peakAnonBytes": peak_anon,
         "rssPerSessionBytes": peak_rss // sessions, "anonPerSessionBytes": peak_anon // sessions,
         "peakThreads": max((s["threads"] for s in steady), default=0),
+        "decodedVideoFrames": decoded_frames, "lateVideoFrames": late_frames,
         "requestsPerSecond": aggregate.get("requestsPerSecond"),
         "throughputBps": aggregate.get("throughputBps"),
         "ttffP50Seconds": aggregate.get("timeToFirstFrameP50Seconds"),
@@ -285,7 +291,8 @@ def format_row(r):
             f"{r['rssPerSessionBytes'] / mb:7.2f} {r['anonPerSessionBytes'] / mb:7.2f} "
             f"{num(r['requestsPerSecond'], '.1f'):>7} {num(r['ttffP50Seconds'], '.3f'):>6} {num(r['ttffP90Seconds'], '.3f'):>6} "
             f"{num(r['originCPUSeconds'], '.1f'):>7} {num(r['originCPUSecondsPerMediaSecondPerSession'], '.5f'):>9} "
-            f"{num(r['machineBusyShare'], '.2f'):>5} {num(r['loadAverageMean'], '.1f'):>5}")
+            f"{num(r['machineBusyShare'], '.2f'):>5} {num(r['loadAverageMean'], '.1f'):>5}"
+            + (f"  late {r['lateVideoFrames']}/{r['decodedVideoFrames']} frames" if r["decodedVideoFrames"] else ""))
 
 
 HEADER = ("mode       N stalls             causes  cpu/ms/s  peak  RSS/s MB anon/s MB   req/s ttff50 ttff90 "
