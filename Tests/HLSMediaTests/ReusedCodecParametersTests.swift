@@ -67,6 +67,35 @@ struct ReusedCodecParametersTests {
         #expect(Self.facts(none) == Self.facts(probed))
     }
 
+    /// A new period (after a discontinuity) with the same codecs but another sample rate:
+    /// the adopted 48 kHz would misplace the interpolated AAC timestamps, so the segment
+    /// must be probed and come out exactly as a probe gives it.
+    @Test func tsSegment_otherSampleRate_isProbedAfterAll() throws {
+        let fixtures = try Fixtures.get()
+        let known = try SegmentDemuxer.demux(segment: fixtures.segment(rung: 1, index: 0)).tracks
+        #expect(known.first { $0.kind == .audio }?.sampleRate == 48_000)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-reuse-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.ts"), output = dir.appendingPathComponent("out.ts")
+        try fixtures.segment(rung: 1, index: 1).write(to: input)
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", input.path,
+                            "-c:v", "copy", "-c:a", "aac", "-ar", "44100", "-f", "mpegts", output.path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make the 44.1 kHz segment")
+        let segment = try Data(contentsOf: output)
+
+        let probed = try SegmentDemuxer.demux(segment: segment)
+        let reused = try SegmentDemuxer.demux(segment: segment, codecParameters: .reusing(known))
+        #expect(probed.track(.audio)?.sampleRate == 44_100)
+        #expect(reused.track(.audio)?.sampleRate == 44_100)
+        #expect(Self.facts(reused) == Self.facts(probed))
+        #expect(SegmentDemuxer.audioStepsAreEven(reused.packets(of: .audio)))
+    }
+
     @Test func fragmentedMP4_reusing_samePackets() throws {
         let fixtures = try Fixtures.get()
         let segment = try Data(contentsOf: fixtures.fmp4Segment)
