@@ -155,15 +155,34 @@ public struct DemuxResult: Sendable {
     public func track(_ kind: TrackKind) -> CodecParameters? { tracks.first { $0.kind == kind } }
 }
 
+/// Where the codec parameters of a demux come from.
+public enum CodecParameterSource: Sendable {
+    /// Found in this segment: from the container header, and when the header does not
+    /// carry them (MPEG-TS never carries video dimensions or the AAC sample rate) by
+    /// FFmpeg decoding the first packets (`avformat_find_stream_info`), which costs more
+    /// than demuxing the whole segment.
+    case probe
+    /// Taken from an earlier segment of the same rendition (its `DemuxResult.tracks`):
+    /// each stream whose codec matches one of these adopts its parameters, so FFmpeg
+    /// derives packet durations and the timestamps it interpolates exactly as after a
+    /// probe, without decoding anything. A stream that matches none is probed as usual;
+    /// so is the whole segment when its audio timestamps show that the adopted sample
+    /// rate was not the segment's (e.g. a new period after a discontinuity).
+    case reusing([CodecParameters])
+}
+
 public enum SegmentDemuxer {
     /// Reads all packets of one media segment held in memory.
     ///
     /// - `initializationSection` (EXT-X-MAP) is prepended to the segment bytes.
+    /// - `codecParameters`: `.reusing` an earlier segment's tracks skips the probe
+    ///   (see `CodecParameterSource`); packets and timestamps are the same.
     /// - A segment whose tail is damaged returns the good packets and a warning.
     /// - Throws when nothing playable comes out: empty input, an unopenable container,
     ///   no audio/video stream, or no packet at all.
     public static func demux(segment: Data, initializationSection: Data? = nil,
-                             hint: ContainerHint = .mpegTS) throws(MediaError) -> DemuxResult {
+                             hint: ContainerHint = .mpegTS,
+                             codecParameters: CodecParameterSource = .probe) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -176,8 +195,11 @@ public enum SegmentDemuxer {
             warnings.append("segment size \(segment.count) is not a multiple of 188 (truncated TS?)")
         }
 
+        var adoptedAudioStreams: Set<Int> = []
+        if case .reusing(let known) = codecParameters { adoptedAudioStreams = try adopt(known, into: format) }
         // Codec parameters (dimensions, sample rate) are only known after a look at the
-        // streams' first packets; only pay for that when the header did not say.
+        // streams' first packets; only pay for that when neither the header nor an
+        // earlier segment said.
         if needsStreamInfo(format) {
             let code = avformat_find_stream_info(format, nil)
             if code < 0 {
@@ -245,20 +267,69 @@ public enum SegmentDemuxer {
         }
         guard packets.contains(where: { $0.kind != .other }) else { throw .noPlayableStreams }
         if corrupt > 0 { warnings.append("\(corrupt) packet(s) flagged corrupt by the demuxer") }
+        // An adopted audio sample rate drives the timestamps FFmpeg interpolates for the frames
+        // of a PES after its first; a wrong one (a new period after a discontinuity) shows as
+        // uneven steps. Then the segment is demuxed again with a probe.
+        for index in adoptedAudioStreams where !audioStepsAreEven(packets.filter { $0.parameters.streamIndex == index }) {
+            return try demux(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
+        }
         // Tracks seen in the stream table but without valid dimensions are still listed;
         // the decoder learns the real values from the bitstream.
         return DemuxResult(packets: packets, tracks: tracks.sorted { $0.streamIndex < $1.streamIndex },
                            corruptPacketCount: corrupt, warnings: warnings)
     }
 
+    /// Gives every stream that lacks its decoder parameters those of the known track
+    /// with the same codec (the same stream index first). Before the first packet is
+    /// read, so FFmpeg's demux context picks them up (durations, interpolated timestamps).
+    /// Returns the indexes of the audio streams that adopted parameters.
+    static func adopt(_ known: [CodecParameters], into format: UnsafeMutablePointer<AVFormatContext>) throws(MediaError) -> Set<Int> {
+        var adoptedAudio: Set<Int> = []
+        for index in 0..<Int(format.pointee.nb_streams) {
+            guard let par = format.pointee.streams[index]?.pointee.codecpar, lacksParameters(par.pointee) else { continue }
+            let codec = par.pointee.codec_id
+            let sameCodec = known.filter { $0.parameters.pointee.codec_id == codec && $0.parameters.pointee.codec_type == par.pointee.codec_type }
+            guard let match = sameCodec.first(where: { $0.streamIndex == index }) ?? sameCodec.first else { continue }
+            // Without a frame size the audio timestamps cannot be checked afterwards: probe instead.
+            if par.pointee.codec_type == AVMEDIA_TYPE_AUDIO && match.parameters.pointee.frame_size <= 0 { continue }
+            try check(avcodec_parameters_copy(par, match.parameters), "avcodec_parameters_copy")
+            if par.pointee.codec_type == AVMEDIA_TYPE_AUDIO { adoptedAudio.insert(index) }
+        }
+        return adoptedAudio
+    }
+
+    /// How far an audio timestamp step may be from one frame's duration, seconds (two 90 kHz ticks).
+    static let audioStepToleranceSeconds = 2.0 / 90_000
+
+    /// True when every audio packet starts one frame (frame size / sample rate of its
+    /// parameters) after the one before it.
+    static func audioStepsAreEven(_ audio: [DemuxedPacket]) -> Bool {
+        guard let first = audio.first else { return true }
+        let par = first.parameters.parameters.pointee
+        guard par.sample_rate > 0, par.frame_size > 0 else { return false }
+        let step = Double(par.frame_size) / Double(par.sample_rate)
+        var previous: Double?
+        for packet in audio {
+            guard let pts = packet.ptsSeconds else { return false }
+            if let previous, abs(pts - previous - step) > audioStepToleranceSeconds { return false }
+            previous = pts
+        }
+        return true
+    }
+
+    private static func lacksParameters(_ par: AVCodecParameters) -> Bool {
+        switch par.codec_type {
+        case AVMEDIA_TYPE_VIDEO: return par.width == 0 || par.height == 0
+        case AVMEDIA_TYPE_AUDIO: return par.sample_rate == 0 || par.ch_layout.nb_channels == 0
+        default: return false
+        }
+    }
+
+    /// True when the container header left a track's decoder parameters unknown.
     private static func needsStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>) -> Bool {
         for index in 0..<Int(format.pointee.nb_streams) {
             guard let par = format.pointee.streams[index]?.pointee.codecpar?.pointee else { continue }
-            switch par.codec_type {
-            case AVMEDIA_TYPE_VIDEO where par.width == 0 || par.height == 0: return true
-            case AVMEDIA_TYPE_AUDIO where par.sample_rate == 0 || par.ch_layout.nb_channels == 0: return true
-            default: continue
-            }
+            if lacksParameters(par) { return true }
         }
         return format.pointee.nb_streams == 0
     }

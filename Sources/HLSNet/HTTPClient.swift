@@ -517,6 +517,8 @@ final class TransferContext {
                 abortReason = .tooLarge(request.maxBodyBytes)
                 return false
             }
+            // One allocation for the whole body instead of regrowing (and copying) it chunk by chunk.
+            if status < 400, !slicingRange, let contentLength, contentLength > 0 { body.reserveCapacity(contentLength) }
         }
         let before = networkBodyBytes
         networkBodyBytes += bytes.count

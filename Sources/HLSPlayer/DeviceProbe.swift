@@ -8,10 +8,19 @@ import HLSCore
 
 enum DeviceProbe {
     /// PSI "some avg10" for the CPU, percent; nil when the kernel has no PSI.
+    /// A reading younger than `cpuPressureReuseSeconds` is shared by every session
+    /// of the process instead of each monitor tick reading the file again.
     static func cpuPressureAvg10Percent() -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8) else { return nil }
-        return (try? PressureStallInfo.parse(text))?.some.avg10Percent
+        pressureCache.value(maximumAgeSeconds: cpuPressureReuseSeconds) {
+            guard let text = try? String(contentsOfFile: "/proc/pressure/cpu", encoding: .utf8) else { return nil }
+            return (try? PressureStallInfo.parse(text))?.some.avg10Percent
+        }
     }
+
+    /// How long one PSI reading is reused, seconds. The kernel recomputes the
+    /// averages every 2 s, so a younger reading is as fresh as a new one.
+    static let cpuPressureReuseSeconds = 0.5
+    private static let pressureCache = ReadingCache()
 
     /// The thermal zones' files, found once.
     static let thermalZonePaths: [String] = {
@@ -26,5 +35,24 @@ enum DeviceProbe {
         return ThermalZoneReading.maxCelsius(thermalZonePaths.map { path in
             (try? String(contentsOfFile: path, encoding: .utf8)).flatMap(ThermalZoneReading.celsius(fromSysfsText:))
         })
+    }
+}
+
+/// The last reading of a device file and when it was taken (monotonic), shared
+/// between threads.
+final class ReadingCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var readAtNanoseconds: UInt64?
+    private var reading: Double?
+
+    /// The cached reading while it is younger than `maximumAgeSeconds`, else a fresh one from `read`.
+    func value(maximumAgeSeconds: Double, read: () -> Double?) -> Double? {
+        lock.withLock {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if let at = readAtNanoseconds, Double(now &- at) / 1e9 < maximumAgeSeconds { return reading }
+            reading = read()
+            readAtNanoseconds = now
+            return reading
+        }
     }
 }

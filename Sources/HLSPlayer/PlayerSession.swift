@@ -136,6 +136,9 @@ public final class PlayerSession: @unchecked Sendable {
     private var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
     private var initCache: (map: MediaInitializationSection, data: Data)?
+    /// Demux only: the tracks of the last demuxed segment, reused for the next one of the
+    /// same rendition (also after a discontinuity: the demuxer checks them against the segment).
+    private var demuxOnlyTracks: (variantIndex: Int, tracks: [CodecParameters])?
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     private let cmcdSessionID = UUID().uuidString.lowercased()
     private var starvedSinceLastRequest = false
@@ -1393,7 +1396,17 @@ public final class PlayerSession: @unchecked Sendable {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
+            // Demux only: the codec parameters found in the rendition's previous segment
+            // are reused instead of FFmpeg decoding the first frames of every segment
+            // again to find them (packets and timestamps are the same).
+            var parameters = CodecParameterSource.probe
+            if !configuration.decode, let known = demuxOnlyTracks, known.variantIndex == variantIndex {
+                parameters = .reusing(known.tracks)
+            }
+            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
+                                              hint: Self.containerHint(for: segment),
+                                              codecParameters: parameters)
+            if !configuration.decode { demuxOnlyTracks = (variantIndex, result.tracks) }
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))

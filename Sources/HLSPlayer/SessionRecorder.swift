@@ -164,8 +164,11 @@ final class SessionRecorder: @unchecked Sendable {
         observer?(timed)
     }
 
-    func addHAREntry(_ entry: HAREntry) {
-        lock.withLock { har?.entries.append(entry) }
+    /// Built only when a HAR file is written (building one formats a date).
+    func addHAREntry(_ entry: @autoclosure () -> HAREntry) {
+        lock.withLock {
+            if har != nil { har?.entries.append(entry()) }
+        }
     }
 
     func setBreakdown(_ breakdown: StartupBreakdown) {

@@ -8,7 +8,7 @@ usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
                   [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
-                  [--log FILE] [--help]
+                  [--max-connections N] [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
   --port N            port to bind (0 = ephemeral, default)
@@ -31,6 +31,7 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
                       blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
                       preload hints, rendition reports
   --part-target DUR   requested part duration for --ll-hls (default 0.5s)
+  --max-connections N open connections at most (default 512); more are closed at once
   --log FILE          write a JSON Lines request log
   --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
@@ -153,6 +154,10 @@ while let arg = args.popFirst() {
         let v = value()
         guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
         windowSegments = n
+    case "--max-connections":
+        let v = value()
+        guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
+        configuration.maxConnections = n
     case "--log":
         configuration.requestLogURL = URL(fileURLWithPath: value())
     default:

@@ -94,10 +94,14 @@ extension OriginTests {
         let rtt = try Self.runToExit([dir, "--rtt", "5parsecs"])
         #expect(rtt.status == 64)
         #expect(rtt.stderr.contains("5parsecs"))
+        let connections = try Self.runToExit([dir, "--max-connections", "0"])
+        #expect(connections.status == 64)
+        #expect(connections.stderr.contains("bad connection count 0"))
         let missing = try Self.runToExit([])
         #expect(missing.status == 64)
         let help = try Self.runToExit(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("usage: hls-origin ROOT"))
+        #expect(help.stdout.contains("--max-connections N"))
     }
 }
