@@ -120,4 +120,42 @@ import Testing
         let first = try #require(run.events("segment.buffered").first?["bandwidthBps"] as? Int)
         #expect(first < 2_000_000, "the first buffered segment fits the link: \(first) bps")
     }
+
+    /// The issue's slow but healthy start: 2 Mbit/s link, 6 s segments, the
+    /// first segment on the 1.27 Mbit/s rung (a warm 2.5 Mbit/s estimate picks
+    /// it) with a 2 s pause in its body — about 5.8 s for one segment with an
+    /// empty buffer. Neither the wedge rule (the pause is under the 3.5 s
+    /// window) nor the over-selection rule (ratio ≈ 0.6–1.6, under 2) fires.
+    @Test func slowButHealthyStart_2Mbit_6sSegments_neitherWedgedNorAbandoned() throws {
+        let samples = try Repo.requireSamples("ladder-6s")
+        let store = tempStore()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let record: [String: Any] = ["networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
+                                     "valueBps": 2.5e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5]
+        try JSONSerialization.data(withJSONObject: ["schema": "hlsplay.estimate-store", "version": 1, "records": [record]]).write(to: store)
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 2_000_000
+        config.faults = [FaultRule(pathPattern: "/v1/seg_00000.ts", requestIndex: 0, afterSeconds: nil,
+                                   action: .stallAfterBytes(bytes: 300_000, seconds: 2))]
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                                  "--estimate-store", store.path, "--duration", "8"], timeoutSeconds: 60)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["startupGate"] as? String == "warm")
+        let first = try #require(run.events("request.start").first { $0["purpose"] as? String == "segment" })
+        #expect(first["variantIndex"] as? Int == 1, "the warm estimate picks the 1.27 Mbit/s rung")
+        let firstEnd = try #require(run.events("request.end").first { $0["requestID"] as? Int == first["requestID"] as? Int })
+        let seconds = try #require((firstEnd["timings"] as? [String: Any])?["totalSeconds"] as? Double)
+        #expect(seconds >= 5 && seconds <= 7.5, "the first segment took \(seconds) s")
+        #expect(firstEnd["ok"] as? Bool == true)
+        #expect(run.events("request.byteProgress").isEmpty, "neither wedged nor over-selected: \(run.events("request.byteProgress"))")
+        #expect(run.summary?["wedgesDetected"] as? Int == 0)
+        #expect(run.summary?["overSelections"] as? Int == 0)
+        // Nothing failed but the request in flight when --duration ended the session.
+        let failed = run.events("request.end").filter { $0["ok"] as? Bool == false && $0["errorKind"] as? String != "cancelled" }
+        #expect(failed.isEmpty, "\(failed)")
+    }
 }
