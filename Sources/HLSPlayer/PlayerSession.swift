@@ -1193,7 +1193,14 @@ public final class PlayerSession: @unchecked Sendable {
                 return
             }
         }
-        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: true)
+        let advanced = media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
+            || media.trailingParts.count != playlist.trailingParts.count
+        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: advanced)
+        if !advanced {
+            // The server answered without what was asked for (it does not block, or not for that part):
+            // wait a part target duration before asking again instead of spinning.
+            sleepUnlessStopping(media.partTargetSeconds ?? media.targetDurationSeconds / 2)
+        }
     }
 
     // MARK: - Live resync (docs/startup-cap.md §5)
