@@ -79,9 +79,10 @@ PLAYER_REASONS = {
     "globocom-m3u8/simple-playlist-commaless-extinf.m3u8": "EXTINF 5220 s over a 2 s sample: the 4 s are played from one segment",
     "globocom-m3u8/simple-playlist-crlf.m3u8": "CRLF line endings read as LF",
     "globocom-m3u8/content-steering-playlist.m3u8":
-        "**finding**: EXT-X-CONTENT-STEERING is not honoured — the steering manifest is never requested and the 4 "
-        "variants of both pathways form one ladder, so the player up-switched from CDN-A `low/video.m3u8` to CDN-B's "
-        "`backup.example.com/…/hi/video.m3u8` although the default PATHWAY-ID is CDN-A",
+        "content steering: starts on pathway CDN-A (the tag's PATHWAY-ID) and asks the steering server "
+        "(`steering?video=…&_HLS_pathway=CDN-A`); the harness answers with a file that is not a steering manifest, so it "
+        "is rejected (logged, retried in 30 s) and the player stays on CDN-A: `low/` and `hi/` only, the CDN-B variants "
+        "are their redundant copies, never loaded (was a finding: steering ignored, CDN-B loaded)",
     "globocom-m3u8/playlist-with-multiple-keys-unencrypted-and-encrypted-none.m3u8":
         "live: starts three target durations from the end, at the METHOD=NONE segments, then the second AES-128 key",
     "globocom-m3u8/gap-playlist.m3u8": "the EXT-X-GAP segment is not requested and is played through without a stall",
@@ -100,84 +101,70 @@ PLAYER_REASONS = {
     "hlsjs/define-queryparam-multivariant.m3u8+media":
         "variables flow as hls.js expects: the origin saw `1.m3u8?parent-token=1234` and `segment-1.mp4?pt=1234&t=1234&x=yes`, "
         "`segment-2.mp4?t=1234`, `segment-3.mp4?t=1234` (hls.js's `segment_urls`). Its `.mp4` segments have no EXT-X-MAP, so "
-        "hlsplay demuxes them as MPEG-TS (policy, below) and skips each; the playlist is live (no EXT-X-ENDLIST), so it reloads waiting for more",
+        "hlsplay probes them (policy, below); the playlist is live (no EXT-X-ENDLIST), so it reloads waiting for more",
     "hlsjs/define-substitution-multivariant.m3u8":
         "the variant URIs resolve as hls.js expects (`example.com/sec/video/1.m3u8`, `…/sec/avc1.64001f/2.m3u8`; the host, "
         "a variable, rewritten in place as `http://127.0.0.1:PORT/_host/{$host}/`); the steering server is not requested",
     "hlsjs/define-multivariant.m3u8": "the `#cell=core` fragment is not sent",
     "hlsjs/fmp4-discontinuities-pdt.m3u8": "live start is after the second EXT-X-MAP (`init_960719739.mp4`), which is fetched",
-    "hlsjs/llhls-parts-preload-rendition-report.m3u8": "whole segments only: parts, the preload hint and rendition reports are not requested",
+    "hlsjs/llhls-parts-preload-rendition-report.m3u8": "LL-HLS: parts and the preload hint from PART-HOLD-BACK with blocking reloads; the static playlist never advances, so it stalls and keeps asking (paced at the part target)",
     "kuu-hls-parser/examples/8.2-Live-Media-Playlist_using-HTTPS.m3u8": "https URLs served over http by the rewrite",
     "kuu-hls-parser/examples/8.3-Playlist-with-encrypted-Media-Segments.m3u8": "AES-128 with the media sequence number as IV; key fetched from the rewritten host",
     "kuu-hls-parser/examples/8.6-Master-Playlist-with-Alternative-audio.m3u8":
         "the AUDIO rendition `main/english-audio.m3u8` is loaded beside the video-only variant (both generated: muxed TS)",
     "kuu-hls-parser/examples/8.8-Session-Data-in-a-Master-Playlist.m3u8":
         "no variant stream, so nothing to play: a clear rejection. The parser (like hls-parser) accepts the syntax",
-    "kuu-hls-parser/examples/Low-Latency_Example-01_Low-Latency_HLS_Playlist.m3u8": "whole segments only (with the EXT-X-MAP); parts and preload hints are not requested",
+    "kuu-hls-parser/examples/Low-Latency_Example-01_Low-Latency_HLS_Playlist.m3u8": "LL-HLS: parts and the preload hint from PART-HOLD-BACK with blocking reloads (`_HLS_msn`/`_HLS_part`); the static playlist never advances, so once the listed parts are played it stalls and keeps asking (paced at the part target)",
     "kuu-hls-parser/examples/Low-Latency_Example-02_Playlist_Delta_Update.m3u8":
-        "the example has `.mp4` segments and no EXT-X-MAP: demuxed as MPEG-TS (policy, below), each is skipped; live, so it reloads waiting for more",
+        "LL-HLS from PART-HOLD-BACK with blocking reloads; `.mp4` segments with no EXT-X-MAP are probed (policy, below); "
+        "the static playlist never advances, so it stalls and keeps asking (paced at the part target)",
     "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-01.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
     "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-02.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
     "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-03.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
     "kuu-hls-parser/examples/RedundantSegments.m3u8": "the byte-range segment (third, at 18 s) is beyond the 4 s played",
     "kuu-hls-parser/strict-fail/extinf-exceeds-targetduration.m3u8": "played, as the parser's policy (a warning) intends; hls-parser's strict mode rejects it",
     "kuu-hls-parser/strict-fail/part-without-part-inf.m3u8":
-        "accepted with warnings, as the parser's policy intends; `fs240.mp4` has no EXT-X-MAP, so it is demuxed as MPEG-TS and skipped; live, so it reloads waiting for more",
+        "accepted with warnings, as the parser's policy intends; `fs240.mp4` has no EXT-X-MAP, so it is probed and plays; live and never advancing, so it stalls and reloads",
     "videojs-m3u8-parser/fmp4.m3u8":
-        "**finding**: never ends. Harness limit behind it: the EXT-X-MAP range is 720 B, shorter than a real two-track "
-        "init section (the sample's is 1341 B), so neither segment demuxes",
+        "ends in a clear media error once both segments are skipped (was a finding: it never ended). Harness limit "
+        "behind it: the EXT-X-MAP range is 720 B, shorter than a real two-track init section (the sample's is 1341 B), "
+        "so neither segment demuxes",
     "videojs-m3u8-parser/diff-init-key.m3u8":
         "live start near the end (`init54-E.mp4`, clear). Init sections under an AES-128 key without IV are served clear: "
         "RFC 8216 §4.3.2.5 requires the IV there, and hlsplay decrypts an init section only with an explicit IV",
     "videojs-m3u8-parser/encrypted.m3u8": "live start at the last segment (METHOD=NONE)",
-    "videojs-m3u8-parser/llhlsDelta.m3u8": "`.mp4` segments with no EXT-X-MAP: demuxed as MPEG-TS (policy, below) and skipped; live, so it reloads waiting for more",
-    "videojs-m3u8-parser/llhls.m3u8": "whole segments only (with the EXT-X-MAP); parts and preload hints are not requested",
+    "videojs-m3u8-parser/llhlsDelta.m3u8": "`.mp4` segments with no EXT-X-MAP are probed (policy, below); LL-HLS blocking reloads on a static playlist that never advances",
+    "videojs-m3u8-parser/llhls.m3u8": "LL-HLS: parts and the preload hint from PART-HOLD-BACK with blocking reloads (`_HLS_msn`/`_HLS_part`); the static playlist never advances, so once the listed parts are played it stalls and keeps asking (paced at the part target)",
     "videojs-m3u8-parser/iFramePlaylist.m3u8": "I-frame playlists are not used for playback; the STREAM-INF variants play (generated)",
 }
 
 # Player bugs found by the pass, case id -> what happened. Outcomes the harness flags by itself
 # (log invalid, killed, a VOD session that never ends, a remote host contacted, player and
 # parser disagreeing) are listed too, automatically.
-FINDINGS = {
-    "videojs-m3u8-parser/fmp4.m3u8":
-        "A VOD playlist (EXT-X-ENDLIST) whose every segment fails to demux never ends: after the last segment is skipped the "
-        "loader has nothing left to fetch, but the session stays in `startingUp` (no frame, no buffer) until interrupted, "
-        "and exits 130 with no error. Expected: end with a clear error (exit 65: no segment could be played). Minimal "
-        "case: a one-segment VOD playlist whose segment is 200 kB of random bytes hangs the same way; with one good segment "
-        "first the session completes (exit 0), so it is the never-started case only. The code is in "
-        "`Sources/HLSPlayer/PlayerSession.swift` (a skipped segment does not advance the timeline, unlike EXT-X-GAP, so the "
-        "end of the stream is never reached).",
-    "globocom-m3u8/content-steering-playlist.m3u8":
-        "EXT-X-CONTENT-STEERING is ignored: the steering server is never asked, and the variants of every PATHWAY-ID form "
-        "one ladder, so the player switched from pathway CDN-A (the tag's default PATHWAY-ID) to a CDN-B variant. Expected: "
-        "play only the variants of the current pathway (draft-pantos-hls-rfc8216bis §7.2), or at least treat the other "
-        "pathway's same-BANDWIDTH variants as redundant copies, not as rungs.",
-}
+# Player bugs this pass found, by case id. Both found earlier are fixed (their notes say how they end now).
+FINDINGS = {}
 
 PLAYER_DIFFERENCES = """* **What the parser rejects, the player rejects**, with the same message (exit 65, a `playlist` error
   naming the rule and the line): no fixture that `hlsplay check` rejects is played.
 * **One fixture the parser accepts is rejected by the player**: `8.8-Session-Data-in-a-Master-Playlist`, a
   multivariant playlist with no variant stream (only EXT-X-SESSION-DATA). It parses (as in hls-parser); there is
   nothing to play, so the player says so and exits 65. Not a parser disagreement.
-* **A `.mp4`/`.m4s` segment with no EXT-X-MAP is demuxed as MPEG-TS** (`ContainerHint.mpegTS` whenever no MAP
-  applies), so it is skipped as undemuxable even when the file is a complete, self-initialising fragmented MP4
-  (as served here). RFC 8216 §3.3 requires EXT-X-MAP for fMP4 segments, so this is within the spec, but the
-  Apple LL-HLS examples 02 and 03, `llhlsDelta`, `part-without-part-inf` and the hls.js `define-*` media
-  playlists are written that way (abridged), and hls.js and video.js would look at the bytes. Those fixtures
-  time out: live playlists whose segments are all skipped, reloaded while waiting for more — a fair reading
-  of a live playlist that never advances, not a hang.
+* **A `.mp4`/`.m4s` segment with no EXT-X-MAP is probed** (`PlayerSession.containerHint`: EXT-X-MAP means
+  fMP4, `.aac` raw ADTS, `.mp4`/`.m4s`/`.m4a`/`.ac3`/`.ec3`/`.mp3` a probe, anything else MPEG-TS), so a
+  complete, self-initialising fragmented MP4 plays although RFC 8216 §3.3 wants EXT-X-MAP for it — as hls.js
+  and video.js, which look at the bytes, would. The Apple LL-HLS examples 02 and 03, `llhlsDelta`,
+  `part-without-part-inf` and the hls.js `define-*` media playlists are written that way (abridged).
 * **PLAYLIST-TYPE:VOD without EXT-X-ENDLIST is played as live** (reloaded every half target duration):
   `map-uri-playlist-with-byterange`. RFC 8216 §4.3.3.5 says such a playlist cannot change, so the reloads are
   useless, but hls.js also keys "live" on EXT-X-ENDLIST alone.
-* **LL-HLS reloads are plain polling**: with CAN-BLOCK-RELOAD=YES the reloads carry no `_HLS_msn`/`_HLS_part`
-  (blocking playlist reload), and with CAN-SKIP-UNTIL no `_HLS_skip` (delta updates): the playlist is asked for
-  again every half target duration (RFC 8216 §6.3.4), as for any live playlist. A delta playlist served as the
-  first answer (`Low-Latency_Example-02`, `llhlsDelta`: EXT-X-SKIP) is read, the skipped segments counted in the
-  media sequence.
-* **Not used by the player, by design**: I-frame playlists, EXT-X-PART / PRELOAD-HINT / RENDITION-REPORT on
-  these static playlists (whole segments are played), EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
+* **LL-HLS on a static origin**: with PART-INF and CAN-BLOCK-RELOAD=YES the player loads parts from
+  PART-HOLD-BACK and reloads with `_HLS_msn`/`_HLS_part` (and `_HLS_skip` when CAN-SKIP-UNTIL allows; a delta
+  answer is merged into the playlist it extends). The harness serves the fixtures as static files, which cannot
+  block: an answer that does not advance is followed by a pause of one part target before the next reload, and
+  the session stalls once the listed parts are played — a fair reading of a live playlist that never advances.
+* **Not used by the player, by design**: I-frame playlists, RENDITION-REPORT, EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
   and interstitials, EXT-X-BITRATE, CUE-OUT/CUE-IN, EXT-X-PROGRAM-DATE-TIME (used for live latency only).
-  Content steering should be used but is not (finding).
+  Content steering is used (the steering server is asked; see `content-steering-playlist`).
 * **SAMPLE-AES / DRM**: rejected with a clear error when the first such segment is reached
   (`clear-enc-clear-enc-multikey@12s`); the clear segments before it play.
 * **Harness limits, not player behaviour** (said per fixture in the notes): byte ranges shorter than a real
