@@ -936,20 +936,13 @@ public final class PlayerSession: @unchecked Sendable {
         do {
             let response = try fetch(segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
                                      byteRange: segment.byteRange, policy: .segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+            let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
             var body = response.body
-            if let key = segment.key, key.method == .aes128, let keyURI = key.uri {
-                let bytes = try keyBytes(keyURI, variantIndex: -1, mediaSequence: segment.mediaSequence)
-                body = try decrypt(body, key: bytes, iv: key.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+            if let aes {
+                body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
                                    what: "audio segment \(segment.mediaSequence)", url: segment.uri)
             }
-            var initData: Data?
-            if let map = segment.initializationSection {
-                if let cached = track.initCache, cached.map == map { initData = cached.data } else {
-                    let data = try fetch(map.uri, purpose: .initSection, variantIndex: nil, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment, track: "audio").body
-                    track.initCache = (map, data)
-                    initData = data
-                }
-            }
+            let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
             let demuxStarted = clock.now()
             let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
             let demuxSeconds = clock.now().seconds(since: demuxStarted)
@@ -1119,15 +1112,9 @@ public final class PlayerSession: @unchecked Sendable {
             next = .waitForReload
         }
         switch next {
-        case .part(let position, _), .preloadHint(let position, _):
-            let hinted: Bool
-            let uri: URL
-            switch next {
-            case .preloadHint(_, let u): hinted = true; uri = u
-            case .part(_, let u): hinted = false; uri = u
-            default: return
-            }
-            try loadPart(position, uri: uri, hinted: hinted, playlist: playlist, variantIndex: variantIndex)
+        case .part(let position, let uri), .preloadHint(let position, let uri):
+            // A preload hint is requested like a listed part; the server holds it until it exists.
+            try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
             lowLatencyLoaded = position
         case .segment(let msn, _):
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
@@ -1153,8 +1140,7 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     /// Loads one part as a small segment placed right after what is buffered.
-    private func loadPart(_ position: LowLatencyPosition, uri: URL, hinted: Bool, playlist: MediaPlaylist, variantIndex: Int) throws {
-        _ = hinted  // the request log shows it: the URI is the hint's
+    private func loadPart(_ position: LowLatencyPosition, uri: URL, playlist: MediaPlaylist, variantIndex: Int) throws {
         let j = position.part ?? 0
         // The part's own tags: from its segment when listed, else from the trailing parts (the segment in progress).
         let listed = playlist.segments.first { $0.mediaSequence == position.msn }
@@ -1353,43 +1339,8 @@ public final class PlayerSession: @unchecked Sendable {
             record(actions)
             return
         }
-        // AES-128 (RFC 8216 §5.2): the key is fetched like a segment and cached; its bytes are never logged.
-        var aes: (key: [UInt8], iv: [UInt8]?)?
-        if let key = segment.key {
-            switch key.method {
-            case .none:
-                break
-            case .aes128:
-                guard let keyURI = key.uri else {
-                    throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
-                }
-                aes = (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
-            case .sampleAES, .sampleAESCTR, .other:
-                let name: String
-                switch key.method {
-                case .sampleAES: name = "SAMPLE-AES"
-                case .sampleAESCTR: name = "SAMPLE-AES-CTR"
-                case .other(let raw): name = raw
-                default: name = "?"
-                }
-                throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: shown(segment.uri))
-            }
-        }
-        var initData: Data?
-        if let map = segment.initializationSection {
-            // Fetched once per URI and range: consecutive segments share it until the EXT-X-MAP changes.
-            if let cached = initCache, cached.map == map {
-                initData = cached.data
-            } else {
-                var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence, byteRange: map.byteRange, policy: .segment).body
-                if let aes, let iv = aes.iv {
-                    // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
-                    data = try decrypt(data, key: aes.key, iv: iv, what: "the initialization section", url: map.uri)
-                }
-                initCache = (map, data)
-                initData = data
-            }
-        }
+        let aes = try segmentKey(segment, variantIndex: variantIndex)
+        let initData = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
         let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
                                  byteRange: segment.byteRange, policy: .segment,
@@ -1482,6 +1433,47 @@ public final class PlayerSession: @unchecked Sendable {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
+    }
+
+    /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a
+    /// segment and cached, its bytes never logged. SAMPLE-AES and DRM key formats
+    /// are a clear "not supported" error.
+    private func segmentKey(_ segment: MediaSegment, variantIndex: Int) throws -> (key: [UInt8], iv: [UInt8]?)? {
+        guard let key = segment.key else { return nil }
+        switch key.method {
+        case .none:
+            return nil
+        case .aes128:
+            guard let keyURI = key.uri else {
+                throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
+            }
+            return (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
+        case .sampleAES, .sampleAESCTR, .other:
+            let name: String
+            switch key.method {
+            case .sampleAES: name = "SAMPLE-AES"
+            case .sampleAESCTR: name = "SAMPLE-AES-CTR"
+            case .other(let raw): name = raw
+            default: name = "?"
+            }
+            throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: shown(segment.uri))
+        }
+    }
+
+    /// The segment's Media Initialization Section (EXT-X-MAP), fetched once per
+    /// URI and range: consecutive segments share `cache` until the map changes.
+    private func initSection(for segment: MediaSegment, key: (key: [UInt8], iv: [UInt8]?)?, variantIndex: Int?,
+                             cache: inout (map: MediaInitializationSection, data: Data)?, track: String?) throws -> Data? {
+        guard let map = segment.initializationSection else { return nil }
+        if let cached = cache, cached.map == map { return cached.data }
+        var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                             byteRange: map.byteRange, policy: .segment, track: track).body
+        if let key, let iv = key.iv {
+            // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
+            data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)
+        }
+        cache = (map, data)
+        return data
     }
 
     /// The 16 key bytes behind a key URI, fetched once per URI.
