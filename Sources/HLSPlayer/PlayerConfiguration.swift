@@ -143,3 +143,44 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(forwardBufferTargetSeconds, forKey: .forwardBufferTargetSeconds)
     }
 }
+
+/// A problem with a `--policy` file.
+public struct PolicyFileError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+extension PolicyController.Configuration {
+    /// Reads a policy file: a JSON object with any subset of the
+    /// configuration's fields by name (the rest keep their defaults). An
+    /// unknown field, a wrong type or values that break the controller's
+    /// invariants are errors naming what is wrong.
+    public static func load(jsonFile path: String) throws(PolicyFileError) -> PolicyController.Configuration {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw PolicyFileError(description: "cannot read \(path): \(error.localizedDescription)")
+        }
+        guard let given = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw PolicyFileError(description: "\(path) is not a JSON object")
+        }
+        guard let defaultsData = try? JSONEncoder().encode(PolicyController.Configuration()),
+              var merged = (try? JSONSerialization.jsonObject(with: defaultsData)) as? [String: Any] else {
+            throw PolicyFileError(description: "internal: cannot encode the default policy")
+        }
+        let unknown = Set(given.keys).subtracting(merged.keys).sorted()
+        guard unknown.isEmpty else {
+            throw PolicyFileError(description: "\(path): unknown field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known: \(merged.keys.sorted().joined(separator: ", ")))")
+        }
+        merged.merge(given) { _, new in new }
+        let configuration: PolicyController.Configuration
+        do {
+            configuration = try JSONDecoder().decode(PolicyController.Configuration.self, from: JSONSerialization.data(withJSONObject: merged))
+        } catch {
+            throw PolicyFileError(description: "\(path): \(error)")
+        }
+        do {
+            return try configuration.validated()
+        } catch {
+            throw PolicyFileError(description: "\(path): \(error == .thresholds ? "thresholds must lie in [0, 1] with exit < enter and preload's enter < downshift's enter" : "durations must be ≥ 0 and buffer knobs > 0")")
+        }
+    }
+}

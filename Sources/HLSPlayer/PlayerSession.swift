@@ -1940,41 +1940,21 @@ extension PlayerSession {
 extension PlayerSession {
     /// Loads the chosen predictor; a model that cannot be loaded falls back to the heuristic, logged.
     fileprivate func setUpPredictor() {
-        let horizon = defaultStallHorizonSeconds
-        switch configuration.predictor {
-        case .off:
-            predictor = nil
-        case .heuristic:
-            predictor = HeuristicPredictor()
-        case .threshold:
-            predictor = BufferThresholdPredictor()
-        case .model:
-            guard let path = configuration.modelPath ?? ModelLocator.defaultModelPath() else {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: "model file \(ModelLocator.modelFile) not found (set HLSPLAY_MODEL or --model); using the heuristic predictor")))
-                predictor = HeuristicPredictor()
-                return
-            }
-            do {
-                predictor = try LogisticModelPredictor(contentsOfFile: path, requiredHorizonSeconds: horizon)
-            } catch {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: "cannot load the stall model \(path): \(error); using the heuristic predictor")))
-                predictor = HeuristicPredictor()
-            }
+        let (chosen, problem) = SessionDecisions.makePredictor(configuration, defaultModelPath: ModelLocator.defaultModelPath)
+        predictor = chosen
+        if let problem {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: problem)))
         }
     }
 
     /// Starts the policy controller once the ladder is known.
     fileprivate func startPolicyController() {
         guard predictor != nil else { return }
-        let ladder = variants.map(\.bandwidthBps)
-        let controller: PolicyController
-        do {
-            controller = try PolicyController(configuration: configuration.policy, ladderBitratesBps: ladder)
-        } catch {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: "invalid policy configuration (\(error)); using the defaults")))
-            guard let fallback = try? PolicyController(ladderBitratesBps: ladder) else { return }
-            controller = fallback
+        let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: variants.map(\.bandwidthBps))
+        if let problem {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem)))
         }
+        guard let controller = made else { return }
         lock.withLock {
             policyController = controller
             applyKnobs(controller.knobs)
@@ -2007,21 +1987,18 @@ extension PlayerSession {
         let thermal = DeviceProbe.thermalMaxCelsius()
         let features: StallFeatures? = lock.withLock {
             guard policyController != nil else { return nil }
-            let rung = currentVariant.flatMap { i in variants.first { $0.index == i } }
-            let rungBps = Double(rung?.bandwidthBps ?? 0)
-            let higher = variants.map { Double($0.bandwidthBps) }.filter { $0 > rungBps }.min()
             let segmentInFlight = inFlight.flatMap { $0.purpose == .segment ? $0 : nil }
             let busyDelta = decodeBusySeconds - lastDecodeSample.busy
             let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
             lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
-            return StallFeatures(
-                bufferSeconds: bufferSeconds,
-                bandwidthFastBps: estimator.fastBps, bandwidthSlowBps: estimator.slowBps,
-                currentRungBitrateBps: rungBps, nextHigherRungBitrateBps: higher,
-                inFlightBytesReceived: segmentInFlight.map { Double($0.bytes) },
-                inFlightBytesExpected: segmentInFlight?.expectedBytes.map(Double.init),
-                inFlightElapsedSeconds: segmentInFlight.map { now.seconds(since: $0.startedAt) },
-                inFlightSecondsSinceLastByte: segmentInFlight.map { now.seconds(since: $0.lastByteAt) },
+            return SessionDecisions.stallFeatures(
+                bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: variants.map(\.bandwidthBps),
+                currentRungBps: currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
+                inFlight: segmentInFlight.map { f in
+                    SessionDecisions.InFlightView(bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
+                                                  elapsedSeconds: now.seconds(since: f.startedAt),
+                                                  secondsSinceLastByte: now.seconds(since: f.lastByteAt))
+                },
                 firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
                 cpuPressureAvg10Percent: cpu,
                 decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
@@ -2137,12 +2114,9 @@ extension PlayerSession {
             lock.withLock {
                 networkLimitedSamples += 1
                 // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
-                if let cap = overSelectionCapBps {
-                    let supported = variants.map(\.bandwidthBps).filter { Double($0) <= configuration.selector.upSwitchSafetyFactor * evidence }.max() ?? 0
-                    if supported > cap {
-                        overSelectionCapBps = supported >= (variants.map(\.bandwidthBps).max() ?? 0) ? nil : supported
-                    }
-                }
+                overSelectionCapBps = SessionDecisions.overSelectionCap(
+                    afterEvidence: evidence, current: overSelectionCapBps, ladderBitratesBps: variants.map(\.bandwidthBps),
+                    upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
             }
         }
         recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: observation, verdict: verdict)))
@@ -2196,11 +2170,9 @@ extension PlayerSession {
             // The abandoned transfer is evidence too: its throughput so far goes to the estimator,
             // and the choice is capped below the abandoned rung until delivery earns it back.
             let partial = lock.withLock { () -> ThroughputSample? in
-                let rungs = variants.map(\.bandwidthBps).sorted()
-                let below = rungs.last { Double($0) <= cap } ?? rungs.first
-                let abandonedRung = snapshot.rungBitrateBps
-                let capBps = min(below ?? Int(cap), rungs.last { Double($0) < abandonedRung } ?? rungs.first ?? Int(cap))
-                overSelectionCapBps = min(overSelectionCapBps ?? Int.max, capBps)
+                overSelectionCapBps = SessionDecisions.overSelectionCap(
+                    afterAbandoning: snapshot.rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
+                    ladderBitratesBps: variants.map(\.bandwidthBps))
                 guard let elapsed = snapshot.measuredThroughputBps.map({ _ in snapshot.elapsedSeconds }), snapshot.bytesReceived > 0 else { return nil }
                 return ThroughputSample(bytes: snapshot.bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
             }

@@ -16,6 +16,8 @@ public struct SessionHeader: Encodable, Sendable {
     public var startedAt: String
     public var configuration: PlayerConfiguration
     public var host: HostInfo
+    /// Set by `hlsplay simulate`: the log is from the virtual-time simulator.
+    public var simulation: SimulationHeader?
 }
 
 public struct HostInfo: Encodable, Sendable {

@@ -3,6 +3,8 @@
 // the word at fault and exits 64 (EX_USAGE).
 
 import Foundation
+import HLSCore
+import HLSPlayer
 
 struct UsageError: Error, CustomStringConvertible {
     var message: String
@@ -32,6 +34,7 @@ struct Arguments {
     var thenURL: String?
     var predictor: String?
     var modelPath: String?
+    var policy: PolicyController.Configuration?
     var cmcd: String?
     var noRedact = false
     var sessions = 1
@@ -46,6 +49,7 @@ struct Arguments {
     usage: hlsplay [URL] --headless [options]
            hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
            hlsplay report LOG --html OUT.html (timeline page of a session log)
+           hlsplay simulate LADDER --trace FILE (one session in virtual time; see 'hlsplay simulate --help')
 
     Plays an HLS stream headlessly and reports the truth about startup and stalls.
     With no URL, plays the embedded sample ladder from a loopback origin that
@@ -80,6 +84,8 @@ struct Arguments {
                                  model (default: models/stall-logistic-v2.json),
                                  heuristic, threshold (buffer < 2 s), or off (no controller)
       --model FILE               the stall model file for --predictor model
+      --policy FILE              the policy controller's thresholds, cooldown, dwell and
+                                 knobs as JSON (any subset; docs/stall-prediction.md)
       --cmcd query|header        send CMCD (CTA-5004) with every request
       --sessions N               run N independent sessions in this process and print
                                  an aggregate summary (logs go to FILE-1 ... FILE-N)
@@ -133,6 +139,11 @@ struct Arguments {
             case "--estimate-store": a.estimateStorePath = try value(for: word)
             case "--then": a.thenURL = try value(for: word)
             case "--model": a.modelPath = try value(for: word)
+            case "--policy":
+                let path = try value(for: word)
+                do { a.policy = try PolicyController.Configuration.load(jsonFile: path) } catch {
+                    throw UsageError(message: "--policy: \(error.description)")
+                }
             case "--cmcd":
                 let w = try value(for: word)
                 guard ["query", "header"].contains(w) else { throw UsageError(message: "--cmcd: '\(w)' is not one of query, header") }
@@ -200,5 +211,37 @@ struct Arguments {
         if text.hasSuffix("k") { factor = 1e3; text.removeLast() } else if text.hasSuffix("m") { factor = 1e6; text.removeLast() } else if text.hasSuffix("g") { factor = 1e9; text.removeLast() }
         guard let v = Double(text), v.isFinite, v >= 0 else { return nil }
         return Int((v * factor).rounded())
+    }
+}
+
+extension Arguments {
+    /// The session configuration these options ask for.
+    func configuration(for url: URL) -> PlayerConfiguration {
+        var configuration = PlayerConfiguration(url: url)
+        configuration.durationLimitSeconds = durationSeconds
+        if let v = forwardBufferSeconds { configuration.preferredForwardBufferDurationSeconds = v }
+        configuration.preferredPeakBitRateBps = peakBitRateBps
+        configuration.pinnedVariantIndex = variantIndex
+        configuration.audioLanguage = audioLanguage
+        if let v = startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
+        if let v = resumeBufferSeconds {
+            configuration.playback.resumeBufferSeconds = v
+            configuration.resumeBufferSetByUser = true
+        }
+        if let v = monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
+        if let v = decodeThreads { configuration.decodeThreadCount = v }
+        if let v = firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
+        if let v = stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
+        if let v = startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
+        configuration.forceCold = cold
+        if let v = predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
+        configuration.modelPath = modelPath
+        if let policy { configuration.policy = policy }
+        configuration.cmcd = cmcd.flatMap(CMCDMode.init(rawValue:))
+        configuration.redactURLs = !noRedact
+        configuration.decode = !noDecode
+        configuration.estimateStorePath = estimateStorePath
+        configuration.verifyTLS = !insecure
+        return configuration
     }
 }

@@ -21,6 +21,9 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "check" {
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "report" {
     exit(ReportCommand.run(Array(CommandLine.arguments.dropFirst(2))))
 }
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "simulate" {
+    exit(SimulateCommand.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 // Initialised in one expression: the functions below read these globals, and a
 // global whose initialisation is deferred to later top-level statements is not
@@ -105,33 +108,7 @@ if let path = arguments.estimateStorePath {
     }
 }
 
-func makeConfiguration(_ url: URL) -> PlayerConfiguration {
-    var configuration = PlayerConfiguration(url: url)
-    configuration.durationLimitSeconds = arguments.durationSeconds
-    if let v = arguments.forwardBufferSeconds { configuration.preferredForwardBufferDurationSeconds = v }
-    configuration.preferredPeakBitRateBps = arguments.peakBitRateBps
-    configuration.pinnedVariantIndex = arguments.variantIndex
-    configuration.audioLanguage = arguments.audioLanguage
-    if let v = arguments.startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
-    if let v = arguments.resumeBufferSeconds {
-        configuration.playback.resumeBufferSeconds = v
-        configuration.resumeBufferSetByUser = true
-    }
-    if let v = arguments.monitorIntervalSeconds { configuration.monitorIntervalSeconds = v }
-    if let v = arguments.decodeThreads { configuration.decodeThreadCount = v }
-    if let v = arguments.firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
-    if let v = arguments.stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
-    if let v = arguments.startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
-    configuration.forceCold = arguments.cold
-    if let v = arguments.predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
-    configuration.modelPath = arguments.modelPath
-    configuration.cmcd = arguments.cmcd.flatMap(CMCDMode.init(rawValue:))
-    configuration.redactURLs = !arguments.noRedact
-    configuration.decode = !arguments.noDecode
-    configuration.estimateStorePath = arguments.estimateStorePath
-    configuration.verifyTLS = !arguments.insecure
-    return configuration
-}
+func makeConfiguration(_ url: URL) -> PlayerConfiguration { arguments.configuration(for: url) }
 
 let statusLine = arguments.status ?? (isatty(STDERR_FILENO) == 1)
 

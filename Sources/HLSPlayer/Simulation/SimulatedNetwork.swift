@@ -1,0 +1,169 @@
+// The network and the stream a VirtualSession plays: a trace-driven
+// bottleneck (the same fluid FIFO hls-origin's TraceShaper paces real
+// responses with) and a ladder described by its playlists and the byte size
+// of every segment. Pure value types; no clock, no I/O (loading a ladder
+// from a folder is the one exception, kept at the bottom).
+
+import Foundation
+import HLSCore
+
+/// A bottleneck link in virtual time (seconds since the session started).
+public protocol SimulatedLink: Sendable {
+    /// Bytes the link can deliver between 0 and `t`.
+    func capacityBytes(until t: Double) -> Double
+    /// Earliest time by which the link has delivered `bytes` since 0; nil: never.
+    func time(whenCapacityReaches bytes: Double) -> Double?
+    /// The delay before a response's first byte is sent, seconds (the origin's trace latency).
+    func firstByteDelaySeconds(at t: Double) -> Double
+}
+
+/// One response on the link: the bytes reserved for it and when they arrive.
+struct SimulatedTransfer: Sendable, Equatable {
+    /// When the request was sent.
+    var startedAt: Double
+    /// Capacity (bytes since 0) reserved before this response.
+    var baseBytes: Double
+    /// Header plus body bytes.
+    var totalBytes: Int
+    var bodyBytes: Int
+    /// When the first byte arrives.
+    var firstByteAt: Double
+    /// When the last byte arrives (infinity: the link never delivers it).
+    var completesAt: Double
+
+    /// Bytes (headers included) received by `t`.
+    func bytesReceived(at t: Double, link: any SimulatedLink) -> Int {
+        guard t >= firstByteAt else { return 0 }
+        guard t < completesAt else { return totalBytes }
+        return Int(min(Double(totalBytes), max(0, link.capacityBytes(until: t) - baseBytes)))
+    }
+
+    /// When the bytes received by `t` had all arrived (the last byte so far).
+    func lastByteAt(at t: Double, link: any SimulatedLink) -> Double {
+        let received = bytesReceived(at: t, link: link)
+        guard received > 0 else { return startedAt }
+        return min(t, max(firstByteAt, link.time(whenCapacityReaches: baseBytes + Double(received)) ?? t))
+    }
+}
+
+/// The link as one origin's responses share it: first-come first-served,
+/// capacity unused while the link is idle is lost (as TraceShaper banks only
+/// `newResponseSlackSeconds` of it for a new response).
+struct SimulatedConnection: Sendable {
+    let link: any SimulatedLink
+    /// Link capacity a new response may use from before it starts, seconds (TraceShaper.newResponseSlackSeconds).
+    static let newResponseSlackSeconds = 0.002
+    /// Bytes of an HTTP/1.1 response header from hls-origin (status line, Content-Type/Length, Connection).
+    static let responseHeaderBytes = 160
+    private var reservedBytes = 0.0
+
+    init(link: any SimulatedLink) { self.link = link }
+
+    mutating func start(at t: Double, bodyBytes: Int) -> SimulatedTransfer {
+        let sendAt = t + link.firstByteDelaySeconds(at: t)
+        reservedBytes = max(reservedBytes, link.capacityBytes(until: max(0, sendAt - Self.newResponseSlackSeconds)))
+        let base = reservedBytes
+        let total = Self.responseHeaderBytes + bodyBytes
+        reservedBytes += Double(total)
+        let firstByte = link.time(whenCapacityReaches: base + 1).map { max(sendAt, $0) } ?? .infinity
+        let completes = link.time(whenCapacityReaches: reservedBytes).map { max(firstByte, $0) } ?? .infinity
+        return SimulatedTransfer(startedAt: t, baseBytes: base, totalBytes: total, bodyBytes: bodyBytes,
+                                 firstByteAt: firstByte, completesAt: completes)
+    }
+
+    /// The client gave up on `transfer` at `t`: the origin stops sending, so the link is free after what was sent.
+    mutating func cancel(_ transfer: SimulatedTransfer, at t: Double) {
+        let sent = Double(transfer.bytesReceived(at: t, link: link))
+        reservedBytes = min(reservedBytes, transfer.baseBytes + sent)
+    }
+}
+
+/// A VOD ladder as the player sees it over HTTP: playlists and segment sizes.
+public struct SimulatedLadder: Sendable, Equatable {
+    public struct Segment: Sendable, Equatable {
+        public var durationSeconds: Double
+        public var bytes: Int
+        public init(durationSeconds: Double, bytes: Int) {
+            self.durationSeconds = durationSeconds
+            self.bytes = bytes
+        }
+    }
+
+    public struct Variant: Sendable, Equatable {
+        public var bandwidthBps: Int
+        public var resolution: Resolution?
+        public var playlistBytes: Int
+        public var segments: [Segment]
+        public init(bandwidthBps: Int, resolution: Resolution?, playlistBytes: Int, segments: [Segment]) {
+            self.bandwidthBps = bandwidthBps
+            self.resolution = resolution
+            self.playlistBytes = playlistBytes
+            self.segments = segments
+        }
+    }
+
+    public var name: String
+    public var multivariantBytes: Int
+    public var variants: [Variant]
+
+    public init(name: String, multivariantBytes: Int, variants: [Variant]) {
+        self.name = name
+        self.multivariantBytes = multivariantBytes
+        self.variants = variants
+    }
+
+    public struct LoadError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads `master.m3u8` (or the given multivariant playlist) in `folder`,
+    /// each variant's media playlist and the size of each segment file.
+    /// Segments with byte ranges take the range's length.
+    public static func load(folder: URL, multivariant: String = "master.m3u8") throws -> SimulatedLadder {
+        func read(_ url: URL) throws -> Data {
+            do { return try Data(contentsOf: url) } catch {
+                throw LoadError(description: "cannot read \(url.path): \(error.localizedDescription)")
+            }
+        }
+        let topURL = folder.appendingPathComponent(multivariant)
+        let top = try read(topURL)
+        guard case .multivariant(let mv) = try parse(top, url: topURL) else {
+            throw LoadError(description: "\(topURL.path) is a media playlist; the simulator needs a multivariant playlist with a ladder")
+        }
+        var variants: [Variant] = []
+        for v in mv.variants {
+            guard v.uri.isFileURL else { throw LoadError(description: "variant \(v.uri) is not a file beside the playlist") }
+            let data = try read(v.uri)
+            guard case .media(let media) = try parse(data, url: v.uri) else {
+                throw LoadError(description: "\(v.uri.path) is not a media playlist")
+            }
+            guard media.endList else { throw LoadError(description: "\(v.uri.path) is live; the simulator plays VOD ladders") }
+            var segments: [Segment] = []
+            for s in media.segments {
+                let bytes: Int
+                if let range = s.byteRange {
+                    bytes = range.length
+                } else {
+                    guard let attributes = try? FileManager.default.attributesOfItem(atPath: s.uri.path),
+                          let size = attributes[.size] as? NSNumber else {
+                        throw LoadError(description: "segment \(s.uri.path) is missing")
+                    }
+                    bytes = size.intValue
+                }
+                segments.append(Segment(durationSeconds: s.durationSeconds, bytes: bytes))
+            }
+            guard !segments.isEmpty else { throw LoadError(description: "\(v.uri.path) has no segments") }
+            variants.append(Variant(bandwidthBps: v.bandwidthBps, resolution: v.resolution, playlistBytes: data.count, segments: segments))
+        }
+        guard !variants.isEmpty else { throw LoadError(description: "\(topURL.path) lists no variants") }
+        return SimulatedLadder(name: folder.lastPathComponent, multivariantBytes: top.count, variants: variants)
+    }
+
+    private static func parse(_ data: Data, url: URL) throws -> Playlist {
+        do {
+            return try PlaylistParser.parse(data: data, baseURL: url)
+        } catch {
+            throw LoadError(description: "\(url.path): \(error)")
+        }
+    }
+}

@@ -1,0 +1,235 @@
+import Foundation
+@testable import HLSCore
+@testable import HLSPlayer
+import Testing
+
+/// A link whose rate is given piece by piece (bits per second from each start time), with a fixed first-byte delay.
+struct PiecewiseLink: SimulatedLink {
+    /// (start seconds, rate bits per second), sorted; the last piece lasts forever.
+    var pieces: [(startSeconds: Double, bitsPerSecond: Double)]
+    var delaySeconds = 0.0
+
+    func capacityBytes(until t: Double) -> Double {
+        var bytes = 0.0
+        for (i, p) in pieces.enumerated() where p.startSeconds < t {
+            let end = i + 1 < pieces.count ? min(t, pieces[i + 1].startSeconds) : t
+            bytes += (end - p.startSeconds) * p.bitsPerSecond / 8
+        }
+        return bytes
+    }
+
+    func time(whenCapacityReaches bytes: Double) -> Double? {
+        var reached = 0.0
+        for (i, p) in pieces.enumerated() {
+            let rate = p.bitsPerSecond / 8
+            let end = i + 1 < pieces.count ? pieces[i + 1].startSeconds : Double.infinity
+            if rate > 0, reached + (end - p.startSeconds) * rate >= bytes { return p.startSeconds + (bytes - reached) / rate }
+            if end.isFinite { reached += (end - p.startSeconds) * rate }
+        }
+        return nil
+    }
+
+    func firstByteDelaySeconds(at t: Double) -> Double { delaySeconds }
+}
+
+/// The virtual-time session: the player's decision code against a modelled link.
+@Suite struct SimulationTests {
+    /// One rung of 2 s segments of `segmentBytes` each.
+    static func ladder(rungsBps: [Int], segments: Int = 10, bytesPerSecondOfMedia: ((Int) -> Int)? = nil) -> SimulatedLadder {
+        SimulatedLadder(name: "test", multivariantBytes: 300, variants: rungsBps.map { bps in
+            let bytes = bytesPerSecondOfMedia?(bps) ?? bps / 8 * 2
+            return SimulatedLadder.Variant(bandwidthBps: bps, resolution: nil, playlistBytes: 500,
+                                           segments: Array(repeating: .init(durationSeconds: 2, bytes: bytes), count: segments))
+        })
+    }
+
+    static func run(_ ladder: SimulatedLadder, _ link: any SimulatedLink, predictor: PredictorChoice = .off,
+                    configure: (inout PlayerConfiguration) -> Void = { _ in }) throws -> (SessionSummary, [[String: Any]]) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("session.jsonl")
+        var configuration = PlayerConfiguration(url: URL(string: "sim://test/master.m3u8")!)
+        configuration.predictor = predictor
+        configuration.decode = false
+        configure(&configuration)
+        let session = try VirtualSession(configuration: configuration, ladder: ladder, link: link, linkDescription: "test", logPath: log.path)
+        let summary = session.run()
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        return (summary, lines)
+    }
+
+    @Test func fastLink_startsAtTheTransferTime_andPlaysToTheEndWithoutAStall() throws {
+        let ladder = Self.ladder(rungsBps: [1_000_000])
+        let (summary, lines) = try Self.run(ladder, PiecewiseLink(pieces: [(0, 2_000_000)]))
+        // Three responses back to back on a 250 kB/s link: playlists, then a 250 kB segment.
+        let bytes = Double(300 + 500 + 250_000 + 3 * SimulatedConnection.responseHeaderBytes)
+        let ttff = try #require(summary.timeToFirstFrameSeconds)
+        #expect(abs(ttff - bytes / 250_000) < 0.001, "TTFF \(ttff)")
+        #expect(summary.stallCount == 0)
+        #expect(summary.exitReason == .completed)
+        #expect(abs(summary.playedSeconds - 20) < 0.3)
+        #expect(summary.averageBitrateBps == 1_000_000)
+        #expect(summary.segmentsBuffered == 10)
+        #expect(lines.first?["simulation"] != nil, "the header says the log is simulated")
+        #expect(lines.last?["type"] as? String == "summary")
+    }
+
+    @Test func slowLink_stalls_andTheSessionTimeAddsUp() throws {
+        // 0.5 Mbit/s under a 1 Mbit/s rung: each 2 s segment takes 4 s to arrive.
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [1_000_000]), PiecewiseLink(pieces: [(0, 500_000)]))
+        #expect(summary.stallCount >= 2)
+        let ttff = try #require(summary.timeToFirstFrameSeconds)
+        // Once playing, wall time is media played plus time stalled (the monitor's 0.25 s tick rounds the end).
+        #expect(abs(summary.sessionSeconds - (ttff + summary.playedSeconds + summary.stallSeconds)) < 0.3)
+        // All 10 segments (2.5 MB) arrive at the link rate, so the last lands at about 40 s.
+        let lastBuffered = try #require(lines.last { $0["type"] as? String == "segment.buffered" }?["t"] as? Double)
+        #expect(abs(lastBuffered - 40) < 0.1, "last segment at \(lastBuffered) s")
+        let stalls = lines.filter { $0["type"] as? String == "stall.start" }.count
+        #expect(stalls == summary.stallCount)
+    }
+
+    @Test func selector_climbsTheLadder_onAFastLink_andTheCapStartsAtTheBottom() throws {
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000, 3_000_000], segments: 30),
+                                            PiecewiseLink(pieces: [(0, 20_000_000)], delaySeconds: 0.02))
+        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap { ($0["decision"] as? [String: Any])?["variantIndex"] as? Int }
+        #expect(decisions.first == 0, "a cold start probes the lowest rung")
+        #expect(decisions.last == 2, "and climbs to the top on a 20 Mbit/s link")
+        #expect(summary.stallCount == 0)
+        #expect(summary.capChanges > 0)
+    }
+
+    @Test func outage_isDetectedAsAWedge_andTheSessionRecovers() throws {
+        // 4 Mbit/s, nothing at all from 6 s to 16 s, then 4 Mbit/s again.
+        let link = PiecewiseLink(pieces: [(0, 4_000_000), (6, 0), (16, 4_000_000)], delaySeconds: 0.01)
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000], segments: 30), link) { c in
+            c.preferredForwardBufferDurationSeconds = 4
+        }
+        let progress = lines.filter { $0["type"] as? String == "request.byteProgress" }
+        #expect(!progress.isEmpty, "the byte-progress monitor caught the dead transfer")
+        #expect(summary.wedgesDetected > 0)
+        #expect(summary.stallCount >= 1)
+        #expect(summary.exitReason == .completed, "and the session played to the end: \(summary.error ?? "")")
+    }
+
+    @Test func controllerOn_logsRiskWithFeatures_andPolicyChanges() throws {
+        let modelPath = Repo.root.appendingPathComponent(ModelLocator.modelFile).path
+        // Good, then a long dip under the bottom rung.
+        let link = PiecewiseLink(pieces: [(0, 3_000_000), (20, 300_000), (50, 3_000_000)], delaySeconds: 0.02)
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [400_000, 1_200_000, 2_500_000], segments: 40), link, predictor: .model) { c in
+            c.modelPath = modelPath
+        }
+        let risks = lines.filter { $0["type"] as? String == "risk.sample" }
+        #expect(risks.count > 100, "a risk sample per monitor tick while playing")
+        #expect(risks.allSatisfy { ($0["features"] as? [String: Any])?["bufferSeconds"] != nil })
+        #expect(risks.contains { ($0["risk"] as? Double ?? 0) >= 0.75 }, "the dip raises the risk")
+        #expect(!lines.filter { $0["type"] as? String == "policy.change" }.isEmpty)
+        #expect(summary.predictor?.hasPrefix("model:stall-logistic") == true, "\(summary.predictor ?? "nil")")
+    }
+
+    @Test func sameInputs_sameLog() throws {
+        let link = PiecewiseLink(pieces: [(0, 1_500_000), (10, 400_000), (25, 2_000_000)], delaySeconds: 0.05)
+        let ladder = Self.ladder(rungsBps: [300_000, 800_000, 1_600_000], segments: 20)
+        let (_, a) = try Self.run(ladder, link, predictor: .heuristic)
+        let (_, b) = try Self.run(ladder, link, predictor: .heuristic)
+        func body(_ lines: [[String: Any]]) -> [String] {
+            lines.dropFirst().map { String(decoding: try! JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self) }
+        }
+        #expect(body(a) == body(b), "virtual time: a session is a function of its inputs")
+    }
+
+    @Test func connection_sharesTheLinkFirstComeFirstServed_andLosesIdleCapacity() {
+        var c = SimulatedConnection(link: PiecewiseLink(pieces: [(0, 8_000)]))   // 1000 B/s
+        let a = c.start(at: 0, bodyBytes: 840)      // 1000 B with the header: done at 1 s
+        #expect(abs(a.completesAt - 1) < 1e-9)
+        let b = c.start(at: 5, bodyBytes: 840)      // the idle 4 s are not banked
+        #expect(abs(b.completesAt - 6) < 0.01)
+        #expect(b.bytesReceived(at: 5.5, link: c.link) == 498 || b.bytesReceived(at: 5.5, link: c.link) == 500 || b.bytesReceived(at: 5.5, link: c.link) == 502)
+        c.cancel(b, at: 5.5)
+        let d = c.start(at: 5.5, bodyBytes: 840)    // the cancelled rest no longer occupies the link
+        #expect(abs(d.completesAt - 6.5) < 0.01)
+    }
+
+    @Test func policyFile_overridesSomeFields_andRejectsUnknownOrInvalidOnes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-policy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("good.json")
+        try Data(#"{"preloadEnterRisk": 0.3, "downshiftResumeBufferSeconds": 6}"#.utf8).write(to: good)
+        let loaded = try PolicyController.Configuration.load(jsonFile: good.path)
+        var expected = PolicyController.Configuration()
+        expected.preloadEnterRisk = 0.3
+        expected.downshiftResumeBufferSeconds = 6
+        #expect(loaded == expected)
+
+        let typo = dir.appendingPathComponent("typo.json")
+        try Data(#"{"preloadEnterRsik": 0.3}"#.utf8).write(to: typo)
+        #expect(throws: PolicyFileError.self) { try PolicyController.Configuration.load(jsonFile: typo.path) }
+        do { _ = try PolicyController.Configuration.load(jsonFile: typo.path) } catch { #expect(error.description.contains("preloadEnterRsik")) }
+
+        let inverted = dir.appendingPathComponent("inverted.json")
+        try Data(#"{"preloadExitRisk": 0.5, "preloadEnterRisk": 0.4}"#.utf8).write(to: inverted)
+        #expect(throws: PolicyFileError.self) { try PolicyController.Configuration.load(jsonFile: inverted.path) }
+        #expect(throws: PolicyFileError.self) { try PolicyController.Configuration.load(jsonFile: dir.appendingPathComponent("missing.json").path) }
+    }
+
+    // MARK: - The command
+
+    /// `hlsplay simulate ARGS --log FILE` (simulate takes no --har, which runHlsplay adds unless given a log), with the log read back.
+    func simulate(_ args: [String]) throws -> Run {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-simcmd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("session.jsonl")
+        var run = try runHlsplay(["simulate"] + args + ["--log", log.path])
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        run.rawLogLines = text.split(separator: "\n").map(String.init)
+        run.logLines = try run.rawLogLines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        return run
+    }
+
+    static let sabreTrace = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/traces/sabre/3G_hsdpa_norway/report.2010-09-28_1407CEST.json")
+
+    @Test func simulateCommand_playsTheSampleLadderOnARealTrace() throws {
+        let ladder = try Repo.requireSamples("ladder-2s")
+        guard FileManager.default.fileExists(atPath: Self.sabreTrace.path) else {
+            throw TestSetupError("shared trace \(Self.sabreTrace.path) is missing")
+        }
+        let run = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "20", "--json",
+                                  "--predictor", "model", "--model", Repo.root.appendingPathComponent(ModelLocator.modelFile).path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let header = try #require(run.logLines.first)
+        #expect((header["simulation"] as? [String: Any])?["virtualTime"] as? Bool == true)
+        #expect((run.summary?["playedSeconds"] as? Double ?? 0) >= 20)
+        #expect(!run.events("risk.sample").isEmpty)
+        #expect(!run.events("segment.buffered").isEmpty)
+        #expect(run.stdout.contains("\"stallCount\""))
+    }
+
+    @Test func simulateCommand_badInput_clearErrors() throws {
+        let ladder = try Repo.requireSamples("ladder-2s")
+        let noTrace = try simulate([ladder.path])
+        #expect(noTrace.status == 64)
+        #expect(noTrace.stderr.contains("--trace"))
+        let refused = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--then", "x"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("does not apply"))
+        let missing = try simulate(["/nonexistent/ladder", "--trace", Self.sabreTrace.path])
+        #expect(missing.status == 66)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-simcmd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let garbage = dir.appendingPathComponent("trace.json")
+        try Data("not a trace".utf8).write(to: garbage)
+        let badTrace = try simulate([ladder.path, "--trace", garbage.path])
+        #expect(badTrace.status == 65)
+        let policy = dir.appendingPathComponent("policy.json")
+        try Data(#"{"cooldown": 3}"#.utf8).write(to: policy)
+        let badPolicy = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--policy", policy.path])
+        #expect(badPolicy.status == 64)
+        #expect(badPolicy.stderr.contains("cooldown"))
+    }
+}
