@@ -142,6 +142,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     private let cmcdSessionID = UUID().uuidString.lowercased()
     private var starvedSinceLastRequest = false
+    private var coalescer = TransferCoalescer()
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
@@ -2109,7 +2110,10 @@ extension PlayerSession {
             bytes: response.body.count, transferSeconds: transferSeconds, firstByteSeconds: response.timings.firstByteSeconds,
             rttSeconds: response.tcpInfo?.rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: segment.isLiveEdge,
             mediaBitrateBps: segment.rungBitrateBps, tcpAppLimited: nil)
-        let verdict = configuration.networkLimit.classify(observation)
+        // Small segments fetched back to back are judged together (TransferCoalescer).
+        let (classified, transfers, runStartedAt) = coalescer.observation(
+            for: observation, startedAt: startedAt, endedAt: response.finishedAt, minimumBytes: configuration.networkLimit.minimumBytes)
+        let verdict = configuration.networkLimit.classify(classified)
         if let evidence = verdict.evidenceBps {
             lock.withLock {
                 networkLimitedSamples += 1
@@ -2119,8 +2123,8 @@ extension PlayerSession {
                     upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
             }
         }
-        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: observation, verdict: verdict)))
-        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: startedAt, completedAt: response.finishedAt)))
+        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict, coalescedTransfers: transfers)))
+        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: response.finishedAt)))
     }
 
     /// The wall-clock byte-progress check of the in-flight segment request:

@@ -101,6 +101,18 @@ struct PiecewiseLink: SimulatedLink {
         #expect(summary.capChanges > 0)
     }
 
+    @Test func smallBottomRungSegments_stillEarnTheCapUp() throws {
+        // A 150 kbit/s bottom rung has 37.5 kB segments, each under the classifier's 64 KiB minimum:
+        // back to back they are judged together, so a 5 Mbit/s link still ramps up the ladder.
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [150_000, 600_000, 1_500_000], segments: 20),
+                                            PiecewiseLink(pieces: [(0, 5_000_000)], delaySeconds: 0.02))
+        let verdicts = lines.filter { $0["type"] as? String == "sample.verdict" }
+        #expect(verdicts.contains { $0["coalescedTransfers"] as? Int == 2 })
+        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap { ($0["decision"] as? [String: Any])?["variantIndex"] as? Int }
+        #expect(decisions.last == 2, "the top rung, not the probe rung forever: \(decisions)")
+        #expect(summary.averageBitrateBps > 1_000_000)
+    }
+
     @Test func outage_isDetectedAsAWedge_andTheSessionRecovers() throws {
         // 4 Mbit/s, nothing at all from 6 s to 16 s, then 4 Mbit/s again.
         let link = PiecewiseLink(pieces: [(0, 4_000_000), (6, 0), (16, 4_000_000)], delaySeconds: 0.01)

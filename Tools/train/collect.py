@@ -91,6 +91,11 @@ SCALE_ABOVE_MEAN_BPS = 4_000_000.0   # traces with a higher mean rate are scaled
 SCALED_MEAN_BPS = 2_500_000.0        # ... so that their mean is this (4G LTE → a congested 4G)
 LADDER_SOURCE = os.path.join(REPO, "Samples", "build", "ladder-2s")
 LADDER_LOOPS = 8                     # 8 × 30 s = 248 s of media (audio priming adds ~2 %)
+# --low-rung: a fifth rung under ladder-2s's 0.62 Mbit/s bottom, the size of the
+# lowest rung of common published ladders (Apple's authoring spec starts at 145
+# kbit/s of video at 416x234; ours adds 32 kbit/s of audio). Most held-out stalls
+# begin at 0.62 Mbit/s, where no cap can help; this rung is what a downshift needs.
+LOW_RUNG = dict(name="vlow", width=320, height=180, video_kbps=150, audio_kbps=32)
 
 
 def load_steps(rel: str) -> list:
@@ -131,14 +136,16 @@ def derive_trace(rel: str, fraction: float, out_dir: str) -> tuple[str, float, f
     return path, offset, scale
 
 
-def make_ladder(data: str) -> str:
+def make_ladder(data: str, low_rung: bool = False) -> str:
     """A 248 s VOD copy of ladder-2s: each rung's 15 segments concatenated 8 times and
-    re-segmented by ffmpeg with stream copy (no re-encode; keyframes every 2 s)."""
-    final = os.path.join(data, "ladder")
+    re-segmented by ffmpeg with stream copy (no re-encode; keyframes every 2 s).
+    With low_rung (folder "ladder-low"), LOW_RUNG is encoded for the same length
+    (same test pattern, GOP and segment length) and listed first."""
+    final = os.path.join(data, "ladder-low" if low_rung else "ladder")
     if os.path.exists(os.path.join(final, "master.m3u8")):
         return final
     # built in a private folder and renamed, so two collectors started together cannot mix files
-    out = os.path.join(data, f"ladder.tmp{os.getpid()}")
+    out = final + f".tmp{os.getpid()}"
     os.makedirs(out, exist_ok=True)
     for v in ("v0", "v1", "v2", "v3"):
         os.makedirs(os.path.join(out, v), exist_ok=True)
@@ -153,8 +160,43 @@ def make_ladder(data: str) -> str:
                         "-i", lst, "-c", "copy", "-map", "0", "-f", "hls", "-hls_time", "2",
                         "-hls_playlist_type", "vod", "-hls_segment_filename", os.path.join(out, v, "seg_%05d.ts"),
                         os.path.join(out, v, "prog.m3u8")], check=True)
-    with open(os.path.join(LADDER_SOURCE, "master.m3u8")) as src, open(os.path.join(out, "master.m3u8"), "w") as dst:
-        dst.write(src.read())
+    with open(os.path.join(LADDER_SOURCE, "master.m3u8")) as src:
+        master = src.read()
+    if low_rung:
+        r = LOW_RUNG
+        d = os.path.join(out, r["name"])
+        os.makedirs(d, exist_ok=True)
+        seconds = 30 * LADDER_LOOPS
+        kbps = r["video_kbps"]
+        subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                        "-f", "lavfi", "-i", f"testsrc2=size={r['width']}x{r['height']}:rate=24:duration={seconds}",
+                        "-f", "lavfi", "-i", f"sine=frequency=440:beep_factor=4:sample_rate=48000:duration={seconds}",
+                        "-map", "0:v:0", "-map", "1:a:0", "-threads", "1",
+                        "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-pix_fmt", "yuv420p",
+                        "-x264-params", "nal-hrd=cbr:force-cfr=1", "-b:v", f"{kbps}k", "-minrate", f"{kbps}k",
+                        "-maxrate", f"{kbps}k", "-bufsize", f"{2 * kbps}k", "-r", "24", "-g", "48", "-keyint_min", "48",
+                        "-sc_threshold", "0", "-force_key_frames", "expr:gte(t,n_forced*2)",
+                        "-c:a", "aac", "-b:a", f"{r['audio_kbps']}k", "-ac", "2", "-ar", "48000",
+                        "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_list_size", "0",
+                        "-hls_segment_filename", os.path.join(d, "seg_%05d.ts"), os.path.join(d, "prog.m3u8")], check=True)
+        # BANDWIDTH = peak segment bitrate, AVERAGE-BANDWIDTH = mean, as make-ladder.sh measures them
+        peak, bits, dur, extinf = 0.0, 0.0, 0.0, None
+        with open(os.path.join(d, "prog.m3u8")) as fh:
+            for ln in fh:
+                ln = ln.strip()
+                if ln.startswith("#EXTINF:"):
+                    extinf = float(ln[8:].split(",")[0])
+                elif ln and not ln.startswith("#") and extinf:
+                    b = os.path.getsize(os.path.join(d, ln)) * 8
+                    peak, bits, dur, extinf = max(peak, b / extinf), bits + b, dur + extinf, None
+        lines = master.splitlines()
+        at = next(i for i, ln in enumerate(lines) if ln.startswith("#EXT-X-STREAM-INF"))
+        lines[at:at] = [f'#EXT-X-STREAM-INF:BANDWIDTH={int(peak)},AVERAGE-BANDWIDTH={int(bits / dur)},'
+                        f'RESOLUTION={r["width"]}x{r["height"]},FRAME-RATE=24.000,CODECS="avc1.64000c,mp4a.40.2"',
+                        f'{r["name"]}/prog.m3u8']
+        master = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "master.m3u8"), "w") as dst:
+        dst.write(master)
     try:
         os.rename(out, final)
     except OSError:  # another collector finished first: use its copy
@@ -266,10 +308,13 @@ def main():
     ap.add_argument("--offsets", help="(heldout/onoff) comma-separated start fractions instead of OFFSET_FRACTIONS")
     ap.add_argument("--skip-arm", action="append", default=[], help="(heldout/onoff) leave this arm out: on | off")
     ap.add_argument("--jobs", type=int, default=6, help="sessions at once")
+    ap.add_argument("--low-rung", action="store_true", help="play the ladder with LOW_RUNG added (folder ladder-low)")
+    ap.add_argument("--policy", help="(heldout/onoff) --policy FILE for the controller-on arm")
+    ap.add_argument("--tag", help="(heldout/onoff) suffix of the session ids instead of the model's name")
     args = ap.parse_args()
     for d in ("logs", "stores"):
         os.makedirs(os.path.join(args.data, d), exist_ok=True)
-    ladder = make_ladder(args.data)
+    ladder = make_ladder(args.data, args.low_rung)
     offsets = [float(x) for x in args.offsets.split(",")] if args.offsets else None
     jobs = plan(args.phase, args.model, args.data, args.tuned_bin, offsets, tuple(args.skip_arm))
     manifest = os.path.join(args.data, "manifest.jsonl")

@@ -168,11 +168,15 @@ public struct SampleVerdictRecord: Sendable, Equatable, Codable {
     public var verdict: NetworkLimitVerdict
     /// The fetch's rung bitrate ÷ its throughput (logged for every fetch).
     public var overSelectionRatio: Double?
-    public init(requestID: Int?, observation: TransferObservation, verdict: NetworkLimitVerdict) {
+    /// When the observation is a run of small back-to-back transfers taken
+    /// together (TransferCoalescer): how many, this one included (absent: one).
+    public var coalescedTransfers: Int?
+    public init(requestID: Int?, observation: TransferObservation, verdict: NetworkLimitVerdict, coalescedTransfers: Int? = nil) {
         self.requestID = requestID
         self.observation = observation
         self.verdict = verdict
         self.overSelectionRatio = observation.overSelectionRatio
+        self.coalescedTransfers = coalescedTransfers.flatMap { $0 > 1 ? $0 : nil }
     }
 }
 

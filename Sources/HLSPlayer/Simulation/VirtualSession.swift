@@ -55,6 +55,7 @@ public final class VirtualSession {
     private var lastFirstByteSeconds: Double?
     private var lastRTTSeconds: Double?
     private var networkLimitedSamples = 0
+    private var coalescer = TransferCoalescer()
     private var breakdown = StartupBreakdown()
 
     // Loader state.
@@ -550,15 +551,17 @@ public final class VirtualSession {
             bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
             rttSeconds: lastRTTSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false,
             mediaBitrateBps: Double(ladder.variants[variant].bandwidthBps), tcpAppLimited: nil)
-        let verdict = configuration.networkLimit.classify(observation)
+        let (classified, transfers, runStartedAt) = coalescer.observation(
+            for: observation, startedAt: MonotonicInstant(seconds: startedAt), endedAt: now, minimumBytes: configuration.networkLimit.minimumBytes)
+        let verdict = configuration.networkLimit.classify(classified)
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
             overSelectionCapBps = SessionDecisions.overSelectionCap(afterEvidence: evidence, current: overSelectionCapBps,
                                                                     ladderBitratesBps: ladderBitratesBps,
                                                                     upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
         }
-        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: observation, verdict: verdict)))
-        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: MonotonicInstant(seconds: startedAt), completedAt: now)))
+        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict, coalescedTransfers: transfers)))
+        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: now)))
     }
 
     private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
