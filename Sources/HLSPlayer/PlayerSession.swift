@@ -1002,20 +1002,7 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     private func logFailover(_ actions: [FailoverAction]) {
-        for action in actions {
-            let kind: String
-            var pathway: String?
-            switch action {
-            case .errorCounted: kind = "error-counted"
-            case .excluded(let target, _, _):
-                kind = "excluded"
-                if case .pathway(let p) = target { pathway = p }
-            case .restored(let target, _):
-                kind = "restored"
-                if case .pathway(let p) = target { pathway = p }
-            }
-            recorder.record(.failover(LoadingNote(kind: kind, detail: action.description, pathway: pathway)))
-        }
+        for action in actions { recorder.record(.failover(action.logNote)) }
     }
 
     /// Counts a failed request against its variant's URI. True when that
@@ -1038,21 +1025,7 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     private func logSteering(_ actions: [SteeringAction]) {
-        for action in actions {
-            let kind: String
-            var pathway: String?
-            switch action {
-            case .reloadScheduled: kind = "reload-scheduled"
-            case .reloadingStopped: kind = "stopped"
-            case .priorityUpdated: kind = "priority"
-            case .clonesApplied: kind = "clones"
-            case .manifestRejected: kind = "rejected"
-            case .pathwayChanged(_, let to, _):
-                kind = "pathway"
-                pathway = to
-            }
-            recorder.record(.steering(LoadingNote(kind: kind, detail: action.description, pathway: pathway)))
-        }
+        for action in actions { recorder.record(.steering(action.logNote)) }
     }
 
     /// Loads the steering manifest (with _HLS_pathway and _HLS_throughput) and applies it:

@@ -1,8 +1,5 @@
-// For the integrator: move to Tests/HLSPlayerTests/ReportCommandTests.swift once
-// Sources/hlsplay/main.swift dispatches `hlsplay report ...` to ReportCommand.run.
-// (Kept out of the wt-report branch: there the binary has no `report` subcommand.)
-// Uses Support.swift (Repo, runHlsplay, withOrigin, TestSetupError) and, from
-// ReportRenderTests.swift, Chromium and SeriesElement.
+// `hlsplay report` end to end. Uses Support.swift (Repo, runHlsplay, withOrigin,
+// TestSetupError) and, from ReportRenderTests.swift, Chromium and SeriesElement.
 
 import Foundation
 import HLSOrigin

@@ -235,3 +235,17 @@ public struct ContentSteeringClient: Sendable, Equatable {
         return [.pathwayChanged(from: from, to: choice, reason: reason)]
     }
 }
+
+extension SteeringAction {
+    /// The `steering` log record: a stable kind, the description, and the new pathway on a change.
+    public var logNote: LoadingNote {
+        switch self {
+        case .reloadScheduled: LoadingNote(kind: "reload-scheduled", detail: description, pathway: nil)
+        case .reloadingStopped: LoadingNote(kind: "stopped", detail: description, pathway: nil)
+        case .priorityUpdated: LoadingNote(kind: "priority", detail: description, pathway: nil)
+        case .clonesApplied: LoadingNote(kind: "clones", detail: description, pathway: nil)
+        case .manifestRejected: LoadingNote(kind: "rejected", detail: description, pathway: nil)
+        case .pathwayChanged(_, let to, _): LoadingNote(kind: "pathway", detail: description, pathway: to)
+        }
+    }
+}

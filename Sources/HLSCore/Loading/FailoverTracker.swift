@@ -291,3 +291,19 @@ public struct FailoverTracker: Sendable, Equatable {
                               previousVariantIndex: changed ? previous : nil, reason: reason, actions: actions)
     }
 }
+
+extension FailoverAction {
+    /// The `failover` log record: a stable kind, the description, and the pathway when one is excluded or restored.
+    public var logNote: LoadingNote {
+        switch self {
+        case .errorCounted:
+            return LoadingNote(kind: "error-counted", detail: description, pathway: nil)
+        case .excluded(let target, _, _):
+            if case .pathway(let p) = target { return LoadingNote(kind: "excluded", detail: description, pathway: p) }
+            return LoadingNote(kind: "excluded", detail: description, pathway: nil)
+        case .restored(let target, _):
+            if case .pathway(let p) = target { return LoadingNote(kind: "restored", detail: description, pathway: p) }
+            return LoadingNote(kind: "restored", detail: description, pathway: nil)
+        }
+    }
+}
