@@ -75,6 +75,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var policy = PolicyController.Configuration()
     /// True when the user set the resume threshold, which then wins over the policy's knob.
     public var resumeBufferSetByUser = false
+    /// True when the user set the startup threshold, which the policy then leaves alone.
+    public var startupBufferSetByUser = false
     /// Send CMCD (CTA-5004) with every request: as a query parameter or as headers; nil = off.
     public var cmcd: CMCDMode?
     /// Redact query values and userinfo from every URL in the log, HAR and messages.

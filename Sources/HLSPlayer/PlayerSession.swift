@@ -143,6 +143,8 @@ public final class PlayerSession: @unchecked Sendable {
     private let cmcdSessionID = UUID().uuidString.lowercased()
     private var starvedSinceLastRequest = false
     private var coalescer = TransferCoalescer()
+    /// False when the startup threshold comes from the stream (LL-HLS PART-HOLD-BACK), not from the policy.
+    private var policyGatesStart = true
 
     // Shared state, guarded by `lock`.
     private let lock = NSLock()
@@ -578,6 +580,7 @@ public final class PlayerSession: @unchecked Sendable {
                 // start with PART-HOLD-BACK buffered, resume with twice that.
                 let holdBack = playlist.serverControl?.partHoldBackSeconds ?? LowLatencyRules.defaultPartHoldBackPartTargets * partTarget
                 timeline.setStartupBufferSeconds(min(timeline.configuration.startupBufferSeconds, holdBack))
+                policyGatesStart = false
                 timeline.setResumeBufferSeconds(min(timeline.configuration.resumeBufferSeconds, 2 * holdBack))
             }
             if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
@@ -1378,6 +1381,15 @@ public final class PlayerSession: @unchecked Sendable {
         }
         buffer.append(buffered)
         let end = start + segment.durationSeconds
+        // Before the first start, the controller judges the start itself: a risky
+        // start waits for the policy's resume threshold instead of the startup one.
+        let landing: (startingUp: Bool, bufferSeconds: Double) = lock.withLock {
+            let audioEnd = audioTrackEnded ? end : (audioBufferedEndSeconds ?? end)
+            return (timeline.phase == .startingUp, max(0, min(end, audioEnd) - timeline.positionSeconds(at: clock.now())))
+        }
+        if landing.startingUp {
+            evaluatePolicy(at: clock.now(), bufferSeconds: landing.bufferSeconds, phase: .startingUp, atSegmentLanding: true)
+        }
         let ahead = extendBuffered(.main, to: end)
         if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
             recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps, toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
@@ -1941,6 +1953,9 @@ extension PlayerSession {
         if !configuration.resumeBufferSetByUser {
             timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds)
         }
+        if timeline.phase == .startingUp, policyGatesStart, !configuration.startupBufferSetByUser {
+            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
+        }
     }
 
     /// The forward-buffer target in force (under the lock): the user's
@@ -1953,10 +1968,11 @@ extension PlayerSession {
     }
 
     /// One predictor + controller step on the monitor: features → risk → policy.
-    fileprivate func evaluatePolicy(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase) {
-        // A stall is the buffer running dry while playing: before the first
-        // start, and during a stall, there is nothing to predict.
-        guard let predictor, phase == .playing else { return }
+    fileprivate func evaluatePolicy(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
+        // A stall is the buffer running dry while playing: on the monitor, the
+        // controller runs only then. Before the first start it also runs once per
+        // segment that lands, with the buffer that segment makes, to judge the start.
+        guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp else { return }
         let cpu = DeviceProbe.cpuPressureAvg10Percent()
         let thermal = DeviceProbe.thermalMaxCelsius()
         let features: StallFeatures? = lock.withLock {

@@ -223,7 +223,10 @@ extension Arguments {
         configuration.preferredPeakBitRateBps = peakBitRateBps
         configuration.pinnedVariantIndex = variantIndex
         configuration.audioLanguage = audioLanguage
-        if let v = startupBufferSeconds { configuration.playback.startupBufferSeconds = v }
+        if let v = startupBufferSeconds {
+            configuration.playback.startupBufferSeconds = v
+            configuration.startupBufferSetByUser = true
+        }
         if let v = resumeBufferSeconds {
             configuration.playback.resumeBufferSeconds = v
             configuration.resumeBufferSetByUser = true

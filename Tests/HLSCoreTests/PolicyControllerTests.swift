@@ -29,14 +29,29 @@ import Testing
         return c
     }
 
+    @Test func defaultThresholds_areTheTunedOnes() {
+        // Chosen on the controller's outcome in virtual time (docs/stall-prediction.md); the pairs below use them.
+        let c = PolicyController.Configuration()
+        #expect(c.preloadEnterRisk == 0.30 && c.preloadExitRisk == 0.15)
+        #expect(c.downshiftEnterRisk == 0.75 && c.downshiftExitRisk == 0.55)
+    }
+
+    @Test func startThreshold_isTheLargerOfTheConfiguredStartAndThePolicysResume() throws {
+        let c = try controller()
+        #expect(PolicyKnobs.startupBufferSeconds(configuredSeconds: 2, knobs: c.knobs(for: .lowLatency)) == 2)
+        #expect(PolicyKnobs.startupBufferSeconds(configuredSeconds: 2, knobs: c.knobs(for: .preload)) == 4)
+        #expect(PolicyKnobs.startupBufferSeconds(configuredSeconds: 2, knobs: c.knobs(for: .defensiveDownshift)) == 4)
+        #expect(PolicyKnobs.startupBufferSeconds(configuredSeconds: 5, knobs: c.knobs(for: .preload)) == 5)
+    }
+
     @Test func preloadEnter_justUnder_stays_at_enters() throws {
         var c = try controller()
-        #expect(c.update(risk: 0.3999, features: features, at: at(0)).isEmpty)
-        let ch = changes(c.update(risk: 0.40, features: features, at: at(0.25)))
+        #expect(c.update(risk: 0.2999, features: features, at: at(0)).isEmpty)
+        let ch = changes(c.update(risk: 0.30, features: features, at: at(0.25)))
         #expect(ch.count == 1)
         #expect(ch.first?.from == .lowLatency)
         #expect(ch.first?.to == .preload)
-        #expect(ch.first?.risk == 0.40)
+        #expect(ch.first?.risk == 0.30)
         #expect(ch.first?.reason == .riskAboveEnterThreshold)
         #expect(ch.first?.features == features)
         #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 45, peakBitrateCapBps: nil, resumeBufferSeconds: 4))
@@ -70,8 +85,8 @@ import Testing
 
     @Test func preloadExit_atThreshold_stays_justUnder_leaves() throws {
         var c = try entered(.preload)
-        #expect(c.update(risk: 0.25, features: features, at: at(20)).isEmpty)
-        #expect(changes(c.update(risk: 0.2499, features: features, at: at(20.25))).first?.to == .lowLatency)
+        #expect(c.update(risk: 0.15, features: features, at: at(20)).isEmpty)
+        #expect(changes(c.update(risk: 0.1499, features: features, at: at(20.25))).first?.to == .lowLatency)
     }
 
     @Test func downshiftExit_atThreshold_stays_justUnder_stepsDownOneLevel() throws {
@@ -90,8 +105,8 @@ import Testing
         var low = try controller()
         var pre = try entered(.preload)
         for t in stride(from: 20.0, to: 40, by: 0.25) {
-            #expect(low.update(risk: 0.3, features: features, at: at(t)).isEmpty)
-            #expect(pre.update(risk: 0.3, features: features, at: at(t)).isEmpty)
+            #expect(low.update(risk: 0.2, features: features, at: at(t)).isEmpty)
+            #expect(pre.update(risk: 0.2, features: features, at: at(t)).isEmpty)
         }
     }
 

@@ -27,7 +27,10 @@ import Testing
         expectValidLog(run)
         let risks = run.events("risk.sample")
         #expect(!risks.isEmpty)
-        #expect(risks.allSatisfy { $0["predictor"] as? String == "threshold" && $0["phase"] as? String == "playing" })
+        #expect(risks.allSatisfy { $0["predictor"] as? String == "threshold" })
+        // On the monitor only while playing; before the start, once per segment that lands.
+        #expect(risks.allSatisfy { ["playing", "startingUp"].contains($0["phase"] as? String ?? "") })
+        #expect(risks.filter { $0["phase"] as? String == "startingUp" }.count <= run.events("segment.buffered").count)
         let change = try #require(run.events("policy.change").first { $0["to"] as? String == "defensiveDownshift" })
         #expect((change["risk"] as? Double ?? 0) >= 0.75)
         let features = try #require(change["features"] as? [String: Any])
@@ -37,6 +40,54 @@ import Testing
                 == PolicyController.Configuration().downshiftForwardBufferSeconds)
         #expect(run.summary?["predictor"] as? String == "threshold")
         #expect((run.summary?["policyChanges"] as? Int ?? 0) >= 1)
+    }
+
+    /// The controller judges the start: on a link slower than the bottom rung a
+    /// 2 s start would stall at once, so the start waits for the policy's resume
+    /// threshold; on a fast link it starts at 2 s as without a controller.
+    @Test(arguments: [(500_000, true), (8_000_000, false)])
+    func riskyStart_waitsForThePolicysResumeThreshold(rateBps: Int, risky: Bool) throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = Double(rateBps)
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                                  "--no-decode", "--duration", "3",
+                                  "--model", Repo.root.appendingPathComponent("models/stall-logistic-v2.json").path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let started = try #require(run.events("playback.started").first)
+        let buffered = started["bufferSeconds"] as? Double ?? 0
+        let startRisks = run.events("risk.sample").filter { $0["phase"] as? String == "startingUp" }
+        let first = try #require(startRisks.first, "the landing of the first segment is judged")
+        #expect((first["features"] as? [String: Any])?["bufferSeconds"] as? Double == 2)
+        if risky {
+            #expect((first["risk"] as? Double ?? 0) >= PolicyController.Configuration().preloadEnterRisk)
+            let change = try #require(run.events("policy.change").first)
+            #expect((change["t"] as? Double ?? 99) <= (started["t"] as? Double ?? 0), "the policy changed before the start")
+            #expect(buffered >= PolicyController.Configuration().preloadResumeBufferSeconds - 0.01, "started with \(buffered) s")
+        } else {
+            #expect((first["risk"] as? Double ?? 1) < PolicyController.Configuration().preloadEnterRisk)
+            #expect(abs(buffered - 2) < 0.01, "started with \(buffered) s")
+        }
+    }
+
+    /// A user's --startup-buffer wins over the policy's start gate.
+    @Test func userStartupBuffer_winsOverThePolicy() throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 500_000
+        let server = OriginServer(root: samples, configuration: config)
+        try server.start(port: 0)
+        defer { server.stop() }
+        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                                  "--no-decode", "--duration", "2", "--startup-buffer", "2",
+                                  "--model", Repo.root.appendingPathComponent("models/stall-logistic-v2.json").path])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let started = try #require(run.events("playback.started").first)
+        #expect(abs((started["bufferSeconds"] as? Double ?? 0) - 2) < 0.01)
     }
 
     @Test func predictorOff_noControllerNoRiskSamples() throws {

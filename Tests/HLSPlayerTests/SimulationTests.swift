@@ -169,10 +169,10 @@ struct PiecewiseLink: SimulatedLink {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let good = dir.appendingPathComponent("good.json")
-        try Data(#"{"preloadEnterRisk": 0.3, "downshiftResumeBufferSeconds": 6}"#.utf8).write(to: good)
+        try Data(#"{"preloadEnterRisk": 0.35, "downshiftResumeBufferSeconds": 6}"#.utf8).write(to: good)
         let loaded = try PolicyController.Configuration.load(jsonFile: good.path)
         var expected = PolicyController.Configuration()
-        expected.preloadEnterRisk = 0.3
+        expected.preloadEnterRisk = 0.35
         expected.downshiftResumeBufferSeconds = 6
         #expect(loaded == expected)
 

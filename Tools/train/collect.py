@@ -224,6 +224,8 @@ def run_session(job: dict, bin_dir: str, ladder: str, data: str) -> dict:
                "--predictor", job["predictor"]]
         if job.get("model"):
             cmd += ["--model", job["model"]]
+        if job.get("policy"):
+            cmd += ["--policy", job["policy"]]
         load0 = loadavg()
         t0 = time.monotonic()
         player = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -250,7 +252,7 @@ def run_session(job: dict, bin_dir: str, ladder: str, data: str) -> dict:
                         psi.append(p)
     except (OSError, ValueError) as e:
         err = f"{err}\nlog unreadable: {e}"
-    out = dict(job, log=os.path.relpath(log, data), exitStatus=player.returncode, wallSeconds=round(wall, 2),
+    out = dict(job, log=os.path.relpath(log, data), ladder=os.path.basename(ladder), exitStatus=player.returncode, wallSeconds=round(wall, 2),
                loadAverage1mStart=load0, loadAverage1mEnd=load1,
                meanCpuPressureAvg10Percent=round(sum(psi) / len(psi), 1) if psi else None,
                stderr=(err or "")[-400:])
@@ -261,7 +263,7 @@ def run_session(job: dict, bin_dir: str, ladder: str, data: str) -> dict:
 
 
 def plan(phase: str, model: str | None, data: str, tuned_bin: str | None = None,
-         offsets: list | None = None, skip_arms: tuple = ()) -> list:
+         offsets: list | None = None, skip_arms: tuple = (), policy: str | None = None, tag: str | None = None) -> list:
     tdir = os.path.join(data, "traces")
     os.makedirs(tdir, exist_ok=True)
     jobs = []
@@ -276,7 +278,7 @@ def plan(phase: str, model: str | None, data: str, tuned_bin: str | None = None,
                                  predictor=pred, model=mdl))
     else:
         mdl = model or os.path.join(REPO, "models", "stall-logistic-v1.json")
-        tag = os.path.splitext(os.path.basename(mdl))[0]
+        tag = tag or os.path.splitext(os.path.basename(mdl))[0]
         for i, rel in enumerate(HELD_OUT_TRACES):
             for k, frac in enumerate(offsets or OFFSET_FRACTIONS):
                 path, off, scale = derive_trace(rel, frac, tdir)
@@ -285,6 +287,7 @@ def plan(phase: str, model: str | None, data: str, tuned_bin: str | None = None,
                 # the arms of one trace/offset are adjacent in the queue (they run at the
                 # same time, under the same load); their order rotates
                 arms = [("on", "model", mdl, None), ("off", "off", None, None)]
+                # --policy applies to every arm with a controller
                 if tuned_bin:
                     arms.append(("on-tuned", "model", mdl, tuned_bin))
                 arms = [a for a in arms if a[0] not in skip_arms]
@@ -292,7 +295,8 @@ def plan(phase: str, model: str | None, data: str, tuned_bin: str | None = None,
                 for arm, pred, m, b in arms[r:] + arms[:r]:
                     jobs.append(dict(id=f"{phase}-{i:02d}-{kk}-{arm}-{tag}", phase=phase, split="heldout", trace=rel,
                                      offsetSeconds=round(off, 3), scale=round(scale, 4), traceFile=path,
-                                     predictor=pred, model=m, controller=arm, bin=b))
+                                     predictor=pred, model=m, controller=arm, bin=b,
+                                     policy=policy if pred != "off" else None))
     return jobs
 
 
@@ -316,7 +320,7 @@ def main():
         os.makedirs(os.path.join(args.data, d), exist_ok=True)
     ladder = make_ladder(args.data, args.low_rung)
     offsets = [float(x) for x in args.offsets.split(",")] if args.offsets else None
-    jobs = plan(args.phase, args.model, args.data, args.tuned_bin, offsets, tuple(args.skip_arm))
+    jobs = plan(args.phase, args.model, args.data, args.tuned_bin, offsets, tuple(args.skip_arm), args.policy, args.tag)
     manifest = os.path.join(args.data, "manifest.jsonl")
     lock = threading.Lock()
     print(f"{len(jobs)} sessions, {args.jobs} at once", flush=True)

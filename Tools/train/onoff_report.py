@@ -32,9 +32,12 @@ def main():
     ap.add_argument("--phase", default="onoff")
     ap.add_argument("--arm", default="on", help="the controller-on arm to compare with off: on | on-tuned")
     ap.add_argument("--tag")
+    ap.add_argument("--run-tag", help="only sessions whose id ends with -RUN_TAG (collect.py --tag)")
     ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
     args = ap.parse_args()
     rows = reallogs.load_manifest(args.data, {args.phase})
+    if args.run_tag:
+        rows = [r for r in rows if r["id"].endswith("-" + args.run_tag)]
     pairs = {}
     for r in rows:
         if r.get("stallCount") is None:
@@ -42,7 +45,7 @@ def main():
             continue
         pairs.setdefault((r["trace"], r["offsetSeconds"]), {})[r["controller"]] = r
     tot = {arm: dict(sessions=0, stalls=0, stallSeconds=0.0, bitrateSum=0.0, playedSeconds=0.0, load=0.0,
-                     sessionsWithStalls=0) for arm in ("on", "off")}
+                     sessionsWithStalls=0, starts=[]) for arm in ("on", "off")}
     per = []
     print(f"{'trace':50} {'offset':>7}  {'stalls on/off':>13} {'stall s on/off':>15} {'Mbit/s on/off':>14} {'load':>9}")
     for (trace, off), arms in sorted(pairs.items()):
@@ -58,6 +61,9 @@ def main():
             t["bitrateSum"] += r["averageBitrateBps"] * r["playedSeconds"]
             t["playedSeconds"] += r["playedSeconds"]
             t["load"] += (r["loadAverage1mStart"] + r["loadAverage1mEnd"]) / 2
+            start = reallogs.playback_start(os.path.join(args.data, r["log"]))
+            if start is not None:
+                t["starts"].append(start)
         on, offr = arms["on"], arms["off"]
         per.append(dict(trace=trace, offsetSeconds=off,
                         on={k: on[k] for k in ("stallCount", "stallSeconds", "averageBitrateBps", "policyChanges")},
@@ -90,6 +96,7 @@ def main():
                         averageBitrateBps=round(t["bitrateSum"] / t["playedSeconds"]) if t["playedSeconds"] else None,
                         meanLoadAverage1m=round(t["load"] / n, 2),
                         secondsPerStall=round(t["stallSeconds"] / t["stalls"], 2) if t["stalls"] else None,
+                        meanPlaybackStartSeconds=round(sum(t["starts"]) / len(t["starts"]), 3) if t["starts"] else None,
                         stallsByPolicyAtOnset=onset[arm])
     on, off = out["on"], out["off"]
     ratio = on["averageBitrateBps"] / off["averageBitrateBps"] if off["averageBitrateBps"] else None

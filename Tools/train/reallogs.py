@@ -80,3 +80,12 @@ def load_sessions(data: str, rows: list) -> list:
         if os.path.exists(path):
             out.append(load_session(path, r))
     return out
+
+
+def playback_start(log: str) -> float | None:
+    """When the media clock first started (the startup threshold reached), session seconds."""
+    with open(log) as fh:
+        for line in fh:
+            if '"playback.started"' in line:
+                return json.loads(line)["atSeconds"]
+    return None

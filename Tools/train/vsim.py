@@ -11,7 +11,8 @@ compare  For every real session in the manifest (collect.py), one simulated
          real against simulated, and writes them to results-v2.json
          ("virtualSimVsReal").
 onoff    The controller on (--predictor model) and off on the held-out traces
-         at many start offsets: breadth the real runs cannot afford. Prints
+         (--traces train: the training traces, to tune on) at many start
+         offsets: breadth the real runs cannot afford. Prints
          the totals (the same figures as onoff_report.py) and writes
          DATA/vsim-onoff-TAG.json.
 
@@ -49,23 +50,30 @@ def simulate(bin_dir: str, ladder: str, trace_file: str, log: str, duration: flo
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode not in (0, 69):
         raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr.strip()}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    summary["playbackStartSeconds"] = reallogs.playback_start(log)
+    return summary
 
 
 def figures(summaries: list) -> dict:
     n = len(summaries)
     bitrates = [s["averageBitrateBps"] for s in summaries if s.get("averageBitrateBps")]
     ttff = [s["timeToFirstFrameSeconds"] for s in summaries if s.get("timeToFirstFrameSeconds") is not None]
+    starts = [s["playbackStartSeconds"] for s in summaries if s.get("playbackStartSeconds") is not None]
     return dict(sessions=n, stalls=sum(s["stallCount"] for s in summaries),
                 sessionsWithStalls=sum(1 for s in summaries if s["stallCount"] > 0),
                 stallSeconds=round(sum(s["stallSeconds"] for s in summaries), 2),
                 averageBitrateBps=round(sum(bitrates) / len(bitrates)) if bitrates else None,
-                meanTimeToFirstFrameSeconds=round(sum(ttff) / len(ttff), 3) if ttff else None)
+                meanTimeToFirstFrameSeconds=round(sum(ttff) / len(ttff), 3) if ttff else None,
+                meanPlaybackStartSeconds=round(sum(starts) / len(starts), 3) if starts else None)
+
+
+def _ladder_of(row: dict) -> str:
+    return "ladder-low" if row["id"].endswith("-low") else "ladder"
 
 
 def compare(args):
     rows = [r for r in reallogs.load_manifest(args.data, set(args.phases.split(","))) if r.get("exitStatus") == 0]
-    ladder = os.path.join(args.data, "ladder")
     logs = os.path.join(args.data, "vsim-logs")
     os.makedirs(logs, exist_ok=True)
 
@@ -78,6 +86,8 @@ def compare(args):
             policy = os.path.join(logs, r["id"] + ".policy.json")
             with open(policy, "w") as fh:
                 json.dump(header["configuration"]["policy"], fh)
+        # The ladder the real session played (manifests before the low-rung ladder do not name it).
+        ladder = os.path.join(args.data, r.get("ladder") or _ladder_of(r))
         return r, simulate(args.bin, ladder, r["traceFile"], os.path.join(logs, r["id"] + ".jsonl"),
                            collect.SESSION_MEDIA_SECONDS, r["predictor"], r.get("model"), policy)
 
@@ -110,7 +120,7 @@ def compare(args):
                 for r, s in pairs]
     if args.results:
         res = json.load(open(args.results)) if os.path.exists(args.results) else {}
-        res["virtualSimVsReal"] = dict(phases=args.phases, byArm=table, sessions=sessions,
+        res[args.results_key] = dict(dataDirectory=args.data,phases=args.phases, byArm=table, sessions=sessions,
                                        note="hlsplay simulate (the player's decision code, virtual time) on each real "
                                             "session's trace file, predictor, model and policy constants")
         with open(args.results, "w") as fh:
@@ -125,7 +135,8 @@ def onoff(args):
     os.makedirs(logs, exist_ok=True)
     os.makedirs(traces, exist_ok=True)
     jobs = []
-    for ti, rel in enumerate(collect.HELD_OUT_TRACES):
+    traces_used = collect.TRAIN_TRACES if args.traces == "train" else collect.HELD_OUT_TRACES
+    for ti, rel in enumerate(traces_used):
         for k in range(args.offsets):
             fraction = k / args.offsets
             path, offset, scale = collect.derive_trace(rel, fraction, traces)
@@ -147,7 +158,7 @@ def onoff(args):
                    bitrateRatioOnOverOff=round(ratio, 4) if ratio else None,
                    bitrateWithinTolerance=ratio is not None and ratio >= 0.9)
     verdict["targetMet"] = verdict["fewerStalls"] and verdict["lessTimeStalled"] and verdict["bitrateWithinTolerance"]
-    out = dict(tag=args.tag, ladder=ladder, policy=args.policy, model=args.model, offsetsPerTrace=args.offsets,
+    out = dict(tag=args.tag, ladder=ladder, policy=args.policy, model=args.model, traces=args.traces, offsetsPerTrace=args.offsets,
                on=f_on, off=f_off, verdict=verdict)
     with open(os.path.join(args.data, f"vsim-onoff-{args.tag}.json"), "w") as fh:
         json.dump(out, fh, indent=2)
@@ -165,10 +176,13 @@ def main():
         p.add_argument("--model", default=DEFAULT_MODEL)
     sub.choices["compare"].add_argument("--phases", default="heldout,onoff")
     sub.choices["compare"].add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
+    sub.choices["compare"].add_argument("--results-key", default="virtualSimVsReal")
     sub.choices["onoff"].add_argument("--ladder")
     sub.choices["onoff"].add_argument("--offsets", type=int, default=16)
     sub.choices["onoff"].add_argument("--policy")
     sub.choices["onoff"].add_argument("--tag", default="default")
+    sub.choices["onoff"].add_argument("--traces", choices=["train", "heldout"], default="heldout",
+                                      help="which side of the split: tune on train, judge on heldout")
     args = ap.parse_args()
     {"compare": compare, "onoff": onoff}[args.cmd](args)
 

@@ -32,13 +32,22 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     /// startup/recovery cap through `PolicyController.effectivePeakBitrateCapBps`.
     public var peakBitrateCapBps: Int?
     /// Forward buffer needed to resume after a stall, seconds
-    /// (PlaybackConfiguration.resumeBufferSeconds).
+    /// (PlaybackConfiguration.resumeBufferSeconds). Before the first start it
+    /// also gates the start (`startupBufferSeconds(configuredSeconds:knobs:)`).
     public var resumeBufferSeconds: Double
 
     public init(preferredForwardBufferDurationSeconds: Double, peakBitrateCapBps: Int?, resumeBufferSeconds: Double) {
         self.preferredForwardBufferDurationSeconds = preferredForwardBufferDurationSeconds
         self.peakBitrateCapBps = peakBitrateCapBps
         self.resumeBufferSeconds = resumeBufferSeconds
+    }
+
+    /// The startup threshold while a policy is in force before the first
+    /// start: a start is a resume from nothing, so a risky one waits for the
+    /// policy's resume threshold; never below the configured startup threshold
+    /// (lowLatency's 2 s resume leaves the default 2 s start alone). Seconds.
+    public static func startupBufferSeconds(configuredSeconds: Double, knobs: PolicyKnobs) -> Double {
+        max(configuredSeconds, knobs.resumeBufferSeconds)
     }
 }
 

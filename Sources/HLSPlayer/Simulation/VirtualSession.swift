@@ -287,8 +287,8 @@ public final class VirtualSession {
 
     // MARK: - Predictor and controller (PlayerSession.evaluatePolicy)
 
-    private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase) {
-        guard let predictor, phase == .playing, var controller = policyController else { return }
+    private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
+        guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return }
         let t = nowSeconds
         let segmentInFlight: SessionDecisions.InFlightView? = inFlight.flatMap { f in
             guard case .segment = f.work else { return nil }
@@ -319,6 +319,9 @@ public final class VirtualSession {
     private func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
         if !configuration.resumeBufferSetByUser { timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds) }
+        if timeline.phase == .startingUp, !configuration.startupBufferSetByUser {
+            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
+        }
     }
 
     private var forwardBufferTarget: Double {
@@ -568,6 +571,10 @@ public final class VirtualSession {
         let segments = ladder.variants[v].segments
         let start = segments.prefix(i).reduce(0) { $0 + $1.durationSeconds }
         let end = start + segments[i].durationSeconds
+        if timeline.phase == .startingUp {
+            // The controller judges the start itself (PlayerSession.fetchAndBuffer).
+            evaluatePolicy(bufferSeconds: max(0, end - timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
+        }
         record(timeline.appendBuffered(upTo: end, at: now))
         let ahead = timeline.bufferSeconds(at: now)
         let rung = ladder.variants[v]
