@@ -5,7 +5,8 @@
 #       under it. BIN: release hlsplay and hls-origin (default .build/release; `swift build -c release`).
 # 1. tuning in virtual time on the TRAINING traces (16 offsets each, both ladders, five preload thresholds);
 # 2. the chosen defaults in virtual time on the held-out traces;
-# 3. real runs on the held-out traces (4 offsets × on/off), 4-rung ladder then the ladder with a low rung,
+# 3. real runs on the held-out traces (4 offsets × on/off), 4-rung ladder, the ladder with a low rung, and
+#    the 4-rung ladder again at 4 other offsets,
 #    6 sessions at a time (~18 min each on an idle 2-core machine; run nothing else meanwhile);
 # 4. the reports, stored in Tools/train/results-v2.json.
 set -euo pipefail
@@ -31,6 +32,8 @@ done
 python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0,0.25,0.5,0.75 --tag v2-start --jobs 6
 python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0,0.25,0.5,0.75 --tag v2-start-low \
         --low-rung --jobs 6
+python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0.125,0.375,0.625,0.875 --tag v2-start-b --jobs 6
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start --tag v2-start-gate-4-rungs
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-low --tag v2-start-gate-low-rung
+python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-b --tag v2-start-gate-4-rungs-b
 python3 "$here/vsim.py" compare --data "$data" --bin "$bin" --phases onoff --results-key virtualSimVsRealStartGate
