@@ -1,0 +1,240 @@
+// PlayerSession: Low-Latency HLS (parts, blocking reloads) and live resync to the edge (docs/startup-cap.md §5).
+
+import Foundation
+import HLSCore
+import HLSMedia
+import HLSNet
+
+extension PlayerSession {
+    // MARK: - Low-Latency HLS
+
+    /// A live playlist with parts whose server blocks reloads: loaded part by part.
+    static func isLowLatency(_ p: MediaPlaylist) -> Bool {
+        !p.endList && p.partTargetSeconds != nil && (p.serverControl?.canBlockReload ?? false)
+    }
+
+    /// One step on the LL-HLS path: the next part (listed or preload-hinted),
+    /// a whole segment when it is complete and we are at its start, or a
+    /// blocking reload (`_HLS_msn`/`_HLS_part`, `_HLS_skip` delta updates) when
+    /// there is nothing to load yet (LowLatencyRules decides).
+    func lowLatencyStep(_ playlist: MediaPlaylist, variantIndex: Int) throws {
+        let next: LowLatencyNextLoad
+        if let loaded = lowLatencyLoaded {
+            next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
+        } else if let start = pendingLowLatencyStart ?? LowLatencyRules.startPosition(for: playlist) {
+            pendingLowLatencyStart = nil
+            next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
+        } else {
+            next = .waitForReload
+        }
+        switch next {
+        case .part(let position, let uri), .preloadHint(let position, let uri):
+            // A preload hint is requested like a listed part; the server holds it until it exists.
+            try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
+            lowLatencyLoaded = position
+        case .segment(let msn, _):
+            guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
+                try blockingReload(after: playlist, variantIndex: variantIndex)
+                return
+            }
+            if let loaded = lowLatencyLoaded, loaded.part != nil, loaded.msn == msn {
+                // Its parts left the playlist before they were all loaded: go on with the next segment.
+                recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
+                    reason: "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)")))
+            } else {
+                try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+            }
+            lowLatencyLoaded = LowLatencyPosition(msn: msn)
+            nextMediaSequence = msn + 1
+        case .waitForReload:
+            try blockingReload(after: playlist, variantIndex: variantIndex)
+        case .fellBehind(let position, let first):
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap", url: nil)))
+            lowLatencyLoaded = nil
+            fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// Loads one part as a small segment placed right after what is buffered.
+    func loadPart(_ position: LowLatencyPosition, uri: URL, playlist: MediaPlaylist, variantIndex: Int) throws {
+        let j = position.part ?? 0
+        // The part's own tags: from its segment when listed, else from the trailing parts (the segment in progress).
+        let listed = playlist.segments.first { $0.mediaSequence == position.msn }
+        let parts = listed?.parts ?? (position.msn == (playlist.segments.last?.mediaSequence ?? -1) + 1 ? playlist.trailingParts : [])
+        let part = j < parts.count ? parts[j] : nil
+        let parent = listed ?? playlist.segments.last
+        let partsBefore = parts.prefix(j).reduce(0) { $0 + $1.durationSeconds }
+        let segmentDate: Date? = listed?.programDateTime ?? parent.flatMap { p in p.programDateTime.map { $0.addingTimeInterval(p.durationSeconds) } }
+        let unit = MediaSegment(mediaSequence: position.msn, discontinuitySequence: parent?.discontinuitySequence ?? 0, uri: uri,
+                                durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
+                                byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
+                                programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
+        let placeAt = lock.withLock { mainBufferedEndSeconds }
+        try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
+    }
+
+    /// A blocking playlist reload for the next part; a delta update is merged into the playlist it extends.
+    func blockingReload(after playlist: MediaPlaylist, variantIndex: Int) throws {
+        guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
+        let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
+        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age) else {
+            _ = try mediaPlaylist(for: variantIndex, forceReload: true)
+            return
+        }
+        let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
+                                 mediaSequence: request.msn, byteRange: nil, policy: .playlist)
+        guard case .media(var media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
+        }
+        if media.skip != nil {
+            do {
+                media = try LowLatencyRules.merge(delta: media, into: playlist)
+            } catch {
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS delta update could not be merged (\(error)); reloading the whole playlist", url: shown(response.effectiveURL))))
+                _ = try mediaPlaylist(for: variantIndex, forceReload: true)
+                return
+            }
+        }
+        let advanced = media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
+            || media.trailingParts.count != playlist.trailingParts.count
+        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: advanced)
+        if !advanced {
+            // The server answered without what was asked for (it does not block, or not for that part):
+            // wait a part target duration before asking again instead of spinning.
+            sleepUnlessStopping(media.partTargetSeconds ?? media.targetDurationSeconds / 2)
+        }
+    }
+
+    // MARK: - Live resync (docs/startup-cap.md §5)
+
+    /// Feeds the live resync policy (live streams only) and acts on what it returns.
+    func liveEvent(_ event: LiveResyncEvent) {
+        let actions: [LiveResyncAction] = lock.withLock {
+            guard liveResync != nil else { return [] }
+            return liveResync!.event(event)
+        }
+        for action in actions {
+            switch action {
+            case .resyncToLiveEdge(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .resync, record: r)))
+                requestLiveStep(action)
+            case .restart(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .restart, record: r)))
+                requestLiveStep(action)
+            case .resolved(let r):
+                lock.withLock { resyncFromSequence = nil }
+                recorder.record(.liveResync(LiveResyncLog(action: .resolved, record: r)))
+            case .giveUp(let r):
+                recorder.record(.liveResync(LiveResyncLog(action: .giveUp, record: r)))
+                let message = String(format: "live stream lost: no frame after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
+                requestStop(reason: .error, error: message, category: .network)
+            }
+        }
+    }
+
+    /// Hands a resync or restart to the loader, interrupting whatever request it has in flight.
+    func requestLiveStep(_ step: LiveResyncAction) {
+        lock.withLock {
+            pendingLiveStep = step
+            if let f = inFlight, f.abort == nil {
+                inFlight?.abort = .liveResync
+                f.token.cancel()
+            }
+        }
+    }
+
+    /// On the loader: the playhead left the live window. The policy decides (a
+    /// new episode → resync); if an episode is already under way, jump to the
+    /// edge anyway, since the position is gone either way.
+    func fellOutOfLiveWindow(_ trigger: LiveResyncTrigger, playlist: MediaPlaylist, variantIndex: Int) {
+        liveEvent(.fellOutOfWindow(trigger, at: clock.now()))
+        if lock.withLock({ pendingLiveStep == nil }) {
+            seekToLiveEdge(playlist, variantIndex: variantIndex, trigger: trigger)
+        }
+    }
+
+    /// After a live reload: the playhead must not be further behind the
+    /// window's start than the window is long. (Merely outside the window is
+    /// normal: a player at HOLD-BACK on a short window plays segments that
+    /// have just left it, from its own buffer.)
+    func checkPlayheadInLiveWindow(_ playlist: MediaPlaylist, variantIndex: Int) {
+        guard let first = playlist.segments.first else { return }
+        let now = clock.now()
+        let position = lock.withLock { timeline.positionSeconds(at: now) }
+        guard let playing = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 }) else { return }
+        if first.mediaSequence - playing.mediaSequence > playlist.segments.count {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(format: "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap", playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
+            fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// Performs a resync or restart decided by the policy, under the recovery cap.
+    func performLiveStep(_ step: LiveResyncAction) throws {
+        switch step {
+        case .resyncToLiveEdge(let r):
+            capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
+            let decision = decide(mediaSequence: nil)
+            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            currentLoadIndex = loadIndex
+            pendingDecision = decision
+            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
+        case .restart(let r):
+            // Start over: multivariant playlist, fresh connection, recovery cap again.
+            capEvent(.failure(.restart, estimateBps: measuredEstimate(), at: clock.now()))
+            lock.withLock { freshConnectionNext = true }
+            mediaPlaylists.removeAll()
+            initCache = nil
+            let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist)
+            switch try parsePlaylist(top) {
+            case .multivariant(let mv):
+                recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+                multivariantVariables = mv.variables
+                // The ladder is kept as it was (indices, caps and estimates refer to it); only the URIs are refreshed.
+                for (i, v) in mv.variants.enumerated() {
+                    if let k = variants.firstIndex(where: { $0.index == i }) { variants[k].uri = v.uri }
+                }
+            case .media(let media):
+                adopt(media, variantIndex: variants[0].index, url: top.effectiveURL, changed: true)
+            }
+            let decision = decide(mediaSequence: nil)
+            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            currentLoadIndex = loadIndex
+            pendingDecision = decision
+            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
+        case .resolved, .giveUp:
+            break
+        }
+    }
+
+    /// Drops the forward buffer and continues at the live start point (HOLD-BACK from the edge).
+    func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
+        guard !playlist.segments.isEmpty else { return }
+        let from = nextMediaSequence
+        let to = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
+        let now = clock.now()
+        buffer.discardAll()
+        let (actions, dropped, td) = lock.withLock {
+            let dropped = timeline.bufferSeconds(at: now)
+            let actions = timeline.discardBuffered(at: now)
+            mainBufferedEndSeconds = timeline.bufferedEndSeconds
+            if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
+            resyncFromSequence = to
+            return (actions, dropped, liveResync?.targetDurationSeconds ?? playlist.targetDurationSeconds)
+        }
+        record(actions)
+        bufferedSegments.removeAll()
+        audio?.nextMediaSequence = nil
+        nextMediaSequence = to
+        var log = LiveResyncLog(action: .seeked, record: r ?? LiveResyncRecord(
+            trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
+            episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
+        log.fromMediaSequence = from
+        log.toMediaSequence = to
+        log.variantIndex = variantIndex
+        log.droppedBufferSeconds = dropped
+        recorder.record(.liveResync(log))
+    }
+}

@@ -1,0 +1,277 @@
+// PlayerSession: every HTTP request (retry policy, wedge re-requests, byte progress, throughput samples, HAR), and CMCD.
+
+import Foundation
+import HLSCore
+import HLSMedia
+import HLSNet
+
+extension PlayerSession {
+    // MARK: - Requests
+
+    /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
+    func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
+               segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil) throws -> HTTPResponse {
+        var attempts = 0
+        var wedgeReRequests = 0
+        var policy = policy
+        if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
+            // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
+            // After the retries, fetchSegments reloads: a segment no longer listed has expired (resync to the edge).
+            policy.retryNotFound = (lock.withLock { isLive } ?? false)
+        }
+        while true {
+            if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
+            attempts += 1
+            let requestID = nextRequestID
+            nextRequestID += 1
+            var request = HTTPRequest(url: url)
+            request.byteRange = byteRange
+            // After a timeout or a broken transfer, do not trust the old connection.
+            request.freshConnection = lock.withLock {
+                defer { freshConnectionNext = false }
+                return freshConnectionNext
+            }
+            if let mode = configuration.cmcd {
+                let data = cmcdData(purpose: purpose, variantIndex: variantIndex, segmentDurationSeconds: segment?.durationSeconds)
+                switch mode {
+                case .query: request.url = data.adding(to: url)
+                case .header: request.headers += data.headers
+                }
+            }
+            request.maxBodyBytes = Self.maxBodyBytes(for: purpose)
+            request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
+            request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
+            let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
+            var start = RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
+                                     variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
+            start.track = track
+            recorder.record(.requestStart(start))
+            let wallStart = Date()
+            let startedAt = clock.now()
+            let token = CancellationToken()
+            lock.withLock {
+                inFlight = InFlightRequest(requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
+                                           segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
+                                           token: token)
+            }
+            if isStopping { token.cancel() }
+            var lastLogged: MonotonicInstant?
+            var bytesSinceLog = 0
+            let interval = configuration.progressLogIntervalSeconds
+            let fetched = client.fetch(request, cancellation: token) { [self] progress in
+                lock.withLock {
+                    inFlight?.bytes = progress.totalBytes
+                    inFlight?.expectedBytes = progress.expectedBytes
+                    inFlight?.lastByteAt = progress.at
+                    if inFlight?.firstByteAt == nil { inFlight?.firstByteAt = progress.at }
+                }
+                bytesSinceLog += progress.chunkBytes
+                if lastLogged == nil || progress.at.seconds(since: lastLogged!) >= interval || (progress.expectedBytes.map { progress.totalBytes >= $0 } ?? false) {
+                    recorder.record(.requestProgress(RequestProgress(requestID: requestID, bytes: progress.totalBytes, chunkBytes: bytesSinceLog, expectedBytes: progress.expectedBytes)))
+                    lastLogged = progress.at
+                    bytesSinceLog = 0
+                }
+            }
+            let abort = lock.withLock {
+                defer { inFlight = nil }
+                return inFlight?.abort
+            }
+            var result = fetched
+            if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
+                wedgeReRequests += 1
+                if wedgeReRequests <= Self.maxPlaylistWedgeReRequests {
+                    // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
+                    attempts -= 1
+                    lock.withLock { freshConnectionNext = true }
+                    recorder.record(.requestEnd(RequestEnd(requestID: requestID, url: shown(url), purpose: purpose, status: nil,
+                                                           bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
+                                                           errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                    continue
+                }
+                // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
+                result = .failure(LoadError(kind: .firstByteTimeout, url: e.url, bytesReceived: e.bytesReceived,
+                                            message: "no byte for the wedge window (byte-progress monitor), \(wedgeReRequests) times"))
+            }
+            switch result {
+            case .success(let response):
+                let timings = TimingsRecord(response.timings)
+                let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
+                let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
+                var verdict: SampleVerdict?
+                var throughput: Double?
+                if let rtt = response.tcpInfo?.rttSeconds, rtt > 0 { lock.withLock { lastRTTSeconds = rtt } }
+                if purpose == .segment || purpose == .initSection {
+                    verdict = lock.withLock { estimator.add(sample) }
+                    throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
+                    if purpose == .segment { lock.withLock { lastFirstByteSeconds = response.timings.firstByteSeconds } }
+                    if purpose == .segment && !firstSegmentFetched {
+                        lock.withLock {
+                            breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
+                        }
+                    }
+                }
+                recorder.record(.requestEnd(RequestEnd(
+                    requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
+                    bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
+                    tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
+                                           requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
+                                           status: response.statusCode, responseHeaders: response.headers, bytes: response.body.count,
+                                           timings: timings, error: nil))
+                if let segment {
+                    classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
+                }
+                if let v = variantIndex, track == nil, purpose == .segment || purpose == .mediaPlaylist,
+                   failover.map({ v >= 0 && v < $0.variants.count }) == true {
+                    failover!.recordSuccess(variantIndex: v)
+                }
+                return response
+            case .failure(let error):
+                recorder.record(.requestEnd(RequestEnd(
+                    requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
+                    bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
+                                           requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
+                                           timings: nil, error: error.description))
+                if isStopping {
+                    throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
+                }
+                if error.kind == .cancelled, let abort {
+                    switch abort {
+                    case .liveResync:
+                        throw LiveStepInterrupt()
+                    case .overSelected:
+                        throw SegmentAbandoned()
+                    case .wedged where wedgeReRequests == 0 && segment != nil && shouldReDecideAfterWedge(segmentDurationSeconds: segment!.durationSeconds, variantIndex: variantIndex):
+                        // Little buffer left: decide again under the recovery cap (the probe rung) rather than
+                        // wait for the same rung's bytes (reDecideAfterWedgeBelowBufferSegments).
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        throw SegmentReDecide()
+                    case .wedged where wedgeReRequests == 0:
+                        // The first wedge: re-request at once on a fresh connection (the link may be
+                        // fine and one request lost); not a failed attempt of the retry policy.
+                        wedgeReRequests += 1
+                        attempts -= 1
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        continue
+                    case .wedged:
+                        // Wedged again: the loader decides again, now under the recovery cap.
+                        if segment != nil { throw SegmentAbandoned() }
+                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
+                    }
+                }
+                if error.kind == .cancelled {
+                    throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
+                }
+                capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
+                if failoverAfter(error, purpose: purpose, variantIndex: variantIndex) {
+                    // Excluded now, with a redundant variant to go to: decide again instead of retrying this URI.
+                    throw SegmentReDecide()
+                }
+                switch policy.decide(after: error, attemptsMade: attempts) {
+                case .retry(let delay):
+                    let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
+                    lock.withLock { freshConnectionNext = fresh }
+                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                    sleepUnlessStopping(delay)
+                    if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
+                case .giveUp(let reason):
+                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url), httpStatus: error.httpStatus)
+                }
+            }
+        }
+    }
+
+    /// Whether a wedged segment goes back through the selector (see reDecideAfterWedgeBelowBufferSegments):
+    /// when the buffer is short and a lower rung than the wedged one exists.
+    func shouldReDecideAfterWedge(segmentDurationSeconds: Double, variantIndex: Int?) -> Bool {
+        let now = clock.now()
+        let ahead = lock.withLock { timeline.bufferSeconds(at: now) }
+        guard ahead < Self.reDecideAfterWedgeBelowBufferSegments * segmentDurationSeconds,
+              let variantIndex, let rung = variants.first(where: { $0.index == variantIndex })?.bandwidthBps else { return false }
+        return variants.contains { $0.bandwidthBps < rung }
+    }
+}
+
+// MARK: - CMCD (CTA-5004)
+
+extension PlayerSession {
+    /// The values hlsplay really uses, for the request about to go out.
+    func cmcdData(purpose: RequestPurpose, variantIndex: Int?, segmentDurationSeconds: Double?) -> CMCDData {
+        let now = clock.now()
+        var d = CMCDData()
+        d.sessionID = cmcdSessionID
+        d.contentID = Self.contentID(configuration.url)
+        switch purpose {
+        case .multivariantPlaylist, .mediaPlaylist, .steeringManifest: d.objectType = .manifest
+        case .segment: d.objectType = .muxed
+        case .initSection: d.objectType = .initSegment
+        case .key: d.objectType = .key
+        }
+        if let segmentDurationSeconds { d.objectDurationMs = Int((segmentDurationSeconds * 1000).rounded()) }
+        lock.withLock {
+            if let i = variantIndex, let v = variants.first(where: { $0.index == i }), v.bandwidthBps > 0, purpose != .mediaPlaylist {
+                d.encodedBitrateKbps = CMCDData.kbps(v.bandwidthBps)
+            }
+            let caps = [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, capController.capBps].compactMap { $0 }
+            let eligible = variants.map(\.bandwidthBps).filter { bps in caps.allSatisfy { bps <= $0 } }
+            if let top = eligible.max() ?? variants.map(\.bandwidthBps).min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
+            if timeline.phase != .startingUp || timeline.bufferedEndSeconds > timeline.startPositionSeconds {
+                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: timeline.bufferSeconds(at: now))
+            }
+            if estimator.hasEstimate { d.measuredThroughputKbps = CMCDData.throughputKbps(bps: estimator.estimateBps) }
+            if let live = isLive { d.streamType = live ? "l" : "v" }
+            // `su`: this segment is needed before playback can start or resume.
+            let ahead = timeline.bufferedEndSeconds - timeline.positionSeconds(at: now)
+            switch timeline.phase {
+            case .startingUp: d.startup = purpose == .segment && ahead < timeline.configuration.startupBufferSeconds
+            case .stalled: d.startup = purpose == .segment && ahead < timeline.configuration.resumeBufferSeconds
+            case .playing, .ended: d.startup = false
+            }
+            d.bufferStarvation = starvedSinceLastRequest
+            starvedSinceLastRequest = false
+        }
+        return d
+    }
+
+    /// A stable content id: FNV-1a of the URL without its query, in hex.
+    static func contentID(_ url: URL) -> String {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        c?.query = nil
+        var hash: UInt64 = 0xcbf29ce484222325
+        for byte in (c?.string ?? url.absoluteString).utf8 /* hashed, not logged */ {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100000001b3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+extension SegmentSkipped {
+    func withTrack(_ track: String) -> SegmentSkipped {
+        var copy = self
+        copy.track = track
+        return copy
+    }
+}
+
+extension TimingsRecord {
+    /// curl reports 0 for phases a reused connection skipped; here each phase
+    /// ends no earlier than the one before it, so the record reads as a timeline.
+    init(_ t: RequestTimings) {
+        let connect = max(t.connectSeconds, t.nameLookupSeconds)
+        self.init(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect, tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
+                  firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
+    }
+}
+
+extension TCPInfoRecord {
+    init(_ t: TCPInfoSnapshot) {
+        self.init(rttSeconds: t.rttSeconds, rttVarianceSeconds: t.rttVarianceSeconds, totalRetransmits: t.totalRetransmits,
+                  congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBitsPerSecond,
+                  deliveryRateAppLimited: t.deliveryRateAppLimited)
+    }
+}

@@ -1,0 +1,206 @@
+// PlayerSession: one segment from request to forward buffer (keys, init sections, decryption, demux, placement on the media timeline).
+
+import Foundation
+import HLSCore
+import HLSMedia
+import HLSNet
+
+extension PlayerSession {
+    /// Fetches, decrypts and demuxes one segment (or one LL-HLS part, `part`
+    /// set, placed at `placeAt`) into the forward buffer.
+    func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
+                        part: Int? = nil, placeAt: Double? = nil) throws {
+        guard let variant = variants.first(where: { $0.index == variantIndex }),
+              var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
+            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: shown(segment.uri))
+        }
+        if segment.gap {
+            // EXT-X-GAP: nothing to fetch; the media clock plays through the gap
+            // (no stall), as a player shows the last frame over missing media.
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
+            let now = clock.now()
+            let actions = lock.withLock { timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
+            record(actions)
+            return
+        }
+        let aes = try segmentKey(segment, variantIndex: variantIndex)
+        let initData = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
+        let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
+        let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                                 byteRange: segment.byteRange, policy: .segment,
+                                 segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest))
+
+        var body = response.body
+        if let aes {
+            body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                               what: "segment \(segment.mediaSequence)", url: segment.uri)
+        }
+        let demuxStarted = clock.now()
+        let result: DemuxResult
+        do {
+            // Demux only: the codec parameters found in the rendition's previous segment
+            // are reused instead of FFmpeg decoding the first frames of every segment
+            // again to find them (packets and timestamps are the same).
+            var parameters = CodecParameterSource.probe
+            if !configuration.decode, let known = demuxOnlyTracks, known.variantIndex == variantIndex {
+                parameters = .reusing(known.tracks)
+            }
+            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
+                                              hint: Self.containerHint(for: segment),
+                                              codecParameters: parameters)
+            if !configuration.decode { demuxOnlyTracks = (variantIndex, result.tracks) }
+        } catch {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
+            return
+        }
+        let demuxEnded = clock.now()
+        let demuxSeconds = demuxEnded.seconds(since: demuxStarted)
+
+        // Place the segment's packets on the media timeline: its earliest video
+        // timestamp (else audio) lands on the segment's playlist start.
+        let bufferedEndBefore = lock.withLock { mainBufferedEndSeconds }
+        if live && placeAt == nil && abs(start - bufferedEndBefore) > 0.5 && firstSegmentFetched {
+            // A jump in the live window or a resync to the edge: keep the clock continuous.
+            start = bufferedEndBefore
+        }
+        let video = result.packets.filter { $0.kind == .video }
+        let reference = (video.isEmpty ? result.packets : video).compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
+        let offset = start - reference
+        // With an alternate audio rendition, the variant's own audio (if muxed in) is not played.
+        let kept = audio == nil ? result.packets : result.packets.filter { $0.kind != .audio }
+        let buffered = kept.map { p in
+            BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                           presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                           timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                           discontinuitySequence: segment.discontinuitySequence)
+        }
+        if let date = segment.programDateTime {
+            lock.withLock { programDateAnchor = (start, date) }
+        }
+        if !firstSegmentFetched {
+            // Before the packets reach the decoder, which reports the first frame with this breakdown.
+            lock.withLock {
+                breakdown.firstSegmentLastByteAtSeconds = secondsSinceStart(response.finishedAt)
+                breakdown.demuxedAtSeconds = secondsSinceStart(demuxEnded)
+                breakdown.demuxSeconds = demuxSeconds
+            }
+        }
+        buffer.append(buffered)
+        let end = start + segment.durationSeconds
+        // Before the first start, the controller judges the start itself: a risky
+        // start waits for the policy's resume threshold instead of the startup one.
+        let landing: (startingUp: Bool, bufferSeconds: Double) = lock.withLock {
+            let audioEnd = audioTrackEnded ? end : (audioBufferedEndSeconds ?? end)
+            return (timeline.phase == .startingUp, max(0, min(end, audioEnd) - timeline.positionSeconds(at: clock.now())))
+        }
+        if landing.startingUp {
+            evaluatePolicy(at: clock.now(), bufferSeconds: landing.bufferSeconds, phase: .startingUp, atSegmentLanding: true)
+        }
+        let ahead = extendBuffered(.main, to: end)
+        if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
+            recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps, toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
+        }
+        lastBufferedVariant = variantIndex
+        firstSegmentFetched = true
+        bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
+        if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
+        let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
+            : (segment.durationSeconds > 0 ? Int(Double(response.body.count) * 8 / segment.durationSeconds) : 0)
+        var bufferedRecord = SegmentBuffered(
+            variantIndex: variantIndex, bandwidthBps: indicated, mediaSequence: segment.mediaSequence,
+            startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
+            videoPackets: video.count, audioPackets: kept.count - video.count,
+            corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
+            bufferedEndSeconds: end, bufferSeconds: ahead)
+        bufferedRecord.timelineOffsetSeconds = offset
+        bufferedRecord.part = part
+        recorder.record(.segmentBuffered(bufferedRecord))
+        for warning in result.warnings.prefix(5) {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
+        }
+        if !configuration.decode {
+            // Demux only: the first demuxed video packet stands in for the first frame.
+            markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+            if live, !video.isEmpty, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
+                liveEvent(.frameDecoded(at: clock.now()))
+            }
+        }
+    }
+
+    /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a
+    /// segment and cached, its bytes never logged. SAMPLE-AES and DRM key formats
+    /// are a clear "not supported" error.
+    func segmentKey(_ segment: MediaSegment, variantIndex: Int) throws -> (key: [UInt8], iv: [UInt8]?)? {
+        guard let key = segment.key else { return nil }
+        switch key.method {
+        case .none:
+            return nil
+        case .aes128:
+            guard let keyURI = key.uri else {
+                throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
+            }
+            return (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
+        case .sampleAES, .sampleAESCTR, .other:
+            let name: String
+            switch key.method {
+            case .sampleAES: name = "SAMPLE-AES"
+            case .sampleAESCTR: name = "SAMPLE-AES-CTR"
+            case .other(let raw): name = raw
+            default: name = "?"
+            }
+            throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: shown(segment.uri))
+        }
+    }
+
+    /// The segment's Media Initialization Section (EXT-X-MAP), fetched once per
+    /// URI and range: consecutive segments share `cache` until the map changes.
+    func initSection(for segment: MediaSegment, key: (key: [UInt8], iv: [UInt8]?)?, variantIndex: Int?,
+                     cache: inout (map: MediaInitializationSection, data: Data)?, track: String?) throws -> Data? {
+        guard let map = segment.initializationSection else { return nil }
+        if let cached = cache, cached.map == map { return cached.data }
+        var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                             byteRange: map.byteRange, policy: .segment, track: track).body
+        if let key, let iv = key.iv {
+            // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
+            data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)
+        }
+        cache = (map, data)
+        return data
+    }
+
+    /// The 16 key bytes behind a key URI, fetched once per URI.
+    func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
+        if let cached = keyCache[uri] { return cached }
+        let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: .segment)
+        guard response.body.count == 16 else {
+            throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
+        }
+        let bytes = [UInt8](response.body)
+        keyCache[uri] = bytes
+        return bytes
+    }
+
+    func decrypt(_ data: Data, key: [UInt8], iv: [UInt8], what: String, url: URL) throws -> Data {
+        do {
+            return try SegmentDecryptor.decryptAES128(data, key: key, iv: iv)
+        } catch {
+            throw SessionFailure(category: .media, message: "\(what) could not be decrypted: \(error)", url: shown(url))
+        }
+    }
+
+    /// A URL as it goes into the log, HAR and messages: redacted unless --no-redact.
+    func shown(_ url: URL) -> String {
+        configuration.redactURLs ? URLRedaction.redacted(url) : url.absoluteString
+    }
+
+    /// Sleeps, waking early when the session stops or a live resync is asked for.
+    func sleepUnlessStopping(_ seconds: Double) {
+        let deadline = clock.now().advanced(bySeconds: seconds)
+        while !lock.withLock({ stopReason != nil || pendingLiveStep != nil }) {
+            let left = deadline.seconds(since: clock.now())
+            if left <= 0 { return }
+            usleep(UInt32(min(left, 0.05) * 1e6))
+        }
+    }
+}

@@ -1,0 +1,204 @@
+// PlayerSession: the variant's track and an alternate audio rendition's (forward-buffer queues, audio playlist and segments).
+
+import Foundation
+import HLSCore
+import HLSMedia
+import HLSNet
+
+extension PlayerSession {
+    // MARK: - Tracks: the variant's and an alternate audio rendition
+
+    /// The demuxer a segment needs: EXT-X-MAP means fMP4; a packed-audio
+    /// extension means raw ADTS (or a probe for the other packed formats); else MPEG-TS.
+    static func containerHint(for segment: MediaSegment) -> ContainerHint {
+        if segment.initializationSection != nil { return .fragmentedMP4 }
+        switch segment.uri.pathExtension.lowercased() {
+        case "aac", "adts": return .packedAudioADTS
+        case "ac3", "ec3", "mp3", "m4a", "m4s", "mp4": return .probe
+        default: return .mpegTS
+        }
+    }
+
+    /// One track's media now reaches `end`: the timeline gets the minimum of
+    /// the tracks (a track that has ended no longer holds it back). Returns the buffer ahead.
+    @discardableResult
+    func extendBuffered(_ track: BufferTrack, to end: Double) -> Double {
+        let now = clock.now()
+        let (actions, ahead) = lock.withLock {
+            switch track {
+            case .main: mainBufferedEndSeconds = max(mainBufferedEndSeconds, end)
+            case .alternateAudio: audioBufferedEndSeconds = max(audioBufferedEndSeconds ?? end, end)
+            }
+            let actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            return (actions, timeline.bufferSeconds(at: now))
+        }
+        record(actions)
+        return ahead
+    }
+
+    /// Under `lock`: the end of what can play, the minimum of the tracks still loading.
+    func combinedBufferedEnd() -> Double {
+        guard let audioEnd = audioBufferedEndSeconds, !audioTrackEnded else { return mainBufferedEndSeconds }
+        return min(mainBufferedEndSeconds, audioEnd)
+    }
+
+    /// A track has no more media (VOD); when every track has ended, so has the stream.
+    func endTrack(_ track: BufferTrack) {
+        let now = clock.now()
+        let actions: [PlaybackAction] = lock.withLock {
+            switch track {
+            case .main: mainTrackEnded = true
+            case .alternateAudio: audioTrackEnded = true
+            }
+            var actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            if mainTrackEnded && (audioBufferedEndSeconds == nil || audioTrackEnded) {
+                actions += timeline.markEndOfStream(at: now)
+            }
+            return actions
+        }
+        record(actions)
+    }
+
+    /// Picks the audio for the variant's AUDIO group with AudioRenditionSelector
+    /// (`--audio-lang`, DEFAULT, AUTOSELECT in the system language, first), and
+    /// logs the choice with the candidates. A rendition without URI is muxed
+    /// into the variant: nothing more to load.
+    func chooseAudioRendition(forVariant variantIndex: Int) {
+        guard let mv = multivariant, variantIndex >= 0, variantIndex < mv.variants.count,
+              let group = mv.variants[variantIndex].audioGroup else { return }
+        let preferences = AudioPreferences(
+            requestedLanguage: configuration.audioLanguage,
+            systemLanguage: AudioPreferences.languageTag(fromPOSIXLocale: ProcessInfo.processInfo.environment["LC_ALL"]
+                ?? ProcessInfo.processInfo.environment["LC_MESSAGES"] ?? ProcessInfo.processInfo.environment["LANG"]))
+        let members = mv.renditions.filter { $0.type == .audio && $0.groupID == group }
+        let candidates = members.map { "\($0.name) (\($0.language ?? "und"))\($0.uri == nil ? " muxed" : "")" }
+        do {
+            let choice = try AudioRenditionSelector.select(for: mv.variants[variantIndex], renditions: mv.renditions, preferences: preferences)
+            var url: URL?
+            if case .renditionPlaylist(let u) = choice.source { url = u }
+            recorder.record(.audioRendition(AudioRenditionRecord(
+                groupID: group, name: choice.rendition?.name, language: choice.rendition?.language, url: url.map(shown),
+                reason: choice.reason.rawValue, detail: choice.detail, requestedLanguageUnmatched: choice.requestedLanguageUnmatched,
+                candidates: candidates)))
+            if let rendition = choice.rendition, let url { audio = AudioTrack(rendition: rendition, uri: url) }
+        } catch {
+            recorder.record(.error(ErrorRecord(fatal: false, category: "playlist", message: "\(error); playing the variant's own audio", url: nil)))
+        }
+    }
+
+    /// Loads the audio rendition's next segment when the audio track is behind
+    /// the variant's (or the variant's has ended). Returns true when it did
+    /// something (loaded a playlist or a segment, or ended the track).
+    func loadAudioIfBehind(live: Bool) throws -> Bool {
+        guard var track = audio, !lock.withLock({ audioTrackEnded }) else { return false }
+        defer { audio = track }
+        let (mainEnd, audioEnd, mainEnded) = lock.withLock { (mainBufferedEndSeconds, audioBufferedEndSeconds ?? mainBufferedEndSeconds, mainTrackEnded) }
+        guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
+
+        // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
+        func reload() throws {
+            let response = try fetch(track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist, track: "audio")
+            guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+                throw SessionFailure(category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))", url: shown(track.uri))
+            }
+            recorder.record(.playlistLoaded(PlaylistLoaded(
+                url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
+                targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
+                changed: true, warnings: media.warnings.map(\.description))))
+            track.playlist = media
+            track.lastReloadAt = clock.now()
+            if media.endList { track.timeline = SegmentTimeline(); _ = track.timeline.update(with: media) }
+        }
+        if track.playlist == nil { try reload(); return true }
+
+        var segment: MediaSegment
+        var start: Double
+        if track.playlist!.endList {
+            // VOD: by time on the rendition's own timeline.
+            guard let next = track.playlist!.segments.first(where: {
+                (track.timeline.startSeconds(ofMediaSequence: $0.mediaSequence) ?? 0) + $0.durationSeconds > audioEnd + 0.001 }) else {
+                endTrack(.alternateAudio)
+                return true
+            }
+            segment = next
+            start = track.timeline.startSeconds(ofMediaSequence: next.mediaSequence) ?? audioEnd
+        } else {
+            // Live: by media sequence number, aligned on the variant's segment with the same number.
+            if track.nextMediaSequence == nil {
+                guard let aligned = bufferedSegments.first(where: { abs($0.startSeconds - audioEnd) < 0.05 }) ?? bufferedSegments.first(where: { $0.startSeconds >= audioEnd - 0.05 }) else { return false }
+                track.nextMediaSequence = aligned.mediaSequence
+            }
+            let msn = track.nextMediaSequence!
+            guard let entry = bufferedSegments.first(where: { $0.mediaSequence == msn }) else {
+                // The variant has not buffered this number (yet, or it was skipped): realign later.
+                if let last = bufferedSegments.last, last.mediaSequence < msn { return false }
+                track.nextMediaSequence = nil
+                return false
+            }
+            guard let found = track.playlist!.segments.first(where: { $0.mediaSequence == msn }) else {
+                if let first = track.playlist!.segments.first, msn < first.mediaSequence {
+                    recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0, reason: "audio segment \(msn) left the rendition's window before it was loaded").withTrack("audio")))
+                    track.nextMediaSequence = msn + 1
+                    return true
+                }
+                let due = (track.lastReloadAt ?? clock.now()).advanced(bySeconds: LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: track.playlist!.targetDurationSeconds, playlistChanged: false))
+                guard clock.now() >= due else { return false }
+                try reload()
+                return true
+            }
+            segment = found
+            start = entry.startSeconds
+        }
+
+        // Fetch, decrypt, demux, and place it: with the variant's timestamp offset at the same moment when
+        // there is one (shared MPEG-TS clock: exact A/V alignment), else anchored on its own start.
+        do {
+            let response = try fetch(segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
+                                     byteRange: segment.byteRange, policy: .segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+            let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
+            var body = response.body
+            if let aes {
+                body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                                   what: "audio segment \(segment.mediaSequence)", url: segment.uri)
+            }
+            let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
+            let demuxStarted = clock.now()
+            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
+            let demuxSeconds = clock.now().seconds(since: demuxStarted)
+            let packets = result.packets.filter { $0.kind == .audio }
+            let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
+            // Packed audio (raw ADTS) has no transport timestamps of its own (without an ID3 PRIV
+            // timestamp each file starts at 0): it goes on its playlist time.
+            let packed = Self.containerHint(for: segment) == .packedAudioADTS
+            let aligned = packed ? nil : bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
+            let offset = aligned?.offsetSeconds ?? (start - reference)
+            buffer.append(packets.map { p in
+                BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                               presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                               timelineOffsetSeconds: offset, variantIndex: AudioTrack.packetVariantIndex,
+                               mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence)
+            }, track: .alternateAudio)
+            let end = start + segment.durationSeconds
+            let ahead = extendBuffered(.alternateAudio, to: end)
+            var record = SegmentBuffered(
+                variantIndex: lock.withLock { currentVariant } ?? variants[0].index, bandwidthBps: 0, mediaSequence: segment.mediaSequence,
+                startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
+                videoPackets: 0, audioPackets: packets.count, corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
+                bufferedEndSeconds: end, bufferSeconds: ahead)
+            record.track = "audio"
+            record.timelineOffsetSeconds = offset
+            recorder.record(.segmentBuffered(record))
+        } catch let failure as SessionFailure {
+            // A lost audio segment does not stop the video: it is skipped (silence), visibly.
+            if isStopping { throw failure }
+            recorder.record(.error(ErrorRecord(fatal: false, category: "audio", message: "audio segment \(segment.mediaSequence) of \"\(track.rendition.name)\": \(failure.message); skipped, video continues", url: failure.url)))
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: failure.message).withTrack("audio")))
+            extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
+        } catch let error as MediaError {
+            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)").withTrack("audio")))
+            extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
+        }
+        if !track.playlist!.endList { track.nextMediaSequence = segment.mediaSequence + 1 }
+        return true
+    }
+}
