@@ -14,17 +14,20 @@ enum MatrixFault: String, CaseIterable, Sendable {
     case serverError500 = "500"
     case unavailable503 = "503 + Retry-After: 1"
     case blackHole = "black hole"
-    case stalledBody = "body stalls 3 s"
+    case stalledBody = "body stalls 2.5 s"
     case stalledForever = "body stalls forever"
     case reset = "TCP reset"
     case truncated = "truncated body"
-    case slowFirstByte = "first byte 3 s late"
-    case linkCollapse = "link collapse 3 s"
+    case slowFirstByte = "first byte 2.5 s late"
+    case linkCollapse = "link collapse 2.5 s"
     case stalePlaylist = "stale playlist 6 s"
 
     /// Body bytes sent before a stall or truncation: fewer than any playlist or segment holds.
     static let partialBodyBytes = 100
-    static let delaySeconds = 3.0
+    /// How long a slow-but-healthy fault holds bytes back, seconds: half a second (two monitor
+    /// ticks) under the 3 s minimum wedge window (`ByteProgressClassifier`), so it is waited for.
+    /// At exactly 3 s, whether a monitor tick or the late bytes came first was a race.
+    static let delaySeconds = 2.5
 
     var action: FaultAction? {
         switch self {
