@@ -34,12 +34,7 @@ extension PlayerSession {
     /// Applies a policy's knobs (under the lock). A value the user set on the command line wins.
     func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        if !configuration.resumeBufferSetByUser {
-            timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds)
-        }
-        if timeline.phase == .startingUp, policyGatesStart, !configuration.startupBufferSetByUser {
-            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
-        }
+        SessionDecisions.apply(knobs, to: &timeline, configuration: configuration, gatesStart: policyGatesStart)
     }
 
     /// The forward-buffer target in force (under the lock): the user's

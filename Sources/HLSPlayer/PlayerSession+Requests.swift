@@ -190,9 +190,9 @@ extension PlayerSession {
     func shouldReDecideAfterWedge(segmentDurationSeconds: Double, variantIndex: Int?) -> Bool {
         let now = clock.now()
         let ahead = lock.withLock { timeline.bufferSeconds(at: now) }
-        guard ahead < Self.reDecideAfterWedgeBelowBufferSegments * segmentDurationSeconds,
-              let variantIndex, let rung = variants.first(where: { $0.index == variantIndex })?.bandwidthBps else { return false }
-        return variants.contains { $0.bandwidthBps < rung }
+        guard let variantIndex, let rung = variants.first(where: { $0.index == variantIndex })?.bandwidthBps else { return false }
+        return SessionDecisions.reDecidesAfterWedge(bufferSeconds: ahead, segmentDurationSeconds: segmentDurationSeconds,
+                                                    rungBps: rung, ladderBitratesBps: variants.map(\.bandwidthBps))
     }
 }
 

@@ -665,7 +665,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// The lowest of every peak-bitrate cap in force (nil: none).
     func effectivePeakCapBps() -> Int? {
         lock.withLock {
-            [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps, capController.capBps].compactMap { $0 }.min()
+            SessionDecisions.effectiveCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps,
+                                             startupCapBps: capController.capBps)
         }
     }
 
@@ -681,7 +682,8 @@ public final class PlayerSession: @unchecked Sendable {
         let (snapshot, fast, slow) = lock.withLock {
             (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-                               peakBitrateCapBps: [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps].compactMap { $0 }.min(),
+                               peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs,
+                                                                                   overSelectionCapBps: overSelectionCapBps),
                                pinnedVariantIndex: configuration.pinnedVariantIndex),
              estimator.fastBps, estimator.slowBps)
         }

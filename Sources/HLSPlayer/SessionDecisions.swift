@@ -40,6 +40,40 @@ enum SessionDecisions {
         }
     }
 
+    /// Applies a policy's knobs to the media clock: the resume threshold (unless
+    /// the user set one) and, before the first start, the start gate (unless the
+    /// user set the startup threshold or the stream sets it, `gatesStart` false).
+    static func apply(_ knobs: PolicyKnobs, to timeline: inout PlaybackTimeline, configuration: PlayerConfiguration, gatesStart: Bool) {
+        if !configuration.resumeBufferSetByUser {
+            timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds)
+        }
+        if timeline.phase == .startingUp, gatesStart, !configuration.startupBufferSetByUser {
+            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
+        }
+    }
+
+    /// The selector's own peak-bitrate cap: the lowest of the user's, the policy's
+    /// and the over-selection cap (the startup/recovery cap applies on top, through
+    /// `StartupCapController.applying(to:)`). Nil: none.
+    static func selectionCapBps(_ configuration: PlayerConfiguration, policyKnobs: PolicyKnobs?, overSelectionCapBps: Int?) -> Int? {
+        [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps].compactMap { $0 }.min()
+    }
+
+    /// Every cap in force, the startup/recovery cap's included: what a decision was taken under. Nil: none.
+    static func effectiveCapBps(_ configuration: PlayerConfiguration, policyKnobs: PolicyKnobs?, overSelectionCapBps: Int?,
+                                startupCapBps: Int?) -> Int? {
+        [selectionCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps), startupCapBps].compactMap { $0 }.min()
+    }
+
+    /// Whether a segment request wedged for the first time goes back through the
+    /// selector instead of being asked for again: when less than
+    /// `PlayerSession.reDecideAfterWedgeBelowBufferSegments` segment durations are
+    /// buffered and a rung below the wedged one exists.
+    static func reDecidesAfterWedge(bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int, ladderBitratesBps: [Int]) -> Bool {
+        bufferSeconds < PlayerSession.reDecideAfterWedgeBelowBufferSegments * segmentDurationSeconds
+            && ladderBitratesBps.contains { $0 < rungBps }
+    }
+
     /// The in-flight segment request, as the features see it.
     struct InFlightView {
         var bytesReceived: Int

@@ -42,20 +42,18 @@ import Testing
         #expect((run.summary?["policyChanges"] as? Int ?? 0) >= 1)
     }
 
+    static let shippedModel = Repo.root.appendingPathComponent("models/stall-logistic-v2.json").path
+
     /// The controller judges the start: on a link slower than the bottom rung a
     /// 2 s start would stall at once, so the start waits for the policy's resume
     /// threshold; on a fast link it starts at 2 s as without a controller.
     @Test(arguments: [(500_000, true), (8_000_000, false)])
     func riskyStart_waitsForThePolicysResumeThreshold(rateBps: Int, risky: Bool) throws {
         let samples = try Repo.requireSamples("ladder-2s")
-        var config = OriginConfiguration()
-        config.rateBitsPerSecond = Double(rateBps)
-        let server = OriginServer(root: samples, configuration: config)
-        try server.start(port: 0)
-        defer { server.stop() }
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                                  "--no-decode", "--duration", "3",
-                                  "--model", Repo.root.appendingPathComponent("models/stall-logistic-v2.json").path])
+        let run = try withOrigin(samples, configuration: OriginConfiguration(rateBitsPerSecond: Double(rateBps))) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                            "--no-decode", "--duration", "3", "--model", Self.shippedModel])
+        }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         let started = try #require(run.events("playback.started").first)
@@ -77,14 +75,10 @@ import Testing
     /// A user's --startup-buffer wins over the policy's start gate.
     @Test func userStartupBuffer_winsOverThePolicy() throws {
         let samples = try Repo.requireSamples("ladder-2s")
-        var config = OriginConfiguration()
-        config.rateBitsPerSecond = 500_000
-        let server = OriginServer(root: samples, configuration: config)
-        try server.start(port: 0)
-        defer { server.stop() }
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                                  "--no-decode", "--duration", "2", "--startup-buffer", "2",
-                                  "--model", Repo.root.appendingPathComponent("models/stall-logistic-v2.json").path])
+        let run = try withOrigin(samples, configuration: OriginConfiguration(rateBitsPerSecond: 500_000)) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                            "--no-decode", "--duration", "2", "--startup-buffer", "2", "--model", Self.shippedModel])
+        }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let started = try #require(run.events("playback.started").first)
         #expect(abs((started["bufferSeconds"] as? Double ?? 0) - 2) < 0.01)

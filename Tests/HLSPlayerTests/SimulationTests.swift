@@ -189,17 +189,9 @@ struct PiecewiseLink: SimulatedLink {
 
     // MARK: - The command
 
-    /// `hlsplay simulate ARGS --log FILE` (simulate takes no --har, which runHlsplay adds unless given a log), with the log read back.
+    /// `hlsplay simulate ARGS` with its session log read back (simulate takes no --har).
     func simulate(_ args: [String]) throws -> Run {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-simcmd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let log = dir.appendingPathComponent("session.jsonl")
-        var run = try runHlsplay(["simulate"] + args + ["--log", log.path])
-        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        run.rawLogLines = text.split(separator: "\n").map(String.init)
-        run.logLines = try run.rawLogLines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-        return run
+        try runHlsplay(["simulate"] + args, har: false)
     }
 
     static let sabreTrace = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/traces/sabre/3G_hsdpa_norway/report.2010-09-28_1407CEST.json")

@@ -43,7 +43,7 @@ struct Run {
 
 /// Runs the real binary with a log and a HAR in a fresh temp dir.
 func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutSeconds: Double = 120,
-                environment extra: [String: String] = [:]) throws -> Run {
+                environment extra: [String: String] = [:], har writesHAR: Bool = true) throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
@@ -52,7 +52,8 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
     let process = Process()
     process.executableURL = Repo.hlsplay
     // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
-    process.arguments = args.contains("--log") ? args : args + ["--log", log.path, "--har", har.path]
+    // `hlsplay simulate` takes no --har (writesHAR false).
+    process.arguments = args.contains("--log") ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
     // Each run gets its own cache directory, so the estimate store starts empty
     // (cold) unless a test passes --estimate-store, and no user file is touched.
     var environment = ProcessInfo.processInfo.environment

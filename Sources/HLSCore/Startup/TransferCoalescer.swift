@@ -14,15 +14,19 @@ public struct TransferCoalescer: Sendable, Equatable {
     /// is only demuxing (milliseconds); a longer gap means the loader waited
     /// (buffer full), and the connection's window may have shrunk meanwhile.
     public var maximumGapSeconds: Double = 0.5
-    /// The run so far (nil: none), with how many transfers it holds, when the first started and the last ended.
-    public private(set) var run: (observation: TransferObservation, transfers: Int, startedAt: MonotonicInstant, endedAt: MonotonicInstant)?
+    /// Small transfers taken together so far: their summed observation, how
+    /// many, when the first started and when the last ended.
+    public struct Run: Sendable, Equatable {
+        public var observation: TransferObservation
+        public var transfers: Int
+        public var startedAt: MonotonicInstant
+        public var endedAt: MonotonicInstant
+    }
+
+    /// The run so far (nil: none).
+    public private(set) var run: Run?
 
     public init() {}
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.maximumGapSeconds == b.maximumGapSeconds && a.run?.observation == b.run?.observation
-            && a.run?.transfers == b.run?.transfers && a.run?.startedAt == b.run?.startedAt && a.run?.endedAt == b.run?.endedAt
-    }
 
     /// The observation to classify for a transfer that ran from `startedAt` to
     /// `endedAt`: itself when it is large enough (or a live-edge segment, whose
@@ -48,7 +52,7 @@ public struct TransferCoalescer: Sendable, Equatable {
             first = r.startedAt
         }
         // A run that reached the minimum is classified once, then starts over.
-        run = merged.bytes >= minimumBytes ? nil : (merged, transfers, first, endedAt)
+        run = merged.bytes >= minimumBytes ? nil : Run(observation: merged, transfers: transfers, startedAt: first, endedAt: endedAt)
         return (merged, transfers, first)
     }
 }

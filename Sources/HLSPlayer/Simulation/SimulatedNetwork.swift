@@ -38,6 +38,11 @@ struct SimulatedTransfer: Sendable, Equatable {
         return Int(min(Double(totalBytes), max(0, link.capacityBytes(until: t) - baseBytes)))
     }
 
+    /// Body bytes received by `t` (what libcurl's progress reports).
+    func bodyBytesReceived(at t: Double, link: any SimulatedLink) -> Int {
+        max(0, bytesReceived(at: t, link: link) - (totalBytes - bodyBytes))
+    }
+
     /// When the bytes received by `t` had all arrived (the last byte so far).
     func lastByteAt(at t: Double, link: any SimulatedLink) -> Double {
         let received = bytesReceived(at: t, link: link)

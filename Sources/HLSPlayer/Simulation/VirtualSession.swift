@@ -156,7 +156,7 @@ public final class VirtualSession {
     private func finish() -> SessionSummary {
         if let f = inFlight {
             recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work),
-                                                   status: nil, bytes: max(0, f.transfer.bytesReceived(at: nowSeconds, link: link) - SimulatedConnection.responseHeaderBytes),
+                                                   status: nil, bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link),
                                                    ok: false, errorKind: .cancelled, errorMessage: "session stopped")))
         }
         record(timeline.finish(at: now))
@@ -176,7 +176,7 @@ public final class VirtualSession {
     private func monitorTick() {
         record(timeline.advance(to: now))
         let transfer = inFlight?.transfer
-        let received = transfer.map { max(0, $0.bytesReceived(at: nowSeconds, link: link) - SimulatedConnection.responseHeaderBytes) }
+        let received = transfer.map { $0.bodyBytesReceived(at: nowSeconds, link: link) }
         let sample = BufferSample(
             phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
             bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
@@ -227,7 +227,7 @@ public final class VirtualSession {
             rungBps = 0
         }
         let t = nowSeconds
-        let body = max(0, f.transfer.bytesReceived(at: t, link: link) - SimulatedConnection.responseHeaderBytes)
+        let body = f.transfer.bodyBytesReceived(at: t, link: link)
         let sinceFirst = t - f.transfer.firstByteAt
         let snapshot = InFlightSnapshot(
             bytesReceived: body, bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
@@ -293,7 +293,7 @@ public final class VirtualSession {
         let segmentInFlight: SessionDecisions.InFlightView? = inFlight.flatMap { f in
             guard case .segment = f.work else { return nil }
             return SessionDecisions.InFlightView(
-                bytesReceived: max(0, f.transfer.bytesReceived(at: t, link: link) - SimulatedConnection.responseHeaderBytes),
+                bytesReceived: f.transfer.bodyBytesReceived(at: t, link: link),
                 bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
                 elapsedSeconds: t - f.transfer.startedAt, secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link))
         }
@@ -318,10 +318,7 @@ public final class VirtualSession {
 
     private func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        if !configuration.resumeBufferSetByUser { timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds) }
-        if timeline.phase == .startingUp, !configuration.startupBufferSetByUser {
-            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
-        }
+        SessionDecisions.apply(knobs, to: &timeline, configuration: configuration, gatesStart: true)
     }
 
     private var forwardBufferTarget: Double {
@@ -428,7 +425,7 @@ public final class VirtualSession {
     }
 
     private func aborted(_ f: InFlight, _ abort: InFlightRequest.Abort) {
-        let received = max(0, f.transfer.bytesReceived(at: nowSeconds, link: link) - SimulatedConnection.responseHeaderBytes)
+        let received = f.transfer.bodyBytesReceived(at: nowSeconds, link: link)
         recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: nil,
                                                bytes: received, ok: false, errorKind: .cancelled,
                                                errorMessage: abort == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
@@ -444,10 +441,10 @@ public final class VirtualSession {
             return
         }
         if abort == .wedged, wedgeReRequests == 0 {
-            let duration = ladder.variants[v].segments[i].durationSeconds
-            let lowerExists = ladderBitratesBps.contains { $0 < ladder.variants[v].bandwidthBps }
             recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
-            if !(lowerExists && timeline.bufferSeconds(at: now) < PlayerSession.reDecideAfterWedgeBelowBufferSegments * duration) {
+            if !SessionDecisions.reDecidesAfterWedge(bufferSeconds: timeline.bufferSeconds(at: now),
+                                                     segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
+                                                     rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps) {
                 // The first wedge with buffer in hand: the same request again on a fresh connection.
                 wedgeReRequests += 1
                 request(f.work)
@@ -490,14 +487,15 @@ public final class VirtualSession {
     }
 
     private var effectivePeakCapBps: Int? {
-        [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps, capController.capBps].compactMap { $0 }.min()
+        SessionDecisions.effectiveCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps,
+                                         startupCapBps: capController.capBps)
     }
 
     private func decide(segmentIndex: Int?) -> SelectionDecision {
         let snapshot = SelectionSnapshot(
             ladder: rungs, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
             bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-            peakBitrateCapBps: [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, overSelectionCapBps].compactMap { $0 }.min(),
+            peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps),
             pinnedVariantIndex: configuration.pinnedVariantIndex)
         let capped = capController.applying(to: snapshot)
         let decision = configuration.selector.select(capped)
