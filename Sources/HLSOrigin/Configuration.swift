@@ -12,8 +12,20 @@ public struct OriginConfiguration: Sendable {
     public var rateBitsPerSecond: Double?
     /// Delay before the first byte of every response (a crude RTT model), in seconds.
     public var rttSeconds: Double
-    /// Maximum number of simultaneously open connections; further connections are closed at once.
+    /// Open connections at most. A new connection over the limit closes the waiting connection (no whole request
+    /// yet, or kept alive between requests) that has waited longest; if every connection is busy with a response,
+    /// the new one is closed at once (`ConnectionAdmission`).
     public var maxConnections: Int
+    /// Open connections from one client IP address at most, by the same rule; nil = no limit but `maxConnections`. On loopback
+    /// every client is 127.0.0.1, so anything lower caps all clients together (hundreds of hlsplay sessions hold
+    /// about two connections each).
+    public var maxConnectionsPerAddress: Int? = nil
+    /// Longest a client may take to send a request head (and the body it declares), in seconds — a total, however
+    /// the bytes trickle in. Counted from the connection's acceptance for its first request, and from the first
+    /// byte of the head for later ones. On expiry the connection is closed (after a 408 if part of a head came).
+    public var headerTimeoutSeconds: Double = OriginConfiguration.defaultHeaderTimeoutSeconds
+    /// Longest a kept-alive connection may sit idle between requests before the origin closes it, in seconds.
+    public var keepAliveIdleSeconds: Double = OriginConfiguration.defaultKeepAliveIdleSeconds
     /// A throughput trace replayed (looped) on the shared link from server start. Takes precedence over
     /// `rateBitsPerSecond`.
     public var trace: ThroughputTrace?
@@ -27,6 +39,16 @@ public struct OriginConfiguration: Sendable {
 
     /// Rate of the emulated link when only collapses are configured (fast enough not to matter on loopback).
     public static let unshapedLinkBitsPerSecond = 10e9
+    /// Default `headerTimeoutSeconds`: a real client sends its head within milliseconds of connecting; 10 s leaves
+    /// room for a client starved of CPU on a loaded machine and still frees a dripping connection's slot soon.
+    public static let defaultHeaderTimeoutSeconds = 10.0
+    /// Default `keepAliveIdleSeconds` (the per-read receive timeout of earlier versions, which idle connections met).
+    public static let defaultKeepAliveIdleSeconds = 60.0
+
+    /// The admission rule these limits describe.
+    public var admission: ConnectionAdmission {
+        ConnectionAdmission(maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress)
+    }
 
     public init(
         bindAddress: String = "127.0.0.1",

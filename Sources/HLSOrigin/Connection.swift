@@ -71,14 +71,23 @@ final class Connection: @unchecked Sendable {
     let server: OriginServer
     let fd: Int32
     let id: Int
+    let clientAddress: String
+    /// Accepted at (server seconds).
+    let accepted: Double
     private var pending: [UInt8] = []
     private var closed = false
     private var requestIndex = 0
+    /// When the current request's head (and the body it declares) must have arrived (server seconds).
+    private var requestDeadline = 0.0
+    /// When the origin began waiting for the current request's head (server seconds).
+    private var waitingSince = 0.0
 
-    init(server: OriginServer, fd: Int32, id: Int) {
+    init(server: OriginServer, fd: Int32, id: Int, clientAddress: String, accepted: Double) {
         self.server = server
         self.fd = fd
         self.id = id
+        self.clientAddress = clientAddress
+        self.accepted = accepted
     }
 
     /// Closes the socket once; deregisters first so `stop()` never shuts down a reused descriptor number.
@@ -89,13 +98,41 @@ final class Connection: @unchecked Sendable {
         close(fd)
     }
 
-    private enum HeadRead { case head(ArraySlice<UInt8>), closed, tooLarge }
+    private enum HeadRead {
+        case head(ArraySlice<UInt8>)
+        /// The peer closed, the connection was evicted or the server is stopping.
+        case closed
+        case tooLarge
+        /// A kept-alive connection stayed idle for `keepAliveIdleSeconds`.
+        case idle
+        /// No whole head within `headerTimeoutSeconds`.
+        case timedOut
+    }
+
+    private enum ReadOutcome { case data, closed, timedOut }
 
     private static let maxHead = 64 * 1024
     /// Body bytes read from the file per iteration; `ResponseSender` splits them into the shaper's chunks.
     static let bodyBufferBytes = 256 * 1024
 
+    /// Reads the next request head. Its deadline (`requestDeadline`) is `headerTimeoutSeconds` after the
+    /// connection's acceptance for its first request; for a later one the connection may first idle for up to
+    /// `keepAliveIdleSeconds`, and the deadline counts from the head's first byte (at once if it is already here).
     private func readHead() -> HeadRead {
+        let configuration = server.configuration
+        waitingSince = requestIndex == 0 ? accepted : server.now()
+        if requestIndex == 0 {
+            requestDeadline = accepted + configuration.headerTimeoutSeconds
+        } else {
+            if pending.isEmpty {
+                switch readMore(until: waitingSince + configuration.keepAliveIdleSeconds) {
+                case .data: break
+                case .closed: return .closed
+                case .timedOut: return .idle
+                }
+            }
+            requestDeadline = server.now() + configuration.headerTimeoutSeconds
+        }
         var scanFrom = 0
         while true {
             if let end = findTerminator(from: scanFrom) {
@@ -105,19 +142,60 @@ final class Connection: @unchecked Sendable {
             }
             if pending.count > Self.maxHead { return .tooLarge }
             scanFrom = max(0, pending.count - 3)
-            guard readMore() else { return .closed }
+            switch readMore(until: requestDeadline) {
+            case .data: continue
+            case .closed: return .closed
+            case .timedOut: return .timedOut
+            }
         }
     }
 
-    /// Returns false on EOF/error/timeout.
-    private func readMore() -> Bool {
+    /// Appends what the peer sent next to `pending`, waiting until `deadline` (server seconds) at most. The wait
+    /// is a total: bytes trickling in do not extend it. Eviction and `stop()` shut the socket down, which ends it.
+    private func readMore(until deadline: Double) -> ReadOutcome {
         var buf = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let r = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if r > 0 { pending.append(contentsOf: buf[0..<r]); return true }
-            if r < 0 && errno == EINTR { continue }
-            return false
+            let left = deadline - server.now()
+            if left <= 0 { return .timedOut }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Int32((min(left, 3600) * 1000).rounded(.up)))
+            if ready < 0 && errno != EINTR { return .closed }
+            if ready <= 0 { continue }
+            let r = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if r > 0 { pending.append(contentsOf: buf[0..<r]); return .data }
+            if r < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            return .closed
         }
+    }
+
+    /// Logs a connection the origin closed while waiting for a request head (timeout or eviction).
+    private func logWaitEnded(_ event: ConnectionLogEntry.Event, sentStatus: Int? = nil,
+                              eviction: ConnectionSlot.Eviction? = nil) {
+        var record = ConnectionLogEntry(event: event, at: server.now(), connectionID: id, clientAddress: clientAddress,
+                                        accepted: accepted)
+        record.waitingSince = waitingSince
+        record.headBytes = pending.count
+        record.requestsReceived = requestIndex
+        if event == .headerTimeout { record.headerTimeoutSeconds = server.configuration.headerTimeoutSeconds }
+        record.sentStatus = sentStatus
+        record.limit = eviction?.limit
+        record.limitValue = eviction?.limitValue
+        record.evictedFor = eviction?.forConnection
+        server.writeLog(record)
+    }
+
+    /// The head did not arrive in time: a 408 if part of it came (a client that said nothing gets nothing), then
+    /// close. The 408 is a notice about the connection, not an answer to a request: it is not paced by the link
+    /// and has no request line in the log.
+    private func closeForHeaderTimeout() {
+        var status: Int?
+        if !pending.isEmpty {
+            let notice = Array(headerBlock(status: 408, headers: [("Content-Length", "0")], keepAlive: false).utf8)
+            let sent = notice.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent == notice.count { status = 408 }
+        }
+        logWaitEnded(.headerTimeout, sentStatus: status)
+        shutdown(fd, Int32(SHUT_WR))
     }
 
     private func findTerminator(from start: Int) -> (headEnd: Int, bodyStart: Int)? {
@@ -134,11 +212,12 @@ final class Connection: @unchecked Sendable {
         return nil
     }
 
-    /// Discards `count` request-body bytes. False if the connection ended.
+    /// Discards `count` request-body bytes, by the request's deadline. False if the connection ended or the
+    /// deadline passed.
     private func discard(_ count: Int) -> Bool {
         var remaining = count
         while remaining > 0 {
-            if pending.isEmpty, !readMore() { return false }
+            if pending.isEmpty, readMore(until: requestDeadline) != .data { return false }
             let n = min(remaining, pending.count)
             pending.removeFirst(n)
             remaining -= n
@@ -168,8 +247,25 @@ final class Connection: @unchecked Sendable {
 
     func run() {
         while !server.isStopping {
-            switch readHead() {
-            case .closed: return
+            if requestIndex > 0 { server.connectionAwaitsRequest(id) }
+            let read = readHead()
+            switch read {
+            case .head, .tooLarge:
+                // Busy from here to the end of the response, unless it was closed for room a moment ago.
+                if server.connectionBeginsRequest(id) { break }
+                if let eviction = server.eviction(of: id) { logWaitEnded(.evicted, eviction: eviction) }
+                return
+            case .closed, .idle, .timedOut:
+                if let eviction = server.eviction(of: id) {
+                    logWaitEnded(.evicted, eviction: eviction)
+                    return
+                }
+            }
+            switch read {
+            case .closed, .idle: return
+            case .timedOut:
+                closeForHeaderTimeout()
+                return
             case .tooLarge:
                 server.countRequest()
                 let entry = newEntry(method: "", path: "", range: nil)

@@ -34,7 +34,10 @@ public final class OriginServer: @unchecked Sendable {
     private var started = false
     private var listenFD: Int32 = -1
     private var acceptRunning = false
-    private var connections: [Int: Int32] = [:]   // id -> fd
+    private var connections: [Int: ConnectionSlot] = [:]
+    /// Open connections per client address, those already evicted not counted.
+    private var openByAddress: [String: Int] = [:]
+    private var openCount = 0
     private var activeThreads = 0
     private var nextConnectionID = 0
     private var _requestCount = 0
@@ -136,7 +139,7 @@ public final class OriginServer: @unchecked Sendable {
         state.broadcast()
         while acceptRunning { state.wait() }
         if listenFD >= 0 { close(listenFD); listenFD = -1 }
-        for fd in connections.values { shutdown(fd, Int32(SHUT_RDWR)) }
+        for slot in connections.values { shutdown(slot.fd, Int32(SHUT_RDWR)) }
         while activeThreads > 0 { state.wait() }
         let log = self.log
         self.log = nil
@@ -158,14 +161,50 @@ public final class OriginServer: @unchecked Sendable {
     }
 
     func connectionClosing(_ id: Int) {
-        state.lock(); connections[id] = nil; state.unlock()
+        state.lock(); removeSlot(id); state.unlock()
+    }
+
+    /// Forgets a connection (state locked).
+    private func removeSlot(_ id: Int) {
+        guard let slot = connections.removeValue(forKey: id), slot.eviction == nil else { return }
+        uncount(slot.address)
+    }
+
+    /// Takes a connection out of the counts the admission rule sees (state locked).
+    private func uncount(_ address: String) {
+        openCount -= 1
+        let n = (openByAddress[address] ?? 1) - 1
+        openByAddress[address] = n > 0 ? n : nil
+    }
+
+    /// The connection waits for its next request head from now on (its first one: from its acceptance).
+    func connectionAwaitsRequest(_ id: Int) {
+        let t = now()
+        state.lock(); connections[id]?.waitingSince = t; state.unlock()
+    }
+
+    /// A whole request head arrived: the connection is busy until it waits again. False if it was evicted
+    /// meanwhile (the request is then dropped).
+    func connectionBeginsRequest(_ id: Int) -> Bool {
+        state.lock()
+        defer { state.unlock() }
+        guard var slot = connections[id], slot.eviction == nil else { return false }
+        slot.waitingSince = nil
+        slot.requestsReceived += 1
+        connections[id] = slot
+        return true
+    }
+
+    /// Why the connection was closed to make room, if it was.
+    func eviction(of id: Int) -> ConnectionSlot.Eviction? {
+        state.lock(); defer { state.unlock() }; return connections[id]?.eviction
     }
 
     func countRequest() {
         state.lock(); _requestCount += 1; state.unlock()
     }
 
-    func writeLog(_ entry: RequestLogEntry) {
+    func writeLog(_ entry: some Encodable) {
         state.lock()
         let log = self.log
         state.unlock()
@@ -180,26 +219,44 @@ public final class OriginServer: @unchecked Sendable {
             var pfd = pollfd(fd: lfd, events: Int16(POLLIN), revents: 0)
             let r = poll(&pfd, 1, 100)
             if r <= 0 { continue }
-            let cfd = accept(lfd, nil, nil)
+            var peer = sockaddr_in()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let cfd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(lfd, $0, &peerLength) }
+            }
             if cfd < 0 { continue }
             _ = fcntl(cfd, F_SETFD, FD_CLOEXEC)
+            let address = Self.addressString(peer)
+            let acceptedAt = now()
             state.lock()
-            if stopping || connections.count >= configuration.maxConnections {
+            if stopping {
                 state.unlock()
                 close(cfd)
                 continue
             }
             let id = nextConnectionID
             nextConnectionID += 1
-            connections[id] = cfd
+            if case let .refuse(limit) = admit(id: id, address: address) {
+                state.unlock()
+                close(cfd)
+                var record = ConnectionLogEntry(event: .refused, at: now(), connectionID: id, clientAddress: address,
+                                                accepted: acceptedAt)
+                record.limit = limit
+                record.limitValue = limitValue(limit)
+                writeLog(record)
+                continue
+            }
+            connections[id] = ConnectionSlot(fd: cfd, address: address, accepted: acceptedAt, waitingSince: acceptedAt)
+            openCount += 1
+            openByAddress[address, default: 0] += 1
             activeThreads += 1
             state.unlock()
             configureConnectionSocket(cfd)
-            let connection = Connection(server: self, fd: cfd, id: id)
+            let connection = Connection(server: self, fd: cfd, id: id, clientAddress: address, accepted: acceptedAt)
             let thread = Thread { [self] in
                 connection.run()
                 state.lock()
-                connections[id] = nil
+                removeSlot(id)
                 activeThreads -= 1
                 state.broadcast()
                 state.unlock()
@@ -211,12 +268,68 @@ public final class OriginServer: @unchecked Sendable {
         }
     }
 
+    /// Applies the admission rule to a new connection (state locked): closes the waiting connections it names
+    /// (their threads log the eviction when they notice), or says the new one is refused.
+    private func admit(id: Int, address: String) -> ConnectionAdmission.Decision {
+        let admission = configuration.admission
+        guard !admission.fits(open: openCount, openFromAddress: openByAddress[address] ?? 0) else { return .admit(evicting: []) }
+        let occupants = connections.compactMap { id, slot in
+            slot.eviction == nil ? ConnectionAdmission.Occupant(id: id, address: slot.address, waitingSince: slot.waitingSince,
+                                                                requestsReceived: slot.requestsReceived) : nil
+        }
+        let decision = admission.decide(address: address, occupants: occupants)
+        if case let .admit(evictions) = decision {
+            for e in evictions {
+                guard var slot = connections[e.id] else { continue }
+                slot.eviction = .init(limit: e.limit, limitValue: limitValue(e.limit), forConnection: id)
+                connections[e.id] = slot
+                uncount(slot.address)
+                shutdown(slot.fd, Int32(SHUT_RDWR))
+            }
+        }
+        return decision
+    }
+
+    private func limitValue(_ limit: ConnectionAdmission.Limit) -> Int {
+        switch limit {
+        case .maxConnections: return configuration.maxConnections
+        case .maxConnectionsPerAddress: return configuration.maxConnectionsPerAddress ?? configuration.maxConnections
+        }
+    }
+
+    /// Dotted-quad form of an IPv4 peer address.
+    private static func addressString(_ peer: sockaddr_in) -> String {
+        var address = peer.sin_addr
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     private func configureConnectionSocket(_ fd: Int32) {
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var idle = timeval(tv_sec: 60, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, socklen_t(MemoryLayout<timeval>.size))
+        // Reads wait in poll() against the connection's own deadlines (see `Connection`); sends still time out.
         var sendTimeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+}
+
+/// An open connection in the server's table.
+struct ConnectionSlot {
+    let fd: Int32
+    let address: String
+    /// Accepted at (server seconds).
+    let accepted: Double
+    /// Waiting for a request head since (server seconds); nil while busy with a request.
+    var waitingSince: Double?
+    var requestsReceived = 0
+    /// Set when the connection was closed to make room for another; it stops counting against the limits then.
+    var eviction: Eviction?
+
+    struct Eviction: Equatable {
+        var limit: ConnectionAdmission.Limit
+        var limitValue: Int
+        /// The new connection it made room for.
+        var forConnection: Int
     }
 }

@@ -37,6 +37,55 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var blockedSeconds: Double?
 }
 
+/// A line of the request log about a connection rather than a request: one the origin closed because it took too
+/// long to send a request head, one closed to make room for a new connection, or a new connection refused because
+/// every connection counting against a limit was busy. Told from request lines by `type` (request lines have none).
+public struct ConnectionLogEntry: Codable, Sendable, Equatable {
+    public enum Event: String, Codable, Sendable {
+        /// No whole request head within `headerTimeoutSeconds`: the connection was closed.
+        case headerTimeout
+        /// A waiting connection closed to make room for a new one (`limit`, `evictedFor`).
+        case evicted
+        /// A new connection closed at once: every connection counting against `limit` was busy.
+        case refused
+    }
+
+    /// Always `connection`.
+    public var type: String = "connection"
+    public var event: Event
+    /// When it happened (seconds since server start).
+    public var at: Double
+    public var connectionID: Int
+    /// The client's IP address.
+    public var clientAddress: String
+    /// When the connection was accepted.
+    public var accepted: Double
+    /// headerTimeout, evicted: when the origin began waiting for the head it did not get (the acceptance for a
+    /// first request, the end of the previous response for a kept-alive connection).
+    public var waitingSince: Double?
+    /// headerTimeout, evicted: bytes of that head received.
+    public var headBytes: Int?
+    /// headerTimeout, evicted: request heads received on the connection before.
+    public var requestsReceived: Int?
+    /// headerTimeout: the bound in force, seconds.
+    public var headerTimeoutSeconds: Double?
+    /// headerTimeout: the status sent before closing (408 when part of a head had come), absent if none.
+    public var sentStatus: Int?
+    /// evicted, refused: the limit reached (`maxConnections` or `maxConnectionsPerAddress`) and its value.
+    public var limit: ConnectionAdmission.Limit?
+    public var limitValue: Int?
+    /// evicted: the new connection it made room for.
+    public var evictedFor: Int?
+
+    public init(event: Event, at: Double, connectionID: Int, clientAddress: String, accepted: Double) {
+        self.event = event
+        self.at = at
+        self.connectionID = connectionID
+        self.clientAddress = clientAddress
+        self.accepted = accepted
+    }
+}
+
 /// Thread-safe JSON Lines writer; every entry is written (and flushed to the kernel) immediately.
 final class RequestLogWriter: @unchecked Sendable {
     private let handle: FileHandle
@@ -51,7 +100,7 @@ final class RequestLogWriter: @unchecked Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     }
 
-    func write(_ entry: RequestLogEntry) {
+    func write(_ entry: some Encodable) {
         lock.lock()
         defer { lock.unlock() }
         guard var data = try? encoder.encode(entry) else { return }

@@ -8,7 +8,8 @@ usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
                   [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
-                  [--max-connections N] [--log FILE] [--help]
+                  [--max-connections N] [--max-connections-per-address N]
+                  [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
   --port N            port to bind (0 = ephemeral, default)
@@ -31,7 +32,18 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
                       blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
                       preload hints, rendition reports
   --part-target DUR   requested part duration for --ll-hls (default 0.5s)
-  --max-connections N open connections at most (default 512); more are closed at once
+  --max-connections N open connections at most (default 512). A new connection over the limit closes
+                      the connection that has waited longest for a request head (one that never sent a
+                      whole request first); if all are busy with responses, the new one is closed at once
+  --max-connections-per-address N
+                      open connections from one client IP address at most, by the same rule (default: no
+                      limit but --max-connections; on loopback every client is 127.0.0.1)
+  --header-timeout DUR
+                      longest a client may take to send a request head, in total however slowly it
+                      trickles in (default 10s; from the connection's opening for its first request);
+                      then the connection is closed, after a 408 if part of a head came
+  --keep-alive-timeout DUR
+                      how long a kept-alive connection may idle between requests (default 60s)
   --log FILE          write a JSON Lines request log
   --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
@@ -158,6 +170,18 @@ while let arg = args.popFirst() {
         let v = value()
         guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
         configuration.maxConnections = n
+    case "--max-connections-per-address":
+        let v = value()
+        guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
+        configuration.maxConnectionsPerAddress = n
+    case "--header-timeout":
+        let v = value()
+        guard let d = parseDuration(v), d > 0 else { fail("bad header timeout \(v)") }
+        configuration.headerTimeoutSeconds = d
+    case "--keep-alive-timeout":
+        let v = value()
+        guard let d = parseDuration(v), d > 0 else { fail("bad keep-alive timeout \(v)") }
+        configuration.keepAliveIdleSeconds = d
     case "--log":
         configuration.requestLogURL = URL(fileURLWithPath: value())
     default:
