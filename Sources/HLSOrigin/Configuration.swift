@@ -26,6 +26,9 @@ public struct OriginConfiguration: Sendable {
     public var headerTimeoutSeconds: Double = OriginConfiguration.defaultHeaderTimeoutSeconds
     /// Longest a kept-alive connection may sit idle between requests before the origin closes it, in seconds.
     public var keepAliveIdleSeconds: Double = OriginConfiguration.defaultKeepAliveIdleSeconds
+    /// Serve files whose real path (every symbolic link resolved) is outside the root's real path. Off, they get a
+    /// 403; links that stay inside the root are followed either way.
+    public var followSymlinks: Bool = false
     /// A throughput trace replayed (looped) on the shared link from server start. Takes precedence over
     /// `rateBitsPerSecond`.
     public var trace: ThroughputTrace?

@@ -396,9 +396,17 @@ final class Connection: @unchecked Sendable {
         case .badRequest:
             return respondSimple(status: 400, method: head.method, keepAlive: false, entry: entry, extraHeaders: [], fault: fault)
         case .forbidden:
+            entry.refused = "forbiddenSegment"
             return respondSimple(status: 403, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
         case let .file(path, _):
             filePath = path
+        }
+        // Symbolic links: whatever the path leads to must lie under ROOT (what it does not lead to is a 404 below).
+        if !server.configuration.followSymlinks,
+           case let .outside(realPath) = OriginHTTP.confine(filePath, rootRealPath: server.rootRealPath) {
+            entry.refused = "outsideRoot"
+            entry.resolvedPath = realPath
+            return respondSimple(status: 403, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
         }
         // Live mode: generated media playlists; segments outside their window are gone.
         var generated: [UInt8]?

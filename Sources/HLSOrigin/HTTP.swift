@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A parsed HTTP/1.x request head.
 struct HTTPRequestHead: Sendable {
@@ -111,6 +112,42 @@ enum OriginHTTP {
         let rel = segments.joined(separator: "/")
         let base = root.hasSuffix("/") ? String(root.dropLast()) : root
         return .file(path: base + "/" + rel, decoded: decoded)
+    }
+
+    /// Where a path under the root leads once symbolic links are resolved.
+    enum Confinement: Equatable {
+        /// It exists and its real path is the root's or under it.
+        case inside
+        /// Its real path (for a path that does not exist, that of its deepest existing ancestor) is outside the root.
+        case outside(realPath: String)
+        /// Nothing exists there, and what does exist of the path is inside the root.
+        case missing
+    }
+
+    /// The canonical absolute path of `path` (every symbolic link, `.` and `..` resolved), nil if it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether `path` stays under `rootRealPath` (a real path, as `realPath` gives it) once links are resolved.
+    /// A path that does not exist is judged by its deepest existing ancestor, so a link out of the root answers
+    /// the same whether or not the file behind it exists.
+    static func confine(_ path: String, rootRealPath: String) -> Confinement {
+        var probe = path
+        var exists = true
+        while true {
+            if let real = realPath(probe) {
+                let inside = rootRealPath == "/" || real == rootRealPath || real.hasPrefix(rootRealPath + "/")
+                if !inside { return .outside(realPath: real) }
+                return exists ? .inside : .missing
+            }
+            exists = false
+            let parent = (probe as NSString).deletingLastPathComponent
+            if parent == probe || parent.isEmpty { return .missing }
+            probe = parent
+        }
     }
 
     enum ByteRange: Equatable {

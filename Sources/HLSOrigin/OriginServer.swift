@@ -22,6 +22,9 @@ public enum OriginError: Error, CustomStringConvertible {
 /// connection writes goes through its `ResponseSender`, which consults the `LinkShaper` (if any).
 public final class OriginServer: @unchecked Sendable {
     public let root: URL
+    /// `root` with every symbolic link resolved, once: a served file's real path must lie under it (unless
+    /// `configuration.followSymlinks`), so a ROOT given through a link serves as before.
+    public let rootRealPath: String
     public let configuration: OriginConfiguration
     let faultPolicy: any FaultPolicy
     let shaper: (any LinkShaper)?
@@ -54,6 +57,7 @@ public final class OriginServer: @unchecked Sendable {
     /// (`configuration.faults` and `configuration.rateBitsPerSecond` are then ignored).
     public init(root: URL, configuration: OriginConfiguration, faultPolicy: any FaultPolicy, shaper: (any LinkShaper)?) {
         self.root = root
+        self.rootRealPath = OriginHTTP.realPath(root.path) ?? root.standardizedFileURL.path
         self.configuration = configuration
         self.faultPolicy = faultPolicy
         self.shaper = shaper

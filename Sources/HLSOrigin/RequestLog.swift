@@ -35,6 +35,11 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     /// Low-latency mode: how long a playlist (blocking reload) or part (preload hint) request was held before
     /// the answer, seconds; absent for other requests.
     public var blockedSeconds: Double?
+    /// Why a 403 was sent: `outsideRoot` (the path leads, through a symbolic link, outside ROOT) or
+    /// `forbiddenSegment` (a `..` or `\` segment in the path); absent otherwise.
+    public var refused: String? = nil
+    /// With `refused: outsideRoot`: the real path the request led to.
+    public var resolvedPath: String? = nil
 }
 
 /// A line of the request log about a connection rather than a request: one the origin closed because it took too

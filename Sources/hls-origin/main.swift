@@ -9,7 +9,8 @@ usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
                   [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
                   [--max-connections N] [--max-connections-per-address N]
-                  [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--log FILE] [--help]
+                  [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
+                  [--log FILE] [--help]
 
 Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
   --port N            port to bind (0 = ephemeral, default)
@@ -44,6 +45,8 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
                       then the connection is closed, after a 408 if part of a head came
   --keep-alive-timeout DUR
                       how long a kept-alive connection may idle between requests (default 60s)
+  --follow-symlinks   serve files that symbolic links lead to outside ROOT (default: 403; links that
+                      stay inside ROOT, and a ROOT that is itself a link, are followed either way)
   --log FILE          write a JSON Lines request log
   --help              show this help
 The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
@@ -182,6 +185,8 @@ while let arg = args.popFirst() {
         let v = value()
         guard let d = parseDuration(v), d > 0 else { fail("bad keep-alive timeout \(v)") }
         configuration.keepAliveIdleSeconds = d
+    case "--follow-symlinks":
+        configuration.followSymlinks = true
     case "--log":
         configuration.requestLogURL = URL(fileURLWithPath: value())
     default:

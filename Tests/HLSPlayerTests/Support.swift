@@ -102,6 +102,8 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
 func withOrigin<T>(_ root: URL, faults: [FaultRule] = [], _ body: (URL) throws -> T) throws -> T {
     var config = OriginConfiguration()
     config.faults = faults
+    // Test folders link sample segments in from Samples/build, outside the folder served.
+    config.followSymlinks = true
     let server = OriginServer(root: root, configuration: config)
     try server.start(port: 0)
     defer { server.stop() }
