@@ -39,7 +39,12 @@ struct SessionFailure: Error, CustomStringConvertible {
 
 /// The in-flight request as the wall-clock monitor sees it.
 struct InFlightRequest {
-    enum Abort: Equatable { case wedged, overSelected, liveResync }
+    enum Abort: Equatable {
+        case wedged, overSelected, liveResync
+        /// The trickle rule: re-request on a fresh connection / fail the request with this message.
+        case trickleReRequest
+        case trickleFailed(String)
+    }
     var requestID: Int
     var purpose: RequestPurpose
     var startedAt: MonotonicInstant
@@ -53,6 +58,15 @@ struct InFlightRequest {
     var token: CancellationToken
     /// Why the monitor cancelled it, if it did.
     var abort: Abort?
+    /// For the trickle rule and its log: the URL as logged, the segment's media sequence,
+    /// the track (`audio` for an alternate rendition), the monitor's byte samples, the
+    /// trickle re-requests already made for this fetch, and whether its wait was logged.
+    var url = ""
+    var mediaSequence: Int?
+    var track: String?
+    var rateWindow = ByteRateWindow()
+    var trickleReRequests = 0
+    var trickleWaitLogged = false
 }
 
 /// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
