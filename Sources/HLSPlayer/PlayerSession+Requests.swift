@@ -64,6 +64,7 @@ extension PlayerSession {
             var bytesSinceLog = 0
             let interval = configuration.progressLogIntervalSeconds
             let fetched = client.fetch(request, cancellation: token) { [self] progress in
+                noteBodyBytes(totalBytes: progress.totalBytes, chunkBytes: progress.chunkBytes, purpose: purpose, url: url, range: rangeText)
                 lock.withLock {
                     inFlight?.bytes = progress.totalBytes
                     inFlight?.expectedBytes = progress.expectedBytes
@@ -100,6 +101,7 @@ extension PlayerSession {
             }
             switch result {
             case .success(let response):
+                notePlaylistBody(response.body, purpose: purpose, url: url)
                 let timings = TimingsRecord(response.timings)
                 let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
                 let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)

@@ -28,7 +28,11 @@ import HLSNet
 
 /// A failure that ends the session, with a category for the exit status.
 struct SessionFailure: Error, CustomStringConvertible {
-    enum Category: String { case network, playlist, media, internalError = "internal" }
+    enum Category: String {
+        case network, playlist, media, internalError = "internal"
+        /// The progress watchdog ended the session (exit 75).
+        case noProgress = "no-progress"
+    }
     var category: Category
     var message: String
     var url: String?
@@ -208,6 +212,14 @@ public final class PlayerSession: @unchecked Sendable {
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     var overSelectionCapBps: Int?
+    /// The progress watchdog (--no-progress-timeout) and the bytes it counts as new: media body bytes
+    /// not received before, playlists when new or changed (see NoProgressWatchdog).
+    var progressWatchdog: NoProgressWatchdog
+    var progressBytes = 0
+    /// Loader-owned: a hash of each playlist URL's last body, to tell a changed reload from an unchanged one,
+    /// and the most body bytes received per media resource (URL and range), to tell new bytes from a download repeated.
+    var playlistBodyHashes: [String: Int] = [:]
+    var mediaBytesReceived: [String: Int] = [:]
     /// Wall seconds spent inside the decoders, and media seconds of video they produced.
     var decodeBusySeconds = 0.0
     var decodedMediaSeconds = 0.0
@@ -291,6 +303,7 @@ public final class PlayerSession: @unchecked Sendable {
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
+        progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
     }
 
     /// Called with every event as it is logged (tests, live views).
@@ -419,6 +432,10 @@ public final class PlayerSession: @unchecked Sendable {
         record(actions)
         if !isStopping {
             recorder.record(.bufferSample(sample))
+            // The progress watchdog first: when it ends the session, nothing else is decided on this tick.
+            checkProgress(at: now, sample: sample)
+        }
+        if !isStopping {
             checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
             checkDecodeHang(at: now, phase: sample.phase)
             if !configuration.decode { buffer.discard(decodedBefore: sample.positionSeconds) }

@@ -3,8 +3,9 @@ import HLSOrigin
 import Testing
 
 /// The progress guarantee, through the real binary against the real origin: a body that trickles
-/// is judged by its projected completion and abandoned, re-requested or failed with a reason.
-/// Before this rule, each case below ran until killed (docs/startup-cap.md §4b).
+/// is judged by its projected completion and abandoned, re-requested or failed with a reason;
+/// a session in which no new media arrives or plays for --no-progress-timeout ends with exit 75.
+/// Before these rules, each case below ran until killed (docs/startup-cap.md §4b).
 @Suite struct ProgressGuaranteeTests {
     /// 188 bytes (one TS packet) every 0.5 s: 3 kbit/s, never silent long enough for a timeout.
     static let trickle = FaultAction.trickle(bytes: 188, everySeconds: 0.5)
@@ -46,12 +47,14 @@ import Testing
     /// A single-rung stream whose every segment trickles, at startup: nothing lower to go to, so the
     /// first segment is re-requested once on a fresh connection, then fails with the projection in the
     /// message. Before: no verdict, the player waited (killed after 240 s). Also through a media
-    /// playlist URL (no BANDWIDTH: the size comes from Content-Length).
+    /// playlist URL (no BANDWIDTH: the size comes from Content-Length). With a 5 s no-progress
+    /// timeout the watchdog does not fire: trickling bytes are new bytes.
     @Test(arguments: ["master.m3u8", "v0/prog.m3u8"])
     func trickleAtStartup_singleRung_reRequestedThenFailed_withTheProjection(path: String) throws {
         let root = try Self.ladder(rungs: [0])
         defer { try? FileManager.default.removeItem(at: root) }
-        let (run, wall) = try play(root, { $0.faults = [FaultRule(pathPattern: "*.ts", action: Self.trickle)] }, path: path, [])
+        let (run, wall) = try play(root, { $0.faults = [FaultRule(pathPattern: "*.ts", action: Self.trickle)] }, path: path,
+                                   ["--no-progress-timeout", "5"])
         expectValidLog(run)
         #expect(run.status == 69, "stderr: \(run.stderr)")
         #expect(wall < 30, "a decision within a bounded time: \(wall) s")
@@ -76,6 +79,7 @@ import Testing
         #expect(message.contains("segment 0") && message.contains("trickled") && message.contains("projected completion"), "\(message)")
         #expect(run.stderr.contains("trickled"))
         #expect(run.summary?["trickleVerdicts"] as? Int == 2)
+        #expect(run.events("session.noProgress").isEmpty, "bytes kept coming: the watchdog saw progress")
     }
 
     /// Mid-play on a two-rung ladder, every segment trickles from 3 s on: the top rung's fetch is
@@ -118,5 +122,72 @@ import Testing
         #expect(next?["ok"] as? Bool == true)
         #expect(next?["connectionReused"] as? Bool == false)
         #expect((run.summary?["playedSeconds"] as? Double ?? 0) >= 16, "played past the trickled segment")
+    }
+
+    // MARK: - No progress
+
+    /// Every request black-holed: nothing ever arrives. With --no-progress-timeout 5 the session ends
+    /// 5 s in with exit 75 and the watchdog's inputs in the log. Before: the retry policy gave up on the
+    /// multivariant playlist after 44.5 s (exit 69); with no timeout of its own there is no bound to set.
+    @Test func blackHoledOrigin_noProgressTimeout_exits75() throws {
+        let root = try Self.ladder(rungs: [0])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (run, wall) = try play(root, { $0.faults = [FaultRule(pathPattern: "", action: .blackHole)] }, ["--no-progress-timeout", "5"])
+        expectValidLog(run)
+        #expect(run.status == 75, "stderr: \(run.stderr)")
+        #expect(wall < 15, "\(wall) s")
+        #expect((run.logLines.first?["configuration"] as? [String: Any])?["noProgressTimeoutSeconds"] as? Double == 5)
+        let record = try #require(run.events("session.noProgress").first)
+        #expect(record["timeoutSeconds"] as? Double == 5)
+        let quiet = try #require(record["secondsWithoutProgress"] as? Double)
+        #expect(quiet >= 5 && quiet < 7)
+        #expect(record["downloadedBytes"] as? Int == 0)
+        #expect(record["phase"] as? String == "startingUp")
+        #expect((record["inFlight"] as? String ?? "").contains("multivariant-playlist"))
+        // The error event follows the record, then the summary closes the log.
+        let fatal = try #require(run.events("error").first { $0["fatal"] as? Bool == true })
+        #expect(fatal["category"] as? String == "no-progress")
+        let message = fatal["message"] as? String ?? ""
+        #expect(message.hasPrefix("no progress for 5.") && message.contains("(--no-progress-timeout 5)"), "\(message)")
+        #expect(run.summary?["exitReason"] as? String == "error")
+        let summaryError = run.summary?["error"] as? String ?? ""
+        #expect(summaryError.contains("no progress"))
+        #expect(run.stderr.contains("hlsplay: error: no progress"))
+    }
+
+    /// A live stream whose playlist never changes (stale from the start): the player plays what the
+    /// window holds, stalls, and its reloads bring nothing new. Resyncs download and play the same
+    /// segments again — the clock moves, but over old media. Before: a resync loop that ran until
+    /// killed (240 s: 19 stalls, 57 live.resync events, the same 6 s replayed).
+    @Test func staleLivePlaylist_noProgressTimeout_exits75() throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let (run, wall) = try play(samples, { config in
+            config.live = LiveConfiguration(windowSegments: 6)
+            config.live?.stalePlaylists = [StalePlaylist(atSeconds: 0, durationSeconds: 100_000)]
+        }, ["--no-progress-timeout", "5"])
+        expectValidLog(run)
+        #expect(run.status == 75, "stderr: \(run.stderr)")
+        #expect(wall < 45, "\(wall) s")
+        #expect(run.events("playback.started").count == 1, "the window's segments played")
+        let record = try #require(run.events("session.noProgress").first)
+        #expect((record["downloadedBytes"] as? Int ?? 0) > 0)
+        #expect(run.events("playlist.loaded").contains { $0["changed"] as? Bool == false }, "reloads came back unchanged")
+        #expect(run.summary?["isLive"] as? Bool == true)
+    }
+
+    @Test func noProgressTimeout_offAndZero_disable_badValue_isAUsageError() throws {
+        _ = try Repo.requireSamples("short-2s")
+        let bad = try runHlsplay(["--headless", "--no-progress-timeout", "soon"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("'soon'"))
+        let negative = try runHlsplay(["--headless", "--no-progress-timeout", "-1"])
+        #expect(negative.status == 64)
+        for off in ["off", "0"] {
+            let root = try Self.ladder(rungs: [0])
+            defer { try? FileManager.default.removeItem(at: root) }
+            let (run, _) = try play(root, { _ in }, ["--no-progress-timeout", off, "--duration", "1"])
+            #expect(run.status == 0, "stderr: \(run.stderr)")
+            #expect((run.logLines.first?["configuration"] as? [String: Any])?["noProgressTimeoutSeconds"] as? Double == 0)
+        }
     }
 }

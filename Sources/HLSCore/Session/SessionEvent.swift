@@ -530,6 +530,8 @@ public enum SessionEvent: Sendable, Equatable {
     case byteProgress(ByteProgressRecord)
     /// A body that trickles, judged by its projected completion (docs/startup-cap.md §4b).
     case trickle(TrickleRecord)
+    /// The progress watchdog fired: neither the media clock nor the downloaded bytes moved for its timeout.
+    case noProgress(NoProgressRecord)
     // Stall-risk prediction and playback policy (docs/stall-prediction.md)
     case stallRisk(StallRiskSample)
     case policyChange(PolicyChange)
@@ -570,6 +572,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .sampleVerdict: "sample.verdict"
         case .byteProgress: "request.byteProgress"
         case .trickle: "request.trickle"
+        case .noProgress: "session.noProgress"
         case .stallRisk: "risk.sample"
         case .policyChange: "policy.change"
         case .predictorFailed: "predictor.failed"
@@ -609,6 +612,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .sampleVerdict(let p): p
         case .byteProgress(let p): p
         case .trickle(let p): p
+        case .noProgress(let p): p
         case .stallRisk(let p): p
         case .policyChange(let p): p
         case .predictorFailed(let p): p
