@@ -242,6 +242,12 @@ public final class PlayerSession: @unchecked Sendable {
     let threads = DispatchGroup()
     var monitor: DispatchSourceTimer?
     let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
+    /// Names of the loader and decode threads still running (under `lock`).
+    var runningThreads: Set<String> = []
+    /// After the session is asked to stop, its loader and decode threads get this long to end before
+    /// the summary is written without them, seconds. Both stop within milliseconds unless hung (a
+    /// request is cancelled, a sleep is cut short, the buffer is closed).
+    static let threadStopGraceSeconds = 5.0
 
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
@@ -361,8 +367,10 @@ public final class PlayerSession: @unchecked Sendable {
 
     func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         threads.enter()
-        let thread = Thread { [threads] in
+        lock.withLock { _ = runningThreads.insert(name) }
+        let thread = Thread { [self] in
             body()
+            lock.withLock { _ = runningThreads.remove(name) }
             threads.leave()
         }
         thread.name = name
@@ -372,7 +380,13 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Finish
 
     func finish() -> SessionSummary {
-        threads.wait()
+        if threads.wait(timeout: .now() + Self.threadStopGraceSeconds) == .timedOut {
+            // A hung loader or decoder must not keep the session from ending with a complete log.
+            let stuck = lock.withLock { runningThreads.sorted() }
+            recorder.record(.error(ErrorRecord(fatal: false, category: SessionFailure.Category.internalError.rawValue, message: String(
+                format: "%@ did not stop within %g s of the session's end (hung); the summary is written without waiting for %@",
+                stuck.joined(separator: " and "), Self.threadStopGraceSeconds, stuck.count == 1 ? "it" : "them"))))
+        }
         monitor?.cancel()
         monitorQueue.sync {}
         let now = clock.now()

@@ -175,6 +175,28 @@ import Testing
         #expect(run.summary?["isLive"] as? Bool == true)
     }
 
+    /// A decoder that hangs for a minute (injected) while the session reaches its --duration: the
+    /// loader and decode threads get 5 s to stop, then the summary is written without the hung one.
+    /// Before: the session waited the whole minute for it.
+    @Test func hungDecoder_sessionStillEndsWithACompleteLog() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let started = Date()
+        let run = try withOrigin(samples) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "2"],
+                           timeoutSeconds: 90, environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "60"])
+        }
+        let wall = Date().timeIntervalSince(started)
+        expectValidLog(run)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["exitReason"] as? String == "durationReached")
+        #expect(wall < 20, "\(wall) s")
+        let stuck = try #require(run.events("error").first { ($0["message"] as? String ?? "").contains("did not stop within 5 s") },
+                                 "\(run.events("error"))")
+        let stuckMessage = stuck["message"] as? String ?? ""
+        #expect(stuckMessage.contains("hlsplay.decode"), "\(stuckMessage)")
+        #expect(stuck["fatal"] as? Bool == false)
+    }
+
     @Test func noProgressTimeout_offAndZero_disable_badValue_isAUsageError() throws {
         _ = try Repo.requireSamples("short-2s")
         let bad = try runHlsplay(["--headless", "--no-progress-timeout", "soon"])
