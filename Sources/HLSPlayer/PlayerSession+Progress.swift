@@ -7,6 +7,30 @@ import Foundation
 import HLSCore
 import HLSNet
 
+/// A dictionary that keeps only its newest `limit` keys (by first insertion).
+struct RecentEntries<Value> {
+    let limit: Int
+    private var values: [String: Value] = [:]
+    private var order: [String] = []
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    subscript(key: String) -> Value? { values[key] }
+
+    mutating func set(_ value: Value, for key: String) {
+        guard values.updateValue(value, forKey: key) == nil else { return }
+        order.append(key)
+        if order.count > limit {
+            // Drop the oldest quarter at once, so trimming is rare.
+            let drop = order.count - limit + limit / 4
+            for old in order.prefix(drop) { values[old] = nil }
+            order.removeFirst(drop)
+        }
+    }
+
+    var count: Int { values.count }
+}
+
 extension PlayerSession {
     // MARK: - Progress accounting (loader side)
 
@@ -20,7 +44,7 @@ extension PlayerSession {
             let key = url.absoluteString + (range.map { " bytes=\($0)" } ?? "")
             let before = mediaBytesReceived[key] ?? 0
             guard totalBytes > before else { return }
-            mediaBytesReceived[key] = totalBytes
+            mediaBytesReceived.set(totalBytes, for: key)
             lock.withLock { progressBytes += totalBytes - before }
         case .multivariantPlaylist, .mediaPlaylist, .steeringManifest:
             if playlistBodyHashes[url.absoluteString] == nil { lock.withLock { progressBytes += chunkBytes } }
@@ -35,7 +59,7 @@ extension PlayerSession {
         if let previous = playlistBodyHashes[key], previous != hash {
             lock.withLock { progressBytes += body.count }
         }
-        playlistBodyHashes[key] = hash
+        playlistBodyHashes.set(hash, for: key)
     }
 
     // MARK: - The no-progress watchdog (monitor)

@@ -218,8 +218,8 @@ public final class PlayerSession: @unchecked Sendable {
     var progressBytes = 0
     /// Loader-owned: a hash of each playlist URL's last body, to tell a changed reload from an unchanged one,
     /// and the most body bytes received per media resource (URL and range), to tell new bytes from a download repeated.
-    var playlistBodyHashes: [String: Int] = [:]
-    var mediaBytesReceived: [String: Int] = [:]
+    var playlistBodyHashes = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
+    var mediaBytesReceived = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
     /// Wall seconds spent inside the decoders, and media seconds of video they produced.
     var decodeBusySeconds = 0.0
     var decodedMediaSeconds = 0.0
@@ -242,6 +242,10 @@ public final class PlayerSession: @unchecked Sendable {
     let threads = DispatchGroup()
     var monitor: DispatchSourceTimer?
     let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
+    /// How many resources `playlistBodyHashes` and `mediaBytesReceived` are kept for (the newest): a
+    /// replay or a reload looks back a live window or so — tens of entries; a long LL-HLS session
+    /// would otherwise grow them with every part and every blocking-reload URL. Entries.
+    static let progressMemoryEntries = 4096
     /// Names of the loader and decode threads still running (under `lock`).
     var runningThreads: Set<String> = []
     /// After the session is asked to stop, its loader and decode threads get this long to end before

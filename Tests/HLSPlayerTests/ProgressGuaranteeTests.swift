@@ -1,5 +1,6 @@
 import Foundation
 import HLSOrigin
+@testable import HLSPlayer
 import Testing
 
 /// The progress guarantee, through the real binary against the real origin: a body that trickles
@@ -211,5 +212,21 @@ import Testing
             #expect(run.status == 0, "stderr: \(run.stderr)")
             #expect((run.logLines.first?["configuration"] as? [String: Any])?["noProgressTimeoutSeconds"] as? Double == 0)
         }
+    }
+}
+
+/// The bounded memory behind "new bytes" and "changed playlist" (PlayerSession+Progress).
+@Suite struct RecentEntriesTests {
+    @Test func keepsTheNewestKeys_dropsTheOldestQuarterPastTheLimit() {
+        var r = RecentEntries<Int>(limit: 8)
+        for i in 0..<8 { r.set(i, for: "k\(i)") }
+        #expect(r.count == 8)
+        #expect(r["k0"] == 0)
+        r.set(80, for: "k0")                 // an update is not a new key
+        #expect(r.count == 8 && r["k0"] == 80)
+        r.set(8, for: "k8")                  // one over: the oldest quarter (3 keys) goes
+        #expect(r.count == 6)
+        #expect(r["k0"] == nil && r["k2"] == nil)
+        #expect(r["k3"] == 3 && r["k8"] == 8)
     }
 }
