@@ -132,6 +132,9 @@ public enum FaultAction: Sendable, Codable, Equatable {
     case truncateAfterBytes(bytes: Int)
     /// Wait this long (in addition to the configured RTT) before the first byte of the response.
     case slowFirstByte(seconds: Double)
+    /// Send headers with the full Content-Length, then the body `bytes` at a time, one piece every `everySeconds`
+    /// (a body that trickles: bytes keep coming, so no stall timeout ever fires, but the response takes ages).
+    case trickle(bytes: Int, everySeconds: Double)
 
     /// Short human/log description, e.g. `status(503,retryAfter=2)`.
     public var logDescription: String {
@@ -144,11 +147,13 @@ public enum FaultAction: Sendable, Codable, Equatable {
         case .resetConnection: return "resetConnection"
         case let .truncateAfterBytes(bytes): return "truncateAfterBytes(\(bytes))"
         case let .slowFirstByte(seconds): return "slowFirstByte(\(seconds)s)"
+        case let .trickle(bytes, every): return "trickle(\(bytes)B/\(every)s)"
         }
     }
 
     private enum CodingKeys: String, CodingKey {
         case type, code, retryAfterSeconds, bytes, seconds
+        case everySeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -165,6 +170,13 @@ public enum FaultAction: Sendable, Codable, Equatable {
         case "resetConnection": self = .resetConnection
         case "truncateAfterBytes": self = .truncateAfterBytes(bytes: try c.decode(Int.self, forKey: .bytes))
         case "slowFirstByte": self = .slowFirstByte(seconds: try c.decode(Double.self, forKey: .seconds))
+        case "trickle":
+            let bytes = try c.decode(Int.self, forKey: .bytes)
+            let every = try c.decode(Double.self, forKey: .everySeconds)
+            guard bytes > 0, every > 0, every.isFinite else {
+                throw DecodingError.dataCorruptedError(forKey: .bytes, in: c, debugDescription: "trickle needs bytes > 0 and everySeconds > 0")
+            }
+            self = .trickle(bytes: bytes, everySeconds: every)
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: c, debugDescription: "unknown fault type \"\(type)\"")
         }
@@ -189,6 +201,10 @@ public enum FaultAction: Sendable, Codable, Equatable {
         case let .slowFirstByte(seconds):
             try c.encode("slowFirstByte", forKey: .type)
             try c.encode(seconds, forKey: .seconds)
+        case let .trickle(bytes, every):
+            try c.encode("trickle", forKey: .type)
+            try c.encode(bytes, forKey: .bytes)
+            try c.encode(every, forKey: .everySeconds)
         }
     }
 }

@@ -498,9 +498,11 @@ final class Connection: @unchecked Sendable {
         var stallAt: Int? = nil
         var stallFor: Double? = nil
         var truncateAt: Int? = nil
+        var trickle: (bytes: Int, everySeconds: Double)? = nil
         switch fault {
         case let .stallAfterBytes(bytes, seconds)?: stallAt = max(0, bytes); stallFor = seconds
         case let .truncateAfterBytes(bytes)?: truncateAt = max(0, bytes)
+        case let .trickle(bytes, every)?: trickle = (max(1, bytes), max(0.001, every))
         default: break
         }
         var sent = 0
@@ -520,9 +522,19 @@ final class Connection: @unchecked Sendable {
                     return false
                 }
             }
+            if let t = trickle, sent > 0 {
+                // One piece every `everySeconds` (the first right after the headers); the wait ends
+                // early if the client goes away or the server stops.
+                sender.pause()
+                if !idle(for: t.everySeconds) {
+                    finish(entry, sender: sender, status: status, body: sent)
+                    return false
+                }
+            }
             var want = min(buffer.count, length - sent)
             if let t = truncateAt { want = min(want, t - sent) }
             if let s = stallAt { want = min(want, s - sent) }
+            if let t = trickle { want = min(want, t.bytes) }
             let n: Int
             if let generated {
                 n = want

@@ -62,6 +62,7 @@ extension OriginServer {
     ///   - `{"type": "resetConnection"}`
     ///   - `{"type": "truncateAfterBytes", "bytes": 500}`
     ///   - `{"type": "slowFirstByte", "seconds": 1.5}`
+    ///   - `{"type": "trickle", "bytes": 188, "everySeconds": 0.5}` (the body `bytes` at a time, one piece per period)
     ///
     /// Example:
     /// ```json

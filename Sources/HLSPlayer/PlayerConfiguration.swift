@@ -65,6 +65,11 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var networkLimit = NetworkLimitClassifier()
     /// The wall-clock wedge / over-selection rules for the in-flight request.
     public var byteProgress = ByteProgressClassifier()
+    /// The trickle rule for the in-flight request: bytes flowing too slowly to ever be useful (docs/startup-cap.md §4b).
+    public var trickle = TrickleClassifier()
+    /// `--no-progress-timeout`: the session ends with an error when neither the media clock nor the
+    /// downloaded bytes moved for this long, seconds; nil = off (NoProgressWatchdog).
+    public var noProgressTimeoutSeconds: Double? = NoProgressWatchdog.defaultTimeoutSeconds
     /// Times one segment may be abandoned (wedged twice on a request, or over-selected) before the session gives up.
     public static let maxWedgeReRequestsPerSegment = 5
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
@@ -109,6 +114,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
+             trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
     }
@@ -135,6 +141,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(estimateStore, forKey: .estimateStore)
         try c.encode(networkLimit, forKey: .networkLimit)
         try c.encode(byteProgress, forKey: .byteProgress)
+        try c.encode(trickle, forKey: .trickle)
+        // 0 when off, as on the command line (the log never holds nulls).
+        try c.encode(noProgressTimeoutSeconds ?? 0, forKey: .noProgressTimeoutSeconds)
         try c.encode(predictor, forKey: .predictor)
         try c.encodeIfPresent(modelPath, forKey: .modelPath)
         try c.encode(policy, forKey: .policy)

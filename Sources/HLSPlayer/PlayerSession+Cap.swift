@@ -79,11 +79,18 @@ extension PlayerSession {
         capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: response.finishedAt)))
     }
 
+    /// What the monitor found about the in-flight request.
+    enum InFlightFinding {
+        case byteProgress(InFlightSnapshot, ByteProgressAssessment, requestID: Int)
+        case trickle(TrickleSnapshot, TrickleAssessment, requestID: Int, purpose: RequestPurpose, url: String)
+    }
+
     /// The wall-clock byte-progress check of the in-flight segment request:
     /// wedged → abort and re-request on a fresh connection; over-selected →
-    /// abandon and lower the cap. Runs on the monitor, never on the loader.
+    /// abandon and lower the cap; otherwise the trickle rule (+Progress) judges
+    /// its projected completion. Runs on the monitor, never on the loader.
     func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
-        let found: (InFlightSnapshot, ByteProgressAssessment, Int)? = lock.withLock {
+        let found: InFlightFinding? = lock.withLock {
             // Segments get both rules; playlists the wedge rule only (no duration, no rung: never over-selected).
             guard let f = inFlight, f.abort == nil else { return nil }
             let duration: Double
@@ -105,43 +112,62 @@ extension PlayerSession {
             let assessment = configuration.byteProgress.classify(snapshot)
             switch assessment.remedy {
             case .none:
-                return nil
+                break
             case .reRequestOnFreshConnection:
                 inFlight?.abort = .wedged
+                f.token.cancel()
+                return .byteProgress(snapshot, assessment, requestID: f.requestID)
             case .abandonAndCap:
-                // Abandoning pays only when there is a lower rung to go to.
-                guard let rung = f.rungBitrateBps, variants.contains(where: { Double($0.bandwidthBps) < rung }) else { return nil }
-                inFlight?.abort = .overSelected
+                // Abandoning pays only when there is a lower rung to go to; without one the trickle rule judges it.
+                if let rung = f.rungBitrateBps, variants.contains(where: { Double($0.bandwidthBps) < rung }) {
+                    inFlight?.abort = .overSelected
+                    f.token.cancel()
+                    return .byteProgress(snapshot, assessment, requestID: f.requestID)
+                }
             }
-            f.token.cancel()
-            return (snapshot, assessment, f.requestID)
+            return judgeTrickle(f, at: now, bufferSeconds: bufferSeconds, wedgeWindowSeconds: assessment.wedgeWindowSeconds)
+                .map { .trickle($0.0, $0.1, requestID: f.requestID, purpose: f.purpose, url: f.url) }
         }
-        guard let (snapshot, assessment, requestID) = found else { return }
-        recorder.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot, assessment: assessment)))
-        switch assessment.remedy {
-        case .reRequestOnFreshConnection:
-            lock.withLock { freshConnectionNext = true }
-            capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
-        case .abandonAndCap(let cap):
-            // The abandoned transfer is evidence too: its throughput so far goes to the estimator,
-            // and the choice is capped below the abandoned rung until delivery earns it back.
-            let partial = lock.withLock { () -> ThroughputSample? in
-                overSelectionCapBps = SessionDecisions.overSelectionCap(
-                    afterAbandoning: snapshot.rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
-                    ladderBitratesBps: variants.map(\.bandwidthBps))
-                guard let elapsed = snapshot.measuredThroughputBps.map({ _ in snapshot.elapsedSeconds }), snapshot.bytesReceived > 0 else { return nil }
-                return ThroughputSample(bytes: snapshot.bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
+        switch found {
+        case nil:
+            return
+        case let .trickle(snapshot, assessment, requestID, purpose, url):
+            performTrickle(requestID: requestID, purpose: purpose, url: url, snapshot: snapshot, assessment: assessment, at: now)
+        case let .byteProgress(snapshot, assessment, requestID):
+            recorder.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot, assessment: assessment)))
+            switch assessment.remedy {
+            case .reRequestOnFreshConnection:
+                lock.withLock { freshConnectionNext = true }
+                capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
+            case .abandonAndCap(let cap):
+                abandonForLowerRung(rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
+                                    elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
+                                    measuredBps: snapshot.measuredThroughputBps, ratio: assessment.overSelectionRatio ?? 0, at: now)
+            case .none:
+                break
             }
-            if let partial {
-                let verdict = lock.withLock { estimator.add(partial) }
-                recorder.record(.capNote(CapNote(kind: .overSelection, phase: lock.withLock { capController.phase },
-                    detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
-                                   partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, lock.withLock { overSelectionCapBps ?? 0 }))))
-            }
-            capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, measuredBps: snapshot.measuredThroughputBps, at: now))
-        case .none:
-            break
         }
+    }
+
+    /// After abandoning a fetch for a lower rung (over-selected, or trickling over its budget):
+    /// the abandoned transfer is evidence too — its throughput so far goes to the estimator — and
+    /// the choice is capped below the abandoned rung until delivery earns it back.
+    func abandonForLowerRung(rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
+                             measuredBps: Double?, ratio: Double, at now: MonotonicInstant) {
+        let partial = lock.withLock { () -> ThroughputSample? in
+            overSelectionCapBps = SessionDecisions.overSelectionCap(
+                afterAbandoning: rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
+                ladderBitratesBps: variants.map(\.bandwidthBps))
+            guard let elapsed = elapsedSeconds, bytesReceived > 0 else { return nil }
+            return ThroughputSample(bytes: bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
+        }
+        if let partial {
+            let verdict = lock.withLock { estimator.add(partial) }
+            recorder.record(.capNote(CapNote(kind: .overSelection, phase: lock.withLock { capController.phase },
+                detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
+                               partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, lock.withLock { overSelectionCapBps ?? 0 }))))
+        }
+        capEvent(.overSelected(suggestedCapBps: cap, ratio: ratio, measuredBps: measuredBps, at: now))
     }
 
     /// Stores the session's final estimate for the next start on this network.

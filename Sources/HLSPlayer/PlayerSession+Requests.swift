@@ -13,6 +13,7 @@ extension PlayerSession {
                segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil) throws -> HTTPResponse {
         var attempts = 0
         var wedgeReRequests = 0
+        var trickleReRequests = 0
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
@@ -53,12 +54,17 @@ extension PlayerSession {
                 inFlight = InFlightRequest(requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
                                            segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
                                            token: token)
+                inFlight?.url = start.url
+                inFlight?.mediaSequence = mediaSequence
+                inFlight?.track = track
+                inFlight?.trickleReRequests = trickleReRequests
             }
             if isStopping { token.cancel() }
             var lastLogged: MonotonicInstant?
             var bytesSinceLog = 0
             let interval = configuration.progressLogIntervalSeconds
             let fetched = client.fetch(request, cancellation: token) { [self] progress in
+                noteBodyBytes(totalBytes: progress.totalBytes, chunkBytes: progress.chunkBytes, purpose: purpose, url: url, range: rangeText)
                 lock.withLock {
                     inFlight?.bytes = progress.totalBytes
                     inFlight?.expectedBytes = progress.expectedBytes
@@ -95,6 +101,7 @@ extension PlayerSession {
             }
             switch result {
             case .success(let response):
+                notePlaylistBody(response.body, purpose: purpose, url: url)
                 let timings = TimingsRecord(response.timings)
                 let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
                 let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
@@ -141,6 +148,16 @@ extension PlayerSession {
                     switch abort {
                     case .liveResync:
                         throw LiveStepInterrupt()
+                    case .trickleReRequest:
+                        // The trickle rule: the rest would arrive too late and there is nothing lower; try a
+                        // fresh connection at once (not a failed attempt of the retry policy).
+                        trickleReRequests += 1
+                        attempts -= 1
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        continue
+                    case .trickleFailed(let message):
+                        throw SessionFailure(category: .network, message: message, url: shown(url))
                     case .overSelected:
                         throw SegmentAbandoned()
                     case .wedged where wedgeReRequests == 0 && segment != nil && shouldReDecideAfterWedge(segmentDurationSeconds: segment!.durationSeconds, variantIndex: variantIndex):

@@ -28,7 +28,11 @@ import HLSNet
 
 /// A failure that ends the session, with a category for the exit status.
 struct SessionFailure: Error, CustomStringConvertible {
-    enum Category: String { case network, playlist, media, internalError = "internal" }
+    enum Category: String {
+        case network, playlist, media, internalError = "internal"
+        /// The progress watchdog ended the session (exit 75).
+        case noProgress = "no-progress"
+    }
     var category: Category
     var message: String
     var url: String?
@@ -39,7 +43,12 @@ struct SessionFailure: Error, CustomStringConvertible {
 
 /// The in-flight request as the wall-clock monitor sees it.
 struct InFlightRequest {
-    enum Abort: Equatable { case wedged, overSelected, liveResync }
+    enum Abort: Equatable {
+        case wedged, overSelected, liveResync
+        /// The trickle rule: re-request on a fresh connection / fail the request with this message.
+        case trickleReRequest
+        case trickleFailed(String)
+    }
     var requestID: Int
     var purpose: RequestPurpose
     var startedAt: MonotonicInstant
@@ -53,6 +62,15 @@ struct InFlightRequest {
     var token: CancellationToken
     /// Why the monitor cancelled it, if it did.
     var abort: Abort?
+    /// For the trickle rule and its log: the URL as logged, the segment's media sequence,
+    /// the track (`audio` for an alternate rendition), the monitor's byte samples, the
+    /// trickle re-requests already made for this fetch, and whether its wait was logged.
+    var url = ""
+    var mediaSequence: Int?
+    var track: String?
+    var rateWindow = ByteRateWindow()
+    var trickleReRequests = 0
+    var trickleWaitLogged = false
 }
 
 /// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
@@ -194,6 +212,14 @@ public final class PlayerSession: @unchecked Sendable {
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     var overSelectionCapBps: Int?
+    /// The progress watchdog (--no-progress-timeout) and the bytes it counts as new: media body bytes
+    /// not received before, playlists when new or changed (see NoProgressWatchdog).
+    var progressWatchdog: NoProgressWatchdog
+    var progressBytes = 0
+    /// Loader-owned: a hash of each playlist URL's last body, to tell a changed reload from an unchanged one,
+    /// and the most body bytes received per media resource (URL and range), to tell new bytes from a download repeated.
+    var playlistBodyHashes = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
+    var mediaBytesReceived = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
     /// Wall seconds spent inside the decoders, and media seconds of video they produced.
     var decodeBusySeconds = 0.0
     var decodedMediaSeconds = 0.0
@@ -216,6 +242,16 @@ public final class PlayerSession: @unchecked Sendable {
     let threads = DispatchGroup()
     var monitor: DispatchSourceTimer?
     let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
+    /// How many resources `playlistBodyHashes` and `mediaBytesReceived` are kept for (the newest): a
+    /// replay or a reload looks back a live window or so — tens of entries; a long LL-HLS session
+    /// would otherwise grow them with every part and every blocking-reload URL. Entries.
+    static let progressMemoryEntries = 4096
+    /// Names of the loader and decode threads still running (under `lock`).
+    var runningThreads: Set<String> = []
+    /// After the session is asked to stop, its loader and decode threads get this long to end before
+    /// the summary is written without them, seconds. Both stop within milliseconds unless hung (a
+    /// request is cancelled, a sleep is cut short, the buffer is closed).
+    static let threadStopGraceSeconds = 5.0
 
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
@@ -277,6 +313,7 @@ public final class PlayerSession: @unchecked Sendable {
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
+        progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
     }
 
     /// Called with every event as it is logged (tests, live views).
@@ -334,8 +371,10 @@ public final class PlayerSession: @unchecked Sendable {
 
     func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         threads.enter()
-        let thread = Thread { [threads] in
+        lock.withLock { _ = runningThreads.insert(name) }
+        let thread = Thread { [self] in
             body()
+            lock.withLock { _ = runningThreads.remove(name) }
             threads.leave()
         }
         thread.name = name
@@ -345,7 +384,13 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Finish
 
     func finish() -> SessionSummary {
-        threads.wait()
+        if threads.wait(timeout: .now() + Self.threadStopGraceSeconds) == .timedOut {
+            // A hung loader or decoder must not keep the session from ending with a complete log.
+            let stuck = lock.withLock { runningThreads.sorted() }
+            recorder.record(.error(ErrorRecord(fatal: false, category: SessionFailure.Category.internalError.rawValue, message: String(
+                format: "%@ did not stop within %g s of the session's end (hung); the summary is written without waiting for %@",
+                stuck.joined(separator: " and "), Self.threadStopGraceSeconds, stuck.count == 1 ? "it" : "them"))))
+        }
         monitor?.cancel()
         monitorQueue.sync {}
         let now = clock.now()
@@ -405,6 +450,10 @@ public final class PlayerSession: @unchecked Sendable {
         record(actions)
         if !isStopping {
             recorder.record(.bufferSample(sample))
+            // The progress watchdog first: when it ends the session, nothing else is decided on this tick.
+            checkProgress(at: now, sample: sample)
+        }
+        if !isStopping {
             checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
             checkDecodeHang(at: now, phase: sample.phase)
             if !configuration.decode { buffer.discard(decodedBefore: sample.positionSeconds) }

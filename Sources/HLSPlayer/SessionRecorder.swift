@@ -135,6 +135,9 @@ final class SessionRecorder: @unchecked Sendable {
     private var builder = SummaryBuilder()
     private var har: HARBuilder?
     private var writeFailed = false
+    /// Set by `finish`: the summary is the last line, so events after it (from a thread that hung
+    /// past the end) are dropped.
+    private var finished = false
     /// Called for every event (after it is recorded), e.g. by tests or a live view.
     var observer: (@Sendable (TimedEvent) -> Void)?
 
@@ -157,13 +160,14 @@ final class SessionRecorder: @unchecked Sendable {
     /// Records an event stamped with the current time. The stamp is taken
     /// under the lock, so `t` never decreases down the log.
     func record(_ event: SessionEvent) {
-        let timed = lock.withLock {
+        let timed: TimedEvent? = lock.withLock {
+            guard !finished else { return nil }
             let timed = TimedEvent(seconds: seconds(at: clock.now()), event: event)
             builder.record(event)
             write(encoder.line(timed))
             return timed
         }
-        observer?(timed)
+        if let timed { observer?(timed) }
     }
 
     /// Built only when a HAR file is written (building one formats a date).
@@ -180,6 +184,7 @@ final class SessionRecorder: @unchecked Sendable {
     /// Builds the summary from the recorded events, writes it as the last line, and writes the HAR file.
     func finish(makeSummary: (SummaryBuilder) -> SessionSummary) -> SessionSummary {
         lock.withLock {
+            finished = true
             let summary = makeSummary(builder)
             write(encoder.line(summary))
             if let har, !har.write() { reportWriteFailure(har.path, what: "the HAR file") }

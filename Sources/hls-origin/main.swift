@@ -6,6 +6,7 @@ import HLSOrigin
 let usage = """
 usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
+                  [--trickle PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
                   [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
                   [--max-connections N] [--max-connections-per-address N]
@@ -24,6 +25,7 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
   --fault-404 PAT     answer 404 to every request whose path matches PAT (glob or substring); repeatable
   --fault-503 PAT     answer 503 with Retry-After: 1 to matching requests; repeatable
   --black-hole PAT    accept matching requests and never answer; repeatable
+  --trickle PAT       send matching bodies 188 bytes every 0.5 s (a body that trickles); repeatable
   --collapse AT:DUR   the link delivers nothing from AT for DUR (e.g. 20s:5s); repeatable
   --stale-playlist AT:DUR   (live) the live window stops advancing from AT for DUR; repeatable
   --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
@@ -145,6 +147,8 @@ while let arg = args.popFirst() {
         scenario.faults.append(FaultRule(pathPattern: value(), action: .status(code: 503, retryAfterSeconds: 1)))
     case "--black-hole":
         scenario.faults.append(FaultRule(pathPattern: value(), action: .blackHole))
+    case "--trickle":
+        scenario.faults.append(FaultRule(pathPattern: value(), action: .trickle(bytes: 188, everySeconds: 0.5)))
     case "--collapse":
         let v = value()
         guard let (at, d) = parseWindow(v) else { fail("bad window \(v) (want AT:DURATION)") }

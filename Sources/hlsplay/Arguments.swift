@@ -28,6 +28,8 @@ struct Arguments {
     var decodeThreads: Int?
     var firstByteTimeoutSeconds: Double?
     var stallTimeoutSeconds: Double?
+    /// `--no-progress-timeout`: nil = the default; 0 = off.
+    var noProgressTimeoutSeconds: Double?
     var startupCap: String?
     var cold = false
     var estimateStorePath: String?
@@ -73,6 +75,9 @@ struct Arguments {
       --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
       --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
       --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
+      --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
+                                 arrives or plays for this long: neither new bytes nor the
+                                 media clock move (default 60; 0 or off: never)
       --startup-cap MODE         auto (default: no cap when a fresh estimate is stored,
                                  else probe the lowest rung and ramp on evidence),
                                  off, or first-variant (startsOnFirstEligibleVariant)
@@ -102,7 +107,8 @@ struct Arguments {
 
     exit status: 0 played to the end or for --duration; 64 usage error;
     65 malformed playlist or media; 69 network failure; 73 cannot create an
-    output file; 74 a log write failed; 70 internal error; 130 interrupted.
+    output file; 74 a log write failed; 70 internal error; 75 no progress for
+    --no-progress-timeout; 130 interrupted.
     """
 
     static func parse(_ argv: [String]) throws(UsageError) -> Arguments {
@@ -171,6 +177,16 @@ struct Arguments {
             case "--monitor-interval": a.monitorIntervalSeconds = try seconds(word, allowZero: false)
             case "--first-byte-timeout": a.firstByteTimeoutSeconds = try seconds(word, allowZero: false)
             case "--stall-timeout": a.stallTimeoutSeconds = try seconds(word, allowZero: false)
+            case "--no-progress-timeout":
+                let w = try value(for: word)
+                if w == "off" {
+                    a.noProgressTimeoutSeconds = 0
+                } else {
+                    guard let v = Double(w), v.isFinite, v >= 0 else {
+                        throw UsageError(message: "--no-progress-timeout: '\(w)' is not a number of seconds ≥ 0 or 'off'")
+                    }
+                    a.noProgressTimeoutSeconds = v
+                }
             case "--peak-bitrate":
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else { throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)") }
@@ -235,6 +251,7 @@ extension Arguments {
         if let v = decodeThreads { configuration.decodeThreadCount = v }
         if let v = firstByteTimeoutSeconds { configuration.firstByteTimeoutSeconds = v }
         if let v = stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
+        if let v = noProgressTimeoutSeconds { configuration.noProgressTimeoutSeconds = v > 0 ? v : nil }
         if let v = startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
         configuration.forceCold = cold
         if let v = predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }

@@ -173,6 +173,7 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
         switch session.failureCategory {
         case "playlist", "media": status = 65
         case "network": status = 69
+        case "no-progress": status = 75
         default: status = 70
         }
     }

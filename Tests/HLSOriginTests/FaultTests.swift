@@ -94,6 +94,63 @@ extension OriginTests {
         #expect(fast < 0.3)
     }
 
+    @Test func trickleSendsTheBodyPieceByPiece_oneEveryPeriod() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("trickle-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let f = try Self.faulted([FaultRule(pathPattern: "seg0.ts", action: .trickle(bytes: 25_000, everySeconds: 0.2))], log: log)
+        let c = try f.client(timeout: 3)
+        c.request("GET", "/v/seg0.ts")
+        let started = monotonicNow()
+        let head = try c.readHead()
+        #expect(head.status == 200)
+        #expect(head.headers["content-length"] == "100000", "the whole length is announced")
+        // Four pieces of 25 000 bytes: the first at once, then one per 0.2 s.
+        var body: [UInt8] = []
+        var arrivals: [Double] = []
+        for _ in 0..<4 {
+            body += try c.readBody(25_000)
+            arrivals.append(monotonicNow() - started)
+        }
+        #expect(body == Fixture.segment)
+        #expect(arrivals[0] < 0.15, "the first piece comes with the headers: \(arrivals)")
+        for (a, b) in zip(arrivals, arrivals.dropFirst()) {
+            #expect(b - a >= 0.15 && b - a < 0.6, "one piece per period: \(arrivals)")
+        }
+        // The connection stays usable, and other paths are not trickled.
+        var playlist: RawClient.Response?
+        let fast = try elapsed { playlist = try c.get("/v/index.m3u8") }
+        #expect(playlist?.bodyString == Fixture.playlist)
+        #expect(fast < 0.3)
+        f.server.stop()
+        let entry = try #require(try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+            .map { try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }.first { $0.path == "/v/seg0.ts" })
+        #expect(entry.fault == "trickle(25000B/0.2s)")
+        #expect(entry.bodyBytesSent == 100_000)
+    }
+
+    @Test func trickleStopsWhenTheClientGoesAway() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("trickle-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: log) }
+        // 188 bytes every 0.1 s would take 53 s for the 100 kB file.
+        let f = try Self.faulted([FaultRule(pathPattern: "seg0.ts", action: .trickle(bytes: 188, everySeconds: 0.1))], log: log)
+        do {
+            let c = try f.client(timeout: 3)
+            c.request("GET", "/v/seg0.ts")
+            _ = try c.readHead()
+            _ = try c.readBody(188 * 3)
+        }   // the client closes here
+        // The server notices within a period or two and logs the response as cut short.
+        var entry: RequestLogEntry?
+        let deadline = monotonicNow() + 3
+        while entry == nil && monotonicNow() < deadline {
+            usleep(50_000)
+            entry = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n")
+                .compactMap { try? JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }.first
+        }
+        let e = try #require(entry, "the trickled response ended when the client left")
+        #expect(e.bodyBytesSent >= 188 * 3 && e.bodyBytesSent < 188 * 30, "sent \(e.bodyBytesSent)")
+    }
+
     @Test func rttDelaysEveryResponse() throws {
         let f = try Fixture(configuration: OriginConfiguration(rttSeconds: 0.2))
         let c = try f.client()
@@ -144,7 +201,8 @@ extension OriginTests {
           {"pathPattern": "b", "action": {"type": "blackHole"}},
           {"pathPattern": "c", "action": {"type": "resetConnection"}},
           {"pathPattern": "d", "action": {"type": "slowFirstByte", "seconds": 1.5}},
-          {"pathPattern": "e", "action": {"type": "status", "code": 404}}
+          {"pathPattern": "e", "action": {"type": "status", "code": 404}},
+          {"pathPattern": "f", "action": {"type": "trickle", "bytes": 188, "everySeconds": 0.5}}
         ]
         """
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("faults-\(UUID().uuidString).json")
@@ -160,6 +218,7 @@ extension OriginTests {
             FaultRule(pathPattern: "c", action: .resetConnection),
             FaultRule(pathPattern: "d", action: .slowFirstByte(seconds: 1.5)),
             FaultRule(pathPattern: "e", action: .status(code: 404, retryAfterSeconds: nil)),
+            FaultRule(pathPattern: "f", action: .trickle(bytes: 188, everySeconds: 0.5)),
         ])
         // Wrapped form, and encode/decode round trip.
         try Data(#"{"faults": [{"pathPattern": "x", "action": {"type": "blackHole"}}]}"#.utf8).write(to: url)
@@ -168,6 +227,9 @@ extension OriginTests {
         #expect(try JSONDecoder().decode([FaultRule].self, from: encoded) == rules)
         // Unknown type is an error.
         try Data(#"[{"pathPattern": "x", "action": {"type": "explode"}}]"#.utf8).write(to: url)
+        #expect(throws: (any Error).self) { try OriginServer.loadFaults(from: url) }
+        // A trickle needs a piece size and a period above 0.
+        try Data(#"[{"pathPattern": "x", "action": {"type": "trickle", "bytes": 0, "everySeconds": 0.5}}]"#.utf8).write(to: url)
         #expect(throws: (any Error).self) { try OriginServer.loadFaults(from: url) }
     }
 }

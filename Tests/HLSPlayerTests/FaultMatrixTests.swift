@@ -21,6 +21,10 @@ enum MatrixFault: String, CaseIterable, Sendable {
     case slowFirstByte = "first byte 2.5 s late"
     case linkCollapse = "link collapse 2.5 s"
     case stalePlaylist = "stale playlist 6 s"
+    /// 188 bytes (one TS packet) every 0.5 s: bytes never stop, so no timeout fires (trickle rule).
+    case trickle = "body trickles 188 B / 0.5 s"
+    /// The live window never advances again (no-progress watchdog).
+    case stalePlaylistForever = "stale playlist forever"
 
     /// Body bytes sent before a stall or truncation: fewer than any playlist or segment holds.
     static let partialBodyBytes = 100
@@ -40,7 +44,8 @@ enum MatrixFault: String, CaseIterable, Sendable {
         case .reset: .resetConnection
         case .truncated: .truncateAfterBytes(bytes: Self.partialBodyBytes)
         case .slowFirstByte: .slowFirstByte(seconds: Self.delaySeconds)
-        case .linkCollapse, .stalePlaylist: nil
+        case .trickle: .trickle(bytes: 188, everySeconds: 0.5)
+        case .linkCollapse, .stalePlaylist, .stalePlaylistForever: nil
         }
     }
 }
@@ -100,6 +105,9 @@ enum MatrixEvidence: String, Sendable {
     /// The origin saw the request again after the reset (libcurl re-sends on its own when a reused
     /// connection dies before the response; a fresh one fails as `truncatedBody` and is retried).
     case resent
+    /// A trickling fetch was given up on by a verdict: abandoned for a lower rung (over-selected, or
+    /// `request.trickle` abandon-lower) or re-requested on a fresh connection (`request.trickle`).
+    case trickleJudged
 }
 
 struct FaultCase: Sendable, CustomTestStringConvertible {
@@ -121,6 +129,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         case (.liveReload, .stalePlaylist), (.atStart, .stalePlaylist): 14
         // Long enough that only the abandon limit can end it (each abandon costs two wedge windows).
         case (.everySegment, .blackHole): 90
+        // Long enough that the trickle verdicts, not --duration, end it (the buffer lasts past 8 s).
+        case (.everySegment, .trickle): 30
+        // Long enough that only the no-progress watchdog (60 s after the last new media) can end it.
+        case (.liveReload, .stalePlaylistForever): 150
         default: Self.defaultDurationSeconds
         }
     }
@@ -133,7 +145,9 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     var wallBoundSeconds: Double {
         switch expected {
         case .recovers: return durationSeconds + 30
-        case .fails: return when == .everySegment && fault == .blackHole ? 100 : 60
+        case .fails:
+            if fault == .stalePlaylistForever { return 110 }
+            return when == .everySegment && fault == .blackHole ? 100 : 60
         }
     }
 
@@ -147,6 +161,8 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
         case .stalePlaylist:
             let at = when == .liveReload ? MatrixWhen.midPlayAtSeconds : 0
             config.live?.stalePlaylists = [StalePlaylist(atSeconds: at, durationSeconds: 6)]
+        case .stalePlaylistForever:
+            config.live?.stalePlaylists = [StalePlaylist(atSeconds: MatrixWhen.midPlayAtSeconds, durationSeconds: 100_000)]
         default:
             let p = when.pattern
             config.faults = [FaultRule(pathPattern: p.path, requestIndex: when == .everySegment ? nil : 0,
@@ -173,13 +189,16 @@ extension FaultCase {
                 switch fault {
                 case .linkCollapse: whens = [.atStart, .midPlay]
                 case .stalePlaylist: whens = content == .live ? [.atStart, .liveReload] : []
+                case .stalePlaylistForever: whens = content == .live ? [.liveReload] : []
                 default:
                     whens = MatrixWhen.allCases.filter { w in
                         switch w {
                         case .atStart: false
                         case .liveReload: content == .live
-                        // Persistent: the retry limit (500), the abandon limit (black hole), and live 404s.
-                        case .everySegment: fault == .serverError500 || fault == .blackHole || (fault == .notFound404 && content == .live)
+                        // Persistent: the retry limit (500), the abandon limit (black hole), the trickle
+                        // rule's fail verdict, and live 404s.
+                        case .everySegment: fault == .serverError500 || fault == .blackHole || fault == .trickle
+                            || (fault == .notFound404 && content == .live)
                         default: true
                         }
                     }
@@ -224,6 +243,15 @@ extension FaultCase {
             return .recovers(.waited)
         case .stalePlaylist:
             return .recovers(.liveReloadWaited)
+        case .trickle:
+            // Down to the lowest rung, re-requested once, then failed with the projection.
+            if when == .everySegment { return .fails(status: 69, category: "network", message: "trickled") }
+            // A playlist (≈ 600 bytes) is in after four pieces, under the judging age (the 3 s wedge window).
+            if playlist { return .recovers(.waited) }
+            return .recovers(.trickleJudged)
+        case .stalePlaylistForever:
+            // The window's segments play; resyncs replay them; no new media for 60 s ends it.
+            return .fails(status: 75, category: "no-progress", message: "no progress for")
         }
     }
 }
@@ -324,6 +352,11 @@ struct MatrixFindings {
             let verdicts = run.events("request.byteProgress").map { ($0["assessment"] as? [String: Any])?["verdict"] as? String ?? "?" }
             evidence.append("request.byteProgress: " + Self.counted(verdicts))
         }
+        let trickles = run.events("request.trickle").map { ($0["assessment"] as? [String: Any])?["verdict"] as? String ?? "?" }
+        if !trickles.isEmpty { evidence.append("request.trickle: " + Self.counted(trickles)) }
+        if let watchdog = run.events("session.noProgress").first {
+            evidence.append(String(format: "session.noProgress: %.0f s without new media", watchdog["secondsWithoutProgress"] as? Double ?? 0))
+        }
         let downs = run.events("abr.switch").filter { ($0["toBandwidthBps"] as? Int ?? 0) < ($0["fromBandwidthBps"] as? Int ?? 0) }
         if !downs.isEmpty {
             evidence.append("abr.switch down: " + downs.map { "v\($0["fromVariantIndex"] ?? "?")→v\($0["toVariantIndex"] ?? "?")" }.joined(separator: ", "))
@@ -407,6 +440,10 @@ struct MatrixFindings {
                 #expect(run.events("playlist.loaded").contains { $0["changed"] as? Bool == false }, "an unchanged reload: \(findings.evidence)")
             case .resent:
                 #expect(findings.originRequestsForFaultedPath >= 2, "the origin saw the request again: \(findings.evidence)")
+            case .trickleJudged:
+                let overSelected = run.events("request.byteProgress").contains { ($0["assessment"] as? [String: Any])?["verdict"] as? String == "over-selected" }
+                let trickle = run.events("request.trickle").contains { ($0["assessment"] as? [String: Any])?["verdict"] as? String != "healthy" }
+                #expect(overSelected || trickle, "an over-selection or trickle verdict: \(findings.evidence)")
             }
         case .fails(let status, let category, let message):
             #expect(run.status == status, "stderr: \(run.stderr)")

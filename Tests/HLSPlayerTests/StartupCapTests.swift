@@ -152,6 +152,7 @@ import Testing
         #expect(seconds >= 5 && seconds <= 7.5, "the first segment took \(seconds) s")
         #expect(firstEnd["ok"] as? Bool == true)
         #expect(run.events("request.byteProgress").isEmpty, "neither wedged nor over-selected: \(run.events("request.byteProgress"))")
+        #expect(run.events("request.trickle").isEmpty, "not judged a trickle: \(run.events("request.trickle"))")
         #expect(run.summary?["wedgesDetected"] as? Int == 0)
         #expect(run.summary?["overSelections"] as? Int == 0)
         // Nothing failed but the request in flight when --duration ended the session.

@@ -191,3 +191,21 @@ public struct ByteProgressRecord: Sendable, Equatable, Codable {
         self.assessment = assessment
     }
 }
+
+/// A trickle judgement that acted (abandon lower, re-request, fail) or started a wait over the
+/// budget with nothing lower (`over-budget-within-patience`, once per request), with its inputs.
+public struct TrickleRecord: Sendable, Equatable, Codable {
+    public var requestID: Int?
+    /// The request's purpose and URL (as logged in `request.start`).
+    public var purpose: String
+    public var url: String?
+    public var snapshot: TrickleSnapshot
+    public var assessment: TrickleAssessment
+    public init(requestID: Int?, purpose: String, url: String?, snapshot: TrickleSnapshot, assessment: TrickleAssessment) {
+        self.requestID = requestID
+        self.purpose = purpose
+        self.url = url
+        self.snapshot = snapshot
+        self.assessment = assessment
+    }
+}

@@ -528,6 +528,10 @@ public enum SessionEvent: Sendable, Equatable {
     case capNote(CapNote)
     case sampleVerdict(SampleVerdictRecord)
     case byteProgress(ByteProgressRecord)
+    /// A body that trickles, judged by its projected completion (docs/startup-cap.md §4b).
+    case trickle(TrickleRecord)
+    /// The progress watchdog fired: neither the media clock nor the downloaded bytes moved for its timeout.
+    case noProgress(NoProgressRecord)
     // Stall-risk prediction and playback policy (docs/stall-prediction.md)
     case stallRisk(StallRiskSample)
     case policyChange(PolicyChange)
@@ -567,6 +571,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .capNote: "cap.note"
         case .sampleVerdict: "sample.verdict"
         case .byteProgress: "request.byteProgress"
+        case .trickle: "request.trickle"
+        case .noProgress: "session.noProgress"
         case .stallRisk: "risk.sample"
         case .policyChange: "policy.change"
         case .predictorFailed: "predictor.failed"
@@ -605,6 +611,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .capNote(let p): p
         case .sampleVerdict(let p): p
         case .byteProgress(let p): p
+        case .trickle(let p): p
+        case .noProgress(let p): p
         case .stallRisk(let p): p
         case .policyChange(let p): p
         case .predictorFailed(let p): p

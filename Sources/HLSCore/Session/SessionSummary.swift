@@ -56,6 +56,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var wedgesDetected: Int
     /// In-flight requests abandoned as over-selected (and the cap lowered).
     public var overSelections: Int
+    /// Trickle verdicts that acted: abandoned for a lower rung, re-requested, or failed (docs/startup-cap.md §4b).
+    /// Absent in logs written before the rule existed.
+    public var trickleVerdicts: Int? = nil
     /// Live only: resyncs to the live edge and full restarts performed (docs/startup-cap.md §5).
     public var liveResyncs: Int?
     public var liveRestarts: Int?
@@ -87,6 +90,7 @@ public struct SummaryBuilder: Sendable {
     private var capChanges = 0
     private var wedges = 0
     private var overSelections = 0
+    private var trickleVerdicts = 0
     private var liveResyncs = 0
     private var audioSegments = 0
     private var liveRestarts = 0
@@ -142,6 +146,8 @@ public struct SummaryBuilder: Sendable {
             case .overSelected: overSelections += 1
             default: break
             }
+        case .trickle(let e):
+            if e.assessment.verdict != .healthy { trickleVerdicts += 1 }
         default:
             break
         }
@@ -170,7 +176,7 @@ public struct SummaryBuilder: Sendable {
             }
             if s.start <= finalPositionSeconds || last == nil { last = s.bandwidth }
         }
-        return SessionSummary(
+        var summary = SessionSummary(
             url: url, isLive: isLive, exitReason: exitReason, error: error,
             timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
             startup: firstFrame?.breakdown ?? lastBreakdown,
@@ -186,5 +192,7 @@ public struct SummaryBuilder: Sendable {
             liveLatencySeconds: latencies.last,
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
+        summary.trickleVerdicts = trickleVerdicts
+        return summary
     }
 }
