@@ -227,8 +227,8 @@ extension PlayerSession {
             // `su`: this segment is needed before playback can start or resume.
             let ahead = timeline.bufferedEndSeconds - timeline.positionSeconds(at: now)
             switch timeline.phase {
-            case .startingUp: d.startup = purpose == .segment && ahead < timeline.configuration.startupBufferSeconds
-            case .stalled: d.startup = purpose == .segment && ahead < timeline.configuration.resumeBufferSeconds
+            case .startingUp: d.startup = purpose == .segment && ahead < timeline.startupThresholdSeconds
+            case .stalled: d.startup = purpose == .segment && ahead < timeline.resumeThresholdSeconds
             case .playing, .ended: d.startup = false
             }
             d.bufferStarvation = starvedSinceLastRequest

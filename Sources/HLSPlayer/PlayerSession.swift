@@ -156,6 +156,9 @@ public final class PlayerSession: @unchecked Sendable {
     var coalescer = TransferCoalescer()
     /// False when the startup threshold comes from the stream (LL-HLS PART-HOLD-BACK), not from the policy.
     var policyGatesStart = true
+    /// The live window: warned once when it is shorter than three target durations; its first segment last time.
+    var shortLiveWindowWarned = false
+    var liveWindowFirstMediaSequence: Int?
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
@@ -185,6 +188,8 @@ public final class PlayerSession: @unchecked Sendable {
     var lastFirstByteSeconds: Double?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     var programDateAnchor: (mediaSeconds: Double, date: Date)?
+    /// The start and resume thresholds lowered to what the stream can hold, as last logged (the value asked for).
+    var loggedThresholdClamps: [ThresholdClamp.Threshold: Double] = [:]
     /// Live resync and restart (docs/startup-cap.md §5); nil until the stream is known to be live.
     var liveResync: LiveResyncPolicy?
     /// A resync or restart decided on the monitor, for the loader to perform.
@@ -594,7 +599,13 @@ public final class PlayerSession: @unchecked Sendable {
                 policyGatesStart = false
                 timeline.setResumeBufferSeconds(min(timeline.configuration.resumeBufferSeconds, 2 * holdBack))
             }
-            if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
+            if live { liveResync = LiveResyncPolicy(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist)) }
+        }
+        // A VOD cannot hold more than what is left after the start (a live window's ceiling follows each reload).
+        if !live {
+            setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
+        } else {
+            logThresholdClamps()
         }
     }
 
@@ -649,7 +660,8 @@ public final class PlayerSession: @unchecked Sendable {
             _ = t.update(with: media)
             vodTimelines[variantIndex] = t
         } else {
-            liveEvent(.targetDurationChanged(media.targetDurationSeconds))
+            liveEvent(.targetDurationChanged(LivePlaylistRules.targetDurationSeconds(for: media)))
+            followLiveWindow(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
                 recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))
@@ -767,7 +779,8 @@ public final class PlayerSession: @unchecked Sendable {
                     fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
                     continue
                 }
-                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: playlist.targetDurationSeconds, playlistChanged: lastReloadChanged)
+                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+                                                                 playlistChanged: lastReloadChanged)
                 let due = (lastReloadAt ?? clock.now()).advanced(bySeconds: delay)
                 let wait = due.seconds(since: clock.now())
                 if wait > 0 { sleepUnlessStopping(wait) }

@@ -539,6 +539,9 @@ public enum SessionEvent: Sendable, Equatable {
     case lowLatencyStart(LowLatencyStartRecord)
     case failover(LoadingNote)
     case steering(LoadingNote)
+    // The progress guarantee: thresholds clamped to the live window
+    case thresholdClamp(ThresholdClamp)
+    case liveWindow(LiveWindowRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -576,6 +579,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .lowLatencyStart: "lowlatency.start"
         case .failover: "failover"
         case .steering: "steering"
+        case .thresholdClamp: "playback.threshold"
+        case .liveWindow: "live.window"
         }
     }
 
@@ -614,6 +619,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .lowLatencyStart(let p): p
         case .failover(let p): p
         case .steering(let p): p
+        case .thresholdClamp(let p): p
+        case .liveWindow(let p): p
         }
     }
 }
