@@ -156,6 +156,8 @@ public final class PlayerSession: @unchecked Sendable {
     var coalescer = TransferCoalescer()
     /// False when the startup threshold comes from the stream (LL-HLS PART-HOLD-BACK), not from the policy.
     var policyGatesStart = true
+    /// The request-rate bound's schedules (docs/session-log.md `request.paced`).
+    var requestBound = RequestRateBound()
     /// The live window: warned once when it is shorter than three target durations; its first segment last time.
     var shortLiveWindowWarned = false
     var liveWindowFirstMediaSequence: Int?
@@ -360,6 +362,7 @@ public final class PlayerSession: @unchecked Sendable {
                     stopError, estimator.hasEstimate ? estimator.estimateBps : nil, isLive, decodeStats, breakdown)
         }
         record(actions)
+        closePacingEpisodes(at: now)
         saveEstimate()
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)

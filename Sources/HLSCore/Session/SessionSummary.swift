@@ -67,6 +67,10 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var policyChanges: Int
     /// Seconds spent in each playback policy.
     public var policySeconds: [String: Double]
+    /// Requests the request-rate bound held back, and their waits added up
+    /// (seconds); absent when it held nothing back (`request.paced`).
+    public var pacedRequests: Int? = nil
+    public var pacedSeconds: Double? = nil
 }
 
 /// Folds events into a summary.
@@ -94,6 +98,8 @@ public struct SummaryBuilder: Sendable {
     private var latencies: [Double] = []
     private var policyChanges = 0
     private var policyEntered: [(policy: String, atSeconds: Double)] = []
+    private var pacedRequests = 0
+    private var pacedSeconds = 0.0
 
     public init() {}
 
@@ -136,6 +142,9 @@ public struct SummaryBuilder: Sendable {
         case .liveResync(let e):
             if e.action == .resync { liveResyncs += 1 }
             if e.action == .restart { liveRestarts += 1 }
+        case .requestPaced(let e) where e.action == .released:
+            pacedRequests += e.heldRequests ?? 0
+            pacedSeconds += e.heldSeconds ?? 0
         case .byteProgress(let e):
             switch e.assessment.verdict {
             case .wedged: wedges += 1
@@ -170,7 +179,7 @@ public struct SummaryBuilder: Sendable {
             }
             if s.start <= finalPositionSeconds || last == nil { last = s.bandwidth }
         }
-        return SessionSummary(
+        var summary = SessionSummary(
             url: url, isLive: isLive, exitReason: exitReason, error: error,
             timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
             startup: firstFrame?.breakdown ?? lastBreakdown,
@@ -186,5 +195,10 @@ public struct SummaryBuilder: Sendable {
             liveLatencySeconds: latencies.last,
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
+        if pacedRequests > 0 {
+            summary.pacedRequests = pacedRequests
+            summary.pacedSeconds = pacedSeconds
+        }
+        return summary
     }
 }
