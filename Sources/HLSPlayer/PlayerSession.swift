@@ -158,6 +158,11 @@ public final class PlayerSession: @unchecked Sendable {
     var policyGatesStart = true
     /// The request-rate bound's schedules (docs/session-log.md `request.paced`).
     var requestBound = RequestRateBound()
+    /// LL-HLS: when the last blocking reload started; delta updates turned off
+    /// after one did not merge; the server's unmergeable answers to full reloads, logged once.
+    var lastBlockingReloadStartedAt: MonotonicInstant?
+    var deltaUpdatesOff = false
+    var unmergeableDeltaLogged = false
     /// The live window: warned once when it is shorter than three target durations; its first segment last time.
     var shortLiveWindowWarned = false
     var liveWindowFirstMediaSequence: Int?

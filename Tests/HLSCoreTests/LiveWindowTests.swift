@@ -112,4 +112,28 @@ import Testing
         p.setThresholdCeiling(nil)
         #expect(p.clampedThresholds.isEmpty)
     }
+
+    // MARK: LL-HLS reload pacing
+
+    @Test func llhlsReloads_waitHalfAPartTargetAfterTheLastStart_andAPartTargetAfterAnAnswerThatDidNotAdvance() throws {
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // PART-TARGET=0.5
+        #expect(LowLatencyRules.minimumReloadIntervalSeconds(for: p) == 0.25)
+        // The first reload: nothing to wait for.
+        #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: nil, secondsSinceLastAnswer: nil, lastAnswerAdvanced: true) == 0)
+        // A blocking server held the last one for a part: go at once.
+        #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.5, secondsSinceLastAnswer: 0, lastAnswerAdvanced: true) == 0)
+        // It answered at once (and advanced): the rest of half a part target.
+        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: true) - 0.2) < 1e-9)
+        // It answered at once without the part asked for (a server that does not block): a part target after the answer.
+        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: false) - 0.46) < 1e-9)
+    }
+
+    @Test func llhlsReloads_withDeltaUpdatesOff_neverAskForSkip() throws {
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // CAN-SKIP-UNTIL=12
+        #expect(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1)?.skip == .yes)
+        let full = try #require(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1, deltaUpdates: false))
+        #expect(full.skip == nil)
+        #expect(full.msn == 15)
+        #expect(full.part == 2)
+    }
 }

@@ -8,6 +8,8 @@ import Testing
 /// - A live CMAF stream with 0.25 s segments and a 1.5 s window (FFmpeg's output served live by hls-origin):
 ///   it never started (the start threshold was more than the window holds, and every wait ended in a
 ///   behind-the-window resync), or, with EXT-X-TARGETDURATION:0 as FFmpeg writes it, crashed at the start.
+/// - kuu's LL-HLS delta-update example served as a static file: a delta that never merges was followed by a
+///   full reload at once, about a thousand playlist requests a second.
 @Suite(.serialized) struct ProgressGuaranteeTests {
     /// Seconds of 0.25 s segments made for the short-window stream (it loops in hls-origin's live mode).
     static let shortSegmentContentSeconds = 6
@@ -112,5 +114,89 @@ import Testing
         let bound = RequestRateRules.limit(for: .playlist, inputs: RequestRateInputs(targetDurationSeconds: 0.25, forwardBufferTargetSeconds: 30))
         #expect(loads.count <= bound.maximumRequests(inSeconds: seconds), "\(loads.count) media playlist loads in \(seconds) s")
         #expect(loads.count >= 5, "it follows the live edge")
+    }
+
+    // MARK: The LL-HLS delta update, served statically
+
+    static let deltaUpdateFixture = "kuu-hls-parser/examples/Low-Latency_Example-02_Playlist_Delta_Update.m3u8"
+    /// The fixture's PART-TARGET, seconds.
+    static let deltaUpdatePartTargetSeconds = 0.33334
+    /// How long the player runs against it before SIGINT, seconds.
+    static let deltaUpdateRunSeconds = 10.0
+
+    /// The fixture verbatim, and at every media URI it names a self-initialising fMP4 sample (init + fragment),
+    /// as the conformance harness serves it.
+    static func deltaUpdateRoot(in dir: URL) throws -> URL {
+        let fixtures = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/playlists")
+        let source = fixtures.appendingPathComponent(deltaUpdateFixture)
+        guard let text = try? String(contentsOf: source, encoding: .utf8) else {
+            throw TestSetupError("fixture \(source.path) is missing (../shared/data/playlists)")
+        }
+        let fmp4 = Repo.samples("variants/fmp4")
+        guard FileManager.default.fileExists(atPath: fmp4.appendingPathComponent("init.mp4").path) else {
+            throw TestSetupError("Samples/build/variants is missing: run Samples/make-all.sh")
+        }
+        let initSection = try Data(contentsOf: fmp4.appendingPathComponent("init.mp4"))
+        let fragments = try (0..<4).map { try Data(contentsOf: fmp4.appendingPathComponent(String(format: "seg_%05d.m4s", $0))) }
+        try text.write(to: dir.appendingPathComponent("delta.m3u8"), atomically: true, encoding: .utf8)
+        var uris: [String] = []
+        for line in text.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("#EXT-X-PART:") || line.hasPrefix("#EXT-X-PRELOAD-HINT:"),
+               let range = line.range(of: #"URI="[^"]+""#, options: .regularExpression) {
+                uris.append(String(line[range].dropFirst(5).dropLast()))
+            } else if !line.hasPrefix("#"), !line.isEmpty {
+                uris.append(line)
+            }
+        }
+        try #require(uris.count > 30, "segments, parts and the preload hint")
+        for (i, uri) in uris.enumerated() {
+            try (initSection + fragments[i % fragments.count]).write(to: dir.appendingPathComponent(uri))
+        }
+        return dir.appendingPathComponent("delta.m3u8")
+    }
+
+    /// Served statically the delta update never merges and the server never blocks. Playlist requests must stay
+    /// within the bound computed from the part target (4 back to back, then one per half part target); they were
+    /// about a thousand a second. The player still follows the playlist (about one reload per part target), and
+    /// says once why it stopped asking for deltas.
+    @Test func llhlsDeltaUpdateServedStatically_makesABoundedNumberOfPlaylistRequests() throws {
+        _ = try Repo.requireSamples("short-2s")   // only for the hlsplay-binary check
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-delta-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let root = dir.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let playlist = try Self.deltaUpdateRoot(in: root)
+        let requestLog = dir.appendingPathComponent("requests.jsonl")
+        let run = try withOrigin(root, configuration: OriginConfiguration(requestLogURL: requestLog)) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent(playlist.lastPathComponent).absoluteString, "--headless", "--json",
+                            "--no-status", "--duration", "60"], interruptAfterSeconds: Self.deltaUpdateRunSeconds, timeoutSeconds: 60)
+        }
+        expectValidLog(run)
+        #expect(run.status == 130, "interrupted: the static playlist never advances")
+        let origin = try readRequestLog(requestLog)
+        let playlists = origin.filter { $0.path.hasSuffix(".m3u8") }
+        let first = try #require(origin.first?.accepted)
+        let last = try #require(playlists.last?.accepted)
+        let seconds = last - first
+        let bound = RequestRateRules.limit(for: .playlist, inputs: RequestRateInputs(partTargetSeconds: Self.deltaUpdatePartTargetSeconds,
+                                                                                    forwardBufferTargetSeconds: 30))
+        #expect(abs(bound.minimumIntervalSeconds - Self.deltaUpdatePartTargetSeconds / 2) < 1e-9)
+        let allowed = bound.maximumRequests(inSeconds: seconds)
+        print("LL-HLS delta update served statically: \(playlists.count) playlist requests in \(String(format: "%.1f", seconds)) s (bound \(allowed))")
+        #expect(playlists.count <= allowed, "\(playlists.count) playlist requests in \(seconds) s; the bound from PART-TARGET allows \(allowed)")
+        // Paced at about one per part target, not stopped: it keeps following the playlist.
+        #expect(playlists.count >= 10, "\(playlists.count) playlist requests in \(seconds) s")
+        // The session log counts the same requests (give or take the one in flight at SIGINT).
+        let logged = run.events("request.start").filter { $0["purpose"] as? String == "media-playlist" }.count
+        #expect(abs(playlists.count - logged) <= 1, "origin \(playlists.count), session log \(logged)")
+        // Why, once: the delta did not merge, deltas were turned off, and the whole playlist the server
+        // answers with is itself a delta — not one line per request.
+        let messages = run.events("error").compactMap { $0["message"] as? String }
+        #expect(messages.filter { $0.contains("delta update could not be merged") }.count == 1, "\(messages)")
+        #expect(messages.filter { $0.contains("answered a request for the whole playlist with a delta update") }.count == 1, "\(messages)")
+        // After the first, no request asks for a delta update.
+        let skips = playlists.filter { ($0.query ?? "").contains("_HLS_skip") }
+        #expect(skips.count <= 1, "\(skips.map { $0.query ?? "" })")
     }
 }
