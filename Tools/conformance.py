@@ -116,11 +116,14 @@ PLAYER_REASONS = {
         "no variant stream, so nothing to play: a clear rejection. The parser (like hls-parser) accepts the syntax",
     "kuu-hls-parser/examples/Low-Latency_Example-01_Low-Latency_HLS_Playlist.m3u8": "LL-HLS: parts and the preload hint from PART-HOLD-BACK with blocking reloads (`_HLS_msn`/`_HLS_part`); the static playlist never advances, so once the listed parts are played it stalls and keeps asking (paced at the part target)",
     "kuu-hls-parser/examples/Low-Latency_Example-02_Playlist_Delta_Update.m3u8":
-        "LL-HLS from PART-HOLD-BACK with blocking reloads; `.mp4` segments with no EXT-X-MAP are probed (policy, below); "
-        "the static playlist never advances, so it stalls and keeps asking (paced at the part target)",
-    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-01.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
-    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-02.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
-    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-03.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP",
+        "LL-HLS from PART-HOLD-BACK with blocking reloads; `.mp4` segments with no EXT-X-MAP are probed (policy, below). "
+        "The fixture is itself a delta update, so the first `_HLS_skip` answer does not merge: delta updates are turned off "
+        "(logged once) and the whole playlist is asked for, which the static file answers with the same delta, played from "
+        "the segments it lists (logged once); the playlist never advances, so it stalls and keeps asking, paced at the part "
+        "target (was a finding: 4,482 requests in 30 s here, 29,946 on the release build, each logging the failed merge)",
+    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-01.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP; reloads paced at the part target (was 9,853 requests in 30 s)",
+    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-02.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP; reloads paced at the part target (was 8,628 requests in 30 s)",
+    "kuu-hls-parser/examples/Low-Latency_Example-03_Byterange-addressed_Parts-03.m3u8": "as Example 02: `.mp4` segments, no EXT-X-MAP; reloads paced at the part target",
     "kuu-hls-parser/examples/RedundantSegments.m3u8": "the byte-range segment (third, at 18 s) is beyond the 4 s played",
     "kuu-hls-parser/strict-fail/extinf-exceeds-targetduration.m3u8": "played, as the parser's policy (a warning) intends; hls-parser's strict mode rejects it",
     "kuu-hls-parser/strict-fail/part-without-part-inf.m3u8":
@@ -133,7 +136,7 @@ PLAYER_REASONS = {
         "live start near the end (`init54-E.mp4`, clear). Init sections under an AES-128 key without IV are served clear: "
         "RFC 8216 §4.3.2.5 requires the IV there, and hlsplay decrypts an init section only with an explicit IV",
     "videojs-m3u8-parser/encrypted.m3u8": "live start at the last segment (METHOD=NONE)",
-    "videojs-m3u8-parser/llhlsDelta.m3u8": "`.mp4` segments with no EXT-X-MAP are probed (policy, below); LL-HLS blocking reloads on a static playlist that never advances",
+    "videojs-m3u8-parser/llhlsDelta.m3u8": "`.mp4` segments with no EXT-X-MAP are probed (policy, below); LL-HLS blocking reloads on a static playlist that never advances; as kuu's Example 02, a delta that does not merge turns delta updates off, and the reloads are paced at the part target (was 4,553 requests in 30 s)",
     "videojs-m3u8-parser/llhls.m3u8": "LL-HLS: parts and the preload hint from PART-HOLD-BACK with blocking reloads (`_HLS_msn`/`_HLS_part`); the static playlist never advances, so once the listed parts are played it stalls and keeps asking (paced at the part target)",
     "videojs-m3u8-parser/iFramePlaylist.m3u8": "I-frame playlists are not used for playback; the STREAM-INF variants play (generated)",
 }
@@ -160,8 +163,12 @@ PLAYER_DIFFERENCES = """* **What the parser rejects, the player rejects**, with 
 * **LL-HLS on a static origin**: with PART-INF and CAN-BLOCK-RELOAD=YES the player loads parts from
   PART-HOLD-BACK and reloads with `_HLS_msn`/`_HLS_part` (and `_HLS_skip` when CAN-SKIP-UNTIL allows; a delta
   answer is merged into the playlist it extends). The harness serves the fixtures as static files, which cannot
-  block: an answer that does not advance is followed by a pause of one part target before the next reload, and
-  the session stalls once the listed parts are played — a fair reading of a live playlist that never advances.
+  block. Every reload is paced (`LowLatencyRules.reloadWaitSeconds`): it starts at least half a part target after
+  the previous one, and one part target after an answer that did not advance; a delta answer that does not merge
+  turns delta updates off for the stream (the delta fixtures answer every request with the same delta, which is
+  then played from the segments it lists). The session stalls once the listed parts are played — a fair reading
+  of a live playlist that never advances — and keeps asking about once per part target: 60–190 requests a minute
+  for part targets of 1.0–0.33 s, within the paced bound (docs/pacing-and-live-windows.md).
 * **Not used by the player, by design**: I-frame playlists, RENDITION-REPORT, EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
   and interstitials, EXT-X-BITRATE, CUE-OUT/CUE-IN, EXT-X-PROGRAM-DATE-TIME (used for live latency only).
   Content steering is used (the steering server is asked; see `content-steering-playlist`).
@@ -207,12 +214,37 @@ def automatic_findings(r, parsed):
         out.append(f"did not exit within {conformance_play.KILL_GRACE_SECONDS} s of SIGINT: killed")
     elif r["outcome"] == "timed-out" and not r.get("live") and not r.get("multivariant"):
         out.append(f"a VOD playlist (EXT-X-ENDLIST) and the session never ends: {r['why']}")
+    elif r["outcome"] == "timed-out" and r.get("overBound"):
+        # A live playlist that never advances may keep a session waiting; it may not make it hammer the origin.
+        out.append("a live session that did not end made more requests than the paced bound allows: " + over_bound(r))
+    if r.get("outcome") != "timed-out" and r.get("overBound"):
+        out.append("more requests than the paced bound allows: " + over_bound(r))
     if parsed is not None and r["case"] == r["fixture"]:
         if not parsed["accepted"] and r["outcome"] not in ("rejected",):
             out.append("`hlsplay check` rejects this playlist but the player did not")
         if parsed["accepted"] and r["outcome"] == "rejected" and "malformed playlist" in (r.get("error") or ""):
             out.append("`hlsplay check` accepts this playlist but the player rejected it as malformed")
     return out
+
+
+def over_bound(r):
+    counts, bound, inputs = r.get("requestsByKind", {}), r.get("pacedBound", {}), r.get("pacedBoundInputs", {})
+    return "; ".join(f"{counts.get(k, 0)} {k} requests in {inputs.get('seconds', 0):.0f} s, bound {bound.get(k)}"
+                     for k in r.get("overBound", []))
+
+
+def rate_cell(r):
+    """Requests per minute: all, and the playlist reloads against the paced bound."""
+    seconds = (r.get("pacedBoundInputs") or {}).get("seconds") or 0
+    if not seconds or r.get("requestsPerMinute") is None:
+        return "—"
+    per_minute = lambda n: n * 60 / seconds
+    counts, bound = r.get("requestsByKind", {}), r.get("pacedBound", {})
+    cell = f"{r['requestsPerMinute']:.0f}"
+    cell += f" (playlists {per_minute(counts.get('playlist', 0)):.0f}, bound {per_minute(bound.get('playlist', 0)):.0f})"
+    if r.get("overBound"):
+        cell = f"**{cell}: over the bound**"
+    return cell
 
 
 def player_cell(r):
@@ -341,11 +373,21 @@ def main():
           "* **played**: exited 0 after the duration or the end, frames decoded, nothing skipped, no media error;\n"
           "* **rejected**: exited with an error (65 malformed playlist or media, 69 network) — the error is shown;\n"
           "* **partial**: exited 0 but skipped segments, logged media/decode errors, or decoded no frame;\n"
-          f"* **timed out**: still running after {conformance_play.TIMEOUT_SECONDS} s — what it was waiting for is shown;\n"
+          f"* **timed out**: still running after {conformance_play.TIMEOUT_SECONDS} s — what it was waiting for is shown (a live\n"
+          "  playlist that never advances may keep a session waiting; a timed-out run is a finding when it is VOD, or when it\n"
+          "  made more requests than the paced bound below allows);\n"
           "* **log invalid**: the session log is not valid JSON Lines ending in a summary.\n\n"
           "Media durations are the fixture's EXTINF values; the samples hold 2 s each, so `frames` counts what\n"
-          f"the samples had in the first {conformance_play.PLAY_DURATION_SECONDS} s of playlist time.\n\n")
-        w("| fixture | parser | player | what happened | why / what was served |\n|---|---|---|---|---|\n")
+          f"the samples had in the first {conformance_play.PLAY_DURATION_SECONDS} s of playlist time.\n\n"
+          "**Requests per minute** are the origin's requests over the run's wall time: all of them, then the playlist\n"
+          "requests and the most the *paced bound* lets through in that time. The bound is the player's request-rate\n"
+          "bound (`RequestRateRules`), computed by the harness from the fixture's own durations: per kind (playlists,\n"
+          "LL-HLS parts, segments) a burst, then one request per half the duration that kind is paced by — the part\n"
+          "target (else the target duration, never below the longest EXTINF) for playlists, the part target for parts,\n"
+          f"the mean EXTINF for segments; playlists burst {conformance_play.BOUND_PLAYLIST_BURST}, segments and parts as many as fill "
+          f"{conformance_play.BOUND_FORWARD_BUFFER_SECONDS} s plus {conformance_play.BOUND_MEDIA_SLACK}; never more than one per "
+          f"{conformance_play.BOUND_FLOOR_SECONDS} s. Any kind over its bound is a finding.\n\n")
+        w("| fixture | parser | player | requests/min | what happened | why / what was served |\n|---|---|---|---|---|---|\n")
         for r in play:
             parsed = parsed_by_rel.get(r["fixture"])
             pv = "—" if parsed is None else ("accept" if parsed["accepted"] else "reject")
@@ -353,7 +395,7 @@ def main():
             why = PLAYER_REASONS.get(r["case"], "")
             served = "; ".join(r.get("notes") or [])
             cell = "; ".join(x for x in (why, served) if x)
-            w(f"| {md(name)} | {pv} | {player_cell(r)} | {md(r['why'])[:300]} | {md(cell)[:600]} |\n")
+            w(f"| {md(name)} | {pv} | {player_cell(r)} | {rate_cell(r)} | {md(r['why'])[:300]} | {md(cell)[:600]} |\n")
         w("\n")
 
         w("## Findings\n\n")

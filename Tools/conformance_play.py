@@ -32,6 +32,9 @@ For each fixture a temporary origin root is built:
 Then `hls-origin ROOT --port 0 --log` and `hlsplay URL --headless --json --duration 4
 --log FILE` run, with a hard timeout (SIGINT at TIMEOUT_SECONDS, SIGKILL 5 s later),
 and the outcome is classified from the exit status, the session log and the origin log.
+The origin's requests are counted per kind (playlist, part, segment) and checked against
+the paced bound computed from the fixture's durations (`paced_bound`, which mirrors the
+player's RequestRateRules): `requestsByKind`, `requestsPerMinute`, `pacedBound`, `overBound`.
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, threading, time
 import urllib.parse
@@ -132,7 +135,7 @@ def read_playlist(text, variables):
     msn, key, map_, pending_range, gap, expect_variant = 0, None, None, None, False, False
     last_end = {}  # uri -> end of the previous sub-range of that resource
     index = 0
-    durations, target, hold_back = [], 0.0, None
+    durations, target, hold_back, part_target = [], 0.0, None, None
     # Live as the player sees it: no EXT-X-ENDLIST (even with PLAYLIST-TYPE:VOD).
     live = "#EXT-X-ENDLIST" not in text and not multivariant and "#EXTINF" in text
     for raw in lines:
@@ -152,6 +155,11 @@ def read_playlist(text, variables):
             elif tag == "#EXT-X-TARGETDURATION":
                 try:
                     target = float(value)
+                except ValueError:
+                    pass
+            elif tag == "#EXT-X-PART-INF" and "PART-TARGET" in a:
+                try:
+                    part_target = float(a["PART-TARGET"])
                 except ValueError:
                     pass
             elif tag == "#EXT-X-SERVER-CONTROL" and "HOLD-BACK" in a:
@@ -236,7 +244,67 @@ def read_playlist(text, variables):
     while live and start > 0 and remaining > 0:
         start -= 1
         remaining -= durations[start]
-    return {"multivariant": multivariant, "live": live, "refs": refs, "start": start if live else 0}
+    return {"multivariant": multivariant, "live": live, "refs": refs, "start": start if live else 0,
+            "durations": durations, "target": target, "partTarget": part_target}
+
+
+# ---------------------------------------------------------------- the request-rate bound
+
+# The paced bound a run's requests are checked against: the player's request-rate bound
+# (RequestRateRules in Sources/HLSCore/Loading/RequestRateBound.swift), computed here from the
+# fixture's own durations rather than read from the player's log. Per kind, `burst` requests
+# back to back, then one per half the duration the kind is paced by.
+BOUND_INTERVAL_FRACTION = 0.5        # RequestRateRules.intervalFraction
+BOUND_FLOOR_SECONDS = 0.1            # RequestRateRules.minimumIntervalFloorSeconds
+BOUND_UNKNOWN_SECONDS = 0.5          # RequestRateRules.unknownDurationIntervalSeconds
+BOUND_PLAYLIST_BURST = 4             # RequestRateRules.playlistBurst
+BOUND_MEDIA_SLACK = 4                # RequestRateRules.mediaBurstSlack
+# The largest forward-buffer target the player uses by default (the policy controller's
+# defensive downshift): the most segments or parts the bound lets go back to back, seconds.
+BOUND_FORWARD_BUFFER_SECONDS = 60
+
+
+def bound_inputs(info):
+    """(target duration the live rules use, part target, mean segment duration) of a playlist."""
+    durations = [d for d in info.get("durations", []) if d >= 0]
+    target = max([info.get("target") or 0.0] + durations) or 1.0  # LivePlaylistRules.targetDurationSeconds(for:)
+    mean = sum(durations) / len(durations) if durations else None
+    part = info.get("partTarget") if (info.get("partTarget") or 0) > 0 else None
+    return target, part, mean
+
+
+def paced_bound(kind, seconds, target, part, mean):
+    """The most requests of `kind` (playlist, part, segment) the bound lets start within `seconds`."""
+    if kind == "playlist":
+        paced = part or target
+    elif kind == "part":
+        paced = part
+    else:
+        paced = mean or target
+    interval = max(BOUND_FLOOR_SECONDS, BOUND_INTERVAL_FRACTION * paced) if paced else BOUND_UNKNOWN_SECONDS
+    if kind == "playlist":
+        burst = BOUND_PLAYLIST_BURST
+    else:
+        unit = max(paced or BOUND_UNKNOWN_SECONDS / BOUND_INTERVAL_FRACTION, BOUND_FLOOR_SECONDS / BOUND_INTERVAL_FRACTION)
+        burst = int(-(-BOUND_FORWARD_BUFFER_SECONDS // unit)) + BOUND_MEDIA_SLACK
+    return burst + int(max(0.0, seconds) / interval)
+
+
+def requests_by_kind(root, requests):
+    """The origin's requests counted as the bound counts them: playlist, part, segment, other."""
+    counts = {"playlist": 0, "part": 0, "segment": 0, "other": 0}
+    for r in requests:
+        path = (r.get("path") or "").lstrip("/")
+        roles = {u["role"] for u in root.files.get(path, [])}
+        if path in root.playlists or path.endswith(".m3u8"):
+            counts["playlist"] += 1
+        elif "segment" in roles:
+            counts["segment"] += 1
+        elif "part" in roles:
+            counts["part"] += 1
+        else:
+            counts["other"] += 1
+    return counts
 
 
 # ---------------------------------------------------------------- sample files
@@ -304,6 +372,7 @@ class Root:
         self.live = self.multivariant = False
         self.start_index = 0
         self.generated = 0
+        self.info = {}
 
     def note(self, text, path=None):
         if path is not None:
@@ -359,6 +428,7 @@ def plan(root, rel, text, path, variables, provide, depth=0):
         root.live = info["live"]
         root.multivariant = info["multivariant"]
         root.start_index = info["start"]
+        root.info = info
     elif info["live"]:
         root.note(f"`{path}` is live (no EXT-X-ENDLIST): served as is, it never advances")
     for ref in info["refs"]:
@@ -689,6 +759,17 @@ def run_case(case_id, keep=None):
         events, problem = check_log(run["log"])
         requests = origin_requests(origin_log)
         outcome, why, res = classify(run, events, problem, requests)
+        # Requests per kind against the paced bound, from the fixture's durations (a multivariant
+        # fixture's media playlists are generated: 2 s segments, target duration 2).
+        target, part, mean = bound_inputs(root.info) if not root.multivariant else (2.0, None, 2.0)
+        counts = requests_by_kind(root, requests)
+        seconds = run["wallSeconds"]
+        res["requestsByKind"] = counts
+        res["requestsPerMinute"] = round(len(requests) * 60 / seconds, 1) if seconds > 0 else None
+        res["pacedBound"] = {k: paced_bound(k, seconds, target, part, mean) for k in ("playlist", "part", "segment")}
+        res["pacedBoundInputs"] = {"targetDurationSeconds": target, "partTargetSeconds": part,
+                                   "meanSegmentDurationSeconds": mean, "seconds": seconds}
+        res["overBound"] = sorted(k for k in ("playlist", "part", "segment") if counts[k] > res["pacedBound"][k])
         # The origin's port changes every run: keep the results comparable between runs.
         why = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", why)
         res["error"] = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", res["error"]) if res.get("error") else res.get("error")

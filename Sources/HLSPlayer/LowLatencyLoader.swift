@@ -45,6 +45,8 @@ public final class LowLatencyLoader {
         public var mergedDelta: Bool
         /// A delta update could not be merged (why); the full playlist was fetched again.
         public var deltaMergeFailure: DeltaUpdateError?
+        /// Seconds the reload waited before it was sent (`LowLatencyRules.reloadWaitSeconds`).
+        public var pacedSeconds: Double = 0
     }
 
     /// What one load step did.
@@ -62,6 +64,11 @@ public final class LowLatencyLoader {
     public let playlistURL: URL
     public private(set) var playlist: MediaPlaylist?
     private var playlistReceivedAt: MonotonicInstant?
+    /// When the last playlist request was sent, and whether the last answer advanced the playlist (reload pacing).
+    private var lastRequestStartedAt: MonotonicInstant?
+    private var lastAnswerAdvanced = true
+    /// After a delta update that did not merge, reloads ask for the whole playlist.
+    public private(set) var deltaUpdatesOff = false
     /// The last part or segment loaded.
     public private(set) var position: LowLatencyPosition?
 
@@ -75,6 +82,7 @@ public final class LowLatencyLoader {
     /// ordinary live loader should play.
     public func loadPlaylist(cancellation: CancellationToken? = nil) -> Result<ReloadOutcome, LoadFailure> {
         let started = clock.now()
+        lastRequestStartedAt = started
         switch fetchPlaylist(playlistURL, timeoutSeconds: nil, cancellation: cancellation) {
         case let .failure(e): return .failure(e)
         case let .success(p):
@@ -97,10 +105,16 @@ public final class LowLatencyLoader {
 
     /// One blocking reload for the part after the newest one listed (with `_HLS_skip` when the playlist is young
     /// enough); a delta answer is merged into the playlist held, and if that fails the full playlist is fetched.
+    /// Paced however often it is called (`LowLatencyRules.reloadWaitSeconds`): at least half a part target after
+    /// the previous request started, a part target after an answer that did not advance; a delta update that does
+    /// not merge turns delta updates off for the loader.
     public func reload(cancellation: CancellationToken? = nil) -> Result<ReloadOutcome, LoadFailure> {
-        guard let previous = playlist, let receivedAt = playlistReceivedAt else { return loadPlaylist(cancellation: cancellation) }
+        guard let previous = playlist, playlistReceivedAt != nil else { return loadPlaylist(cancellation: cancellation) }
+        let asked = clock.now()
+        guard waitBeforeRequest(previous, cancellation: cancellation) else { return .failure(.network(cancelled())) }
         let started = clock.now()
-        guard let request = LowLatencyRules.nextReload(after: previous, playlistAgeSeconds: started.seconds(since: receivedAt)) else {
+        let age = playlistReceivedAt.map { started.seconds(since: $0) } ?? 0
+        guard let request = LowLatencyRules.nextReload(after: previous, playlistAgeSeconds: age, deltaUpdates: !deltaUpdatesOff) else {
             return .failure(.notLowLatency(playlistURL))
         }
         let timeout = LowLatencyRulesDefaults.blockingLimitSeconds(previous) + Self.blockingReloadMarginSeconds
@@ -109,22 +123,48 @@ public final class LowLatencyLoader {
         case let .success(answer):
             do {
                 let merged = try LowLatencyRules.merge(delta: answer, into: previous)
-                accept(merged)
+                accept(merged, previous: previous)
                 return .success(ReloadOutcome(request: request, playlist: merged, elapsedSeconds: clock.now().seconds(since: started),
-                                              mergedDelta: answer.skip != nil, deltaMergeFailure: nil))
+                                              mergedDelta: answer.skip != nil, deltaMergeFailure: nil,
+                                              pacedSeconds: started.seconds(since: asked)))
             } catch {
-                // The skipped segments are not all known: ask again for the whole playlist.
+                // The skipped segments are not all known: ask again for the whole playlist (paced too), and
+                // from now on always.
+                deltaUpdatesOff = true
                 var full = request
                 full.skip = nil
+                guard waitBeforeRequest(previous, cancellation: cancellation) else { return .failure(.network(cancelled())) }
                 switch fetchPlaylist(full.url(playlistURL: playlistURL), timeoutSeconds: timeout, cancellation: cancellation) {
                 case let .failure(e): return .failure(e)
                 case let .success(p):
-                    accept(p)
-                    return .success(ReloadOutcome(request: full, playlist: p, elapsedSeconds: clock.now().seconds(since: started),
-                                                  mergedDelta: false, deltaMergeFailure: error))
+                    // A server that answers even that with an unmergeable delta: its listed segments are what there is.
+                    let usable = (try? LowLatencyRules.merge(delta: p, into: previous)) ?? p
+                    accept(usable, previous: previous)
+                    return .success(ReloadOutcome(request: full, playlist: usable, elapsedSeconds: clock.now().seconds(since: started),
+                                                  mergedDelta: false, deltaMergeFailure: error, pacedSeconds: started.seconds(since: asked)))
                 }
             }
         }
+    }
+
+    /// Sleeps until the next playlist request may be sent and marks it sent; false when cancelled meanwhile.
+    private func waitBeforeRequest(_ previous: MediaPlaylist, cancellation: CancellationToken?) -> Bool {
+        let now = clock.now()
+        let wait = LowLatencyRules.reloadWaitSeconds(
+            for: previous, secondsSinceLastRequest: lastRequestStartedAt.map { now.seconds(since: $0) },
+            secondsSinceLastAnswer: playlistReceivedAt.map { now.seconds(since: $0) }, lastAnswerAdvanced: lastAnswerAdvanced)
+        let until = now.advanced(bySeconds: wait)
+        while clock.now() < until {
+            if cancellation?.isCancelled == true { return false }
+            usleep(UInt32(min(until.seconds(since: clock.now()), 0.05) * 1e6))
+        }
+        if cancellation?.isCancelled == true { return false }
+        lastRequestStartedAt = clock.now()
+        return true
+    }
+
+    private func cancelled() -> LoadError {
+        LoadError(kind: .cancelled, url: playlistURL.absoluteString, message: "cancelled while waiting to reload")
     }
 
     /// Loads what comes after the last position (see `LowLatencyRules.nextLoad`); a preload-hinted part is
@@ -155,7 +195,13 @@ public final class LowLatencyLoader {
 
     // MARK: Helpers
 
-    private func accept(_ p: MediaPlaylist) {
+    private func accept(_ p: MediaPlaylist, previous: MediaPlaylist? = nil) {
+        if let previous {
+            lastAnswerAdvanced = p.segments.last?.mediaSequence != previous.segments.last?.mediaSequence
+                || p.trailingParts.count != previous.trailingParts.count
+        } else {
+            lastAnswerAdvanced = true
+        }
         playlist = p
         playlistReceivedAt = clock.now()
     }

@@ -73,36 +73,74 @@ extension PlayerSession {
         try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
     }
 
-    /// A blocking playlist reload for the next part; a delta update is merged into the playlist it extends.
+    /// A blocking playlist reload for the next part; a delta update is merged
+    /// into the playlist it extends. Paced in every path
+    /// (`LowLatencyRules.reloadWaitSeconds`): at least half a part target after
+    /// the previous reload started, and a part target after an answer that did
+    /// not advance (a server that does not block). A delta that does not merge
+    /// turns delta updates off for the stream and the whole playlist is asked
+    /// for instead; a server that answers that with an unmergeable delta too is
+    /// played from the segments its answer lists.
     func blockingReload(after playlist: MediaPlaylist, variantIndex: Int) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
+        guard waitBeforeReload(of: playlist) else { return }
         let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
-        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age) else {
+        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age, deltaUpdates: !deltaUpdatesOff) else {
+            lastBlockingReloadStartedAt = clock.now()
             _ = try mediaPlaylist(for: variantIndex, forceReload: true)
             return
         }
-        let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
-                                 mediaSequence: request.msn, byteRange: nil, policy: .playlist)
-        guard case .media(var media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
-            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
-        }
+        var (media, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex)
         if media.skip != nil {
             do {
                 media = try LowLatencyRules.merge(delta: media, into: playlist)
             } catch {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS delta update could not be merged (\(error)); reloading the whole playlist", url: shown(response.effectiveURL))))
-                _ = try mediaPlaylist(for: variantIndex, forceReload: true)
-                return
+                if request.skip != nil {
+                    deltaUpdatesOff = true
+                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole", url: shown(url))))
+                    var full = request
+                    full.skip = nil
+                    guard waitBeforeReload(of: playlist) else { return }
+                    (media, url) = try loadBlocking(full, variant: variant, variantIndex: variantIndex)
+                }
+                if media.skip != nil {
+                    if let merged = try? LowLatencyRules.merge(delta: media, into: playlist) {
+                        media = merged
+                    } else if !unmergeableDeltaLogged {
+                        // The server answers even a request for the whole playlist with a delta update
+                        // (a static file, say): play the segments it lists.
+                        unmergeableDeltaLogged = true
+                        recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists", url: shown(url))))
+                    }
+                }
             }
         }
         let advanced = media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
             || media.trailingParts.count != playlist.trailingParts.count
-        adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: advanced)
-        if !advanced {
-            // The server answered without what was asked for (it does not block, or not for that part):
-            // wait a part target duration before asking again instead of spinning.
-            sleepUnlessStopping(media.partTargetSeconds ?? media.targetDurationSeconds / 2)
+        adopt(media, variantIndex: variantIndex, url: url, changed: advanced)
+    }
+
+    /// Sleeps until the next reload of `playlist` may start (`LowLatencyRules.reloadWaitSeconds`) and marks its
+    /// start; false when the session is stopping or the monitor asked for a live step meanwhile.
+    func waitBeforeReload(of playlist: MediaPlaylist) -> Bool {
+        let now = clock.now()
+        let wait = LowLatencyRules.reloadWaitSeconds(
+            for: playlist, secondsSinceLastRequest: lastBlockingReloadStartedAt.map { now.seconds(since: $0) },
+            secondsSinceLastAnswer: lastReloadAt.map { now.seconds(since: $0) }, lastAnswerAdvanced: lastReloadChanged)
+        if wait > 0 { sleepUnlessStopping(wait) }
+        if isStopping || lock.withLock({ pendingLiveStep != nil }) { return false }
+        lastBlockingReloadStartedAt = clock.now()
+        return true
+    }
+
+    /// One blocking reload request, parsed.
+    func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL) {
+        let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
+                                 mediaSequence: request.msn, byteRange: nil, policy: .playlist)
+        guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
         }
+        return (media, response.effectiveURL)
     }
 
     // MARK: - Live resync (docs/startup-cap.md §5)

@@ -29,6 +29,7 @@ extension PlayerSession {
             policyController = controller
             applyKnobs(controller.knobs)
         }
+        logThresholdClamps()
     }
 
     /// Applies a policy's knobs (under the lock). A value the user set on the command line wins.
@@ -99,6 +100,8 @@ extension PlayerSession {
             case .predictorRecovered(let recovery): recorder.record(.predictorRecovered(recovery))
             }
         }
+        // A policy's thresholds may be more than the stream can hold: logged when lowered.
+        if actions.contains(where: { if case .changePolicy = $0 { true } else { false } }) { logThresholdClamps() }
     }
 }
 

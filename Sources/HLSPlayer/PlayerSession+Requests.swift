@@ -10,7 +10,8 @@ extension PlayerSession {
 
     /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
     func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
-               segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil) throws -> HTTPResponse {
+               segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
+               isPart: Bool = false) throws -> HTTPResponse {
         var attempts = 0
         var wedgeReRequests = 0
         var trickleReRequests = 0
@@ -21,6 +22,9 @@ extension PlayerSession {
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {
+            if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
+            // The request-rate bound: every attempt of every playlist, part and segment request.
+            paceRequest(url, purpose: purpose, isPart: isPart, track: track)
             if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
             attempts += 1
             let requestID = nextRequestID
@@ -244,8 +248,8 @@ extension PlayerSession {
             // `su`: this segment is needed before playback can start or resume.
             let ahead = timeline.bufferedEndSeconds - timeline.positionSeconds(at: now)
             switch timeline.phase {
-            case .startingUp: d.startup = purpose == .segment && ahead < timeline.configuration.startupBufferSeconds
-            case .stalled: d.startup = purpose == .segment && ahead < timeline.configuration.resumeBufferSeconds
+            case .startingUp: d.startup = purpose == .segment && ahead < timeline.startupThresholdSeconds
+            case .stalled: d.startup = purpose == .segment && ahead < timeline.resumeThresholdSeconds
             case .playing, .ended: d.startup = false
             }
             d.bufferStarvation = starvedSinceLastRequest

@@ -28,7 +28,8 @@ extension PlayerSession {
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
         let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
                                  byteRange: segment.byteRange, policy: .segment,
-                                 segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest))
+                                 segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
+                                 isPart: part != nil)
 
         var body = response.body
         if let aes {

@@ -141,7 +141,7 @@ extension PlayerSession {
                     track.nextMediaSequence = msn + 1
                     return true
                 }
-                let due = (track.lastReloadAt ?? clock.now()).advanced(bySeconds: LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: track.playlist!.targetDurationSeconds, playlistChanged: false))
+                let due = (track.lastReloadAt ?? clock.now()).advanced(bySeconds: LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: track.playlist!), playlistChanged: false))
                 guard clock.now() >= due else { return false }
                 try reload()
                 return true

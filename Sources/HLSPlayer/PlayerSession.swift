@@ -20,6 +20,8 @@
 //   +Decode    the decode thread and its watchdog
 //   +Policy    the stall predictor and the policy controller
 //   +Cap       the startup/recovery cap and the byte-progress rules
+//   +Progress  the trickle rule and the no-progress watchdog
+//   +Pacing    the request-rate bound; thresholds clamped to the live window
 
 import Foundation
 import HLSCore
@@ -174,6 +176,16 @@ public final class PlayerSession: @unchecked Sendable {
     var coalescer = TransferCoalescer()
     /// False when the startup threshold comes from the stream (LL-HLS PART-HOLD-BACK), not from the policy.
     var policyGatesStart = true
+    /// The request-rate bound's schedules (docs/session-log.md `request.paced`).
+    var requestBound = RequestRateBound()
+    /// LL-HLS: when the last blocking reload started; delta updates turned off
+    /// after one did not merge; the server's unmergeable answers to full reloads, logged once.
+    var lastBlockingReloadStartedAt: MonotonicInstant?
+    var deltaUpdatesOff = false
+    var unmergeableDeltaLogged = false
+    /// The live window: warned once when it is shorter than three target durations; its first segment last time.
+    var shortLiveWindowWarned = false
+    var liveWindowFirstMediaSequence: Int?
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
@@ -203,6 +215,8 @@ public final class PlayerSession: @unchecked Sendable {
     var lastFirstByteSeconds: Double?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     var programDateAnchor: (mediaSeconds: Double, date: Date)?
+    /// The start and resume thresholds lowered to what the stream can hold, as last logged (the value asked for).
+    var loggedThresholdClamps: [ThresholdClamp.Threshold: Double] = [:]
     /// Live resync and restart (docs/startup-cap.md §5); nil until the stream is known to be live.
     var liveResync: LiveResyncPolicy?
     /// A resync or restart decided on the monitor, for the loader to perform.
@@ -400,6 +414,7 @@ public final class PlayerSession: @unchecked Sendable {
                     stopError, estimator.hasEstimate ? estimator.estimateBps : nil, isLive, decodeStats, breakdown)
         }
         record(actions)
+        closePacingEpisodes(at: now)
         saveEstimate()
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
@@ -643,7 +658,13 @@ public final class PlayerSession: @unchecked Sendable {
                 policyGatesStart = false
                 timeline.setResumeBufferSeconds(min(timeline.configuration.resumeBufferSeconds, 2 * holdBack))
             }
-            if live { liveResync = LiveResyncPolicy(targetDurationSeconds: playlist.targetDurationSeconds) }
+            if live { liveResync = LiveResyncPolicy(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist)) }
+        }
+        // A VOD cannot hold more than what is left after the start (a live window's ceiling follows each reload).
+        if !live {
+            setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
+        } else {
+            logThresholdClamps()
         }
     }
 
@@ -698,7 +719,8 @@ public final class PlayerSession: @unchecked Sendable {
             _ = t.update(with: media)
             vodTimelines[variantIndex] = t
         } else {
-            liveEvent(.targetDurationChanged(media.targetDurationSeconds))
+            liveEvent(.targetDurationChanged(LivePlaylistRules.targetDurationSeconds(for: media)))
+            followLiveWindow(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
                 recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))
@@ -816,7 +838,8 @@ public final class PlayerSession: @unchecked Sendable {
                     fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
                     continue
                 }
-                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: playlist.targetDurationSeconds, playlistChanged: lastReloadChanged)
+                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+                                                                 playlistChanged: lastReloadChanged)
                 let due = (lastReloadAt ?? clock.now()).advanced(bySeconds: delay)
                 let wait = due.seconds(since: clock.now())
                 if wait > 0 { sleepUnlessStopping(wait) }

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCore
 import HLSOrigin
 import Testing
 
@@ -421,6 +422,11 @@ struct MatrixFindings {
            let started = run.events("playback.started").first?["t"] as? Double, let at = findings.faultAtSeconds {
             #expect(started < at, "the fault struck after playback started (\(started) s), at \(at) s")
         }
+        // The request-rate bound: however the fault drives the loader, no kind of request outpaces it (counted by the origin).
+        for (kind, count) in Self.originRequestsByKind(m.origin) {
+            let allowed = RequestRateRules.limit(for: kind, inputs: Self.ladderRateInputs).maximumRequests(inSeconds: m.wallSeconds)
+            #expect(count <= allowed + Self.resendSlack, "\(count) \(kind) requests in \(m.wallSeconds) s; the bound allows \(allowed)")
+        }
         switch c.expected {
         case .recovers(let evidence):
             #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -453,6 +459,18 @@ struct MatrixFindings {
             #expect((fatal["message"] as? String ?? "").contains(message), "message: \(fatal["message"] ?? "-")")
             #expect(run.stderr.contains("hlsplay: error:"), "a clear message on stderr: \(run.stderr)")
         }
+    }
+
+    /// The request-rate bound's inputs for ladder-2s (target duration 2, 2 s segments), with the largest
+    /// forward-buffer target the policy sets (the most generous segment burst).
+    static let ladderRateInputs = RequestRateInputs(targetDurationSeconds: 2, meanSegmentDurationSeconds: 2, forwardBufferTargetSeconds: 60)
+    /// Requests the origin may see that the player never paced: libcurl's own re-send of a request whose reused
+    /// connection died before the response (the TCP reset cases). Count.
+    static let resendSlack = 2
+
+    /// The origin's requests by the kind the bound counts: playlists and segments (ladder-2s has no parts).
+    static func originRequestsByKind(_ origin: [RequestLogEntry]) -> [(PacedRequestKind, Int)] {
+        [(.playlist, origin.filter { $0.path.hasSuffix(".m3u8") }.count), (.segment, origin.filter { $0.path.hasSuffix(".ts") }.count)]
     }
 
     static func play(_ c: FaultCase, samples: URL) throws -> MatrixRun {

@@ -7,7 +7,11 @@ import Testing
 /// bounded by `--duration` and by `runHlsplay`'s timeout.
 
 /// An origin with a full configuration on an ephemeral loopback port for the body's duration.
+/// It follows symbolic links, as `withOrigin(_:faults:)` does: test folders link sample segments in
+/// from Samples/build, outside the folder served.
 func withOrigin<T>(_ root: URL, configuration: OriginConfiguration, _ body: (OriginServer) throws -> T) throws -> T {
+    var configuration = configuration
+    configuration.followSymlinks = true
     let server = OriginServer(root: root, configuration: configuration)
     try server.start(port: 0)
     defer { server.stop() }

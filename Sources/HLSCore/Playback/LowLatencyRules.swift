@@ -120,7 +120,8 @@ public enum LowLatencyRules {
     /// listed one (`_HLS_msn`/`_HLS_part`), or the next segment when the playlist has no PART-INF; `_HLS_skip`
     /// when the server offers delta updates and the playlist is young enough to merge one into.
     /// nil when the server does not block (no CAN-BLOCK-RELOAD=YES) or the playlist has ended.
-    public static func nextReload(after playlist: MediaPlaylist, playlistAgeSeconds: Double) -> BlockingReloadRequest? {
+    /// `deltaUpdates` false: never ask for one (a delta from this server did not merge).
+    public static func nextReload(after playlist: MediaPlaylist, playlistAgeSeconds: Double, deltaUpdates: Bool = true) -> BlockingReloadRequest? {
         guard playlist.isLive, let control = playlist.serverControl, control.canBlockReload else { return nil }
         let next = lastCompleteMSN(playlist) + 1
         var request = BlockingReloadRequest(msn: next)
@@ -128,11 +129,51 @@ public enum LowLatencyRules {
             // Trailing parts belong to segment `next`; ask for the one after them.
             request.part = playlist.trailingParts.count
         }
-        if let boundary = control.canSkipUntilSeconds, playlistAgeSeconds >= 0,
+        if deltaUpdates, let boundary = control.canSkipUntilSeconds, playlistAgeSeconds >= 0,
            playlistAgeSeconds < boundary * deltaUpdateMaximumAgeFraction {
             request.skip = control.canSkipDateRanges ? .v2 : .yes
         }
         return request
+    }
+
+    // MARK: Reload pacing
+
+    /// Two reloads of one playlist start at least this many part targets apart
+    /// (target durations without PART-INF): a blocking server answers when the
+    /// next part exists, about one part target later, so only a server that
+    /// does not block — or a loop — would go faster. Fraction.
+    public static let minimumReloadIntervalPartTargets = 0.5
+
+    /// The least time between the starts of two reloads of `playlist`: half its
+    /// part target, or half its target duration without PART-INF (and never
+    /// below the request-rate bound's floor), seconds.
+    public static func minimumReloadIntervalSeconds(for playlist: MediaPlaylist) -> Double {
+        let paced = playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+            ?? LivePlaylistRules.targetDurationSeconds(for: playlist)
+        return max(RequestRateRules.minimumIntervalFloorSeconds, minimumReloadIntervalPartTargets * paced)
+    }
+
+    /// Seconds to wait before the next reload of `playlist`, in every path
+    /// (blocking reload, the full reload after a delta that did not merge, a
+    /// playlist without a next blocking reload):
+    /// - at least `minimumReloadIntervalSeconds` after the previous reload started;
+    /// - after an answer that did not advance (the server answered without
+    ///   blocking, or answered with what it had), one part target (half the
+    ///   target duration without PART-INF) after that answer.
+    /// nil instants: no earlier reload, nothing to wait for.
+    public static func reloadWaitSeconds(for playlist: MediaPlaylist, secondsSinceLastRequest: Double?,
+                                         secondsSinceLastAnswer: Double?, lastAnswerAdvanced: Bool) -> Double {
+        var wait = 0.0
+        if let since = secondsSinceLastRequest {
+            wait = max(wait, minimumReloadIntervalSeconds(for: playlist) - since)
+        }
+        if !lastAnswerAdvanced, let since = secondsSinceLastAnswer {
+            let unchanged = playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+                ?? LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+                                                        playlistChanged: false)
+            wait = max(wait, max(unchanged, RequestRateRules.minimumIntervalFloorSeconds) - since)
+        }
+        return max(0, wait)
     }
 
     // MARK: Delta updates

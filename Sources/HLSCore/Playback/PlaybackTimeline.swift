@@ -53,6 +53,14 @@ public struct PlaybackTimeline: Sendable, Equatable {
     public private(set) var stallCount = 0
     public private(set) var totalStallSeconds = 0.0
     public private(set) var stallStartedAt: MonotonicInstant?
+    /// The most media the stream can hold ahead of the playhead (the live
+    /// window, or what is left of a VOD); the start and resume thresholds in
+    /// force are never above it. nil: no ceiling.
+    public private(set) var thresholdCeiling: PlaybackThresholdCeiling?
+
+    /// Buffer within this of a threshold counts as reaching it (sums of the
+    /// same durations added in another order), seconds.
+    public static let thresholdToleranceSeconds = 1e-6
 
     private var anchorPosition: Double
     private var anchorInstant: MonotonicInstant?
@@ -78,6 +86,35 @@ public struct PlaybackTimeline: Sendable, Equatable {
     /// Media seconds played so far.
     public func playedSeconds(at now: MonotonicInstant) -> Double {
         max(0, positionSeconds(at: now) - startPositionSeconds)
+    }
+
+    /// The startup threshold in force: the configured one, clamped to the ceiling, seconds.
+    public var startupThresholdSeconds: Double {
+        min(configuration.startupBufferSeconds, thresholdCeiling?.seconds ?? .infinity)
+    }
+
+    /// The resume threshold in force: the configured one, clamped to the ceiling, seconds.
+    public var resumeThresholdSeconds: Double {
+        min(configuration.resumeBufferSeconds, thresholdCeiling?.seconds ?? .infinity)
+    }
+
+    /// Sets (or clears) what the stream can hold ahead; the thresholds are clamped to it from the next check.
+    public mutating func setThresholdCeiling(_ ceiling: PlaybackThresholdCeiling?) {
+        thresholdCeiling = ceiling
+    }
+
+    /// The thresholds the ceiling lowers now (the startup one only before the first start).
+    public var clampedThresholds: [ThresholdClamp] {
+        var out: [ThresholdClamp] = []
+        if phase == .startingUp, startupThresholdSeconds < configuration.startupBufferSeconds {
+            out.append(ThresholdClamp(threshold: .startup, requestedSeconds: configuration.startupBufferSeconds,
+                                      clampedSeconds: startupThresholdSeconds, ceiling: thresholdCeiling))
+        }
+        if resumeThresholdSeconds < configuration.resumeBufferSeconds {
+            out.append(ThresholdClamp(threshold: .resume, requestedSeconds: configuration.resumeBufferSeconds,
+                                      clampedSeconds: resumeThresholdSeconds, ceiling: thresholdCeiling))
+        }
+        return out
     }
 
     /// Changes the resume threshold (a playback policy's knob); applies from the next stall check.
@@ -122,8 +159,8 @@ public struct PlaybackTimeline: Sendable, Equatable {
         }
         if phase == .startingUp || phase == .stalled {
             let ahead = bufferedEndSeconds - anchorPosition
-            let threshold = phase == .startingUp ? configuration.startupBufferSeconds : configuration.resumeBufferSeconds
-            let enough = ahead >= threshold || (endOfStream && ahead > 0)
+            let threshold = phase == .startingUp ? startupThresholdSeconds : resumeThresholdSeconds
+            let enough = ahead + Self.thresholdToleranceSeconds >= threshold || (endOfStream && ahead > 0)
             if firstFrameDecoded && enough {
                 if phase == .stalled, let stalledAt = stallStartedAt {
                     let stall = max(0, now.seconds(since: stalledAt))

@@ -91,22 +91,27 @@ public enum LivePlaylistRules {
     /// Where to start a live stream: the segment holding the point HOLD-BACK
     /// seconds (default three target durations) before the end of the playlist.
     /// Returns an index into `playlist.segments`.
+    /// (The target duration is `targetDurationSeconds(for:)`: never 0, which
+    /// would start past the last segment.) Always a valid index when there are segments.
     public static func startSegmentIndex(for playlist: MediaPlaylist) -> Int {
         guard !playlist.segments.isEmpty else { return 0 }
-        let holdBack = playlist.serverControl?.holdBackSeconds ?? 3 * playlist.targetDurationSeconds
+        let holdBack = playlist.serverControl?.holdBackSeconds ?? 3 * targetDurationSeconds(for: playlist)
         var remaining = holdBack
         var index = playlist.segments.count
         while index > 0 && remaining > 0 {
             index -= 1
             remaining -= playlist.segments[index].durationSeconds
         }
-        return index
+        return min(index, playlist.segments.count - 1)
     }
 
     /// Seconds to wait before reloading: the target duration after a reload
-    /// that changed the playlist, half of it after one that did not.
+    /// that changed the playlist, half of it after one that did not. Pass
+    /// `targetDurationSeconds(for:)`; a target duration that is not positive
+    /// counts as `fallbackTargetDurationSeconds`, so no reload follows another at once.
     public static func reloadDelaySeconds(targetDurationSeconds: Double, playlistChanged: Bool) -> Double {
-        playlistChanged ? targetDurationSeconds : targetDurationSeconds / 2
+        let target = targetDurationSeconds.isFinite && targetDurationSeconds > 0 ? targetDurationSeconds : fallbackTargetDurationSeconds
+        return playlistChanged ? target : target / 2
     }
 
     /// Where a VOD stream starts, seconds from its first segment, honouring

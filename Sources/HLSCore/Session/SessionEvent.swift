@@ -543,6 +543,10 @@ public enum SessionEvent: Sendable, Equatable {
     case lowLatencyStart(LowLatencyStartRecord)
     case failover(LoadingNote)
     case steering(LoadingNote)
+    // The progress guarantee: the request-rate bound, thresholds clamped to the live window
+    case requestPaced(RequestPacingEpisode)
+    case thresholdClamp(ThresholdClamp)
+    case liveWindow(LiveWindowRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -582,6 +586,9 @@ public enum SessionEvent: Sendable, Equatable {
         case .lowLatencyStart: "lowlatency.start"
         case .failover: "failover"
         case .steering: "steering"
+        case .requestPaced: "request.paced"
+        case .thresholdClamp: "playback.threshold"
+        case .liveWindow: "live.window"
         }
     }
 
@@ -622,6 +629,9 @@ public enum SessionEvent: Sendable, Equatable {
         case .lowLatencyStart(let p): p
         case .failover(let p): p
         case .steering(let p): p
+        case .requestPaced(let p): p
+        case .thresholdClamp(let p): p
+        case .liveWindow(let p): p
         }
     }
 }

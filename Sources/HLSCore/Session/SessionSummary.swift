@@ -70,6 +70,10 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var policyChanges: Int
     /// Seconds spent in each playback policy.
     public var policySeconds: [String: Double]
+    /// Requests the request-rate bound held back, and their waits added up
+    /// (seconds); absent when it held nothing back (`request.paced`).
+    public var pacedRequests: Int? = nil
+    public var pacedSeconds: Double? = nil
 }
 
 /// Folds events into a summary.
@@ -98,6 +102,8 @@ public struct SummaryBuilder: Sendable {
     private var latencies: [Double] = []
     private var policyChanges = 0
     private var policyEntered: [(policy: String, atSeconds: Double)] = []
+    private var pacedRequests = 0
+    private var pacedSeconds = 0.0
 
     public init() {}
 
@@ -140,6 +146,9 @@ public struct SummaryBuilder: Sendable {
         case .liveResync(let e):
             if e.action == .resync { liveResyncs += 1 }
             if e.action == .restart { liveRestarts += 1 }
+        case .requestPaced(let e) where e.action == .released:
+            pacedRequests += e.heldRequests ?? 0
+            pacedSeconds += e.heldSeconds ?? 0
         case .byteProgress(let e):
             switch e.assessment.verdict {
             case .wedged: wedges += 1
@@ -193,6 +202,10 @@ public struct SummaryBuilder: Sendable {
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
         summary.trickleVerdicts = trickleVerdicts
+        if pacedRequests > 0 {
+            summary.pacedRequests = pacedRequests
+            summary.pacedSeconds = pacedSeconds
+        }
         return summary
     }
 }

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+@testable import HLSCore
+
+/// Short live windows and what real packagers write for short segments: the target duration the live rules
+/// use, the start point, the reload cadence, the window warning and the thresholds clamped to the window.
+@Suite struct LiveWindowTests {
+    func t(_ s: Double) -> MonotonicInstant { MonotonicInstant(seconds: 100 + s) }
+
+    /// A live CMAF window as FFmpeg's hls muxer writes it for 0.25 s segments: EXT-X-TARGETDURATION:0
+    /// (RFC 8216 §4.3.3.1 compares EXTINF rounded to the nearest integer, and 0.25 rounds to 0).
+    static func shortWindow(targetDuration: Int = 0, segments: Int = 6, first: Int = 40) -> String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(first)",
+                     "#EXT-X-MAP:URI=\"init.mp4\""]
+        for k in first..<(first + segments) { lines += ["#EXTINF:0.250000,", "seg_\(k).m4s"] }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test func targetDurationZero_rulesUseTheLongestSegment() throws {
+        let p = try media(Self.shortWindow(targetDuration: 0))
+        #expect(p.targetDurationSeconds == 0)
+        #expect(LivePlaylistRules.targetDurationSeconds(for: p) == 0.25)
+        // Written larger than the segments: as written.
+        #expect(LivePlaylistRules.targetDurationSeconds(for: try media(Self.shortWindow(targetDuration: 2))) == 2)
+        // Nothing positive anywhere: the fallback.
+        let empty = try media("#EXTM3U\n#EXT-X-TARGETDURATION:0\n")
+        #expect(LivePlaylistRules.targetDurationSeconds(for: empty) == LivePlaylistRules.fallbackTargetDurationSeconds)
+    }
+
+    @Test func targetDurationZero_startIsAValidSegmentThreeSegmentDurationsFromTheEnd() throws {
+        let p = try media(Self.shortWindow(targetDuration: 0))
+        let index = LivePlaylistRules.startSegmentIndex(for: p)
+        #expect(index < p.segments.count, "was segments.count: one past the last segment")
+        #expect(index == 3, "3 × 0.25 s from the end of six 0.25 s segments")
+    }
+
+    @Test func holdBackLongerThanTheWindow_startsAtTheFirstSegment() throws {
+        // TARGETDURATION 1 over a 1.5 s window: three target durations is 3 s, more than there is.
+        let p = try media(Self.shortWindow(targetDuration: 1))
+        #expect(LivePlaylistRules.startSegmentIndex(for: p) == 0)
+    }
+
+    @Test func reloadDelayIsNeverZero() {
+        #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: true) == LivePlaylistRules.fallbackTargetDurationSeconds)
+        #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: false) == LivePlaylistRules.fallbackTargetDurationSeconds / 2)
+        #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0.25, playlistChanged: false) == 0.125)
+    }
+
+    @Test func windowShorterThanThreeTargetDurations_isAWarningWithItsInputs() throws {
+        let p = try media(Self.shortWindow(targetDuration: 1))
+        #expect(LivePlaylistRules.windowSeconds(of: p) == 1.5)
+        let warning = try #require(LivePlaylistRules.shortWindow(p))
+        #expect(warning.windowSeconds == 1.5)
+        #expect(warning.minimumWindowSeconds == 3)
+        #expect(warning.segments == 6)
+        #expect(warning.targetDurationSeconds == 1)
+        #expect(warning.warning.contains("RFC 8216 §6.2.2"))
+        // Twelve 0.25 s segments are exactly three target durations: not short.
+        #expect(LivePlaylistRules.shortWindow(try media(Self.shortWindow(targetDuration: 1, segments: 12))) == nil)
+        // With the target duration FFmpeg writes (0), the rules' 0.25 s makes 1.5 s six of them: not short.
+        #expect(LivePlaylistRules.shortWindow(try media(Self.shortWindow(targetDuration: 0))) == nil)
+        // An ended playlist has no live window.
+        #expect(LivePlaylistRules.shortWindow(try media(Self.shortWindow(targetDuration: 1) + "#EXT-X-ENDLIST\n")) == nil)
+    }
+
+    @Test func startThresholdAboveTheWindow_isClampedToIt_andPlaybackStarts() throws {
+        // The policy controller asked for a 4 s start; the window holds 1.5 s.
+        var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 4, resumeBufferSeconds: 4))
+        let ceiling = try #require(PlaybackThresholdCeiling.live(try media(Self.shortWindow(targetDuration: 1))))
+        #expect(ceiling.basis == .liveWindow)
+        #expect(ceiling.seconds == 1.5)
+        p.setThresholdCeiling(ceiling)
+        #expect(p.startupThresholdSeconds == 1.5)
+        #expect(p.configuration.startupBufferSeconds == 4, "what was asked for is kept")
+        #expect(p.clampedThresholds == [
+            ThresholdClamp(threshold: .startup, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling),
+            ThresholdClamp(threshold: .resume, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling),
+        ])
+        _ = p.markFirstFrameDecoded(at: t(0))
+        // Six 0.25 s segments added one by one: the start comes with the last.
+        var actions: [PlaybackAction] = []
+        var end = 0.0
+        for k in 0..<6 {
+            end += 0.25
+            actions = p.appendBuffered(upTo: end, at: t(0.1 * Double(k + 1)))
+            if k < 5 { #expect(actions.isEmpty) }
+        }
+        #expect(actions == [.started(at: t(0.6), positionSeconds: 0, bufferSeconds: 1.5)])
+        #expect(p.clampedThresholds.map(\.threshold) == [.resume], "the startup threshold no longer applies once playing")
+    }
+
+    @Test func resumeThresholdAboveTheWindow_isClampedToIt() throws {
+        var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 1, resumeBufferSeconds: 4))
+        p.setThresholdCeiling(PlaybackThresholdCeiling(basis: .liveWindow, seconds: 1.5))
+        _ = p.appendBuffered(upTo: 1, at: t(0))
+        _ = p.markFirstFrameDecoded(at: t(0))
+        _ = p.advance(to: t(1.5))   // dry at t(1)
+        #expect(p.phase == .stalled)
+        #expect(p.appendBuffered(upTo: 2.4, at: t(2)).isEmpty)
+        #expect(p.appendBuffered(upTo: 2.5, at: t(2.5)) == [.stallEnded(at: t(2.5), positionSeconds: 1, stallSeconds: 1.5, bufferSeconds: 1.5)])
+    }
+
+    @Test func thresholdsBelowTheCeiling_areNotClamped() {
+        var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 2, resumeBufferSeconds: 4))
+        p.setThresholdCeiling(.vod(remainingSeconds: 30))
+        #expect(p.clampedThresholds.isEmpty)
+        #expect(p.startupThresholdSeconds == 2)
+        #expect(p.resumeThresholdSeconds == 4)
+        p.setThresholdCeiling(.vod(remainingSeconds: 1))
+        #expect(p.clampedThresholds.map(\.clampedSeconds) == [1, 1])
+        #expect(p.clampedThresholds.first?.ceiling?.basis == .remainingVOD)
+        p.setThresholdCeiling(nil)
+        #expect(p.clampedThresholds.isEmpty)
+    }
+
+    // MARK: LL-HLS reload pacing
+
+    @Test func llhlsReloads_waitHalfAPartTargetAfterTheLastStart_andAPartTargetAfterAnAnswerThatDidNotAdvance() throws {
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // PART-TARGET=0.5
+        #expect(LowLatencyRules.minimumReloadIntervalSeconds(for: p) == 0.25)
+        // The first reload: nothing to wait for.
+        #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: nil, secondsSinceLastAnswer: nil, lastAnswerAdvanced: true) == 0)
+        // A blocking server held the last one for a part: go at once.
+        #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.5, secondsSinceLastAnswer: 0, lastAnswerAdvanced: true) == 0)
+        // It answered at once (and advanced): the rest of half a part target.
+        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: true) - 0.2) < 1e-9)
+        // It answered at once without the part asked for (a server that does not block): a part target after the answer.
+        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: false) - 0.46) < 1e-9)
+    }
+
+    @Test func llhlsReloads_withDeltaUpdatesOff_neverAskForSkip() throws {
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // CAN-SKIP-UNTIL=12
+        #expect(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1)?.skip == .yes)
+        let full = try #require(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1, deltaUpdates: false))
+        #expect(full.skip == nil)
+        #expect(full.msn == 15)
+        #expect(full.part == 2)
+    }
+}
