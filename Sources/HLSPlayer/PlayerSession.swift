@@ -269,7 +269,8 @@ public final class PlayerSession: @unchecked Sendable {
         self.configuration = configuration
         self.statusLine = statusLine
         sessionStart = clock.now()
-        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date())
+        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
+                                       outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.allowFileURLs = configuration.url.isFileURL
@@ -363,7 +364,7 @@ public final class PlayerSession: @unchecked Sendable {
                             startPositionSeconds: start, finalPositionSeconds: position,
                             sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
         }
-        if statusLine { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if statusLine { Console.writeStandardError(Console.eraseLine) }
         return summary
     }
 
@@ -446,7 +447,7 @@ public final class PlayerSession: @unchecked Sendable {
                           s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
                           s.variantIndex.map(String.init) ?? "-", res,
                           Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
-        FileHandle.standardError.write(Data(line.utf8))
+        Console.writeStandardError(line)
     }
 
     func record(_ actions: [PlaybackAction]) {
