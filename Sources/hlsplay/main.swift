@@ -130,6 +130,8 @@ final class CurrentSession: @unchecked Sendable {
     private let lock = NSLock()
     private var sessions: [ObjectIdentifier: PlayerSession] = [:]
     private var interrupted = false
+    /// The signal that ended the sessions: SIGINT or SIGTERM.
+    private var signal: Int32?
     func add(_ s: PlayerSession) {
         let stopNow = lock.withLock { sessions[ObjectIdentifier(s)] = s; return interrupted }
         if stopNow { s.stop(reason: .interrupted) }
@@ -137,28 +139,35 @@ final class CurrentSession: @unchecked Sendable {
     func remove(_ s: PlayerSession) {
         lock.withLock { sessions[ObjectIdentifier(s)] = nil }
     }
-    func interrupt() {
-        let all = lock.withLock { interrupted = true; return Array(sessions.values) }
+    func interrupt(by signal: Int32) {
+        let all = lock.withLock {
+            interrupted = true
+            if self.signal == nil { self.signal = signal }
+            return Array(sessions.values)
+        }
         for s in all { s.stop(reason: .interrupted) }
     }
     var wasInterrupted: Bool { lock.withLock { interrupted } }
+    /// The exit status of an interrupted run: 128 + the signal's number (130 SIGINT, 143 SIGTERM).
+    var interruptedStatus: Int32 { lock.withLock { 128 + (signal ?? SIGINT) } }
 }
 let current = CurrentSession()
 
-// SIGINT/SIGTERM end the session cleanly (summary written); a second SIGINT exits at once.
+// SIGINT/SIGTERM end the session cleanly (summary written), exit 130/143; a second one exits at once.
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 let signalQueue = DispatchQueue(label: "hlsplay.signals")
 nonisolated(unsafe) var interrupts = 0
-let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: signalQueue)
-sigint.setEventHandler {
+func onSignal(_ number: Int32) {
     interrupts += 1
-    if interrupts > 1 { _exit(130) }
-    current.interrupt()
+    if interrupts > 1 { _exit(128 + number) }
+    current.interrupt(by: number)
 }
+let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: signalQueue)
+sigint.setEventHandler { onSignal(SIGINT) }
 sigint.resume()
 let sigterm = DispatchSource.makeSignalSource(signal: SIGTERM, queue: signalQueue)
-sigterm.setEventHandler { current.interrupt() }
+sigterm.setEventHandler { onSignal(SIGTERM) }
 sigterm.resume()
 
 /// Plays one session; returns its exit status.
@@ -178,7 +187,7 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     var status: Int32
     switch summary.exitReason {
     case .completed, .durationReached: status = 0
-    case .interrupted: status = 130
+    case .interrupted: status = current.interruptedStatus
     case .error:
         say("error: \(summary.error ?? "unknown error")")
         switch session.failureCategory {
@@ -242,7 +251,7 @@ func playMany(_ url: URL, count: Int) -> Int32 {
         : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.aggregate(aggregate)), what: "the summary")
     if let createFailure { fail(createFailure, status: 73) }
     if !printed { return StandardStreams.outputFailedStatus }
-    if current.wasInterrupted { return 130 }
+    if current.wasInterrupted { return current.interruptedStatus }
     return aggregate.exitReasons["error", default: 0] > 0 ? 69 : 0
 }
 

@@ -121,7 +121,8 @@ import Testing
 }
 
 /// The summary is the point of a run: losing it (a closed stdout, a reader that went away) is
-/// reported on stderr and in the exit status (74), never silent.
+/// reported on stderr and in the exit status (74), never silent; and the signals that end a
+/// session exit with their conventional codes, the log complete.
 @Suite struct LostOutputTests {
     func playable() throws -> String {
         try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
@@ -173,6 +174,18 @@ import Testing
         let run = try runProcess("/bin/sh", ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path, "check", try playable()])
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output"), "\(run.stderr)")
+    }
+
+    @Test func sigterm_exit143_logComplete() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let run = try withOrigin(samples) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
+                           interruptAfterSeconds: 2.5, interruptSignal: SIGTERM)
+        }
+        #expect(run.status == 143, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["exitReason"] as? String == "interrupted")
+        #expect(run.stdout.contains("\"exitReason\":\"interrupted\""))
     }
 }
 
