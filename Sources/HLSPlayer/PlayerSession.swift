@@ -450,6 +450,17 @@ public final class PlayerSession: @unchecked Sendable {
         Console.writeStandardError(line)
     }
 
+    /// Says `message` on stderr as a warning, besides the log (where the event has the details):
+    /// a problem that does not stop the session but changes what it measures or trusts. Said once
+    /// per process, so N sessions of `--sessions` sharing one estimate store do not say it N times.
+    func warn(_ message: String) {
+        guard Self.warnings.firstTime(message) else { return }
+        Console.error("hlsplay: warning: \(message)", text: recorder.outgoing, clearingStatusLine: statusLine)
+    }
+
+    /// The warnings said so far in this process.
+    static let warnings = SaidOnce()
+
     func record(_ actions: [PlaybackAction]) {
         for action in actions {
             switch action {
@@ -804,4 +815,12 @@ public final class PlayerSession: @unchecked Sendable {
             nextMediaSequence = segment.mediaSequence + 1
         }
     }
+}
+
+/// Messages already said, process-wide.
+final class SaidOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var said: Set<String> = []
+    /// True the first time `message` is passed.
+    func firstTime(_ message: String) -> Bool { lock.withLock { said.insert(message).inserted } }
 }

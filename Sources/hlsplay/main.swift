@@ -60,6 +60,9 @@ if StandardStreams.stdoutWasClosed {
     fail("standard output is closed, so the summary could not be written; nothing was played "
          + "(redirect it to /dev/null to discard the summary)", status: StandardStreams.outputFailedStatus)
 }
+if arguments.insecure {
+    say("warning: --insecure: TLS certificates and host names are not verified")
+}
 
 /// A URL from the command line: http(s), file://, or a local path.
 func parseURL(_ given: String) -> URL {

@@ -189,6 +189,52 @@ import Testing
     }
 }
 
+/// Problems that do not stop a session but change what it measures are said on stderr, not
+/// only in the log.
+@Suite struct SessionWarningTests {
+    func playable() throws -> String {
+        try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
+    }
+
+    @Test func insecure_warnsOnStderr() throws {
+        let run = try runHlsplay([try playable(), "--headless", "--json", "--duration", "1", "--insecure"], timeoutSeconds: 60)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("warning: --insecure"), "\(run.stderr)")
+    }
+
+    @Test func unreadableEstimateStore_warnsOnStderr() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-warn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = dir.appendingPathComponent("estimates.json")
+        try Data("{not json \u{1B}[2J".utf8).write(to: store)
+        let run = try runHlsplay([try playable(), "--headless", "--json", "--duration", "1", "--estimate-store", store.path], timeoutSeconds: 60)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("warning: estimate store"), "\(run.stderr)")
+        #expect(run.stderr.contains(store.path), "\(run.stderr)")
+        #expect(HostileOutputTests.rawControls(run.stderr).isEmpty)
+        #expect(run.events("error").contains { $0["category"] as? String == "estimate-store" }, "still in the log")
+    }
+
+    @Test func unwritableEstimateStore_warnsOnStderr() throws {
+        // The store's directory is a regular file: writable at the start check, but no directory can be made there.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-warn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let blocker = dir.appendingPathComponent("blocker")
+        try Data().write(to: blocker)
+        let store = blocker.appendingPathComponent("estimates.json").path
+        let samples = try Repo.requireSamples("short-2s")
+        let run = try withOrigin(samples) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "3",
+                            "--estimate-store", store], timeoutSeconds: 60)
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("warning: estimate store"), "\(run.stderr)")
+        #expect(run.events("error").contains { $0["category"] as? String == "estimate-store" }, "still in the log")
+    }
+}
+
 /// A process's exit status and output.
 struct ProcessRun {
     var status: Int32
