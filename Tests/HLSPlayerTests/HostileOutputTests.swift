@@ -176,6 +176,22 @@ import Testing
         #expect(run.stderr.contains("standard output"), "\(run.stderr)")
     }
 
+    @Test func stderrClosed_errorStillEndsWithItsStatus() throws {
+        // `hlsplay URL 2>&-` on a failing stream: the error message has nowhere to go, which must
+        // not crash the process (FileHandle traps on a failed write) nor land in the log.
+        let server = HostileOutputTests.hostileServer()
+        defer { server.stop() }
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("s.jsonl").path
+        let run = try runProcess("/bin/sh", ["-c", #"exec "$0" "$@" 2>&-"#, Repo.hlsplay.path,
+                                             "http://127.0.0.1:\(server.port)/master.m3u8", "--headless", "--json", "--cold", "--log", log])
+        #expect(run.status == 69, "a network failure, not a crash")
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(!text.isEmpty && text.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "the log holds JSON lines only")
+        #expect(logLines(log).last?["type"] as? String == "summary")
+    }
+
     @Test func sigterm_exit143_logComplete() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
