@@ -94,11 +94,11 @@ struct HARBuilder: Sendable {
         var log: Log
     }
 
-    /// Writes the document; false if the write failed (`path.failure` says why).
-    func write() -> Bool {
+    /// Writes the document through `outgoing`; false if the write failed (`path.failure` says why).
+    func write(_ outgoing: OutgoingText) -> Bool {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(Document(log: .init(entries: entries))) else { return true }
-        return path.writeLine(String(decoding: data, as: UTF8.self))
+        return path.writeLine(outgoing.json(String(decoding: data, as: UTF8.self)))
     }
 }

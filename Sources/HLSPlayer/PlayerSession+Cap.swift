@@ -21,6 +21,7 @@ extension PlayerSession {
         let (snapshot, problem) = EstimateStoreFile.load(path: path)
         if let problem {
             recorder.record(.error(ErrorRecord(fatal: false, category: "estimate-store", message: "\(problem); starting cold")))
+            warn("estimate store: \(problem); starting cold")
         }
         let lookup = snapshot?.lookup(key, nowWallSeconds: Date().timeIntervalSince1970, configuration: configuration.estimateStore)
         let gate = EstimateGate.classify(lookup, forcedCold: configuration.forceCold, configuration: configuration.estimateStore)
@@ -182,6 +183,7 @@ extension PlayerSession {
         let current = EstimateStoreFile.load(path: path).snapshot ?? snapshot ?? EstimateStoreSnapshot()
         if let problem = EstimateStoreFile.save(current.updating(with: record), path: path) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "estimate-store", message: problem)))
+            warn("estimate store: \(problem); this session's estimate is not kept for the next start")
         }
     }
 }

@@ -128,7 +128,7 @@ extension PlayerSession {
                     tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
                 recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
                                            requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
-                                           status: response.statusCode, responseHeaders: response.headers, bytes: response.body.count,
+                                           status: response.statusCode, responseHeaders: harHeaders(response.headers), bytes: response.body.count,
                                            timings: timings, error: nil))
                 if let segment {
                     classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
@@ -144,7 +144,7 @@ extension PlayerSession {
                     bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
                 recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
                                            requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
-                                           timings: nil, error: error.description))
+                                           timings: nil, error: shownDescription(error, url: url)))
                 if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
@@ -204,6 +204,23 @@ extension PlayerSession {
                 }
             }
         }
+    }
+
+    /// A failed request's error for the HAR, naming the URL as `shown` does (the error's own
+    /// URL is the request's whole, with its userinfo and query).
+    func shownDescription(_ error: LoadError, url: URL) -> String {
+        var shownError = error
+        shownError.url = shown(url)
+        return shownError.description
+    }
+
+    /// Response headers for the HAR: cookies a server sets are credentials, redacted like a
+    /// URL's query values unless --no-redact.
+    func harHeaders(_ headers: [String: String]) -> [String: String] {
+        guard configuration.redactURLs, headers["set-cookie"] != nil else { return headers }
+        var redacted = headers
+        redacted["set-cookie"] = URLRedaction.placeholder
+        return redacted
     }
 
     /// Whether a wedged segment goes back through the selector (see reDecideAfterWedgeBelowBufferSegments):

@@ -319,7 +319,8 @@ public final class PlayerSession: @unchecked Sendable {
         self.configuration = configuration
         self.statusLine = statusLine
         sessionStart = clock.now()
-        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date())
+        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
+                                       outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.allowFileURLs = configuration.url.isFileURL
@@ -423,7 +424,7 @@ public final class PlayerSession: @unchecked Sendable {
                             startPositionSeconds: start, finalPositionSeconds: position,
                             sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
         }
-        if statusLine { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if statusLine { Console.writeStandardError(Console.eraseLine) }
         return summary
     }
 
@@ -510,8 +511,19 @@ public final class PlayerSession: @unchecked Sendable {
                           s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
                           s.variantIndex.map(String.init) ?? "-", res,
                           Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
-        FileHandle.standardError.write(Data(line.utf8))
+        Console.writeStandardError(line)
     }
+
+    /// Says `message` on stderr as a warning, besides the log (where the event has the details):
+    /// a problem that does not stop the session but changes what it measures or trusts. Said once
+    /// per process, so N sessions of `--sessions` sharing one estimate store do not say it N times.
+    func warn(_ message: String) {
+        guard Self.warnings.firstTime(message) else { return }
+        Console.error("hlsplay: warning: \(message)", text: recorder.outgoing, clearingStatusLine: statusLine)
+    }
+
+    /// The warnings said so far in this process.
+    static let warnings = SaidOnce()
 
     func record(_ actions: [PlaybackAction]) {
         for action in actions {
@@ -875,4 +887,12 @@ public final class PlayerSession: @unchecked Sendable {
             nextMediaSequence = segment.mediaSequence + 1
         }
     }
+}
+
+/// Messages already said, process-wide.
+final class SaidOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var said: Set<String> = []
+    /// True the first time `message` is passed.
+    func firstTime(_ message: String) -> Bool { lock.withLock { said.insert(message).inserted } }
 }

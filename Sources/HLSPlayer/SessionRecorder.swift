@@ -1,6 +1,8 @@
 // Writes the session log as it goes (one JSON object per line, flushed per
 // line so a crash loses at most the line in progress), folds every event into
-// the summary, and collects HAR entries.
+// the summary, and collects HAR entries. Every line and the HAR document go
+// out through OutgoingText: URLs anywhere in them redacted (unless
+// --no-redact), DEL and C1 controls escaped.
 
 import Foundation
 import HLSCore
@@ -138,11 +140,15 @@ final class SessionRecorder: @unchecked Sendable {
     /// Set by `finish`: the summary is the last line, so events after it (from a thread that hung
     /// past the end) are dropped.
     private var finished = false
+    /// What every line goes through on its way out (redaction, escaping).
+    let outgoing: OutgoingText
     /// Called for every event (after it is recorded), e.g. by tests or a live view.
     var observer: (@Sendable (TimedEvent) -> Void)?
 
-    init(logPath: String?, harPath: String?, clock: any MonotonicClock, sessionStart: MonotonicInstant, wallStart: Date) throws {
+    init(logPath: String?, harPath: String?, clock: any MonotonicClock, sessionStart: MonotonicInstant, wallStart: Date,
+         outgoing: OutgoingText) throws {
         self.clock = clock
+        self.outgoing = outgoing
         log = try logPath.map { try LineFile(path: $0) }
         if let harPath {
             // Open now so an unwritable path fails before the session starts.
@@ -187,7 +193,7 @@ final class SessionRecorder: @unchecked Sendable {
             finished = true
             let summary = makeSummary(builder)
             write(encoder.line(summary))
-            if let har, !har.write() { reportWriteFailure(har.path, what: "the HAR file") }
+            if let har, !har.write(outgoing) { reportWriteFailure(har.path, what: "the HAR file") }
             return summary
         }
     }
@@ -197,15 +203,14 @@ final class SessionRecorder: @unchecked Sendable {
 
     private func write(_ line: String) {
         guard let log, log.failure == nil else { return }
-        if !log.writeLine(line) { reportWriteFailure(log, what: "the session log") }
+        if !log.writeLine(outgoing.json(line)) { reportWriteFailure(log, what: "the session log") }
     }
 
     /// Says so on stderr at once (the log itself cannot), with the path and the errno text; the exit
     /// status reports it again at the end.
     private func reportWriteFailure(_ file: LineFile, what: String) {
         writeFailed = true
-        let message = "hlsplay: writing \(what) \(file.path) failed: \(file.failure ?? "unknown error"); "
-            + "it is incomplete after \(file.linesWritten) line\(file.linesWritten == 1 ? "" : "s")\n"
-        FileHandle.standardError.write(Data(message.utf8))
+        Console.error("hlsplay: writing \(what) \(file.path) failed: \(file.failure ?? "unknown error"); "
+            + "it is incomplete after \(file.linesWritten) line\(file.linesWritten == 1 ? "" : "s")", text: outgoing)
     }
 }

@@ -97,8 +97,9 @@ struct Arguments {
       --ramp SECONDS             stagger the sessions' starts over this long
       --no-decode                demux only, no decoding (load generation); the first
                                  demuxed video packet stands in for the first frame
-      --no-redact                log URLs whole (default: query values and credentials
-                                 are replaced by REDACTED in logs, HAR and messages)
+      --no-redact                write URLs whole (default: credentials, query values and
+                                 fragments of every URL are replaced by REDACTED in the
+                                 log, HAR, summary and messages, wherever they appear)
       --insecure                 do not verify TLS certificates
       --status / --no-status     force the live status line on stderr on or off
                                  (default: on when stderr is a terminal)
@@ -106,9 +107,12 @@ struct Arguments {
       --help                     print this help and exit
 
     exit status: 0 played to the end or for --duration; 64 usage error;
-    65 malformed playlist or media; 69 network failure; 73 cannot create an
-    output file; 74 a log write failed; 70 internal error; 75 no progress for
-    --no-progress-timeout; 130 interrupted.
+    65 malformed playlist or media; 66 an input file cannot be read (check,
+    report, simulate); 69 network failure; 70 internal error; 73 cannot create
+    an output file; 74 an output was lost (a log or HAR write failed, or stdout
+    is closed or its reader went away); 75 no progress for
+    --no-progress-timeout; 130 interrupted (SIGINT); 143 terminated (SIGTERM).
+    Both signals still write the log and summary.
     """
 
     static func parse(_ argv: [String]) throws(UsageError) -> Arguments {

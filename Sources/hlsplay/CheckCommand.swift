@@ -3,6 +3,7 @@
 
 import Foundation
 import HLSCore
+import HLSPlayer
 
 enum CheckCommand {
     static let usage = """
@@ -41,18 +42,18 @@ enum CheckCommand {
             switch word {
             case "--json": json = true
             case "--help", "-h":
-                print(usage)
+                StandardStreams.print(usage)
                 return 0
             case "--base":
                 guard i + 1 < arguments.count, let u = URL(string: arguments[i + 1]) else {
-                    FileHandle.standardError.write(Data("hlsplay check: --base needs a URL\n".utf8))
+                    say("--base needs a URL")
                     return 64
                 }
                 base = u
                 i += 1
             default:
                 if word.hasPrefix("-") {
-                    FileHandle.standardError.write(Data("hlsplay check: unknown option '\(word)'\n".utf8))
+                    say("unknown option '\(word)'")
                     return 64
                 }
                 files.append(word)
@@ -60,25 +61,32 @@ enum CheckCommand {
             i += 1
         }
         guard !files.isEmpty else {
-            FileHandle.standardError.write(Data("hlsplay check: no playlist file given\n\(usage)\n".utf8))
+            say("no playlist file given")
+            Console.error(usage, text: StandardStreams.outgoing)
             return 64
         }
         var status: Int32 = 0
         for file in files {
             guard let data = FileManager.default.contents(atPath: file) else {
-                FileHandle.standardError.write(Data("hlsplay check: cannot read '\(file)'\n".utf8))
+                say("cannot read '\(file)'")
                 status = max(status, 66)
                 continue
             }
             let result = check(data: data, file: file, base: base ?? URL(fileURLWithPath: file))
             if !result.accepted { status = max(status, 65) }
+            // Playlists come from anywhere: their lines are redacted and escaped like network text.
             if json {
-                print(SessionLogEncoder().line(result))
+                StandardStreams.print(StandardStreams.outgoing.json(SessionLogEncoder().line(result)))
             } else {
-                print(human(result))
+                StandardStreams.print(StandardStreams.outgoing.terminalLines(human(result)))
             }
         }
         return status
+    }
+
+    /// One line on stderr, redacted and escaped.
+    static func say(_ message: String) {
+        Console.error("hlsplay check: \(message)", text: StandardStreams.outgoing)
     }
 
     static func check(data: Data, file: String, base: URL) -> Result {
@@ -98,12 +106,13 @@ enum CheckCommand {
     }
 
     static func human(_ r: Result) -> String {
+        let esc = TerminalText.escaped
         guard r.accepted else {
-            return "\(r.file): REJECTED line \(r.errorLine ?? 0): \(r.error ?? "") (\(r.rule ?? ""))"
+            return "\(esc(r.file)): REJECTED line \(r.errorLine ?? 0): \(esc(r.error ?? "")) (\(r.rule ?? ""))"
         }
         let size = r.kind == "multivariant" ? "\(r.variants ?? 0) variants, \(r.renditions ?? 0) renditions" : "\(r.segments ?? 0) segments\(r.endList == true ? ", ENDLIST" : ", live")"
-        var out = "\(r.file): OK \(r.kind ?? "") playlist, \(size)"
-        for w in r.warnings { out += "\n  warning: \(w)" }
+        var out = "\(esc(r.file)): OK \(r.kind ?? "") playlist, \(size)"
+        for w in r.warnings { out += "\n  warning: \(esc(w))" }
         return out
     }
 }

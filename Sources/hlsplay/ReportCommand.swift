@@ -3,14 +3,17 @@
 
 import Foundation
 import HLSCore
+import HLSPlayer
 
 enum ReportCommand {
     static let usage = """
-    usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE]
+    usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE] [--no-redact]
 
     Renders a session log (written by --log) as one self-contained HTML page:
     buffer, bitrate, throughput, stall risk, policy and stalls over time.
-    Use '-' as OUT.html to write the page to standard output.
+    Use '-' as OUT.html to write the page to standard output. URLs in the page
+    lose their credentials and query values (as in a log written without
+    --no-redact), also when the log has them; --no-redact keeps them whole.
     """
 
     /// Runs the subcommand with the words after `report`; returns the exit status
@@ -22,15 +25,18 @@ enum ReportCommand {
         var title: String?
         var index = 0
         func usageError(_ message: String) -> Int32 {
-            FileHandle.standardError.write(Data("hlsplay report: \(message)\nTry 'hlsplay report --help'.\n".utf8))
+            Console.error("hlsplay report: \(message)", text: StandardStreams.outgoing)
+            Console.error("Try 'hlsplay report --help'.", text: StandardStreams.outgoing)
             return 64
         }
         while index < arguments.count {
             let word = arguments[index]
             switch word {
             case "-h", "--help":
-                print(usage)
+                StandardStreams.print(usage)
                 return 0
+            case "--no-redact":
+                break // read by StandardStreams.outgoing
             case "--html", "--title":
                 guard index + 1 < arguments.count else { return usageError("'\(word)' needs a value") }
                 let value = arguments[index + 1]
@@ -65,13 +71,14 @@ enum ReportCommand {
         }
         let html: String
         do {
-            html = try TimelineReport.render(sessionLog: text, title: title)
+            // The log may have been written with --no-redact, and the page is made to be shared.
+            html = try TimelineReport.render(sessionLog: StandardStreams.outgoing.redacted(text),
+                                             title: title.map(StandardStreams.outgoing.redacted))
         } catch {
             return failure("'\(input)' is not a session log: \(error)", status: 65)
         }
         if output == "-" {
-            FileHandle.standardOutput.write(Data(html.utf8))
-            return 0
+            return StandardStreams.printChecked(html, what: "the page") ? 0 : StandardStreams.outputFailedStatus
         }
         do {
             try Data(html.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -82,7 +89,7 @@ enum ReportCommand {
     }
 
     private static func failure(_ message: String, status: Int32) -> Int32 {
-        FileHandle.standardError.write(Data("hlsplay report: \(message)\n".utf8))
+        Console.error("hlsplay report: \(message)", text: StandardStreams.outgoing)
         return status
     }
 

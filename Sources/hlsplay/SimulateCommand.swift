@@ -45,7 +45,8 @@ enum SimulateCommand {
 
     static func run(_ argv: [String]) -> Int32 {
         func usageError(_ message: String) -> Int32 {
-            FileHandle.standardError.write(Data("hlsplay simulate: \(message)\nTry 'hlsplay simulate --help'.\n".utf8))
+            Console.error("hlsplay simulate: \(message)", text: StandardStreams.outgoing)
+            Console.error("Try 'hlsplay simulate --help'.", text: StandardStreams.outgoing)
             return 64
         }
         var tracePath: String?
@@ -57,7 +58,7 @@ enum SimulateCommand {
             let word = argv[i]
             switch word {
             case "-h", "--help":
-                print(usage)
+                StandardStreams.print(usage)
                 return 0
             case "--trace", "--trace-format", "--rtt":
                 guard i + 1 < argv.count else { return usageError("'\(word)' needs a value") }
@@ -125,11 +126,10 @@ enum SimulateCommand {
             return failure("\(error)", status: 73)
         }
         let summary = session.run()
-        if arguments.json {
-            print(SessionLogEncoder().line(summary))
-        } else {
-            print(SummaryFormatter.human(summary))
-        }
+        let printed = arguments.json
+            ? StandardStreams.printChecked(StandardStreams.outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
+            : StandardStreams.printChecked(StandardStreams.outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
+        if !printed { return StandardStreams.outputFailedStatus }
         if summary.exitReason == .error {
             return failure("error: \(summary.error ?? "unknown error")", status: 69)
         }
@@ -137,7 +137,7 @@ enum SimulateCommand {
     }
 
     private static func failure(_ message: String, status: Int32) -> Int32 {
-        FileHandle.standardError.write(Data("hlsplay simulate: \(message)\n".utf8))
+        Console.error("hlsplay simulate: \(message)", text: StandardStreams.outgoing)
         return status
     }
 }

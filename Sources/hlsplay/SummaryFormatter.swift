@@ -1,7 +1,8 @@
 import Foundation
 import HLSCore
 
-/// The human summary printed at the end of a session.
+/// The human summary printed at the end of a session (main.swift prints it through
+/// OutgoingText.terminalLines: redacted, each line escaped).
 enum SummaryFormatter {
     static func human(_ s: SessionSummary) -> String {
         // Sub-10 ms steps (loopback) in milliseconds, so they do not print as 0.000 s.
@@ -13,7 +14,10 @@ enum SummaryFormatter {
         let b = s.startup
         var lines: [String] = []
         let kind = s.isLive.map { $0 ? "live" : "VOD" } ?? "unknown"
-        lines.append("hlsplay: \(s.url) (\(kind)) — \(s.exitReason.rawValue)\(s.error.map { ": \($0)" } ?? "")")
+        // The URL and the error come from the network (an error body, a Location): no control
+        // character of theirs may act on the terminal or break the summary into lines.
+        let url = TerminalText.escaped(s.url), error = s.error.map(TerminalText.escaped)
+        lines.append("hlsplay: \(url) (\(kind)) — \(s.exitReason.rawValue)\(error.map { ": \($0)" } ?? "")")
         lines.append("  time to first frame      \(sec(s.timeToFirstFrameSeconds))")
         lines.append("    multivariant playlist  \(sec(b.multivariantPlaylistSeconds))")
         lines.append("    media playlist         \(sec(b.mediaPlaylistSeconds))")

@@ -5,12 +5,21 @@ import HLSCore
 import HLSOrigin
 import HLSPlayer
 
-signal(SIGPIPE, SIG_IGN)
+// First: a closed stdin/stdout/stderr gets /dev/null before any file is opened; SIGPIPE is ignored.
+StandardStreams.guardAtStart()
 // A file-size limit (ulimit -f) makes a log write fail with EFBIG, reported like a full disk, instead of killing the process.
 signal(SIGXFSZ, SIG_IGN)
 
+/// What every message, summary and file goes through: URLs redacted unless --no-redact.
+let outgoing = StandardStreams.outgoing
+
+/// One line on stderr, redacted and with control characters made visible.
+func say(_ message: String) {
+    Console.error("hlsplay: \(message)", text: outgoing)
+}
+
 func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("hlsplay: \(message)\n".utf8))
+    say(message)
     exit(status)
 }
 
@@ -32,20 +41,27 @@ let arguments: Arguments = {
     do {
         return try Arguments.parse(Array(CommandLine.arguments.dropFirst()))
     } catch let error as UsageError {
-        FileHandle.standardError.write(Data("hlsplay: \(error.message)\nTry 'hlsplay --help'.\n".utf8))
+        say(error.message)
+        Console.error("Try 'hlsplay --help'.", text: outgoing)
         exit(64)
     } catch {
-        FileHandle.standardError.write(Data("hlsplay: \(error)\n".utf8))
-        exit(64)
+        fail("\(error)", status: 64)
     }
 }()
 if arguments.help {
-    print(Arguments.usage)
+    StandardStreams.print(Arguments.usage)
     exit(0)
 }
 if arguments.version {
-    print("hlsplay \(hlsplayVersion)")
+    StandardStreams.print("hlsplay \(hlsplayVersion)")
     exit(0)
+}
+if StandardStreams.stdoutWasClosed {
+    fail("standard output is closed, so the summary could not be written; nothing was played "
+         + "(redirect it to /dev/null to discard the summary)", status: StandardStreams.outputFailedStatus)
+}
+if arguments.insecure {
+    say("warning: --insecure: TLS certificates and host names are not verified")
 }
 
 /// A URL from the command line: http(s), file://, or a local path.
@@ -87,7 +103,7 @@ if let given = arguments.url {
     origin = server
     url = server.baseURL.appendingPathComponent("master.m3u8")
     if !arguments.json {
-        FileHandle.standardError.write(Data("hlsplay: no URL given; playing the embedded sample ladder from \(url.absoluteString)\n".utf8))
+        say("no URL given; playing the embedded sample ladder from \(url.absoluteString)")
     }
 }
 let thenURL = arguments.thenURL.map(parseURL)
@@ -117,6 +133,8 @@ final class CurrentSession: @unchecked Sendable {
     private let lock = NSLock()
     private var sessions: [ObjectIdentifier: PlayerSession] = [:]
     private var interrupted = false
+    /// The signal that ended the sessions: SIGINT or SIGTERM.
+    private var signal: Int32?
     func add(_ s: PlayerSession) {
         let stopNow = lock.withLock { sessions[ObjectIdentifier(s)] = s; return interrupted }
         if stopNow { s.stop(reason: .interrupted) }
@@ -124,28 +142,35 @@ final class CurrentSession: @unchecked Sendable {
     func remove(_ s: PlayerSession) {
         lock.withLock { sessions[ObjectIdentifier(s)] = nil }
     }
-    func interrupt() {
-        let all = lock.withLock { interrupted = true; return Array(sessions.values) }
+    func interrupt(by signal: Int32) {
+        let all = lock.withLock {
+            interrupted = true
+            if self.signal == nil { self.signal = signal }
+            return Array(sessions.values)
+        }
         for s in all { s.stop(reason: .interrupted) }
     }
     var wasInterrupted: Bool { lock.withLock { interrupted } }
+    /// The exit status of an interrupted run: 128 + the signal's number (130 SIGINT, 143 SIGTERM).
+    var interruptedStatus: Int32 { lock.withLock { 128 + (signal ?? SIGINT) } }
 }
 let current = CurrentSession()
 
-// SIGINT/SIGTERM end the session cleanly (summary written); a second SIGINT exits at once.
+// SIGINT/SIGTERM end the session cleanly (summary written), exit 130/143; a second one exits at once.
 signal(SIGINT, SIG_IGN)
 signal(SIGTERM, SIG_IGN)
 let signalQueue = DispatchQueue(label: "hlsplay.signals")
 nonisolated(unsafe) var interrupts = 0
-let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: signalQueue)
-sigint.setEventHandler {
+func onSignal(_ number: Int32) {
     interrupts += 1
-    if interrupts > 1 { _exit(130) }
-    current.interrupt()
+    if interrupts > 1 { _exit(128 + number) }
+    current.interrupt(by: number)
 }
+let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: signalQueue)
+sigint.setEventHandler { onSignal(SIGINT) }
 sigint.resume()
 let sigterm = DispatchSource.makeSignalSource(signal: SIGTERM, queue: signalQueue)
-sigterm.setEventHandler { current.interrupt() }
+sigterm.setEventHandler { onSignal(SIGTERM) }
 sigterm.resume()
 
 /// Plays one session; returns its exit status.
@@ -159,17 +184,15 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     current.add(session)
     let summary = session.run()
     current.remove(session)
-    if arguments.json {
-        print(SessionLogEncoder().line(summary))
-    } else {
-        print(SummaryFormatter.human(summary))
-    }
+    let printed = arguments.json
+        ? StandardStreams.printChecked(outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
+        : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
     var status: Int32
     switch summary.exitReason {
     case .completed, .durationReached: status = 0
-    case .interrupted: status = 130
+    case .interrupted: status = current.interruptedStatus
     case .error:
-        FileHandle.standardError.write(Data("hlsplay: error: \(summary.error ?? "unknown error")\n".utf8))
+        say("error: \(summary.error ?? "unknown error")")
         switch session.failureCategory {
         case "playlist", "media": status = 65
         case "network": status = 69
@@ -178,9 +201,10 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
         }
     }
     if session.logWriteFailed {
-        FileHandle.standardError.write(Data("hlsplay: an output file is incomplete: a write failed (disk full?), see above\n".utf8))
-        status = 74
+        say("an output file is incomplete: a write failed (disk full?), see above")
+        status = StandardStreams.outputFailedStatus
     }
+    if !printed { status = StandardStreams.outputFailedStatus }
     return status
 }
 
@@ -226,13 +250,12 @@ func playMany(_ url: URL, count: Int) -> Int32 {
     }
     group.wait()
     let aggregate = AggregateSummary.make(from: summaries, wallSeconds: Date().timeIntervalSince(started))
-    if arguments.json {
-        print(SessionLogEncoder().line(aggregate))
-    } else {
-        print(SummaryFormatter.aggregate(aggregate))
-    }
+    let printed = arguments.json
+        ? StandardStreams.printChecked(outgoing.json(SessionLogEncoder().line(aggregate)), what: "the summary")
+        : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.aggregate(aggregate)), what: "the summary")
     if let createFailure { fail(createFailure, status: 73) }
-    if current.wasInterrupted { return 130 }
+    if !printed { return StandardStreams.outputFailedStatus }
+    if current.wasInterrupted { return current.interruptedStatus }
     return aggregate.exitReasons["error", default: 0] > 0 ? 69 : 0
 }
 

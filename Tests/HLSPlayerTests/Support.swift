@@ -42,7 +42,7 @@ struct Run {
 }
 
 /// Runs the real binary with a log and a HAR in a fresh temp dir.
-func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutSeconds: Double = 120,
+func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT, timeoutSeconds: Double = 120,
                 environment extra: [String: String] = [:], har writesHAR: Bool = true) throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -72,7 +72,7 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, timeoutS
     DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
     if let interruptAfterSeconds {
         Thread.sleep(forTimeInterval: interruptAfterSeconds)
-        kill(process.processIdentifier, SIGINT)
+        kill(process.processIdentifier, interruptSignal)
     }
     let deadline = Date().addingTimeInterval(timeoutSeconds)
     while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }

@@ -1,6 +1,10 @@
 // What of a URL goes into logs. Query strings often carry access tokens and
 // signed-URL signatures, and userinfo carries credentials: by default the
 // logs keep every parameter name but none of their values, and no userinfo.
+// The same rule applies to URLs inside free text (error messages, a refused
+// redirect's Location, an HTTP error body, a playlist line quoted in a
+// warning), which is how every string leaving the process is redacted
+// (`OutgoingText`).
 
 import Foundation
 
@@ -11,17 +15,114 @@ public enum URLRedaction {
     /// `url` as it may be logged: userinfo replaced, each query value replaced
     /// (names kept, so the shape of the URL stays readable), fragment dropped.
     public static func redacted(_ url: URL) -> String {
-        guard var c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        if c.user != nil || c.password != nil {
-            c.user = placeholder
-            c.password = nil
+        redacted(urlString: url.absoluteString)
+    }
+
+    /// One URL, absolute (`scheme://[userinfo@]host/path?query#fragment`) or
+    /// relative/opaque (`path?query#fragment`), redacted as `redacted(_:)` does.
+    /// Text without userinfo or a query is returned as it is.
+    public static func redacted(urlString: String) -> String {
+        var rest = Substring(urlString)
+        var out = ""
+        if let schemeEnd = rest.range(of: "://"), isScheme(rest[..<schemeEnd.lowerBound]) {
+            out += rest[..<schemeEnd.upperBound]
+            rest = rest[schemeEnd.upperBound...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            if let at = authority.lastIndex(of: "@") {
+                out += placeholder
+                out += authority[at...]
+            } else {
+                out += authority
+            }
+            rest = rest[authorityEnd...]
         }
-        if let items = c.percentEncodedQueryItems, !items.isEmpty {
-            c.percentEncodedQueryItems = items.map { item in
-                URLQueryItem(name: item.name, value: (item.value?.isEmpty ?? true) ? item.value : placeholder)
+        guard let question = rest.firstIndex(of: "?") else {
+            // No query: a fragment is dropped from an absolute URL only (in a relative
+            // reference without a query, `#` is as likely to be text as a fragment).
+            if !out.isEmpty, let hash = rest.firstIndex(of: "#") { return out + rest[..<hash] }
+            return out + rest
+        }
+        out += rest[...question]
+        var query = rest[rest.index(after: question)...]
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        out += query.split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            guard let equals = item.firstIndex(of: "=") else { return String(item) }
+            let value = item[item.index(after: equals)...]
+            return value.isEmpty ? String(item) : item[...equals] + placeholder
+        }.joined(separator: "&")
+        return out
+    }
+
+    /// `text` with every URL inside it redacted: absolute URLs (`scheme://…`, any scheme)
+    /// lose userinfo, query values and fragment; any other run of URL characters with a
+    /// query (`seg.ts?token=…`, `mailto:x?subject=…`) loses its query values. A URL ends
+    /// where URL characters end (space, quote, backslash, control character, `<`, `>`);
+    /// trailing punctuation of the sentence around it (`.`, `,`, `)`, ...) is not part of it.
+    /// Redacting redacted text changes nothing.
+    public static func redactingURLs(in text: String) -> String {
+        // Fast path: most log lines hold neither.
+        guard text.contains("://") || text.contains("?") else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        let scalars = text.unicodeScalars
+        var i = scalars.startIndex
+        while i < scalars.endIndex {
+            guard isURLScalar(scalars[i]) else {
+                out.unicodeScalars.append(scalars[i])
+                i = scalars.index(after: i)
+                continue
+            }
+            var j = i
+            while j < scalars.endIndex, isURLScalar(scalars[j]) { j = scalars.index(after: j) }
+            out += redactedToken(String(scalars[i..<j]))
+            i = j
+        }
+        return out
+    }
+
+    /// One run of URL characters: the URL inside it redacted, the text around it kept.
+    static func redactedToken(_ token: String) -> String {
+        guard token.contains("?") || token.contains("://") else { return token }
+        // Sentence punctuation after a URL ("(Location: ftp://x/?a=1)." ) is not part of it.
+        var body = Substring(token)
+        while let last = body.last, ".,;:!?')]".contains(last) { body.removeLast() }
+        let trailing = token[body.endIndex...]
+        // An absolute URL may follow other characters in the run ("url=http://…"): it starts
+        // at its scheme, the letters before "://".
+        if let separator = body.range(of: "://") {
+            var start = separator.lowerBound
+            while start > body.startIndex, isSchemeCharacter(body[body.index(before: start)]) { start = body.index(before: start) }
+            while start < separator.lowerBound, !body[start].isLetter { start = body.index(after: start) }
+            if start < separator.lowerBound {
+                let before = body[..<start]
+                // The part before the URL may hold a query too ("?next=http://…" is one value).
+                if !before.contains("?") {
+                    return before + redacted(urlString: String(body[start...])) + trailing
+                }
             }
         }
-        c.fragment = nil
-        return c.string ?? url.absoluteString
+        guard body.contains("?") else { return token }
+        return redacted(urlString: String(body)) + trailing
+    }
+
+    /// RFC 3986 scheme: a letter, then letters, digits, "+", "-", ".".
+    static func isScheme(_ s: Substring) -> Bool {
+        guard let first = s.first, first.isASCII, first.isLetter else { return false }
+        return s.allSatisfy(isSchemeCharacter)
+    }
+
+    static func isSchemeCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "-" || c == ".")
+    }
+
+    /// RFC 3986 characters (unreserved, reserved, "%"), and non-ASCII letters and digits
+    /// (an IRI, or bytes a server did not encode).
+    static func isURLScalar(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x61...0x7A, 0x41...0x5A, 0x30...0x39: return true
+        case 0x00...0x7F: return "-._~:/?#[]@!$&'()*+,;=%".unicodeScalars.contains(s)
+        default: return s.properties.isAlphabetic || s.properties.numericType != nil
+        }
     }
 }

@@ -82,8 +82,8 @@ public enum TimelineReport {
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
             default:
-                // Control characters other than tab/newline are not valid in HTML text.
-                if ch.value < 0x20 && ch != "\t" && ch != "\n" || ch.value == 0x7F { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
+                // Control characters other than tab/newline (C0, DEL, C1) are not valid in HTML text.
+                if ch.value < 0x20 && ch != "\t" && ch != "\n" || (0x7F...0x9F).contains(ch.value) { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
             }
         }
         return out

@@ -92,7 +92,8 @@ public final class VirtualSession {
         self.ladder = ladder
         self.linkDescription = linkDescription
         connection = SimulatedConnection(link: link)
-        recorder = try SessionRecorder(logPath: logPath, harPath: nil, clock: clock, sessionStart: clock.now(), wallStart: Date())
+        recorder = try SessionRecorder(logPath: logPath, harPath: nil, clock: clock, sessionStart: clock.now(), wallStart: Date(),
+                                       outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)

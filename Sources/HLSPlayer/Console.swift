@@ -1,0 +1,33 @@
+// hlsplay's messages on stderr. Every message goes out as one line through
+// OutgoingText (URLs redacted unless --no-redact, control characters
+// visible), with write(2): a closed or broken stderr loses the message, it
+// does not stop the process (FileHandle traps on a failed write).
+
+import Foundation
+import Glibc
+import HLSCore
+
+public enum Console {
+    /// Writes `message` as one line on stderr, as `text` makes it safe for a terminal.
+    /// `clearingStatusLine`: erase the status line drawn on the current terminal line first.
+    public static func error(_ message: String, text: OutgoingText, clearingStatusLine: Bool = false) {
+        writeStandardError((clearingStatusLine ? eraseLine : "") + text.terminalLine(message) + "\n")
+    }
+
+    /// Carriage return and erase to the end of the line (what the status line redraws over).
+    static let eraseLine = "\r\u{1B}[K"
+
+    /// Writes hlsplay's own bytes (the status line and its control sequences) to stderr as they are.
+    static func writeStandardError(_ s: String) {
+        var bytes = Array(s.utf8)
+        var offset = 0
+        bytes.withUnsafeMutableBytes { raw in
+            while offset < raw.count {
+                let n = write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+}
