@@ -564,11 +564,15 @@ public struct MediaPlaylist: Sendable, Equatable {
 public struct PlaylistWarning: Sendable, Equatable, CustomStringConvertible {
     public var lineNumber: Int
     public var message: String
-    public init(lineNumber: Int, message: String) {
+    /// The rule the tolerated text breaks, when the message does not already name it
+    /// (e.g. "RFC 8216 §4.1: ...").
+    public var rule: String?
+    public init(lineNumber: Int, message: String, rule: String? = nil) {
         self.lineNumber = lineNumber
         self.message = message
+        self.rule = rule
     }
-    public var description: String { "line \(lineNumber): \(message)" }
+    public var description: String { "line \(lineNumber): \(message)" + (rule.map { " (\($0))" } ?? "") }
 }
 
 /// A fatal playlist error: names the line and the rule broken.
