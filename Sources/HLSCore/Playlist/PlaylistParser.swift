@@ -96,16 +96,18 @@ public enum PlaylistParser {
                                 rule: "RFC 8216 §4.1: Playlist files MUST NOT contain any Byte Order Mark",
                                 message: "playlist starts with a UTF-8 byte order mark")
         }
-        var lineNumber = 0
-        for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            lineNumber += 1
-            if String(validating: line, as: UTF8.self) == nil {
-                throw PlaylistError(kind: .notUTF8, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
-                                    message: "line is not valid UTF-8")
+        // One validating pass; only an invalid playlist is split into lines, to name the first bad
+        // one (a UTF-8 sequence never spans a line feed, so the verdicts are the same).
+        guard let text = String(validating: data, as: UTF8.self) else {
+            var lineNumber = 0
+            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                if String(validating: line, as: UTF8.self) == nil { break }
             }
+            throw PlaylistError(kind: .notUTF8, lineNumber: lineNumber,
+                                rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
+                                message: "line is not valid UTF-8")
         }
-        let text = String(decoding: data, as: UTF8.self)
         return try parse(text, baseURL: baseURL, parentVariables: parentVariables, limits: limits)
     }
 }
@@ -232,10 +234,15 @@ struct Parser {
     let parentVariables: [String: String]
     let limits: PlaylistLimits
 
+    /// `baseURL`'s absolute string up to and including the last '/' of its path, when it has a
+    /// scheme, an authority and a path (see `resolve`).
+    let baseDirectory: String?
+
     init(baseURL: URL, parentVariables: [String: String], limits: PlaylistLimits) {
         self.baseURL = baseURL
         self.parentVariables = parentVariables
         self.limits = limits
+        self.baseDirectory = Parser.directory(of: baseURL)
     }
 
     var warnings: [PlaylistWarning] = []
@@ -485,7 +492,7 @@ struct Parser {
 
     /// Replaces `{$name}` references (draft §4.3: variable substitution).
     func substitute(_ s: String, _ lineNumber: Int) throws(PlaylistError) -> String {
-        guard s.contains("{$") else { return s }
+        guard s.utf8.contains(UInt8(ascii: "{")), s.contains("{$") else { return s }
         var out = ""
         var rest = Substring(s)
         while let open = rest.range(of: "{$") {
@@ -537,9 +544,38 @@ struct Parser {
     }
 
     func resolve(_ s: String, _ lineNumber: Int) throws(PlaylistError) -> URL {
+        // A bare file name (`seg_00042.ts`) is the base's directory + the name (RFC 3986 §5.2.2–5.2.3:
+        // no scheme, authority, query, fragment or dot segment to handle), which skips Foundation's
+        // general resolution: that costs most of a 100,000-segment playlist's parse otherwise.
+        if let directory = baseDirectory, Parser.isBareFileName(s), let u = URL(string: directory + s) { return u }
         if let u = URL(string: s, relativeTo: baseURL) { return u.absoluteURL }
         throw PlaylistError(kind: .invalidURI, lineNumber: lineNumber, rule: "RFC 3986: URI syntax",
                             message: "cannot resolve URI \"\(s.prefix(200))\"")
+    }
+
+    /// A relative reference made only of unreserved characters (RFC 3986 §2.3) that is not `.` or `..`.
+    static func isBareFileName(_ s: String) -> Bool {
+        guard !s.isEmpty, s != ".", s != ".." else { return false }
+        return s.utf8.allSatisfy { c in
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39)
+                || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+        }
+    }
+
+    /// `url`'s absolute string without query and fragment, up to and including the last '/' of its
+    /// path; nil without a scheme and authority (`scheme://host/...`) or a path.
+    static func directory(of url: URL) -> String? {
+        let absolute = url.absoluteString
+        guard let schemeEnd = absolute.range(of: "://") else { return nil }
+        var end = absolute.endIndex
+        if let q = absolute[schemeEnd.upperBound...].firstIndex(where: { $0 == "?" || $0 == "#" }) { end = q }
+        let withoutQuery = absolute[..<end]
+        guard let pathStart = withoutQuery[schemeEnd.upperBound...].firstIndex(of: "/"),
+              let lastSlash = withoutQuery.lastIndex(of: "/"), lastSlash >= pathStart else { return nil }
+        let directory = withoutQuery[...lastSlash]
+        // Dot segments in the base's path are removed by RFC 3986 resolution: leave those to Foundation.
+        if directory[pathStart...].contains("/./") || directory[pathStart...].contains("/../") { return nil }
+        return String(directory)
     }
 
     static func appearsTwice(_ tag: String, _ lineNumber: Int) -> PlaylistError {
