@@ -52,6 +52,17 @@ import Testing
         #expect(LivePlaylistRules.startSegmentIndex(for: window(first: 0, count: 2)) == 0)
     }
 
+    /// `#EXT-X-TARGETDURATION:0` (ffmpeg writes it for 0.25 s segments: the RFC's rounding of 0.25)
+    /// or `HOLD-BACK=0`: no hold-back, so the start is the last segment, an index inside the playlist.
+    @Test func liveStart_zeroHoldBack_startsAtTheLastSegment() {
+        var quarter = window(first: 6, count: 4, duration: 0.25)
+        quarter.targetDurationSeconds = 0
+        #expect(LivePlaylistRules.startSegmentIndex(for: quarter) == 3)
+        var p = window(first: 0, count: 10)
+        p.serverControl = ServerControl(holdBackSeconds: 0)
+        #expect(LivePlaylistRules.startSegmentIndex(for: p) == 9)
+    }
+
     @Test func reloadCadence_targetDurationAfterChange_halfAfterNoChange() {
         #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 6, playlistChanged: true) == 6)
         #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 6, playlistChanged: false) == 3)

@@ -120,15 +120,16 @@ public struct SegmentTimeline: Sendable, Equatable {
 public enum LivePlaylistRules {
     /// Where to start a live stream: the segment holding the point HOLD-BACK
     /// seconds (default three target durations) before the end of the playlist.
-    /// Returns an index into `playlist.segments`.
+    /// Returns an index into `playlist.segments`: the last segment when there is no hold-back
+    /// (HOLD-BACK=0, or `#EXT-X-TARGETDURATION:0`, which ffmpeg writes for sub-second segments).
     public static func startSegmentIndex(for playlist: MediaPlaylist) -> Int {
         guard !playlist.segments.isEmpty else { return 0 }
         let holdBack = playlist.serverControl?.holdBackSeconds ?? 3 * playlist.targetDurationSeconds
         var remaining = holdBack
-        var index = playlist.segments.count
-        while index > 0 && remaining > 0 {
-            index -= 1
+        var index = playlist.segments.count - 1
+        while index > 0 && remaining > playlist.segments[index].durationSeconds {
             remaining -= playlist.segments[index].durationSeconds
+            index -= 1
         }
         return index
     }
