@@ -61,9 +61,12 @@ struct FFmpegReference {
     var stderrTail: String
 }
 
-func ffmpegFrameCounts(_ url: String, extra: [String] = [], timeoutSeconds: Double = 180) throws -> FFmpegReference {
+/// `inputOptions` go before `-i` (e.g. `-extension_picky 0`), `outputOptions` after it (e.g. `-t 6`).
+func ffmpegFrameCounts(_ url: String, inputOptions: [String] = [], outputOptions: [String] = [],
+                       timeoutSeconds: Double = 180) throws -> FFmpegReference {
     let ffmpeg = try requireFFmpeg()
-    let run = try runTool(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error"] + extra + ["-i", url, "-f", "framecrc", "-"],
+    let run = try runTool(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error"] + inputOptions
+                                    + ["-i", url] + outputOptions + ["-f", "framecrc", "-"],
                           timeoutSeconds: timeoutSeconds)
     // framecrc lines: `stream_index, dts, pts, duration, size, crc`; the header names each stream's media type.
     var kinds: [Int: String] = [:]
