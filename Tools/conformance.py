@@ -67,6 +67,37 @@ REASONS = {
 }
 
 
+# Real media from other packagers: not played by this tool, but by two test suites in CI.
+OTHER_PACKAGERS = """## Streams made by other packagers (in the tests)
+
+The fixtures above are playlists served over sample media. Real media as other packagers write it
+is played by two suites of the test run, with the real binary through hls-origin, each stream its
+own test named after it. Each asserts exit 0, that the session ends as it should (completed, or the
+`--duration` reached), the frames ffmpeg decodes from the same URL (`ffmpeg -i URL -f framecrc -`,
+run in the same test; for a `--duration` run its first seconds) within one segment's frames, no
+decode errors where ffmpeg has none, and a bounded wall time:
+
+* `Tests/HLSPlayerTests/ThirdPartyStreamTests.swift`: every stream in `../shared/data/thirdparty`,
+  the HLS test assets of the Shaka Player project (github.com/shaka-project/shaka-player,
+  `test/test/assets/`, Apache License 2.0): AAC-only MPEG-TS, packed ADTS AAC, packed MP3, MP3-only
+  MPEG-TS, packed E-AC-3, EXT-X-GAP with `#EXT-X-VERSION: 10`, an I-frame-only fMP4 playlist, a
+  33-bit PTS rollover, a WebVTT group with a discontinuity, VIDEO rendition groups with alternate
+  audio, fMP4 with PROGRAM-DATE-TIME and DATERANGE, muxed fMP4, Opus in MPEG-TS, HEVC in MPEG-TS,
+  and Shaka Packager's byte-ranged fMP4. Streams over 20 s play for 6 s (audio only: 4 s).
+* `Tests/HLSPlayerTests/CorpusStreamTests.swift`: a small corpus built at test time by
+  `Tools/corpus/make-corpus.sh` with the ffmpeg CLI (a few seconds of media per item): packed AAC,
+  MP3, AC-3 and E-AC-3 audio, MP3 in MPEG-TS, a 4 s GOP cut into 1 s segments with no
+  EXT-X-INDEPENDENT-SEGMENTS, 0.25 s CMAF segments served live in a 1 s window, an I-frame-only
+  playlist (a byte range per I-frame in TS), and blanks where RFC 8216 allows none in both playlist
+  kinds. Items play to their end.
+
+Streams that fail today because of a defect being fixed are listed, with the defect, in each
+suite's `knownIssues`; their failures are recorded as known issues, and a listed stream that passes
+fails its test until its entry is removed.
+
+"""
+
+
 # Why the player did what it did, where the outcome needs more than the log's one line:
 # a harness limit (the sample media cannot be what the fixture names), a player policy, or
 # a finding (see FINDINGS). Keyed by case id (fixture path, or an extra case id).
@@ -406,6 +437,8 @@ def main():
               + "; ".join(auto) + (f" (this run: {md(r['why'])})" if not any(r['why'] in x for x in auto) else "") + "\n")
             w(f"   Reproduce: `{r['repro']}`\n")
         w("\n")
+
+    w(OTHER_PACKAGERS)
 
     w("## Differences and their reasons\n\n")
     w("### Parser against the libraries\n\n")

@@ -114,12 +114,12 @@ extension PlayerSession {
         var segment: MediaSegment
         var start: Double
         if track.playlist!.endList {
-            // VOD: by time on the rendition's own timeline.
-            guard let next = track.playlist!.segments.first(where: {
-                (track.timeline.startSeconds(ofMediaSequence: $0.mediaSequence) ?? 0) + $0.durationSeconds > audioEnd + 0.001 }) else {
+            // VOD: by time on the rendition's own timeline (a binary search: this runs once per audio segment).
+            guard let i = track.timeline.firstSegmentIndex(in: track.playlist!, endingAfter: audioEnd, toleranceSeconds: 0.001) else {
                 endTrack(.alternateAudio)
                 return true
             }
+            let next = track.playlist!.segments[i]
             segment = next
             start = track.timeline.startSeconds(ofMediaSequence: next.mediaSequence) ?? audioEnd
         } else {
@@ -135,7 +135,7 @@ extension PlayerSession {
                 track.nextMediaSequence = nil
                 return false
             }
-            guard let found = track.playlist!.segments.first(where: { $0.mediaSequence == msn }) else {
+            guard let found = track.playlist!.segment(withMediaSequence: msn) else {
                 if let first = track.playlist!.segments.first, msn < first.mediaSequence {
                     recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0, reason: "audio segment \(msn) left the rendition's window before it was loaded").withTrack("audio")))
                     track.nextMediaSequence = msn + 1

@@ -630,8 +630,9 @@ public final class PlayerSession: @unchecked Sendable {
             return
         }
         let live = !playlist.endList
-        let startIndex = live ? LivePlaylistRules.startSegmentIndex(for: playlist)
-                              : LivePlaylistRules.vodStartSegmentIndex(for: playlist, start: topLevelStart ?? playlist.start)
+        // VOD: EXT-X-START's segment and how far into it the clock starts, in one pass over the playlist.
+        let vodStart = live ? nil : LivePlaylistRules.vodStartPosition(for: playlist, start: topLevelStart ?? playlist.start)
+        let startIndex = vodStart?.segmentIndex ?? LivePlaylistRules.startSegmentIndex(for: playlist)
         nextMediaSequence = playlist.segments[startIndex].mediaSequence
         var segmentStartSeconds = segmentStart(variantIndex: loadIndex, mediaSequence: nextMediaSequence) ?? 0
         /// LL-HLS: where the clock starts, PART-HOLD-BACK from the end, when that is after the INDEPENDENT part loading starts at.
@@ -653,9 +654,7 @@ public final class PlayerSession: @unchecked Sendable {
                 partTargetSeconds: playlist.partTargetSeconds ?? 0)))
         }
         // EXT-X-START PRECISE=YES: the clock starts at the offset inside the segment (earlier frames are decoded, not shown).
-        let startSeconds = live ? segmentStartSeconds
-            : segmentStartSeconds + LivePlaylistRules.vodStartSeconds(for: playlist, start: topLevelStart ?? playlist.start)
-              - playlist.segments.prefix(startIndex).reduce(0) { $0 + $1.durationSeconds }
+        let startSeconds = segmentStartSeconds + (vodStart?.offsetIntoSegmentSeconds ?? 0)
         chooseAudioRendition(forVariant: decision.variantIndex)
         lock.withLock {
             isLive = live
@@ -821,9 +820,9 @@ public final class PlayerSession: @unchecked Sendable {
                 let bufferedEnd = lock.withLock { timeline.bufferedEndSeconds }
                 _ = try mediaPlaylist(for: variantIndex, forceReload: live)
                 if !live, let p = mediaPlaylists[variantIndex], let t = vodTimelines[variantIndex] {
-                    // VOD ladders may not share media sequence numbers: continue by time.
-                    if let seg = p.segments.first(where: { (t.startSeconds(ofMediaSequence: $0.mediaSequence) ?? 0) + $0.durationSeconds > bufferedEnd + 0.001 }) {
-                        nextMediaSequence = seg.mediaSequence
+                    // VOD ladders may not share media sequence numbers: continue by time (a binary search).
+                    if let i = t.firstSegmentIndex(in: p, endingAfter: bufferedEnd, toleranceSeconds: 0.001) {
+                        nextMediaSequence = p.segments[i].mediaSequence
                     } else {
                         nextMediaSequence = (p.segments.last?.mediaSequence ?? 0) + 1
                     }
@@ -838,7 +837,8 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
 
-            if playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) == nil {
+            // By number, in constant time: this runs once per segment, and a VOD may list 100,000.
+            guard let segment = playlist.segment(withMediaSequence: nextMediaSequence) else {
                 if playlist.endList {
                     endTrack(.main)
                     if lock.withLock({ timeline.endOfStream }) { return }
@@ -861,7 +861,6 @@ public final class PlayerSession: @unchecked Sendable {
                 checkPlayheadInLiveWindow(playlist, variantIndex: variantIndex)
                 continue
             }
-            guard let segment = playlist.segments.first(where: { $0.mediaSequence == nextMediaSequence }) else { continue }
             do {
                 try fetchAndBuffer(segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
             } catch is SegmentAbandoned {

@@ -26,11 +26,30 @@ struct PlaylistParserTests {
         #expect(m.warnings.isEmpty)
     }
 
-    @Test func blankLinesAndTrailingWhitespace_ignored() throws {
+    /// Blank lines are ignored (RFC 8216 §4.1); blanks at the ends of a tag or URI line are dropped
+    /// with one warning for all such lines (the EXTINF title's TAB is free text: no warning).
+    @Test func blankLinesIgnored_trailingWhitespaceDroppedWithOneWarning() throws {
         let m = try media("#EXTM3U\n\n#EXT-X-TARGETDURATION:10  \n\n#EXTINF:10,\t\n\n  a.ts \t\n\n")
         #expect(m.segments.count == 1)
         #expect(m.segments[0].uri.absoluteString == "http://example.com/path/a.ts")
-        #expect(m.warnings.isEmpty)
+        #expect(m.warnings.map(\.lineNumber) == [3])
+        #expect(m.warnings.first?.message.contains("the same on 1 more line") == true)
+    }
+
+    /// The parser's shortcut for a bare file name resolves exactly as RFC 3986 resolution does.
+    @Test func bareFileNameShortcut_resolvesLikeFoundation() throws {
+        let bases = ["http://example.com/path/playlist.m3u8", "https://h:8443/a/b/c/p.m3u8?token=x&y=1#frag",
+                     "http://h/p.m3u8", "http://h/", "http://h", "http://h?x=1", "file:///tmp/dir/p.m3u8",
+                     "http://h/a/../b/p.m3u8", "http://h/a/./p.m3u8", "http://user:pw@h/x%20y/p.m3u8", "http://h//double/p.m3u8"]
+        let references = ["a.ts", "seg_00042.ts", "x-y~z.m4s", "...", ".hidden", "noext"]
+        for b in bases {
+            let base = try #require(URL(string: b))
+            for r in references {
+                let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n\(r)\n", base: base)
+                #expect(m.segments[0].uri == URL(string: r, relativeTo: base)?.absoluteURL, "\(r) against \(b)")
+                #expect(m.segments[0].uri.absoluteString == URL(string: r, relativeTo: base)?.absoluteString, "\(r) against \(b)")
+            }
+        }
     }
 
     @Test func missingFinalNewline_accepted() throws {

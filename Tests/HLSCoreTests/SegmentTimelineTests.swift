@@ -52,6 +52,19 @@ import Testing
         #expect(LivePlaylistRules.startSegmentIndex(for: window(first: 0, count: 2)) == 0)
     }
 
+    /// `#EXT-X-TARGETDURATION:0` (ffmpeg writes it for 0.25 s segments: the RFC's rounding of 0.25):
+    /// the rules take the longest segment as the target duration, so the start is 3 × 0.25 s from the
+    /// end, an index inside the playlist; `HOLD-BACK=0`: no hold-back, the last segment.
+    @Test func liveStart_zeroHoldBack_startsAtTheLastSegment() {
+        var quarter = window(first: 6, count: 4, duration: 0.25)
+        quarter.targetDurationSeconds = 0
+        // The live edge is at 1 s; 0.75 s back is 0.25 s, the start of segment index 1.
+        #expect(LivePlaylistRules.startSegmentIndex(for: quarter) == 1)
+        var p = window(first: 0, count: 10)
+        p.serverControl = ServerControl(holdBackSeconds: 0)
+        #expect(LivePlaylistRules.startSegmentIndex(for: p) == 9)
+    }
+
     @Test func reloadCadence_targetDurationAfterChange_halfAfterNoChange() {
         #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 6, playlistChanged: true) == 6)
         #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 6, playlistChanged: false) == 3)
@@ -76,6 +89,110 @@ import Testing
         // At or past the end: the last segment's start.
         #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 20, precise: true)) == 18)
         #expect(LivePlaylistRules.vodStartSeconds(for: p, start: StartPoint(timeOffsetSeconds: 99, precise: true)) == 18)
+    }
+    // MARK: how much the timeline keeps (a VOD keeps everything; only live history is bounded)
+
+    /// A VOD of 4,098 segments (two more than the history the timeline once kept): segment 0 stays
+    /// on the timeline, so playback can start there.
+    @Test func vodLongerThanLiveHistory_keepsFirstSegments() {
+        var t = SegmentTimeline()
+        _ = t.update(with: window(first: 0, count: 4098, endList: true))
+        #expect(t.startSeconds(ofMediaSequence: 0) == 0)
+        #expect(t.startSeconds(ofMediaSequence: 1) == 2)
+        #expect(t.startSeconds(ofMediaSequence: 4097) == 8194)
+    }
+
+    /// 100,000 segments (PlaylistLimits.maxSegments): every one is placed, the last at its prefix sum.
+    @Test func vodAtPlaylistSegmentLimit_keepsEverySegment() {
+        var t = SegmentTimeline()
+        let p = window(first: 7, count: PlaylistLimits.default.maxSegments, duration: 1, endList: true)
+        #expect(t.update(with: p) == .initial)
+        #expect(t.startSeconds(ofMediaSequence: 7) == 0)
+        #expect(t.startSeconds(ofMediaSequence: 50_007) == 50_000)
+        #expect(t.startSeconds(ofMediaSequence: 100_006) == 99_999)
+        #expect(t.endSeconds == 100_000)
+    }
+
+    /// A live EVENT playlist grows without removing segments: whatever the latest reload lists
+    /// stays known, however long it has grown.
+    @Test func growingEventPlaylist_keepsEveryListedSegment() {
+        var t = SegmentTimeline()
+        t.retainedHistorySegmentCount = 16
+        _ = t.update(with: window(first: 0, count: 10))
+        #expect(t.update(with: window(first: 0, count: 5000)) == .inSync(newSegments: 4990))
+        #expect(t.startSeconds(ofMediaSequence: 0) == 0)
+        #expect(t.startSeconds(ofMediaSequence: 4999) == 9998)
+    }
+
+    /// A sliding live window: what the window lists plus `retainedHistorySegmentCount` segments
+    /// before it are kept; older history is forgotten, so a long live session's memory is bounded.
+    @Test func slidingLiveWindow_historyStaysBounded() {
+        var t = SegmentTimeline()
+        t.retainedHistorySegmentCount = 16
+        for first in stride(from: 0, through: 20_000, by: 3) {
+            _ = t.update(with: window(first: first, count: 10))
+        }
+        // The last window is 19_998...20_007; 16 segments of history before it.
+        #expect(t.knownSegmentCount == 10 + 16)
+        #expect(t.startSeconds(ofMediaSequence: 19_998 - 16) == 2 * Double(19_998 - 16))
+        #expect(t.startSeconds(ofMediaSequence: 19_998 - 17) == nil)
+        #expect(t.startSeconds(ofMediaSequence: 20_007) == 40_014)
+        #expect(t.startSeconds(ofMediaSequence: 0) == nil)
+    }
+
+    // MARK: lookups on the per-segment path (constant or logarithmic time)
+
+    @Test func segmentByNumber_constantTimeOnParsedNumbering() {
+        let p = window(first: 1_000, count: 100_000, duration: 1, endList: true)
+        #expect(p.segmentIndex(ofMediaSequence: 1_000) == 0)
+        #expect(p.segmentIndex(ofMediaSequence: 100_999) == 99_999)
+        #expect(p.segment(withMediaSequence: 51_000)?.uri.lastPathComponent == "s51000.ts")
+        #expect(p.segmentIndex(ofMediaSequence: 999) == nil)
+        #expect(p.segmentIndex(ofMediaSequence: 101_000) == nil)
+        #expect(window(first: 0, count: 0).segmentIndex(ofMediaSequence: 0) == nil)
+    }
+
+    /// A hand-built playlist whose numbers are not consecutive is still searched correctly.
+    @Test func segmentByNumber_nonConsecutiveNumbers_found() {
+        var p = window(first: 10, count: 3)
+        p.segments[2].mediaSequence = 20
+        #expect(p.segmentIndex(ofMediaSequence: 20) == 2)
+        #expect(p.segmentIndex(ofMediaSequence: 12) == nil)
+    }
+
+    /// Continuing a VOD by time: the first segment that ends after the buffered end (1 ms tolerance).
+    @Test func firstSegmentEndingAfter_binarySearch() {
+        var t = SegmentTimeline()
+        let p = window(first: 5, count: 10, endList: true) // 0–2, 2–4, ..., 18–20
+        _ = t.update(with: p)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 0, toleranceSeconds: 0.001) == 0)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 3, toleranceSeconds: 0.001) == 1)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 4, toleranceSeconds: 0.001) == 2)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 3.9995, toleranceSeconds: 0.001) == 2)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 19.9995, toleranceSeconds: 0.001) == nil)
+        #expect(t.firstSegmentIndex(in: p, endingAfter: 100, toleranceSeconds: 0.001) == nil)
+        #expect(t.firstSegmentIndex(in: window(first: 0, count: 0), endingAfter: 0, toleranceSeconds: 0.001) == nil)
+    }
+
+    /// EXT-X-START near the end of a 100,000-segment VOD: the segment, its start, the offset into it.
+    @Test func vodStartPosition_nearTheEndOfALongVOD() {
+        let p = window(first: 0, count: 100_000, duration: 1, endList: true)
+        let imprecise = LivePlaylistRules.vodStartPosition(for: p, start: StartPoint(timeOffsetSeconds: -30.5, precise: false))
+        #expect(imprecise.segmentIndex == 99_969)
+        #expect(imprecise.segmentStartSeconds == 99_969)
+        #expect(imprecise.offsetIntoSegmentSeconds == 0)
+        let precise = LivePlaylistRules.vodStartPosition(for: p, start: StartPoint(timeOffsetSeconds: -30.5, precise: true))
+        #expect(precise.segmentIndex == 99_969)
+        #expect(precise.offsetIntoSegmentSeconds == 0.5)
+    }
+
+    /// The default history is the same bound for every live stream, whatever its segment duration.
+    @Test func slidingLiveWindow_defaultHistoryBound() {
+        var t = SegmentTimeline()
+        for first in stride(from: 0, through: 10_000, by: 5) {
+            _ = t.update(with: window(first: first, count: 6))
+        }
+        #expect(t.knownSegmentCount == 6 + SegmentTimeline.defaultRetainedHistorySegmentCount)
     }
 }
 

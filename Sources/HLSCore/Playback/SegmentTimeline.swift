@@ -23,18 +23,45 @@ public struct SegmentTimeline: Sendable, Equatable {
     private var starts: [Int: Double] = [:]
     private var durations: [Int: Double] = [:]
     public private(set) var lastKnownMediaSequence: Int?
-    /// Segments more than this far behind the newest are forgotten.
-    public var retainedSegmentCount = 4096
+    /// Live history kept before the latest playlist's first segment, segments (default
+    /// `defaultRetainedHistorySegmentCount`). Every segment the latest playlist lists is always
+    /// kept, so a VOD (one playlist that lists everything) keeps all of its segments, bounded by
+    /// the parser's `PlaylistLimits.maxSegments`; only what a live window has slid past is forgotten,
+    /// beyond this many. The history lets a variant whose window reaches further back (the live
+    /// timeline is shared by the variants) be placed on the same timeline.
+    public var retainedHistorySegmentCount = SegmentTimeline.defaultRetainedHistorySegmentCount
+    /// 4,096 segments: over two hours of 2 s segments behind a live window.
+    public static let defaultRetainedHistorySegmentCount = 4096
 
     public init() {}
 
     public func startSeconds(ofMediaSequence msn: Int) -> Double? { starts[msn] }
     public func durationSeconds(ofMediaSequence msn: Int) -> Double? { durations[msn] }
+    /// How many segments are on the timeline (what the latest playlist lists, plus live history).
+    public var knownSegmentCount: Int { starts.count }
 
     /// The end of the last known segment.
     public var endSeconds: Double? {
         guard let last = lastKnownMediaSequence, let s = starts[last], let d = durations[last] else { return nil }
         return s + d
+    }
+
+    /// The index in `playlist.segments` of the first segment that ends more than `toleranceSeconds`
+    /// after `seconds` on this timeline, or nil when none does (the playlist ends before). Binary
+    /// search, so continuing a VOD by time (a variant switch, an alternate audio rendition) costs
+    /// O(log segments): the playlist's segments must be in timeline order, as a VOD's are on the
+    /// timeline made from it. A segment not on the timeline counts as starting at 0.
+    public func firstSegmentIndex(in playlist: MediaPlaylist, endingAfter seconds: Double,
+                                  toleranceSeconds: Double) -> Int? {
+        let segments = playlist.segments
+        var low = 0
+        var high = segments.count
+        while low < high {
+            let mid = (low + high) / 2
+            let end = (starts[segments[mid].mediaSequence] ?? 0) + segments[mid].durationSeconds
+            if end > seconds + toleranceSeconds { high = mid } else { low = mid + 1 }
+        }
+        return low < segments.count ? low : nil
     }
 
     /// Reconciles a (re)loaded playlist with what is known.
@@ -76,8 +103,11 @@ public struct SegmentTimeline: Sendable, Equatable {
             added += 1
         }
         if case .inSync = sync { sync = .inSync(newSegments: added) }
-        if let last = lastKnownMediaSequence, starts.count > retainedSegmentCount {
-            for key in starts.keys where key < last - retainedSegmentCount {
+        // Forget live history older than the retained count before the first listed segment
+        // (never a listed one: what the playlist lists is what the player may still load).
+        let keepFrom = first.mediaSequence - retainedHistorySegmentCount
+        if starts.count > playlist.segments.count + retainedHistorySegmentCount {
+            for key in starts.keys where key < keepFrom {
                 starts[key] = nil
                 durations[key] = nil
             }
@@ -90,17 +120,17 @@ public struct SegmentTimeline: Sendable, Equatable {
 public enum LivePlaylistRules {
     /// Where to start a live stream: the segment holding the point HOLD-BACK
     /// seconds (default three target durations) before the end of the playlist.
-    /// Returns an index into `playlist.segments`.
-    /// (The target duration is `targetDurationSeconds(for:)`: never 0, which
-    /// would start past the last segment.) Always a valid index when there are segments.
+    /// Returns an index into `playlist.segments`: the last segment when there is no hold-back
+    /// (HOLD-BACK=0). The target duration is `targetDurationSeconds(for:)`: never 0 (ffmpeg writes
+    /// `#EXT-X-TARGETDURATION:0` for sub-second segments). Always a valid index when there are segments.
     public static func startSegmentIndex(for playlist: MediaPlaylist) -> Int {
         guard !playlist.segments.isEmpty else { return 0 }
         let holdBack = playlist.serverControl?.holdBackSeconds ?? 3 * targetDurationSeconds(for: playlist)
         var remaining = holdBack
-        var index = playlist.segments.count
-        while index > 0 && remaining > 0 {
-            index -= 1
+        var index = playlist.segments.count - 1
+        while index > 0 && remaining > playlist.segments[index].durationSeconds {
             remaining -= playlist.segments[index].durationSeconds
+            index -= 1
         }
         return min(index, playlist.segments.count - 1)
     }
@@ -114,32 +144,40 @@ public enum LivePlaylistRules {
         return playlistChanged ? target : target / 2
     }
 
-    /// Where a VOD stream starts, seconds from its first segment, honouring
-    /// EXT-X-START (RFC 8216 §4.3.5.2): with PRECISE=YES the offset itself
-    /// (media before it is decoded but not presented); otherwise the start of
-    /// the segment that contains it.
-    public static func vodStartSeconds(for playlist: MediaPlaylist, start: StartPoint?) -> Double {
-        let index = vodStartSegmentIndex(for: playlist, start: start)
-        let segmentStart = playlist.segments.prefix(index).reduce(0) { $0 + $1.durationSeconds }
-        guard let start, start.precise, !playlist.segments.isEmpty else { return segmentStart }
+    /// Where a VOD stream starts (EXT-X-START, RFC 8216 §4.3.5.2): the segment that holds the
+    /// offset (a negative offset counts from the end; clamped to the playlist, so an offset at or
+    /// past the end starts at the last segment), that segment's start (seconds from the first
+    /// segment), and how far into it the clock starts: with PRECISE=YES the offset itself (media
+    /// before it is decoded but not presented), otherwise 0. One pass for the duration and one to
+    /// the segment, once at startup.
+    public static func vodStartPosition(for playlist: MediaPlaylist, start: StartPoint?)
+        -> (segmentIndex: Int, segmentStartSeconds: Double, offsetIntoSegmentSeconds: Double) {
+        guard let start, !playlist.segments.isEmpty else { return (0, 0, 0) }
         let total = playlist.totalDurationSeconds
-        let offset = start.timeOffsetSeconds >= 0 ? start.timeOffsetSeconds : total + start.timeOffsetSeconds
-        // An offset at or past the end starts at the last segment's start.
-        if offset >= segmentStart + playlist.segments[index].durationSeconds { return segmentStart }
-        return max(segmentStart, offset)
+        let requested = start.timeOffsetSeconds >= 0 ? start.timeOffsetSeconds : total + start.timeOffsetSeconds
+        let offset = min(max(0, requested), total)
+        var index = 0
+        var segmentStart = 0.0
+        for (i, s) in playlist.segments.enumerated() {
+            index = i
+            if offset < segmentStart + s.durationSeconds || i == playlist.segments.count - 1 { break }
+            segmentStart += s.durationSeconds
+        }
+        guard start.precise, requested < segmentStart + playlist.segments[index].durationSeconds else {
+            return (index, segmentStart, 0)
+        }
+        return (index, segmentStart, max(0, requested - segmentStart))
     }
 
-    /// The segment index to start a VOD stream at, honouring EXT-X-START.
+    /// Where a VOD stream starts, seconds from its first segment, honouring
+    /// EXT-X-START (see `vodStartPosition`).
+    public static func vodStartSeconds(for playlist: MediaPlaylist, start: StartPoint?) -> Double {
+        let position = vodStartPosition(for: playlist, start: start)
+        return position.segmentStartSeconds + position.offsetIntoSegmentSeconds
+    }
+
+    /// The segment index to start a VOD stream at, honouring EXT-X-START (see `vodStartPosition`).
     public static func vodStartSegmentIndex(for playlist: MediaPlaylist, start: StartPoint?) -> Int {
-        guard let start, !playlist.segments.isEmpty else { return 0 }
-        let total = playlist.totalDurationSeconds
-        var offset = start.timeOffsetSeconds >= 0 ? start.timeOffsetSeconds : total + start.timeOffsetSeconds
-        offset = min(max(0, offset), total)
-        var t = 0.0
-        for (i, s) in playlist.segments.enumerated() {
-            if offset < t + s.durationSeconds { return i }
-            t += s.durationSeconds
-        }
-        return playlist.segments.count - 1
+        vodStartPosition(for: playlist, start: start).segmentIndex
     }
 }

@@ -82,25 +82,33 @@ public enum AttributeValue: Sendable, Equatable {
 /// - A duplicate AttributeName is **fatal** (§4.2: "A given AttributeName MUST NOT
 ///   appear more than once in a given attribute-list. Clients SHOULD refuse to
 ///   parse such Playlists.").
-/// - Whitespace around a comma, around `=` is tolerated (seen in the wild:
-///   `AUTOSELECT=YES, DEFAULT=YES`).
+/// - Blanks (SPACE, TAB) before or after a name, around `=`, after a value and
+///   around `,` are skipped (seen in the wild: `AUTOSELECT=YES, DEFAULT=YES`);
+///   §4.2 allows none, so the parser warns (`blanks` is set). Blanks inside a
+///   quoted-string are part of the value.
 /// - An unterminated quoted-string, a missing `=`, an empty name or value, a
-///   name outside `[A-Z0-9-]`, and a trailing comma are fatal.
-/// - An unquoted value runs to the next comma; if it is not a number,
-///   resolution or hex sequence it is an enumerated-string (which may then hold
-///   characters §4.2 does not allow, such as TABs; the tag's own rules decide).
+///   name outside `[A-Z0-9-]` (a blank inside a name included), a trailing
+///   comma, and a blank where a comma belongs (`A=1 B=2`) are fatal.
+/// - An unquoted value runs to the next comma, blanks at its ends removed; if it
+///   is not a number, resolution or hex sequence it is an enumerated-string
+///   (which may then hold characters §4.2 does not allow, such as a TAB or a
+///   blank inside; the tag's own rules decide, and a number with a blank inside
+///   is not a number).
 public enum AttributeList {
     static let rule = "RFC 8216 §4.2: attribute-list syntax"
 
     /// Parses `s` (the text after `TAG:`). `lineNumber` goes into errors.
     public static func parse(_ s: String, lineNumber: Int) throws(PlaylistError) -> [(name: String, value: AttributeValue)] {
-        try parse(s, lineNumber: lineNumber, maxAttributes: Int.max, substitute: nil)
+        var blanks = false
+        return try parse(s, lineNumber: lineNumber, maxAttributes: Int.max, substitute: nil, blanks: &blanks)
     }
 
     /// `substitute` is applied to quoted-string contents and to hexadecimal-sequence
-    /// text before they are typed (EXT-X-DEFINE variable references).
+    /// text before they are typed (EXT-X-DEFINE variable references). `blanks` is set
+    /// when blanks §4.2 does not allow were skipped (around a name, `=`, a value or `,`).
     static func parse(_ s: String, lineNumber: Int, maxAttributes: Int,
-                      substitute: ((String) throws(PlaylistError) -> String)?) throws(PlaylistError) -> [(name: String, value: AttributeValue)] {
+                      substitute: ((String) throws(PlaylistError) -> String)?,
+                      blanks: inout Bool) throws(PlaylistError) -> [(name: String, value: AttributeValue)] {
         var result: [(name: String, value: AttributeValue)] = []
         var seen = Set<String>()
         let chars = Array(s.unicodeScalars)
@@ -108,16 +116,22 @@ public enum AttributeList {
         func fail(_ message: String, rule: String = AttributeList.rule) -> PlaylistError {
             PlaylistError(kind: .syntax, lineNumber: lineNumber, rule: rule, message: message)
         }
-        func skipSpace() { while i < chars.count, chars[i] == " " || chars[i] == "\t" { i += 1 } }
+        func skipSpace() {
+            let from = i
+            while i < chars.count, isBlank(chars[i]) { i += 1 }
+            if i > from { blanks = true }
+        }
         skipSpace()
         if i == chars.count { return [] }
         while true {
             skipSpace()
-            // AttributeName
+            // AttributeName (blanks before '=' are skipped; one inside the name is not a name character)
             let nameStart = i
             while i < chars.count, chars[i] != "=", chars[i] != "," { i += 1 }
-            var name = String(String.UnicodeScalarView(chars[nameStart..<i]))
-            name = name.trimmingCharacters(in: .whitespaces)
+            var nameEnd = i
+            while nameEnd > nameStart, isBlank(chars[nameEnd - 1]) { nameEnd -= 1 }
+            if nameEnd < i { blanks = true }
+            let name = String(String.UnicodeScalarView(chars[nameStart..<nameEnd]))
             guard i < chars.count, chars[i] == "=" else {
                 throw fail("attribute \"\(name)\" has no '=value'")
             }
@@ -143,9 +157,14 @@ public enum AttributeList {
                     if chars[i] == "\"" { throw fail("quote inside unquoted value of attribute \(name)") }
                     i += 1
                 }
-                var text = String(String.UnicodeScalarView(chars[start..<i]))
-                while let last = text.unicodeScalars.last, last == " " || last == "\t" { text.unicodeScalars.removeLast() }
-                guard !text.isEmpty else { throw fail("attribute \(name) has an empty value") }
+                var end = i
+                while end > start, isBlank(chars[end - 1]) { end -= 1 }
+                if end < i { blanks = true }
+                guard end > start else { throw fail("attribute \(name) has an empty value") }
+                if let next = secondAttribute(in: chars[start..<end]) {
+                    throw fail("attribute \(name)'s value runs into \"\(next)=\": a ',' is missing between them")
+                }
+                var text = String(String.UnicodeScalarView(chars[start..<end]))
                 if let substitute, text.hasPrefix("0x") || text.hasPrefix("0X") { text = try substitute(text) }
                 value = try classify(text, name: name, lineNumber: lineNumber)
             }
@@ -167,6 +186,25 @@ public enum AttributeList {
             if i == chars.count { throw fail("trailing ',' after attribute \(name)") }
         }
         return result
+    }
+
+    /// SPACE or TAB: the only characters read as blanks (a NO-BREAK SPACE is text).
+    static func isBlank(_ c: Unicode.Scalar) -> Bool { c == " " || c == "\t" }
+
+    /// An unquoted value holding `blank NAME=` (`1280000 RESOLUTION=1280x720`): a comma is
+    /// missing, and the blank is not read as one. Returns that NAME.
+    static func secondAttribute(in value: ArraySlice<Unicode.Scalar>) -> String? {
+        var k = value.startIndex
+        while let blank = value[k...].firstIndex(where: isBlank) {
+            k = blank
+            while k < value.endIndex, isBlank(value[k]) { k += 1 }
+            let nameStart = k
+            while k < value.endIndex, ("A"..."Z").contains(value[k]) || ("0"..."9").contains(value[k]) || value[k] == "-" { k += 1 }
+            if k > nameStart, k < value.endIndex, value[k] == "=" {
+                return String(String.UnicodeScalarView(value[nameStart..<k]))
+            }
+        }
+        return nil
     }
 
     static func classify(_ text: String, name: String, lineNumber: Int) throws(PlaylistError) -> AttributeValue {

@@ -508,6 +508,22 @@ public struct MediaPlaylist: Sendable, Equatable {
 
     /// Sum of segment durations, seconds.
     public var totalDurationSeconds: Double { segments.reduce(0) { $0 + $1.durationSeconds } }
+
+    /// The index in `segments` of the segment numbered `msn`, or nil when the playlist does not
+    /// list it. Constant time for a parsed playlist, whose numbers are consecutive
+    /// (EXT-X-MEDIA-SEQUENCE + skipped + index); a scan only if the numbers are not (a hand-built value).
+    public func segmentIndex(ofMediaSequence msn: Int) -> Int? {
+        guard let first = segments.first else { return nil }
+        let guess = msn - first.mediaSequence
+        if segments.indices.contains(guess) && segments[guess].mediaSequence == msn { return guess }
+        if let last = segments.last, last.mediaSequence - first.mediaSequence == segments.count - 1 { return nil }
+        return segments.firstIndex { $0.mediaSequence == msn }
+    }
+
+    /// The segment numbered `msn`, or nil when the playlist does not list it (see `segmentIndex(ofMediaSequence:)`).
+    public func segment(withMediaSequence msn: Int) -> MediaSegment? {
+        segmentIndex(ofMediaSequence: msn).map { segments[$0] }
+    }
     /// True when the playlist can still change (no EXT-X-ENDLIST).
     public var isLive: Bool { !endList }
 
@@ -548,11 +564,15 @@ public struct MediaPlaylist: Sendable, Equatable {
 public struct PlaylistWarning: Sendable, Equatable, CustomStringConvertible {
     public var lineNumber: Int
     public var message: String
-    public init(lineNumber: Int, message: String) {
+    /// The rule the tolerated text breaks, when the message does not already name it
+    /// (e.g. "RFC 8216 §4.1: ...").
+    public var rule: String?
+    public init(lineNumber: Int, message: String, rule: String? = nil) {
         self.lineNumber = lineNumber
         self.message = message
+        self.rule = rule
     }
-    public var description: String { "line \(lineNumber): \(message)" }
+    public var description: String { "line \(lineNumber): \(message)" + (rule.map { " (\($0))" } ?? "") }
 }
 
 /// A fatal playlist error: names the line and the rule broken.

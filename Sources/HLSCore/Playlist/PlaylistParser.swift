@@ -46,12 +46,19 @@ import Foundation
 /// (read as UTC); an unknown PRELOAD-HINT TYPE; rendition-group
 /// inconsistencies across tags (a variant naming a group no EXT-X-MEDIA
 /// defines, two members with one NAME or two DEFAULT=YES in a group,
-/// CLOSED-CAPTIONS=NONE on only some variants).
+/// CLOSED-CAPTIONS=NONE on only some variants); blanks (SPACE, TAB) where
+/// RFC 8216 §4.1/§4.2 allow none but the meaning is unambiguous — at the ends
+/// of a line, around a tag's ':', around an attribute list's names, '=',
+/// values and ',', around an EXTINF duration or a BYTERANGE's '@' — one
+/// warning per kind, counting the lines (`Blanks`). A blank inside a name,
+/// number or value, or where a ',' or ':' belongs, is not guessed at: the
+/// value or tag it makes is judged as written (docs/playlist-parsing.md,
+/// "Whitespace").
 ///
-/// **Silently accepted**: CRLF or LF line ends, blank lines, leading/trailing
-/// spaces and TABs on a line, no final newline, no EXT-X-VERSION and tags
-/// newer than the declared version (compatibility is not enforced), spaces
-/// after commas in attribute lists, unknown tags (kept in `unknownTags`),
+/// **Silently accepted**: CRLF or LF line ends, blank lines, blanks in an
+/// EXTINF title or a comment, no final newline, no EXT-X-VERSION and tags
+/// newer than the declared version (compatibility is not enforced),
+/// unknown tags (kept in `unknownTags`),
 /// comments, START-DATE missing from EXT-X-DATERANGE (optional in the draft),
 /// unknown enumerated values (forward compatibility), and server-side
 /// publishing rules a client cannot act on (SERVER-CONTROL hold-back minimums,
@@ -89,16 +96,18 @@ public enum PlaylistParser {
                                 rule: "RFC 8216 §4.1: Playlist files MUST NOT contain any Byte Order Mark",
                                 message: "playlist starts with a UTF-8 byte order mark")
         }
-        var lineNumber = 0
-        for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            lineNumber += 1
-            if String(validating: line, as: UTF8.self) == nil {
-                throw PlaylistError(kind: .notUTF8, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
-                                    message: "line is not valid UTF-8")
+        // One validating pass; only an invalid playlist is split into lines, to name the first bad
+        // one (a UTF-8 sequence never spans a line feed, so the verdicts are the same).
+        guard let text = String(validating: data, as: UTF8.self) else {
+            var lineNumber = 0
+            for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                lineNumber += 1
+                if String(validating: line, as: UTF8.self) == nil { break }
             }
+            throw PlaylistError(kind: .notUTF8, lineNumber: lineNumber,
+                                rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
+                                message: "line is not valid UTF-8")
         }
-        let text = String(decoding: data, as: UTF8.self)
         return try parse(text, baseURL: baseURL, parentVariables: parentVariables, limits: limits)
     }
 }
@@ -204,6 +213,10 @@ struct Attributes {
     }
 }
 
+/// Every tag the parser reads (the others are kept in `unknownTags`).
+private let knownTags: Set<String> = multivariantTags.union(mediaTags).union([
+    "#EXTM3U", "#EXT-X-VERSION", "#EXT-X-INDEPENDENT-SEGMENTS", "#EXT-X-START", "#EXT-X-DEFINE",
+])
 private let multivariantTags: Set<String> = [
     "#EXT-X-STREAM-INF", "#EXT-X-MEDIA", "#EXT-X-I-FRAME-STREAM-INF", "#EXT-X-SESSION-DATA",
     "#EXT-X-SESSION-KEY", "#EXT-X-CONTENT-STEERING",
@@ -221,10 +234,15 @@ struct Parser {
     let parentVariables: [String: String]
     let limits: PlaylistLimits
 
+    /// `baseURL`'s absolute string up to and including the last '/' of its path, when it has a
+    /// scheme, an authority and a path (see `resolve`).
+    let baseDirectory: String?
+
     init(baseURL: URL, parentVariables: [String: String], limits: PlaylistLimits) {
         self.baseURL = baseURL
         self.parentVariables = parentVariables
         self.limits = limits
+        self.baseDirectory = Parser.directory(of: baseURL)
     }
 
     var warnings: [PlaylistWarning] = []
@@ -236,6 +254,9 @@ struct Parser {
     var start: StartPoint?
     var firstMediaTag: (tag: String, line: Int)?
     var firstMultivariantTag: (tag: String, line: Int)?
+    /// Blanks tolerated where the meaning is unambiguous, by kind: the index of the warning given
+    /// at the kind's first line, how many lines had it, and the last such line.
+    var blankNotes: [Blanks: (warningIndex: Int, lines: Int, lastLine: Int)] = [:]
 
     // Multivariant
     var variants: [VariantStream] = []
@@ -292,11 +313,19 @@ struct Parser {
                 throw PlaylistLimits.exceeded("maxLineLength", limit: limits.maxLineLength, lineNumber: lineNumber,
                                               what: "line length \(bytes.count) bytes")
             }
-            let line = String(Substring(bytes)).trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
-            if line.isEmpty { continue }
+            // Blanks (SPACE, TAB) at the ends of a line are dropped here; whether that deserves a
+            // warning depends on the line (none for comments, blank lines and EXTINF titles).
+            let leading = bytes.prefix { $0 == 0x20 || $0 == 0x09 }.count
+            if leading == bytes.count { continue } // a blank line
+            var trailing = 0
+            while bytes[bytes.index(bytes.endIndex, offsetBy: -(trailing + 1))] == 0x20
+                    || bytes[bytes.index(bytes.endIndex, offsetBy: -(trailing + 1))] == 0x09 { trailing += 1 }
+            let line = String(Substring(bytes.dropFirst(leading).dropLast(trailing)))
+            let edges = leading > 0 || trailing > 0
             if !sawHeader {
                 if line == "#EXTM3U" {
                     sawHeader = true
+                    if edges { noteBlanks(.lineEdges, lineNumber, "blanks at the start or end of the line ignored") }
                 } else if line.hasPrefix("#") && !line.hasPrefix("#EXT") {
                     warnings.append(PlaylistWarning(lineNumber: lineNumber, message: "comment line before #EXTM3U ignored"))
                 } else {
@@ -307,10 +336,11 @@ struct Parser {
                 continue
             }
             if line.hasPrefix("#EXT") {
-                try handleTag(line, lineNumber)
+                try handleTag(line, lineNumber, leadingBlanks: leading > 0, trailingBlanks: trailing > 0)
             } else if line.hasPrefix("#") {
                 continue // comment
             } else {
+                if edges { noteBlanks(.lineEdges, lineNumber, "blanks at the start or end of the line ignored") }
                 try handleURI(line, lineNumber)
             }
         }
@@ -323,6 +353,10 @@ struct Parser {
     }
 
     mutating func finish() throws(PlaylistError) -> Playlist {
+        for note in blankNotes.values where note.lines > 1 {
+            let more = note.lines - 1
+            warnings[note.warningIndex].message += "; the same on \(more) more line\(more == 1 ? "" : "s")"
+        }
         if let s = pendingStreamInf {
             throw PlaylistError(kind: .missingURI, lineNumber: s.lineNumber,
                                 rule: "RFC 8216 §4.3.4.2: the URI line that follows EXT-X-STREAM-INF is REQUIRED",
@@ -408,9 +442,57 @@ struct Parser {
         warnings.append(PlaylistWarning(lineNumber: line, message: message))
     }
 
+    /// Where RFC 8216 allows no blanks but the parser skips them (docs/playlist-parsing.md,
+    /// "Whitespace"). One warning per kind, at the first line that has it, naming the rule and
+    /// counting the other lines (finish() adds the count): a playlist of 100,000 lines with a
+    /// trailing blank each gets one warning, not 100,000.
+    enum Blanks: Hashable {
+        /// At the start or end of a tag or URI line.
+        case lineEdges
+        /// Between a tag's name and its ':'.
+        case beforeColon
+        /// Between a tag's ':' and its value.
+        case afterColon
+        /// Around a name, '=', a value or ',' in an attribute list.
+        case attributeList
+        /// Around an EXTINF duration (before its ',').
+        case extinfDuration
+        /// Around the '@' of a byte range, or at the ends of one in a quoted-string.
+        case byteRange
+
+        var rule: String {
+            switch self {
+            case .attributeList: return "RFC 8216 §4.2: an attribute-list is a comma-separated list of attribute/value pairs with no whitespace"
+            default: return "RFC 8216 §4.1: whitespace MUST NOT be present, except for elements in which it is explicitly specified"
+            }
+        }
+    }
+
+    mutating func noteBlanks(_ kind: Blanks, _ lineNumber: Int, _ message: String) {
+        if var note = blankNotes[kind] {
+            if note.lastLine != lineNumber {
+                note.lines += 1
+                note.lastLine = lineNumber
+                blankNotes[kind] = note
+            }
+            return
+        }
+        warnings.append(PlaylistWarning(lineNumber: lineNumber, message: message, rule: kind.rule))
+        blankNotes[kind] = (warnings.count - 1, 1, lineNumber)
+    }
+
+    static func isBlank(_ c: Character) -> Bool { c == " " || c == "\t" }
+
+    /// `s` without blanks at either end.
+    static func trimBlanks(_ s: Substring) -> Substring {
+        var t = s.drop(while: isBlank)
+        while let last = t.last, isBlank(last) { t = t.dropLast() }
+        return t
+    }
+
     /// Replaces `{$name}` references (draft §4.3: variable substitution).
     func substitute(_ s: String, _ lineNumber: Int) throws(PlaylistError) -> String {
-        guard s.contains("{$") else { return s }
+        guard s.utf8.contains(UInt8(ascii: "{")), s.contains("{$") else { return s }
         var out = ""
         var rest = Substring(s)
         while let open = rest.range(of: "{$") {
@@ -450,19 +532,50 @@ struct Parser {
         }
     }
 
-    func attributes(_ tag: String, _ value: String, _ lineNumber: Int) throws(PlaylistError) -> Attributes {
+    mutating func attributes(_ tag: String, _ value: String, _ lineNumber: Int) throws(PlaylistError) -> Attributes {
         let subst: (String) throws(PlaylistError) -> String = { [self] (s: String) throws(PlaylistError) -> String in
             try self.substitute(s, lineNumber)
         }
+        var blanks = false
         let list = try AttributeList.parse(value, lineNumber: lineNumber, maxAttributes: limits.maxAttributes,
-                                           substitute: subst)
+                                           substitute: subst, blanks: &blanks)
+        if blanks { noteBlanks(.attributeList, lineNumber, "blanks around a name, '=', a value or ',' in the \(tag.dropFirst()) attribute list ignored") }
         return Attributes(tag: tag, lineNumber: lineNumber, list: list)
     }
 
     func resolve(_ s: String, _ lineNumber: Int) throws(PlaylistError) -> URL {
+        // A bare file name (`seg_00042.ts`) is the base's directory + the name (RFC 3986 §5.2.2–5.2.3:
+        // no scheme, authority, query, fragment or dot segment to handle), which skips Foundation's
+        // general resolution: that costs most of a 100,000-segment playlist's parse otherwise.
+        if let directory = baseDirectory, Parser.isBareFileName(s), let u = URL(string: directory + s) { return u }
         if let u = URL(string: s, relativeTo: baseURL) { return u.absoluteURL }
         throw PlaylistError(kind: .invalidURI, lineNumber: lineNumber, rule: "RFC 3986: URI syntax",
                             message: "cannot resolve URI \"\(s.prefix(200))\"")
+    }
+
+    /// A relative reference made only of unreserved characters (RFC 3986 §2.3) that is not `.` or `..`.
+    static func isBareFileName(_ s: String) -> Bool {
+        guard !s.isEmpty, s != ".", s != ".." else { return false }
+        return s.utf8.allSatisfy { c in
+            (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || (c >= 0x30 && c <= 0x39)
+                || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+        }
+    }
+
+    /// `url`'s absolute string without query and fragment, up to and including the last '/' of its
+    /// path; nil without a scheme and authority (`scheme://host/...`) or a path.
+    static func directory(of url: URL) -> String? {
+        let absolute = url.absoluteString
+        guard let schemeEnd = absolute.range(of: "://") else { return nil }
+        var end = absolute.endIndex
+        if let q = absolute[schemeEnd.upperBound...].firstIndex(where: { $0 == "?" || $0 == "#" }) { end = q }
+        let withoutQuery = absolute[..<end]
+        guard let pathStart = withoutQuery[schemeEnd.upperBound...].firstIndex(of: "/"),
+              let lastSlash = withoutQuery.lastIndex(of: "/"), lastSlash >= pathStart else { return nil }
+        let directory = withoutQuery[...lastSlash]
+        // Dot segments in the base's path are removed by RFC 3986 resolution: leave those to Foundation.
+        if directory[pathStart...].contains("/./") || directory[pathStart...].contains("/../") { return nil }
+        return String(directory)
     }
 
     static func appearsTwice(_ tag: String, _ lineNumber: Int) -> PlaylistError {
@@ -479,7 +592,12 @@ struct Parser {
     /// `length[@offset]` (RFC 8216 §4.3.2.2). An empty offset (`n@`) is read as absent, with a warning.
     mutating func byteRange(_ text: String, _ tag: String, _ lineNumber: Int) throws(PlaylistError) -> ByteRange {
         let rule = "RFC 8216 §4.3.2.2: BYTERANGE is <n>[@<o>], decimal-integers"
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        var parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        let trimmed = parts.map(Parser.trimBlanks)
+        if trimmed.map(\.count) != parts.map(\.count) {
+            noteBlanks(.byteRange, lineNumber, "blanks around the numbers of \(tag.hasPrefix("#") ? String(tag.dropFirst()) : tag) ignored")
+            parts = trimmed
+        }
         guard parts.count <= 2, let n = Numbers.integer(parts[0]) else { throw badValue(tag, text, lineNumber, rule) }
         if parts.count == 2 {
             if parts[1].isEmpty {
@@ -575,15 +693,45 @@ struct Parser {
 
     // MARK: Tags
 
-    mutating func handleTag(_ line: String, _ lineNumber: Int) throws(PlaylistError) {
+    mutating func handleTag(_ line: String, _ lineNumber: Int, leadingBlanks: Bool, trailingBlanks: Bool) throws(PlaylistError) {
         let tag: String
         let value: String
-        if let colon = line.firstIndex(of: ":") {
-            tag = String(line[..<colon])
-            value = String(line[line.index(after: colon)...])
+        var blanksBeforeColon = false
+        var blanksAfterColon = false
+        // Searched as UTF-8 (ASCII ':' and ',' always sit on character boundaries): much cheaper per line.
+        if let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) {
+            let name = line[..<colon]
+            blanksBeforeColon = name.last.map(Parser.isBlank) ?? false
+            tag = String(blanksBeforeColon ? Parser.trimBlanks(name) : name)
+            let rawValue = line[line.index(after: colon)...]
+            blanksAfterColon = rawValue.first.map(Parser.isBlank) ?? false
+            value = String(blanksAfterColon ? rawValue.drop(while: Parser.isBlank) : rawValue)
         } else {
             tag = line
             value = ""
+        }
+        if knownTags.contains(tag) {
+            // Blanks where RFC 8216 allows none, but whose meaning is unambiguous: skipped, with a warning.
+            let titled = tag == "#EXTINF" && value.utf8.contains(UInt8(ascii: ",")) // an EXTINF title is free text, blanks included
+            if leadingBlanks || (trailingBlanks && !titled) {
+                noteBlanks(tag == "#EXTINF" && !leadingBlanks ? .extinfDuration : .lineEdges, lineNumber,
+                           tag == "#EXTINF" && !leadingBlanks ? "blanks around the EXTINF duration ignored"
+                                                               : "blanks at the start or end of the line ignored")
+            }
+            if blanksBeforeColon { noteBlanks(.beforeColon, lineNumber, "blanks before the ':' of \(tag) ignored") }
+            if blanksAfterColon {
+                if tag == "#EXTINF" {
+                    noteBlanks(.extinfDuration, lineNumber, "blanks around the EXTINF duration ignored")
+                } else {
+                    noteBlanks(.afterColon, lineNumber, "blanks after '\(tag):' ignored")
+                }
+            }
+        } else if !line.utf8.contains(UInt8(ascii: ":")), let blank = line.firstIndex(where: Parser.isBlank), knownTags.contains(String(line[..<blank])) {
+            // `#EXT-X-ENDLIST now`, `#EXT-X-TARGETDURATION 6`: a blank is not read as the ':' (nor is the
+            // rest ignored): the line stays an unknown tag, and the warning says why it was not the tag.
+            warnings.append(PlaylistWarning(lineNumber: lineNumber,
+                                            message: "\"\(line.prefix(80))\" is not \(line[..<blank]): a blank where ':' or the end of the line belongs; kept as an unknown tag",
+                                            rule: Blanks.lineEdges.rule))
         }
         try noteKind(tag, lineNumber)
         switch tag {
@@ -849,15 +997,21 @@ struct Parser {
             }
             let durationText: Substring
             let title: String
-            if let comma = value.firstIndex(of: ",") {
+            if let comma = value.utf8.firstIndex(of: UInt8(ascii: ",")) {
                 durationText = value[..<comma]
-                title = value[value.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+                let rawTitle = value[value.index(after: comma)...]
+                title = rawTitle.first?.isWhitespace == true || rawTitle.last?.isWhitespace == true
+                    ? rawTitle.trimmingCharacters(in: .whitespaces) : String(rawTitle)
             } else {
                 durationText = Substring(value)
                 title = ""
                 warn(lineNumber, "EXTINF without a comma after the duration (RFC 8216 §4.3.2.1 requires \"<duration>,[<title>]\")")
             }
-            guard let d = Numbers.decimalFloat(durationText.trimmingCharacters(in: .whitespaces)), d >= 0 else {
+            let trimmedDuration = Parser.trimBlanks(durationText)
+            if trimmedDuration.startIndex != durationText.startIndex || trimmedDuration.endIndex != durationText.endIndex {
+                noteBlanks(.extinfDuration, lineNumber, "blanks around the EXTINF duration ignored")
+            }
+            guard let d = Numbers.decimalFloat(trimmedDuration), d >= 0 else {
                 throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.2.1: EXTINF duration is a non-negative decimal-floating-point or decimal-integer")
             }
             pendingInf = (d, title, lineNumber)
