@@ -78,11 +78,16 @@ public final class CodecParameters: @unchecked Sendable, CustomStringConvertible
     /// between segments of one stream; the parameter sets also travel in band
     /// there. A new EXT-X-MAP with another record needs a new decoder even
     /// without EXT-X-DISCONTINUITY.
+    ///
+    /// A value one side does not know (0: the probe of a segment that starts
+    /// mid-GOP sees no decodable frame, so no dimensions) is no difference: the
+    /// decoder reads it from the bitstream.
     public func sameFormat(as other: CodecParameters) -> Bool {
         if self === other { return true }
         let a = parameters.pointee, b = other.parameters.pointee
-        guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
-              a.ch_layout.nb_channels == b.ch_layout.nb_channels else { return false }
+        func same(_ x: Int32, _ y: Int32) -> Bool { x == y || x == 0 || y == 0 }
+        guard a.codec_id == b.codec_id, same(a.width, b.width), same(a.height, b.height), same(a.sample_rate, b.sample_rate),
+              same(a.ch_layout.nb_channels, b.ch_layout.nb_channels) else { return false }
         func record(_ p: AVCodecParameters) -> UnsafeMutablePointer<UInt8>? {
             guard p.extradata_size > 0, let x = p.extradata, x.pointee != 0 else { return nil }
             return x
@@ -148,6 +153,12 @@ public struct DemuxResult: Sendable {
     public var corruptPacketCount: Int
     /// What went wrong without making the segment unusable.
     public var warnings: [String]
+    /// What FFmpeg logged while demuxing (and probing) the segment, deduplicated with counts.
+    /// E.g. a segment that begins mid-GOP makes the H.264 parser, which starts afresh with
+    /// every segment, report slices whose parameter sets came in an earlier segment.
+    public var ffmpegMessages: [FFmpegMessage] = []
+    /// Whether the first video packet is an independent (key) frame; nil without video.
+    public var startsWithKeyframe: Bool? { packets.first { $0.kind == .video }.map(\.isKeyframe) }
 
     /// Packets of one kind, in demux order.
     public func packets(of kind: TrackKind) -> [DemuxedPacket] { packets.filter { $0.kind == kind } }
@@ -183,6 +194,15 @@ public enum SegmentDemuxer {
     public static func demux(segment: Data, initializationSection: Data? = nil,
                              hint: ContainerHint = .mpegTS,
                              codecParameters: CodecParameterSource = .probe) throws(MediaError) -> DemuxResult {
+        var (result, messages) = try FFmpegLog.collecting { () throws(MediaError) -> DemuxResult in
+            try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters)
+        }
+        result.ffmpegMessages = messages
+        return result
+    }
+
+    private static func demuxOnce(segment: Data, initializationSection: Data?, hint: ContainerHint,
+                                  codecParameters: CodecParameterSource) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -271,7 +291,7 @@ public enum SegmentDemuxer {
         // of a PES after its first; a wrong one (a new period after a discontinuity) shows as
         // uneven steps. Then the segment is demuxed again with a probe.
         for index in adoptedAudioStreams where !audioStepsAreEven(packets.filter { $0.parameters.streamIndex == index }) {
-            return try demux(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
+            return try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
         }
         // Tracks seen in the stream table but without valid dimensions are still listed;
         // the decoder learns the real values from the bitstream.

@@ -8,11 +8,44 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Decode
 
+    /// A track's open decoder and what it decodes.
+    struct OpenDecoder {
+        var decoder: TrackDecoder
+        var epoch: DecoderEpoch
+        var parameters: CodecParameters
+        /// The last packet's timestamp offset (for the frames a drain returns).
+        var timelineOffsetSeconds: Double
+    }
+
+    /// A track whose next decoder waits for an independent frame: why, and what was skipped.
+    struct PendingDecoder {
+        var reason: DecoderOpenReason
+        var epoch: DecoderEpoch
+        var skippedPackets = 0
+        var firstSkippedSeconds: Double?
+    }
+
     func decodeMain() {
-        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int, discontinuity: Int, parameters: CodecParameters)] = [:]
+        var decoders: [TrackKind: OpenDecoder] = [:]
+        /// What each track's last decoder decoded (kept after it is closed, to tell a switch from a start).
+        var lastEpochs: [TrackKind: DecoderEpoch] = [:]
+        var pending: [TrackKind: PendingDecoder] = [:]
+        /// The variant's current epoch (alternate audio has its own).
+        var mainEpoch: DecoderEpoch?
         var firstFrameSeen = false
         var drained = false
         var injectedHangDone = false
+
+        /// Flushes a decoder's delayed frames into the counts (they are still shown) and closes it.
+        func close(_ kind: TrackKind, checkLate: Bool, why: String) {
+            guard let old = decoders.removeValue(forKey: kind) else { return }
+            do {
+                count(try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex, checkLate: checkLate)
+            } catch {
+                decodeError("draining the \(old.decoder.codecName) decoder \(why): \(error)")
+            }
+        }
+
         while true {
             let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
                 if !firstFrameSeen { return true }
@@ -26,44 +59,59 @@ extension PlayerSession {
                 // End of stream and nothing left: flush the frames the decoders still hold.
                 if !drained, firstFrameSeen, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
                     drained = true
-                    for (_, entry) in decoders {
-                        do {
-                            count(try entry.decoder.drain(), offset: 0, variantIndex: entry.variantIndex, checkLate: false)
-                        } catch {
-                            decodeError("draining the \(entry.decoder.codecName) decoder: \(error)")
-                        }
-                    }
+                    for kind in Array(decoders.keys) { close(kind, checkLate: false, why: "at the end") }
                 }
                 continue
             }
-            guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
-            var entry = decoders[item.packet.kind]
-            // A new variant, a discontinuity or a new codec configuration record (a changed EXT-X-MAP)
-            // resets the decoder (after draining what it holds).
-            if entry == nil || entry!.variantIndex != item.variantIndex || entry!.discontinuity != item.discontinuitySequence
-                || !entry!.parameters.sameFormat(as: item.packet.parameters) {
-                if let old = entry {
-                    // Variant switch: the old decoder's delayed frames are still shown.
-                    do {
-                        count(try old.decoder.drain(), offset: item.timelineOffsetSeconds, variantIndex: old.variantIndex, checkLate: true)
-                    } catch {
-                        decodeError("draining the \(old.decoder.codecName) decoder at a switch: \(error)")
-                    }
+            let kind = item.packet.kind
+            guard kind == .video || kind == .audio else { continue }
+            let epoch = DecoderEpoch(variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence)
+            let isMain = item.variantIndex != AudioTrack.packetVariantIndex
+            if isMain, mainEpoch != epoch {
+                // A variant switch or a discontinuity ends every decoder of the variant's track,
+                // also of a kind the new epoch may not carry (video, switching to an audio-only variant).
+                for (k, open) in decoders where open.epoch.variantIndex != AudioTrack.packetVariantIndex && open.epoch != epoch {
+                    close(k, checkLate: true, why: "at a switch")
                 }
+                mainEpoch = epoch
+            }
+            let open = decoders[kind]
+            let compatible = open.map { $0.parameters.sameFormat(as: item.packet.parameters) } ?? false
+            if let reason = DecoderContinuity.openReason(open: open?.epoch, last: lastEpochs[kind], packet: epoch, formatCompatible: compatible) {
+                if open != nil { close(kind, checkLate: true, why: "at a format change") }
+                var wait = pending[kind].flatMap { $0.epoch == epoch ? $0 : nil } ?? PendingDecoder(reason: reason, epoch: epoch)
+                let skipped = wait.firstSkippedSeconds.map { item.decodeSeconds - $0 } ?? 0
+                guard DecoderContinuity.startsHere(isVideo: kind == .video, isKeyframe: item.packet.isKeyframe, skippedSeconds: skipped) else {
+                    // Not decodable before an independent frame: not fed to the new decoder.
+                    wait.skippedPackets += 1
+                    if wait.firstSkippedSeconds == nil { wait.firstSkippedSeconds = item.decodeSeconds }
+                    pending[kind] = wait
+                    continue
+                }
+                pending[kind] = nil
                 do {
-                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex,
-                             item.discontinuitySequence, item.packet.parameters)
-                    decoders[item.packet.kind] = entry
+                    let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount)
+                    decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
+                                                 timelineOffsetSeconds: item.timelineOffsetSeconds)
+                    lastEpochs[kind] = epoch
+                    recorder.record(.decoderOpened(DecoderOpened(
+                        kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
+                        variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence,
+                        mediaSequence: item.mediaSequence, reason: wait.reason, startSeconds: item.presentationSeconds,
+                        skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe)))
                 } catch {
-                    decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")
+                    decodeError("cannot open a \(kind.rawValue) decoder: \(error)")
                     continue
                 }
             }
+            guard var entry = decoders[kind] else { continue }
+            entry.timelineOffsetSeconds = item.timelineOffsetSeconds
+            decoders[kind] = entry
             let frames: [DecodedFrame]
             let decodeStarted = clock.now()
             defer {
                 let busy = clock.now().seconds(since: decodeStarted)
-                let media = item.packet.kind == .video ? (item.packet.durationSeconds ?? 0) : 0
+                let media = kind == .video ? (item.packet.durationSeconds ?? 0) : 0
                 lock.withLock {
                     decodeBusySeconds += busy
                     decodedMediaSeconds += media
@@ -76,13 +124,13 @@ extension PlayerSession {
                 Thread.sleep(forTimeInterval: hang)
             }
             do {
-                frames = try entry!.decoder.decode(item.packet)
+                frames = try entry.decoder.decode(item.packet)
             } catch {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
             }
             count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, checkLate: true)
-            if item.packet.kind == .video, frames.contains(where: { $0.kind == .video }),
+            if kind == .video, frames.contains(where: { $0.kind == .video }),
                lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
@@ -135,8 +183,8 @@ extension PlayerSession {
 
     func ffmpegMessage(level: Int32, message: String) {
         let log = lock.withLock {
-            loggedDecodeErrors += 1
-            return loggedDecodeErrors <= Self.maxLoggedDecodeErrors
+            loggedFFmpegMessages += 1
+            return loggedFFmpegMessages <= Self.maxLoggedFFmpegMessages
         }
         if log {
             recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg", message: message.trimmingCharacters(in: .whitespacesAndNewlines))))

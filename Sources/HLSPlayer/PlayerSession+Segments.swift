@@ -38,17 +38,19 @@ extension PlayerSession {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            // Demux only: the codec parameters found in the rendition's previous segment
-            // are reused instead of FFmpeg decoding the first frames of every segment
-            // again to find them (packets and timestamps are the same).
+            // The codec parameters found in the variant's previous segment are reused instead
+            // of FFmpeg decoding the first frames of every segment again to find them (packets
+            // and timestamps are the same). A segment that begins mid-GOP has no decodable
+            // frame for such a probe to find its dimensions in.
             var parameters = CodecParameterSource.probe
-            if !configuration.decode, let known = demuxOnlyTracks, known.variantIndex == variantIndex {
+            if let known = lastDemuxedTracks, known.variantIndex == variantIndex,
+               !configuration.decode || known.discontinuitySequence == segment.discontinuitySequence {
                 parameters = .reusing(known.tracks)
             }
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
                                               hint: Self.containerHint(for: segment),
                                               codecParameters: parameters)
-            if !configuration.decode { demuxOnlyTracks = (variantIndex, result.tracks) }
+            lastDemuxedTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
@@ -115,10 +117,12 @@ extension PlayerSession {
             bufferedEndSeconds: end, bufferSeconds: ahead)
         bufferedRecord.timelineOffsetSeconds = offset
         bufferedRecord.part = part
+        bufferedRecord.startsWithKeyframe = result.startsWithKeyframe
         recorder.record(.segmentBuffered(bufferedRecord))
         for warning in result.warnings.prefix(5) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
         }
+        logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri)
         if !configuration.decode {
             // Demux only: the first demuxed video packet stands in for the first frame.
             markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
@@ -126,6 +130,20 @@ extension PlayerSession {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
+    }
+
+    /// What FFmpeg said while demuxing one segment, as one `error` event (category `ffmpeg`)
+    /// with each distinct message and its count, within the FFmpeg message budget.
+    func logDemuxMessages(_ result: DemuxResult, mediaSequence: Int, url: URL, track: String? = nil) {
+        guard !result.ffmpegMessages.isEmpty else { return }
+        let log = lock.withLock {
+            loggedFFmpegMessages += 1
+            return loggedFFmpegMessages <= Self.maxLoggedFFmpegMessages
+        }
+        guard log else { return }
+        let what = (track.map { "\($0) " } ?? "") + "segment \(mediaSequence)"
+        recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg",
+            message: "while demuxing \(what): " + result.ffmpegMessages.map(\.description).joined(separator: "; "), url: shown(url))))
     }
 
     /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a

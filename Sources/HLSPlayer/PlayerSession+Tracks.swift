@@ -188,6 +188,7 @@ extension PlayerSession {
             record.track = "audio"
             record.timelineOffsetSeconds = offset
             recorder.record(.segmentBuffered(record))
+            logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri, track: "audio")
         } catch let failure as SessionFailure {
             // A lost audio segment does not stop the video: it is skipped (silence), visibly.
             if isStopping { throw failure }

@@ -147,9 +147,11 @@ public final class PlayerSession: @unchecked Sendable {
     var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
     var initCache: (map: MediaInitializationSection, data: Data)?
-    /// Demux only: the tracks of the last demuxed segment, reused for the next one of the
-    /// same rendition (also after a discontinuity: the demuxer checks them against the segment).
-    var demuxOnlyTracks: (variantIndex: Int, tracks: [CodecParameters])?
+    /// The tracks of the last demuxed segment, reused for the next one of the same variant
+    /// instead of probing it again: with decoding within one discontinuity sequence (the
+    /// decoder carries over there too); demux only also after a discontinuity (the demuxer
+    /// checks them against the segment).
+    var lastDemuxedTracks: (variantIndex: Int, discontinuitySequence: Int, tracks: [CodecParameters])?
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     let cmcdSessionID = UUID().uuidString.lowercased()
     var starvedSinceLastRequest = false
@@ -210,6 +212,8 @@ public final class PlayerSession: @unchecked Sendable {
     var breakdown = StartupBreakdown()
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
+    /// FFmpeg messages logged so far (a segment's demux messages count as one).
+    var loggedFFmpegMessages = 0
 
     let buffer = ForwardBuffer()
     let stopSignal = DispatchSemaphore(value: 0)
@@ -263,6 +267,9 @@ public final class PlayerSession: @unchecked Sendable {
     nonisolated(unsafe) public static var routeFFmpegLog = true
     /// Decode errors written to the log before they are only counted.
     static let maxLoggedDecodeErrors = 20
+    /// FFmpeg's own messages (and per-segment demux message summaries) written to the log
+    /// before the rest are dropped; a budget of their own, so they cannot crowd out decode errors.
+    static let maxLoggedFFmpegMessages = 20
 
     /// Opens the outputs (an unwritable path fails here, before anything plays).
     public init(configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool) throws {

@@ -227,6 +227,9 @@ public struct SegmentBuffered: Sendable, Equatable, Codable {
     /// Seconds added to the segment's timestamps to place it on the media
     /// timeline (equal for audio and video segments of one moment: aligned).
     public var timelineOffsetSeconds: Double?
+    /// Whether the segment's first video packet is an independent (key) frame (absent without
+    /// video). False: the segment begins mid-GOP and is decoded with the previous one's references.
+    public var startsWithKeyframe: Bool?
     public init(variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
                 bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
                 bufferedEndSeconds: Double, bufferSeconds: Double) {
@@ -454,6 +457,46 @@ public struct FirstFrame: Sendable, Equatable, Codable {
     }
 }
 
+/// A decoder was opened for a track, with why and where it starts (DecoderContinuity).
+public struct DecoderOpened: Sendable, Equatable, Codable {
+    /// `video` or `audio`.
+    public var kind: String
+    public var codec: String
+    /// The codec parameters it was opened with, e.g. `video h264 320x180 tb 1/90000` (0x0: not known
+    /// from the segment's probe; the decoder reads them from the bitstream).
+    public var parameters: String
+    public var variantIndex: Int
+    public var discontinuitySequence: Int
+    /// The segment of its first packet.
+    public var mediaSequence: Int
+    public var reason: DecoderOpenReason
+    /// Media time of its first packet, seconds.
+    public var startSeconds: Double
+    /// Packets before its first independent frame, not fed to it, and the media seconds they span.
+    public var skippedPackets: Int
+    public var skippedSeconds: Double
+    /// False when no independent frame came within DecoderContinuity.maximumKeyframeWaitSeconds.
+    public var startsAtKeyframe: Bool
+    /// Opened to output each frame at once (I-frame-only content has no reordering).
+    public var lowDelay: Bool?
+    public init(kind: String, codec: String, parameters: String, variantIndex: Int, discontinuitySequence: Int,
+                mediaSequence: Int, reason: DecoderOpenReason, startSeconds: Double, skippedPackets: Int,
+                skippedSeconds: Double, startsAtKeyframe: Bool, lowDelay: Bool? = nil) {
+        self.kind = kind
+        self.codec = codec
+        self.parameters = parameters
+        self.variantIndex = variantIndex
+        self.discontinuitySequence = discontinuitySequence
+        self.mediaSequence = mediaSequence
+        self.reason = reason
+        self.startSeconds = startSeconds
+        self.skippedPackets = skippedPackets
+        self.skippedSeconds = skippedSeconds
+        self.startsAtKeyframe = startsAtKeyframe
+        self.lowDelay = lowDelay
+    }
+}
+
 public struct ErrorRecord: Sendable, Equatable, Codable {
     public var fatal: Bool
     public var category: String
@@ -518,6 +561,7 @@ public enum SessionEvent: Sendable, Equatable {
     case stallEnd(PlaybackChange)
     case playbackEnded(PlaybackChange)
     case firstFrame(FirstFrame)
+    case decoderOpened(DecoderOpened)
     case decodeStats(DecodeStats)
     case error(ErrorRecord)
     // Startup/recovery cap (docs/startup-cap.md)
@@ -558,6 +602,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd: "stall.end"
         case .playbackEnded: "playback.ended"
         case .firstFrame: "frame.first"
+        case .decoderOpened: "decoder.open"
         case .decodeStats: "decode.stats"
         case .error: "error"
         case .capGate: "cap.gate"
@@ -596,6 +641,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd(let p): p
         case .playbackEnded(let p): p
         case .firstFrame(let p): p
+        case .decoderOpened(let p): p
         case .decodeStats(let p): p
         case .error(let p): p
         case .capGate(let p): p

@@ -1,0 +1,142 @@
+import Foundation
+import HLSOrigin
+import Testing
+
+/// Content as real packagers write it, made with the ffmpeg CLI at test time: segments that begin
+/// mid-GOP. Each session of the real binary on a real hls-origin is
+/// held to ffmpeg's decoded-frame count on the same URL (within one segment's frames), to
+/// `--duration`, to exit 0 and to a bounded wall time.
+@Suite(.serialized) struct PackagerContentTests {
+    /// Generous: a session of a few seconds of media ends well within this much more wall time.
+    static let wallMarginSeconds = 30.0
+    /// AAC frames of 1024 samples at 48 kHz in a 2 s segment.
+    static let aacFramesPerSegment = 94
+
+    struct Played {
+        var full: Run
+        var limited: Run
+        var reference: FrameCounts
+    }
+
+    /// Plays `playlist` under `root` to the end and again for `--duration`, and checks the class
+    /// invariants: it starts on a frame of `startsOn` kind, decodes what ffmpeg decodes from the same URL
+    /// (within `tolerance` frames: one segment's), no decode errors where ffmpeg has none, honours
+    /// `--duration`, exits 0, and ends within a bounded wall time.
+    @discardableResult
+    func expectPlaysLikeFFmpeg(_ root: URL, _ playlist: String, mediaSeconds: Double, startsOn kind: String,
+                               tolerance: FrameCounts, referenceOptions: [String] = [], extra: [String] = [],
+                               durationSeconds: Double = 3, sourceLocation: SourceLocation = #_sourceLocation) throws -> Played {
+        try withOrigin(root) { base in
+            let url = base.appendingPathComponent(playlist)
+            let reference = try FFmpegCLI.frameCounts(of: url, inputOptions: referenceOptions)
+            var started = Date()
+            let full = try runHlsplay([url.absoluteString, "--headless", "--json"] + extra, timeoutSeconds: mediaSeconds + Self.wallMarginSeconds)
+            let fullWall = Date().timeIntervalSince(started)
+            started = Date()
+            let limited = try runHlsplay([url.absoluteString, "--headless", "--json", "--duration", String(durationSeconds)] + extra,
+                                         timeoutSeconds: durationSeconds + Self.wallMarginSeconds)
+            let limitedWall = Date().timeIntervalSince(started)
+
+            expectValidLog(full, sourceLocation: sourceLocation)
+            #expect(full.status == 0, "stderr: \(full.stderr)", sourceLocation: sourceLocation)
+            #expect(full.summary?["exitReason"] as? String == "completed", "\(full.summary?["error"] ?? "")", sourceLocation: sourceLocation)
+            #expect(fullWall < mediaSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
+            #expect(full.number("timeToFirstFrameSeconds") != nil, sourceLocation: sourceLocation)
+            let video = full.summary?["decodedVideoFrames"] as? Int ?? -1
+            let audio = full.summary?["decodedAudioFrames"] as? Int ?? -1
+            #expect(abs(video - reference.video) <= tolerance.video,
+                    "video frames \(video), ffmpeg \(reference.video) (±\(tolerance.video))", sourceLocation: sourceLocation)
+            #expect(abs(audio - reference.audio) <= tolerance.audio,
+                    "audio frames \(audio), ffmpeg \(reference.audio) (±\(tolerance.audio))", sourceLocation: sourceLocation)
+            if reference.decodeErrors == 0 {
+                #expect(full.summary?["decodeErrors"] as? Int == 0, "ffmpeg decodes it without an error", sourceLocation: sourceLocation)
+            }
+            #expect(abs((full.number("playedSeconds") ?? 0) - mediaSeconds) < 0.5,
+                    "played \(full.number("playedSeconds") ?? 0) s of \(mediaSeconds) s", sourceLocation: sourceLocation)
+
+            expectValidLog(limited, sourceLocation: sourceLocation)
+            #expect(limited.status == 0, "stderr: \(limited.stderr)", sourceLocation: sourceLocation)
+            #expect(limited.summary?["exitReason"] as? String == "durationReached", sourceLocation: sourceLocation)
+            let played = limited.number("playedSeconds") ?? 0
+            #expect(played >= durationSeconds && played < durationSeconds + 1, "--duration \(durationSeconds): played \(played) s", sourceLocation: sourceLocation)
+            #expect(limitedWall < durationSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
+            return Played(full: full, limited: limited, reference: reference)
+        }
+    }
+
+    // MARK: - Segments that begin mid-GOP
+
+    /// H.264 with a 6 s GOP at 30 fps cut every 2 s by time (no EXT-X-INDEPENDENT-SEGMENTS), plus AAC.
+    func midGOP(_ name: String, segmentType: String, ext: String) throws -> MediaDir {
+        let dir = try MediaDir(name)
+        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 12) + FFmpegCLI.tone(seconds: 12)
+                          + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
+                             "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                             "-hls_segment_type", segmentType, "-hls_playlist_type", "vod",
+                             "-hls_segment_filename", "seg_%03d.\(ext)", "prog.m3u8"], in: dir.url)
+        let playlist = try String(contentsOf: dir.path("prog.m3u8"), encoding: .utf8)
+        try #require(!playlist.contains("INDEPENDENT-SEGMENTS"))
+        return dir
+    }
+
+    /// Within one variant and discontinuity sequence the decoder and its parameters carry over
+    /// segment boundaries: every frame decodes, and one decoder per track is opened.
+    func expectDecoderCarriesOver(_ dir: MediaDir) throws {
+        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 12, startsOn: "video",
+                                               tolerance: FrameCounts(video: 60, audio: Self.aacFramesPerSegment))
+        #expect(played.full.summary?["decodedVideoFrames"] as? Int == played.reference.video, "every frame, as ffmpeg")
+        let opened = played.full.events("decoder.open")
+        #expect(opened.filter { $0["kind"] as? String == "video" }.count == 1, "one video decoder: \(opened)")
+        #expect(opened.filter { $0["kind"] as? String == "audio" }.count == 1, "one audio decoder: \(opened)")
+    }
+
+    @Test func midGOP_mpegTS_everyFrameDecoded_oneDecoder() throws {
+        try expectDecoderCarriesOver(try midGOP("midgop-ts", segmentType: "mpegts", ext: "ts"))
+    }
+
+    @Test func midGOP_fragmentedMP4_everyFrameDecoded_oneDecoder() throws {
+        try expectDecoderCarriesOver(try midGOP("midgop-fmp4", segmentType: "fmp4", ext: "m4s"))
+    }
+
+    /// A switch to a variant whose segments begin mid-GOP opens its decoder at the next independent
+    /// frame: the packets before it are skipped (and logged), none is fed to fail in the decoder.
+    @Test func midGOP_variantSwitch_newDecoderStartsAtKeyframe_noDecodeErrors() throws {
+        let dir = try MediaDir("midgop-ladder")
+        for (rung, size) in ["320x180", "480x270"].enumerated() {
+            let folder = try dir.folder("v\(rung)")
+            try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 12, size: size) + FFmpegCLI.tone(seconds: 12)
+                              + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
+                                 "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                                 "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: folder)
+        }
+        try dir.write("""
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
+        v0/prog.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=480x270,CODECS="avc1.640015,mp4a.40.2"
+        v1/prog.m3u8
+
+        """, to: "master.m3u8")
+        // No startup cap: the first choice fits the default estimate (rung 0), the measured loopback rate then lifts it to rung 1.
+        let run = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--startup-cap", "off"],
+                           timeoutSeconds: 12 + Self.wallMarginSeconds)
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["exitReason"] as? String == "completed")
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
+        let switches = run.events("abr.switch")
+        try #require(switches.count >= 1, "the session switched variants")
+        let videoDecoders = run.events("decoder.open").filter { $0["kind"] as? String == "video" }
+        let atSwitch = try #require(videoDecoders.first { $0["reason"] as? String == "variant-switch" })
+        #expect(atSwitch["startsAtKeyframe"] as? Bool == true)
+        let switchedAt = switches[0]["atPositionSeconds"] as? Double ?? -1
+        if Int(switchedAt.rounded()) % 6 != 0 {
+            // The switch landed inside a GOP: the frames up to the next keyframe were skipped.
+            #expect((atSwitch["skippedPackets"] as? Int ?? 0) > 0, "\(atSwitch)")
+        }
+        #expect((run.summary?["decodedVideoFrames"] as? Int ?? 0) >= 180, "the keyframe at 6 s and everything after it decoded")
+    }
+}
