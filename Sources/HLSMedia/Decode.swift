@@ -10,6 +10,8 @@ public struct DecodedFrame: Sendable {
     public var height: Int
     /// Audio only: samples per channel after resampling to S16 stereo 48 kHz; 0 for video.
     public var sampleCount: Int
+    /// The resampler's last samples, flushed at the end (a drain): output, but no decoded frame.
+    public var isResamplerFlush = false
 }
 
 /// Decodes one track. Sole owner of its AVCodecContext, AVFrame and (audio) resampler.
@@ -87,7 +89,7 @@ public final class TrackDecoder: @unchecked Sendable {
         try receiveAll(into: &frames)
         if let resampler {
             let tail = try resampler.flush()
-            if tail > 0 { frames.append(DecodedFrame(kind: .audio, ptsSeconds: nil, width: 0, height: 0, sampleCount: tail)) }
+            if tail > 0 { frames.append(DecodedFrame(kind: .audio, ptsSeconds: nil, width: 0, height: 0, sampleCount: tail, isResamplerFlush: true)) }
         }
         return frames
     }

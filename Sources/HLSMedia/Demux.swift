@@ -5,13 +5,59 @@ public enum TrackKind: String, Sendable {
     case video, audio, other
 }
 
-/// Which demuxer to use for a segment. HLS says what the container is (playlist,
-/// EXT-X-MAP, file type), so probing is the exception.
-public enum ContainerHint: Sendable {
+/// Which demuxer to use for a segment. The segment's first bytes say what the
+/// container is (`ContainerHint.sniff`); the playlist (EXT-X-MAP, file extension)
+/// decides only when they do not, and probing is the last resort.
+public enum ContainerHint: Sendable, Equatable {
     case mpegTS
     case fragmentedMP4
+    /// Packed audio (HLS §3.4): raw elementary-stream frames, maybe after an ID3 tag.
     case packedAudioADTS
+    case packedMP3
+    case packedAC3
+    case packedEAC3
     case probe
+
+    /// Raw audio frames without a container (their timestamps come from the playlist, or an ID3 tag).
+    public var isPackedAudio: Bool {
+        switch self {
+        case .packedAudioADTS, .packedMP3, .packedAC3, .packedEAC3: true
+        default: false
+        }
+    }
+
+    /// The container of a segment from its first bytes (after an ID3v2 tag, which packed
+    /// audio may start with); nil when they match none HLS carries. With an initialization
+    /// section (EXT-X-MAP) its bytes decide: fMP4, unless it is MPEG-TS (PAT/PMT).
+    public static func sniff(segment: Data, initializationSection: Data? = nil) -> ContainerHint? {
+        if let initializationSection, !initializationSection.isEmpty {
+            return sniff(initializationSection) == .mpegTS ? .mpegTS : .fragmentedMP4
+        }
+        return sniff(segment)
+    }
+
+    /// ISO BMFF top-level box types a segment or init section starts with.
+    static let isoBoxTypes: Set<String> = ["ftyp", "styp", "moov", "moof", "sidx", "emsg", "prft", "free", "skip", "mdat"]
+
+    private static func sniff(_ data: Data) -> ContainerHint? {
+        let b = [UInt8](data.prefix(64 * 1024))
+        var i = 0
+        // ID3v2: "ID3", version (2), flags (1), size (4 bytes of 7 bits); a footer adds 10 bytes.
+        if b.count >= 10, b[0] == 0x49, b[1] == 0x44, b[2] == 0x33 {
+            let size = b[6...9].reduce(0) { $0 << 7 | Int($1 & 0x7F) }
+            i = 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+        }
+        guard b.count - i >= 4 else { return nil }
+        // MPEG-TS: sync byte every 188 bytes.
+        if b[i] == 0x47, b.count - i <= 188 || b[i + 188] == 0x47 { return .mpegTS }
+        if b.count - i >= 8, isoBoxTypes.contains(String(decoding: b[i + 4..<i + 8], as: UTF8.self)) { return .fragmentedMP4 }
+        // ADTS: 12-bit sync, layer 00. MPEG audio: 11-bit sync, layer not 00.
+        if b[i] == 0xFF, b[i + 1] & 0xF6 == 0xF0 { return .packedAudioADTS }
+        if b[i] == 0xFF, b[i + 1] & 0xE0 == 0xE0, b[i + 1] & 0x06 != 0 { return .packedMP3 }
+        // AC-3 / E-AC-3 sync word 0x0B77; the bit stream id tells them apart (≤ 10: AC-3, 11–16: E-AC-3).
+        if b[i] == 0x0B, b[i + 1] == 0x77, b.count - i >= 6 { return b[i + 5] >> 3 <= 10 ? .packedAC3 : .packedEAC3 }
+        return nil
+    }
 }
 
 /// A rational time base (seconds per tick = numerator / denominator).

@@ -15,6 +15,9 @@ extension PlayerSession {
         var parameters: CodecParameters
         /// The last packet's timestamp offset (for the frames a drain returns).
         var timelineOffsetSeconds: Double
+        /// Whether its frames may start playback: video always; audio when the variant's
+        /// segment at that moment has no video (as of its last packet).
+        var startsPlayback: Bool
     }
 
     /// A track whose next decoder waits for an independent frame: why, and what was skipped.
@@ -33,6 +36,8 @@ extension PlayerSession {
         /// The variant's current epoch (alternate audio has its own).
         var mainEpoch: DecoderEpoch?
         var firstFrameSeen = false
+        /// Kinds whose first frame has been logged (track.firstFrame).
+        var firstOfKind: Set<TrackKind> = []
         var drained = false
         var injectedHangDone = false
 
@@ -40,7 +45,8 @@ extension PlayerSession {
         func close(_ kind: TrackKind, checkLate: Bool, why: String) {
             guard let old = decoders.removeValue(forKey: kind) else { return }
             do {
-                count(try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex, checkLate: checkLate)
+                count(try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex,
+                      codec: old.decoder.codecName, startsPlayback: old.startsPlayback, checkLate: checkLate)
             } catch {
                 decodeError("draining the \(old.decoder.codecName) decoder \(why): \(error)")
             }
@@ -92,7 +98,7 @@ extension PlayerSession {
                 do {
                     let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount)
                     decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
-                                                 timelineOffsetSeconds: item.timelineOffsetSeconds)
+                                                 timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
                     lastEpochs[kind] = epoch
                     recorder.record(.decoderOpened(DecoderOpened(
                         kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
@@ -106,6 +112,7 @@ extension PlayerSession {
             }
             guard var entry = decoders[kind] else { continue }
             entry.timelineOffsetSeconds = item.timelineOffsetSeconds
+            entry.startsPlayback = kind == .video || !item.segmentHasVideo
             decoders[kind] = entry
             let frames: [DecodedFrame]
             let decodeStarted = clock.now()
@@ -129,37 +136,48 @@ extension PlayerSession {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
             }
-            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, checkLate: true)
-            if kind == .video, frames.contains(where: { $0.kind == .video }),
+            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, codec: entry.decoder.codecName,
+                  startsPlayback: entry.startsPlayback, checkLate: true)
+            if entry.startsPlayback, !frames.isEmpty,
                lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
 
-        /// Counts decoded frames; the first video frame is the session's first frame.
-        func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, checkLate: Bool) {
+        /// Counts decoded frames. The first presentable frame of each kind is logged; the first
+        /// video frame, or the first audio frame where the variant carries no video
+        /// (`startsPlayback`), is the session's first frame.
+        func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, codec: String, startsPlayback: Bool, checkLate: Bool) {
             var video = 0, audio = 0, late = 0
             let startPosition = frames.isEmpty ? 0 : lock.withLock { timeline.startPositionSeconds }
-            for frame in frames {
+            for frame in frames where !frame.isResamplerFlush {
                 switch frame.kind {
-                case .video:
-                    video += 1
-                    if let pts = frame.ptsSeconds, pts + offset < startPosition - Self.preciseStartToleranceSeconds {
-                        // Before an EXT-X-START PRECISE=YES position: decoded for its references, never presented.
-                        continue
-                    }
-                    if !firstFrameSeen {
+                case .video: video += 1
+                case .audio: audio += 1
+                case .other: continue
+                }
+                let pts = frame.ptsSeconds.map { $0 + offset }
+                if let pts, pts < startPosition - Self.preciseStartToleranceSeconds {
+                    // Before an EXT-X-START PRECISE=YES position: decoded for its references, never presented.
+                    continue
+                }
+                if !firstOfKind.contains(frame.kind) {
+                    firstOfKind.insert(frame.kind)
+                    let at = secondsSinceStart(clock.now())
+                    recorder.record(.trackFirstFrame(TrackFirstFrame(
+                        kind: frame.kind.rawValue, timeToFirstFrameSeconds: at, variantIndex: variantIndex, codec: codec,
+                        width: frame.kind == .video ? frame.width : nil, height: frame.kind == .video ? frame.height : nil, ptsSeconds: pts)))
+                }
+                if !firstFrameSeen {
+                    if startsPlayback {
                         firstFrameSeen = true
-                        markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + offset }, variantIndex: variantIndex)
-                    } else if checkLate, let pts = frame.ptsSeconds {
-                        let now = clock.now()
-                        let position = lock.withLock { timeline.positionSeconds(at: now) }
-                        if pts + offset < position - Self.lateFrameToleranceSeconds { late += 1 }
+                        markFirstFrame(kind: frame.kind.rawValue, width: frame.kind == .video ? frame.width : nil,
+                                       height: frame.kind == .video ? frame.height : nil, pts: pts, variantIndex: variantIndex)
                     }
-                case .audio:
-                    audio += 1
-                default:
-                    break
+                } else if checkLate, frame.kind == .video, let pts {
+                    let now = clock.now()
+                    let position = lock.withLock { timeline.positionSeconds(at: now) }
+                    if pts < position - Self.lateFrameToleranceSeconds { late += 1 }
                 }
             }
             if video + audio + late > 0 {
@@ -191,7 +209,8 @@ extension PlayerSession {
         }
     }
 
-    func markFirstFrame(width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
+    /// The first frame playback waits for (`kind` video, or audio for a variant without video).
+    func markFirstFrame(kind: String, width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
         let now = clock.now()
         let (record, actions): (FirstFrame?, [PlaybackAction]) = lock.withLock {
             guard !timeline.firstFrameDecoded else { return (nil, []) }
@@ -203,7 +222,8 @@ extension PlayerSession {
             }
             breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
             let actions = timeline.markFirstFrameDecoded(at: now)
-            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, width: width, height: height, ptsSeconds: pts, breakdown: breakdown), actions)
+            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
+                               ptsSeconds: pts, breakdown: breakdown), actions)
         }
         if let record {
             recorder.record(.firstFrame(record))

@@ -48,7 +48,7 @@ extension PlayerSession {
                 parameters = .reusing(known.tracks)
             }
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
-                                              hint: Self.containerHint(for: segment),
+                                              hint: Self.containerHint(for: segment, body: body, initializationSection: initData),
                                               codecParameters: parameters)
             lastDemuxedTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
         } catch {
@@ -71,11 +71,13 @@ extension PlayerSession {
         let offset = start - reference
         // With an alternate audio rendition, the variant's own audio (if muxed in) is not played.
         let kept = audio == nil ? result.packets : result.packets.filter { $0.kind != .audio }
+        // Without video (an audio-only stream or variant) the first decoded audio frame starts playback.
+        lastMainSegmentHadVideo = !video.isEmpty
         let buffered = kept.map { p in
             BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                            timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                           discontinuitySequence: segment.discontinuitySequence)
+                           discontinuitySequence: segment.discontinuitySequence, segmentHasVideo: !video.isEmpty)
         }
         if let date = segment.programDateTime {
             lock.withLock { programDateAnchor = (start, date) }
@@ -123,10 +125,20 @@ extension PlayerSession {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
         }
         logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri)
-        if !configuration.decode {
-            // Demux only: the first demuxed video packet stands in for the first frame.
-            markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
-            if live, !video.isEmpty, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
+        if !configuration.decode, !kept.isEmpty {
+            // Demux only: the first demuxed packets stand in for the first frames: a video packet,
+            // or an audio packet of a segment without video.
+            for kind in [TrackKind.video, .audio] where !demuxedFirstKinds.contains(kind) {
+                guard let first = kept.first(where: { $0.kind == kind }) else { continue }
+                demuxedFirstKinds.insert(kind)
+                recorder.record(.trackFirstFrame(TrackFirstFrame(
+                    kind: kind.rawValue, timeToFirstFrameSeconds: secondsSinceStart(clock.now()), variantIndex: variantIndex,
+                    codec: first.parameters.codecName, width: kind == .video ? variant.resolution?.width : nil,
+                    height: kind == .video ? variant.resolution?.height : nil)))
+            }
+            markFirstFrame(kind: video.isEmpty ? "audio" : "video", width: video.isEmpty ? nil : variant.resolution?.width,
+                           height: video.isEmpty ? nil : variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+            if live, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }

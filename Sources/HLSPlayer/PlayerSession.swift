@@ -152,6 +152,11 @@ public final class PlayerSession: @unchecked Sendable {
     /// decoder carries over there too); demux only also after a discontinuity (the demuxer
     /// checks them against the segment).
     var lastDemuxedTracks: (variantIndex: Int, discontinuitySequence: Int, tracks: [CodecParameters])?
+    /// Whether the variant's last buffered segment carried video (alternate audio beside a
+    /// variant without video starts playback on its own).
+    var lastMainSegmentHadVideo = true
+    /// Demux only: the kinds whose first packet has been logged as their first frame.
+    var demuxedFirstKinds: Set<TrackKind> = []
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     let cmcdSessionID = UUID().uuidString.lowercased()
     var starvedSinceLastRequest = false

@@ -21,6 +21,7 @@ enum SummaryFormatter {
         lines.append("    first segment transfer \(sec(b.firstSegmentLastByteSeconds))")
         lines.append("    demux                  \(sec(b.demuxSeconds))")
         lines.append("    first frame decode     \(sec(b.firstFrameDecodeSeconds))")
+        lines.append("  first video, first audio \(s.timeToFirstVideoSeconds.map { sec($0) } ?? "none"), \(s.timeToFirstAudioSeconds.map { sec($0) } ?? "none")")
         lines.append("  stalls                   \(s.stallCount) (\(String(format: "%.3f", s.stallSeconds)) s)")
         lines.append("  played                   \(String(format: "%.2f", s.playedSeconds)) s in \(String(format: "%.2f", s.sessionSeconds)) s")
         lines.append("  bitrate                  average \(mbps(s.averageBitrateBps)), last \(mbps(s.lastBitrateBps.map(Double.init))), \(s.variantSwitches) switch\(s.variantSwitches == 1 ? "" : "es")")

@@ -2,15 +2,14 @@ import Foundation
 import HLSOrigin
 import Testing
 
-/// Content as real packagers write it, made with the ffmpeg CLI at test time: segments that begin
-/// mid-GOP. Each session of the real binary on a real hls-origin is
+/// Content as real packagers write it, made with the ffmpeg CLI at test time: audio-only streams
+/// (packed audio, audio-only MPEG-TS, an audio-only variant in a ladder), segments that begin
+/// mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
 /// held to ffmpeg's decoded-frame count on the same URL (within one segment's frames), to
 /// `--duration`, to exit 0 and to a bounded wall time.
 @Suite(.serialized) struct PackagerContentTests {
     /// Generous: a session of a few seconds of media ends well within this much more wall time.
     static let wallMarginSeconds = 30.0
-    /// AAC frames of 1024 samples at 48 kHz in a 2 s segment.
-    static let aacFramesPerSegment = 94
 
     struct Played {
         var full: Run
@@ -41,7 +40,15 @@ import Testing
             #expect(full.status == 0, "stderr: \(full.stderr)", sourceLocation: sourceLocation)
             #expect(full.summary?["exitReason"] as? String == "completed", "\(full.summary?["error"] ?? "")", sourceLocation: sourceLocation)
             #expect(fullWall < mediaSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
+            let first = full.events("frame.first").first
+            #expect(first?["kind"] as? String == kind, "the session starts on its first decoded \(kind) frame: \(first ?? [:])", sourceLocation: sourceLocation)
             #expect(full.number("timeToFirstFrameSeconds") != nil, sourceLocation: sourceLocation)
+            if reference.audio > 0 {
+                #expect(full.number("timeToFirstAudioSeconds") != nil, "time to first audio reported", sourceLocation: sourceLocation)
+            }
+            if reference.video > 0 {
+                #expect(full.number("timeToFirstVideoSeconds") != nil, "time to first video reported", sourceLocation: sourceLocation)
+            }
             let video = full.summary?["decodedVideoFrames"] as? Int ?? -1
             let audio = full.summary?["decodedAudioFrames"] as? Int ?? -1
             #expect(abs(video - reference.video) <= tolerance.video,
@@ -62,6 +69,83 @@ import Testing
             #expect(limitedWall < durationSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
             return Played(full: full, limited: limited, reference: reference)
         }
+    }
+
+    // MARK: - Audio-only streams
+
+    /// A packed-audio stream (raw elementary stream files, no container) cut by FFmpeg's segment muxer.
+    func packedAudio(_ name: String, codec: String, format: String, ext: String, options: [String] = [],
+                     sampleRate: Int = 48_000) throws -> MediaDir {
+        let dir = try MediaDir(name)
+        try FFmpegCLI.run(FFmpegCLI.tone(seconds: 5.9, sampleRate: sampleRate) + ["-map", "0:a", "-c:a", codec, "-b:a", "96k", "-f", "segment", "-segment_time", "2",
+                                                          "-segment_format", format] + options
+                          + ["-segment_list", "prog.m3u8", "-segment_list_type", "m3u8", "seg_%03d.\(ext)"], in: dir.url)
+        return dir
+    }
+
+    /// AAC frames of 1024 samples at 48 kHz in a 2 s segment.
+    static let aacFramesPerSegment = 94
+
+    @Test func audioOnly_packedADTS_startsOnAudio_playsEveryFrame_honoursDuration() throws {
+        // 44.1 kHz, resampled to 48 kHz: the resampler's flushed tail is no decoded frame.
+        let dir = try packedAudio("packed-aac", codec: "aac", format: "adts", ext: "aac", sampleRate: 44_100)
+        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
+                                               tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+        #expect(played.full.summary?["decodedAudioFrames"] as? Int == played.reference.audio, "every frame, as ffmpeg")
+        #expect(played.full.summary?["decodedVideoFrames"] as? Int == 0)
+        // Demux only: the first demuxed audio packet starts an audio-only session too.
+        let demuxOnly = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("prog.m3u8").absoluteString, "--headless", "--json", "--no-decode"], timeoutSeconds: 40)
+        }
+        #expect(demuxOnly.status == 0, "stderr: \(demuxOnly.stderr)")
+        #expect(demuxOnly.summary?["exitReason"] as? String == "completed")
+        #expect(demuxOnly.events("frame.first").first?["kind"] as? String == "audio")
+    }
+
+    @Test func audioOnly_packedMP3_startsOnAudio_playsEveryFrame() throws {
+        // No Xing/Info frame and no ID3 tag per segment: packed MP3 as HLS packagers write it.
+        let dir = try packedAudio("packed-mp3", codec: "libmp3lame", format: "mp3", ext: "mp3",
+                                  options: ["-segment_format_options", "write_xing=0:id3v2_version=0"], sampleRate: 44_100)
+        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 84))
+        #expect(played.full.summary?["decodedAudioFrames"] as? Int == played.reference.audio, "every frame, as ffmpeg")
+    }
+
+    @Test func audioOnly_packedAC3_startsOnAudio_playsEveryFrame() throws {
+        let dir = try packedAudio("packed-ac3", codec: "ac3", format: "ac3", ext: "ac3")
+        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63))
+    }
+
+    /// Packed E-AC-3: the container is found from the bytes, not the name. FFmpeg's HLS demuxer refuses
+    /// `.ec3` (its reference needs `-extension_picky 0`) and the player once took `.eac3` for MPEG-TS.
+    @Test func audioOnly_packedEAC3_anyExtension_startsOnAudio_playsEveryFrame() throws {
+        let dir = try packedAudio("packed-eac3", codec: "eac3", format: "eac3", ext: "ec3")
+        let listed = try String(contentsOf: dir.path("prog.m3u8"), encoding: .utf8)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name.hasSuffix(".ec3") {
+            try FileManager.default.linkItem(at: dir.path(name), to: dir.path(name.replacingOccurrences(of: ".ec3", with: ".eac3")))
+        }
+        try dir.write(listed.replacingOccurrences(of: ".ec3", with: ".eac3"), to: "eac3.m3u8")
+        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63),
+                                  referenceOptions: ["-extension_picky", "0"])
+        try expectPlaysLikeFFmpeg(dir.url, "eac3.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63))
+    }
+
+    /// Audio-only MPEG-TS from FFmpeg's HLS muxer.
+    func audioOnlyTS(_ name: String, codec: String) throws -> MediaDir {
+        let dir = try MediaDir(name)
+        try FFmpegCLI.run(FFmpegCLI.tone(seconds: 5.9) + ["-c:a", codec, "-b:a", "96k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                                                          "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: dir.url)
+        return dir
+    }
+
+    @Test func audioOnly_mp3InTS_startsOnAudio_playsEveryFrame() throws {
+        let dir = try audioOnlyTS("ts-mp3", codec: "libmp3lame")
+        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 84))
+    }
+
+    @Test func audioOnly_aacOnlyTS_startsOnAudio_playsEveryFrame() throws {
+        let dir = try audioOnlyTS("ts-aac", codec: "aac")
+        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
+                                  tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
     }
 
     // MARK: - Segments that begin mid-GOP

@@ -440,20 +440,50 @@ public struct StartupBreakdown: Sendable, Equatable, Codable {
     public init() {}
 }
 
+/// The first frame playback waits for: the first video frame, or the first audio
+/// frame of a stream (or variant) whose segments carry no video.
 public struct FirstFrame: Sendable, Equatable, Codable {
     public var timeToFirstFrameSeconds: Double
     public var variantIndex: Int
+    /// `video` or `audio`.
+    public var kind: String?
     public var width: Int?
     public var height: Int?
     public var ptsSeconds: Double?
     public var breakdown: StartupBreakdown
-    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, width: Int?, height: Int?, ptsSeconds: Double?, breakdown: StartupBreakdown) {
+    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, kind: String? = "video", width: Int?, height: Int?,
+                ptsSeconds: Double?, breakdown: StartupBreakdown) {
         self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
         self.variantIndex = variantIndex
+        self.kind = kind
         self.width = width
         self.height = height
         self.ptsSeconds = ptsSeconds
         self.breakdown = breakdown
+    }
+}
+
+/// The first frame of one kind (video, audio) decoded in the session — or, demux only, the
+/// first packet of that kind demuxed.
+public struct TrackFirstFrame: Sendable, Equatable, Codable {
+    /// `video` or `audio`.
+    public var kind: String
+    /// Seconds since session start.
+    public var timeToFirstFrameSeconds: Double
+    public var variantIndex: Int
+    public var codec: String?
+    public var width: Int?
+    public var height: Int?
+    public var ptsSeconds: Double?
+    public init(kind: String, timeToFirstFrameSeconds: Double, variantIndex: Int, codec: String? = nil,
+                width: Int? = nil, height: Int? = nil, ptsSeconds: Double? = nil) {
+        self.kind = kind
+        self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
+        self.variantIndex = variantIndex
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.ptsSeconds = ptsSeconds
     }
 }
 
@@ -561,6 +591,7 @@ public enum SessionEvent: Sendable, Equatable {
     case stallEnd(PlaybackChange)
     case playbackEnded(PlaybackChange)
     case firstFrame(FirstFrame)
+    case trackFirstFrame(TrackFirstFrame)
     case decoderOpened(DecoderOpened)
     case decodeStats(DecodeStats)
     case error(ErrorRecord)
@@ -602,6 +633,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd: "stall.end"
         case .playbackEnded: "playback.ended"
         case .firstFrame: "frame.first"
+        case .trackFirstFrame: "track.firstFrame"
         case .decoderOpened: "decoder.open"
         case .decodeStats: "decode.stats"
         case .error: "error"
@@ -641,6 +673,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd(let p): p
         case .playbackEnded(let p): p
         case .firstFrame(let p): p
+        case .trackFirstFrame(let p): p
         case .decoderOpened(let p): p
         case .decodeStats(let p): p
         case .error(let p): p

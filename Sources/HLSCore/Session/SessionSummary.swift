@@ -20,7 +20,11 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var isLive: Bool?
     public var exitReason: ExitReason
     public var error: String?
+    /// The first frame playback waited for (video; audio when the stream starts without video).
     public var timeToFirstFrameSeconds: Double?
+    /// The first decoded video and audio frames, seconds since session start (absent: none of that kind).
+    public var timeToFirstVideoSeconds: Double?
+    public var timeToFirstAudioSeconds: Double?
     public var startup: StartupBreakdown
     public var stallCount: Int
     public var stallSeconds: Double
@@ -80,6 +84,7 @@ public struct SummaryBuilder: Sendable {
     private var switches = 0
     private var skipped = 0
     private var firstFrame: FirstFrame?
+    private var firstOfKind: [String: Double] = [:]
     private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
     private var lastBreakdown = StartupBreakdown()
@@ -119,6 +124,8 @@ public struct SummaryBuilder: Sendable {
             skipped += 1
         case .firstFrame(let e):
             firstFrame = e
+        case .trackFirstFrame(let e):
+            if firstOfKind[e.kind] == nil { firstOfKind[e.kind] = e.timeToFirstFrameSeconds }
         case .decodeStats(let e):
             decode = e
         case .bufferSample(let e):
@@ -173,6 +180,7 @@ public struct SummaryBuilder: Sendable {
         return SessionSummary(
             url: url, isLive: isLive, exitReason: exitReason, error: error,
             timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
+            timeToFirstVideoSeconds: firstOfKind["video"], timeToFirstAudioSeconds: firstOfKind["audio"],
             startup: firstFrame?.breakdown ?? lastBreakdown,
             stallCount: stallCount, stallSeconds: stallSeconds, playedSeconds: played,
             averageBitrateBps: covered > 0 ? weighted / covered : 0, lastBitrateBps: last,
