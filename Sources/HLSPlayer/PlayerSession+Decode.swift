@@ -62,8 +62,9 @@ extension PlayerSession {
             }
             if isStopping { break }
             guard let item = packet else {
-                // End of stream and nothing left: flush the frames the decoders still hold.
-                if !drained, firstFrameSeen, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
+                // End of stream and nothing left: flush the frames the decoders still hold (also
+                // before a first frame: a short stream may end inside a decoder's reorder delay).
+                if !drained, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
                     drained = true
                     for kind in Array(decoders.keys) { close(kind, checkLate: false, why: "at the end") }
                 }
@@ -92,11 +93,16 @@ extension PlayerSession {
                     wait.skippedPackets += 1
                     if wait.firstSkippedSeconds == nil { wait.firstSkippedSeconds = item.decodeSeconds }
                     pending[kind] = wait
+                    lock.withLock { packetsAwaitingKeyframe += 1 }
                     continue
                 }
                 pending[kind] = nil
+                // I-frame-only content has no reordering: each frame comes out as it is decoded, not
+                // a reorder delay later (which would hold a short stream's every frame back).
+                let lowDelay = kind == .video && lock.withLock { iFramesOnly }
                 do {
-                    let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount)
+                    let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount,
+                                                   lowDelay: lowDelay)
                     decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
                                                  timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
                     lastEpochs[kind] = epoch
@@ -104,7 +110,9 @@ extension PlayerSession {
                         kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
                         variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence,
                         mediaSequence: item.mediaSequence, reason: wait.reason, startSeconds: item.presentationSeconds,
-                        skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe)))
+                        skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe,
+                        lowDelay: lowDelay ? true : nil)))
+                    lock.withLock { packetsAwaitingKeyframe = 0 }
                 } catch {
                     decodeError("cannot open a \(kind.rawValue) decoder: \(error)")
                     continue

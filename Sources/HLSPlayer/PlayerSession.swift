@@ -217,6 +217,10 @@ public final class PlayerSession: @unchecked Sendable {
     var breakdown = StartupBreakdown()
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
+    /// Video packets the decode loop skipped so far waiting for an independent frame for a new decoder.
+    var packetsAwaitingKeyframe = 0
+    /// The media playlist is an I-frame-only one (EXT-X-I-FRAMES-ONLY): decoders are opened low-delay.
+    var iFramesOnly = false
     /// FFmpeg messages logged so far (a segment's demux messages count as one).
     var loggedFFmpegMessages = 0
 
@@ -428,7 +432,7 @@ public final class PlayerSession: @unchecked Sendable {
         if phase == .ended {
             requestStop(reason: .completed, error: nil, category: nil)
         } else if endedWithoutFrame(at: now) {
-            let message = "the stream ended without a playable frame: every segment was skipped or undecodable (see segment.skipped and error events)"
+            let message = noPlayableFrameMessage()
             recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
             requestStop(reason: .error, error: message, category: .media)
         } else if let limit = configuration.durationLimitSeconds, played >= limit {
@@ -449,6 +453,28 @@ public final class PlayerSession: @unchecked Sendable {
             if endWithoutFrameSince == nil { endWithoutFrameSince = now }
             return now.seconds(since: endWithoutFrameSince!) >= Self.noFrameAtEndSeconds
         }
+    }
+
+    /// Why a finished stream gave no frame, from what this session's log holds: only events that
+    /// are in it, with their counts.
+    func noPlayableFrameMessage() -> String {
+        let buffered = recorder.count(of: "segment.buffered"), skipped = recorder.count(of: "segment.skipped")
+        let (stats, waiting) = lock.withLock { (decodeStats, packetsAwaitingKeyframe) }
+        var facts: [String] = []
+        if buffered > 0 {
+            facts.append("\(buffered) segment\(buffered == 1 ? "" : "s") demuxed (segment.buffered) gave \(stats.videoFrames) video and \(stats.audioFrames) audio frames")
+        }
+        if waiting > 0 {
+            facts.append("\(waiting) video packet\(waiting == 1 ? "" : "s") skipped waiting for an independent frame that never came")
+        }
+        if skipped > 0 { facts.append("\(skipped) segment\(skipped == 1 ? "" : "s") skipped (segment.skipped)") }
+        let errors = recorder.errorCounts()
+        if !errors.isEmpty {
+            facts.append("error events: " + errors.map { "\($0.count) \($0.category)" }.joined(separator: ", "))
+        }
+        if stats.decodeErrors > 0 { facts.append("\(stats.decodeErrors) decode error\(stats.decodeErrors == 1 ? "" : "s")") }
+        if buffered == 0 && skipped == 0 { facts.append("no segment was loaded") }
+        return "the stream ended without a playable frame: " + facts.joined(separator: "; ")
     }
 
     func drawStatus(_ s: BufferSample) {
@@ -626,10 +652,11 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     func recordMediaPlaylist(_ p: MediaPlaylist, url: URL, variantIndex: Int, changed: Bool) {
+        if p.iFramesOnly { lock.withLock { iFramesOnly = true } }
         recorder.record(.playlistLoaded(PlaylistLoaded(
             url: shown(url), kind: "media", variantIndex: variantIndex, segments: p.segments.count,
             targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
-            changed: changed, warnings: p.warnings.map(\.description))))
+            changed: changed, warnings: p.warnings.map(\.description), iFramesOnly: p.iFramesOnly ? true : nil)))
     }
 
     /// The media playlist of a variant: cached for VOD, reloaded for live when asked.

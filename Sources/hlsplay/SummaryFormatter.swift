@@ -13,7 +13,8 @@ enum SummaryFormatter {
         let b = s.startup
         var lines: [String] = []
         let kind = s.isLive.map { $0 ? "live" : "VOD" } ?? "unknown"
-        lines.append("hlsplay: \(s.url) (\(kind)) — \(s.exitReason.rawValue)\(s.error.map { ": \($0)" } ?? "")")
+        let trickPlay = s.iFramesOnly == true ? ", I-frame-only: trick-play content, each I-frame shown for its EXTINF" : ""
+        lines.append("hlsplay: \(s.url) (\(kind)\(trickPlay)) — \(s.exitReason.rawValue)\(s.error.map { ": \($0)" } ?? "")")
         lines.append("  time to first frame      \(sec(s.timeToFirstFrameSeconds))")
         lines.append("    multivariant playlist  \(sec(b.multivariantPlaylistSeconds))")
         lines.append("    media playlist         \(sec(b.mediaPlaylistSeconds))")

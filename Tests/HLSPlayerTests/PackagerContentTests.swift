@@ -3,8 +3,7 @@ import HLSOrigin
 import Testing
 
 /// Content as real packagers write it, made with the ffmpeg CLI at test time: audio-only streams
-/// (packed audio, audio-only MPEG-TS, an audio-only variant in a ladder), segments that begin
-/// mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
+/// (packed audio, audio-only MPEG-TS), segments that begin mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
 /// held to ffmpeg's decoded-frame count on the same URL (within one segment's frames), to
 /// `--duration`, to exit 0 and to a bounded wall time.
 @Suite(.serialized) struct PackagerContentTests {
@@ -222,5 +221,120 @@ import Testing
             #expect((atSwitch["skippedPackets"] as? Int ?? 0) > 0, "\(atSwitch)")
         }
         #expect((run.summary?["decodedVideoFrames"] as? Int ?? 0) >= 180, "the keyframe at 6 s and everything after it decoded")
+    }
+
+    // MARK: - I-frame-only playlists
+
+    /// An I-frame playlist as Apple's packagers write one: EXT-X-I-FRAMES-ONLY, one BYTERANGE per
+    /// keyframe of `file`, each lasting until the next keyframe; `map` is the EXT-X-MAP line, if any.
+    func iFramePlaylist(_ dir: MediaDir, file: String, ranges: [(offset: Int, length: Int, seconds: Double)], map: String?) throws {
+        var text = "#EXTM3U\n#EXT-X-VERSION:\(map == nil ? 4 : 5)\n#EXT-X-TARGETDURATION:1\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXT-X-I-FRAMES-ONLY\n"
+        if let map { text += map + "\n" }
+        for r in ranges {
+            text += String(format: "#EXTINF:%.6f,\n", r.seconds) + "#EXT-X-BYTERANGE:\(r.length)@\(r.offset)\n\(file)\n"
+        }
+        try dir.write(text + "#EXT-X-ENDLIST\n", to: "iframes.m3u8")
+    }
+
+    /// An I-frame-only playlist is played as trick-play content: each I-frame is decoded and shown for its
+    /// EXTINF, the log and summary say `iFramesOnly`, and no frame is late.
+    func expectIFramesPlayed(_ dir: MediaDir, iFrames: Int, mediaSeconds: Double) throws {
+        let run = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json"],
+                           timeoutSeconds: mediaSeconds + Self.wallMarginSeconds)
+        }
+        expectValidLog(run)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["exitReason"] as? String == "completed", "\(run.summary?["error"] ?? "")")
+        #expect(run.summary?["iFramesOnly"] as? Bool == true)
+        #expect(run.events("playlist.loaded").first?["iFramesOnly"] as? Bool == true)
+        #expect(run.summary?["decodedVideoFrames"] as? Int == iFrames, "one frame per I-frame segment")
+        #expect(run.summary?["lateVideoFrames"] as? Int == 0)
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
+        #expect(abs((run.number("playedSeconds") ?? 0) - mediaSeconds) < 0.5)
+        let limited = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json", "--duration", "1.5"],
+                           timeoutSeconds: 2 + Self.wallMarginSeconds)
+        }
+        #expect(limited.status == 0, "stderr: \(limited.stderr)")
+        #expect(limited.summary?["exitReason"] as? String == "durationReached")
+    }
+
+    /// MPEG-TS, no EXT-X-MAP: the first I-frame follows the PAT/PMT at the start of the file, which are
+    /// its Media Initialization Section (RFC 8216bis §4.4.4.5).
+    @Test func iFrameOnly_mpegTS_byteRanges_everyIFrameShown() throws {
+        let dir = try MediaDir("iframes-ts")
+        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 6) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
+                                                             "-sc_threshold", "0", "-f", "mpegts", "main.ts"], in: dir.url)
+        let packets = try FFmpegCLI.packets(of: dir.path("main.ts"))
+        let size = try FileManager.default.attributesOfItem(atPath: dir.path("main.ts").path)[.size] as? Int ?? 0
+        var ranges: [(offset: Int, length: Int, seconds: Double)] = []
+        for (i, p) in packets.enumerated() where p.isKeyframe {
+            let end = packets.dropFirst(i + 1).first?.position ?? size
+            let nextKey = packets.dropFirst(i + 1).first { $0.isKeyframe }?.ptsSeconds ?? (packets.last!.ptsSeconds + 1.0 / 30)
+            ranges.append((p.position, end - p.position, nextKey - p.ptsSeconds))
+        }
+        try #require(ranges.count == 6)
+        try iFramePlaylist(dir, file: "main.ts", ranges: ranges, map: nil)
+        try expectIFramesPlayed(dir, iFrames: 6, mediaSeconds: ranges.reduce(0) { $0 + $1.seconds })
+    }
+
+    /// Fragmented MP4 with one fragment per frame: each I-frame is its keyframe's moof + mdat, with EXT-X-MAP.
+    /// Two I-frames only, fewer than the decoder's reorder delay (as in Shaka's I-frame sample): they must
+    /// come out at the end of the stream, not stay inside the decoder.
+    @Test func iFrameOnly_fragmentedMP4_twoIFrames_bothShown() throws {
+        let dir = try MediaDir("iframes-fmp4")
+        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 2) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
+                                                             "-sc_threshold", "0", "-movflags", "frag_every_frame+empty_moov+default_base_moof",
+                                                             "-f", "mp4", "main.mp4"], in: dir.url)
+        let bytes = try Data(contentsOf: dir.path("main.mp4"))
+        // Top-level boxes: ftyp, moov, then moof + mdat per frame.
+        var boxes: [(type: String, offset: Int, size: Int)] = []
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8 else { break }
+            boxes.append((String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self), offset, size))
+            offset += size
+        }
+        let initEnd = try #require(boxes.first { $0.type == "moof" }).offset
+        let packets = try FFmpegCLI.packets(of: dir.path("main.mp4"))
+        var ranges: [(offset: Int, length: Int, seconds: Double)] = []
+        for (i, p) in packets.enumerated() where p.isKeyframe {
+            // The moof before the mdat that holds this sample.
+            let mdat = try #require(boxes.last { $0.type == "mdat" && $0.offset <= p.position })
+            let moof = try #require(boxes.last { $0.type == "moof" && $0.offset < mdat.offset })
+            let nextKey = packets.dropFirst(i + 1).first { $0.isKeyframe }?.ptsSeconds ?? (packets.last!.ptsSeconds + 1.0 / 30)
+            ranges.append((moof.offset, mdat.offset + mdat.size - moof.offset, nextKey - p.ptsSeconds))
+        }
+        try #require(ranges.count == 2)
+        try iFramePlaylist(dir, file: "main.mp4", ranges: ranges, map: "#EXT-X-MAP:URI=\"main.mp4\",BYTERANGE=\"\(initEnd)@0\"")
+        try expectIFramesPlayed(dir, iFrames: 2, mediaSeconds: ranges.reduce(0) { $0 + $1.seconds })
+    }
+
+    // MARK: - Nothing playable
+
+    /// A stream that ends without a playable frame says what happened, naming only events that are in
+    /// its log, with their counts: here one video-only segment that begins mid-GOP and holds no keyframe.
+    @Test func noPlayableFrame_messageNamesOnlyEventsInTheLog() throws {
+        let dir = try MediaDir("no-keyframe")
+        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 6) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180",
+                                                             "-sc_threshold", "0", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                                                             "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "all.m3u8"], in: dir.url)
+        try dir.write("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg_001.ts\n#EXT-X-ENDLIST\n", to: "prog.m3u8")
+        let started = Date()
+        let run = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("prog.m3u8").absoluteString, "--headless", "--json"], timeoutSeconds: Self.wallMarginSeconds)
+        }
+        #expect(Date().timeIntervalSince(started) < Self.wallMarginSeconds)
+        expectValidLog(run)
+        #expect(run.status == 65, "stderr: \(run.stderr)")
+        let message = run.summary?["error"] as? String ?? ""
+        #expect(message.contains("without a playable frame"))
+        #expect(run.events("segment.buffered").count == 1)
+        #expect(message.contains("1 segment demuxed (segment.buffered) gave 0 video and 0 audio frames"), "\(message)")
+        #expect(message.contains("skipped waiting for an independent frame"), "\(message)")
+        #expect(run.events("segment.skipped").isEmpty)
+        #expect(!message.contains("segment.skipped"), "no such event in this log: \(message)")
     }
 }

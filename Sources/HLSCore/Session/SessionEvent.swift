@@ -157,9 +157,11 @@ public struct PlaylistLoaded: Sendable, Equatable, Codable {
     public var endList: Bool?
     public var changed: Bool?
     public var warnings: [String]
+    /// EXT-X-I-FRAMES-ONLY: each segment is one I-frame (trick-play content); absent otherwise.
+    public var iFramesOnly: Bool?
     public init(url: String, kind: String, variantIndex: Int? = nil, variants: Int? = nil, segments: Int? = nil,
                 targetDurationSeconds: Double? = nil, mediaSequence: Int? = nil, endList: Bool? = nil,
-                changed: Bool? = nil, warnings: [String] = []) {
+                changed: Bool? = nil, warnings: [String] = [], iFramesOnly: Bool? = nil) {
         self.url = url
         self.kind = kind
         self.variantIndex = variantIndex
@@ -170,6 +172,7 @@ public struct PlaylistLoaded: Sendable, Equatable, Codable {
         self.endList = endList
         self.changed = changed
         self.warnings = warnings
+        self.iFramesOnly = iFramesOnly
     }
 }
 

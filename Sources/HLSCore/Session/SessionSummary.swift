@@ -25,6 +25,8 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     /// The first decoded video and audio frames, seconds since session start (absent: none of that kind).
     public var timeToFirstVideoSeconds: Double?
     public var timeToFirstAudioSeconds: Double?
+    /// The stream was an I-frame-only playlist, played as trick-play content (absent otherwise).
+    public var iFramesOnly: Bool?
     public var startup: StartupBreakdown
     public var stallCount: Int
     public var stallSeconds: Double
@@ -85,6 +87,7 @@ public struct SummaryBuilder: Sendable {
     private var skipped = 0
     private var firstFrame: FirstFrame?
     private var firstOfKind: [String: Double] = [:]
+    private var iFramesOnly = false
     private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
     private var lastBreakdown = StartupBreakdown()
@@ -126,6 +129,8 @@ public struct SummaryBuilder: Sendable {
             firstFrame = e
         case .trackFirstFrame(let e):
             if firstOfKind[e.kind] == nil { firstOfKind[e.kind] = e.timeToFirstFrameSeconds }
+        case .playlistLoaded(let e):
+            if e.iFramesOnly == true { iFramesOnly = true }
         case .decodeStats(let e):
             decode = e
         case .bufferSample(let e):
@@ -181,6 +186,7 @@ public struct SummaryBuilder: Sendable {
             url: url, isLive: isLive, exitReason: exitReason, error: error,
             timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
             timeToFirstVideoSeconds: firstOfKind["video"], timeToFirstAudioSeconds: firstOfKind["audio"],
+            iFramesOnly: iFramesOnly ? true : nil,
             startup: firstFrame?.breakdown ?? lastBreakdown,
             stallCount: stallCount, stallSeconds: stallSeconds, playedSeconds: played,
             averageBitrateBps: covered > 0 ? weighted / covered : 0, lastBitrateBps: last,
