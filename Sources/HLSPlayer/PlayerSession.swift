@@ -76,6 +76,8 @@ struct VariantInfo: Sendable {
     var resolution: Resolution?
     /// AUDIO group id (EXT-X-STREAM-INF AUDIO).
     var audioGroup: String? = nil
+    /// An audio-only variant (CODECS audio only, no RESOLUTION) in a ladder that also has video.
+    var audioOnly = false
 }
 
 /// An alternate audio rendition played beside the variant (EXT-X-MEDIA
@@ -198,6 +200,9 @@ public final class PlayerSession: @unchecked Sendable {
     var pendingLiveStep: LiveResyncAction?
     /// After a resync: the first media sequence at the new position; a frame from it (or later) resolves the episode.
     var resyncFromSequence: Int?
+    /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
+    /// size, bits per second: the audio-only fallback's evidence (VariantSelector).
+    var recentSegmentThroughputsBps: [Double] = []
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     var overSelectionCapBps: Int?
@@ -230,6 +235,8 @@ public final class PlayerSession: @unchecked Sendable {
     var monitor: DispatchSourceTimer?
     let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
 
+    /// Segment transfers whose lowest throughput is the recent-throughput evidence. Count.
+    static let recentSegmentThroughputCount = 3
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
     /// A stream fully loaded with nothing left to decode and still no frame
@@ -535,12 +542,16 @@ public final class PlayerSession: @unchecked Sendable {
         switch parsed {
         case .multivariant(let mv):
             recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
-            let playable = mv.variants.enumerated().filter { _, v in !isAudioOnly(v) }
-            let chosen = playable.isEmpty ? Array(mv.variants.enumerated()) : playable
-            guard !chosen.isEmpty else {
+            guard !mv.variants.isEmpty else {
                 throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: shown(configuration.url))
             }
-            variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup) }
+            // Audio-only variants stay in the ladder: the selector falls back on them when no video
+            // rung can be played (VariantSelector), and an audio-only stream is nothing else.
+            let mixed = mv.variants.contains { isAudioOnly($0) } && mv.variants.contains { !isAudioOnly($0) }
+            variants = mv.variants.enumerated().map { i, v in
+                VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
+                            audioOnly: mixed && isAudioOnly(v))
+            }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
             multivariant = mv
             failover = FailoverTracker(variants: mv.variants)
@@ -712,7 +723,17 @@ public final class PlayerSession: @unchecked Sendable {
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
     func ladder() -> [LadderRung] {
         let representatives = failover.map { Set($0.ladderVariantIndices) }
-        return variants.filter { representatives?.contains($0.index) ?? true }.map { LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height) }
+        return variants.filter { representatives?.contains($0.index) ?? true }.map {
+            LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
+                       audioOnly: $0.audioOnly)
+        }
+    }
+
+    /// The video rungs' BANDWIDTHs (all rungs' when none has video): what the startup cap ramps
+    /// through and the policy controller steps between; an audio-only fallback is the selector's call.
+    func videoLadderBitratesBps() -> [Int] {
+        let video = variants.filter { !$0.audioOnly }
+        return (video.isEmpty ? variants : video).map(\.bandwidthBps)
     }
 
     /// Runs the selector on a snapshot and logs the decision with its inputs.
@@ -723,7 +744,8 @@ public final class PlayerSession: @unchecked Sendable {
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
                                peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs,
                                                                                    overSelectionCapBps: overSelectionCapBps),
-                               pinnedVariantIndex: configuration.pinnedVariantIndex),
+                               pinnedVariantIndex: configuration.pinnedVariantIndex,
+                               recentSegmentThroughputBps: recentSegmentThroughputsBps.min()),
              estimator.fastBps, estimator.slowBps)
         }
         let capped = lock.withLock { capController.applying(to: snapshot) }

@@ -22,6 +22,11 @@ import Testing
         #expect(DecoderContinuity.openReason(open: nil, last: v0d0, packet: v1d0, formatCompatible: false) == .variantSwitch)
     }
 
+    @Test func backOnTheSameVariant_afterItsDecoderClosed_isASwitch() {
+        // Video closed when the variant's track went to an audio-only variant, and comes back on variant 0.
+        #expect(DecoderContinuity.openReason(open: nil, last: v0d0, packet: v0d0, formatCompatible: false) == .variantSwitch)
+    }
+
     @Test func otherDiscontinuitySequence_isADiscontinuity_evenWithTheSameFormat() {
         #expect(DecoderContinuity.openReason(open: v0d0, last: v0d0, packet: v0d1, formatCompatible: true) == .discontinuity)
     }

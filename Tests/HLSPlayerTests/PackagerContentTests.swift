@@ -3,7 +3,8 @@ import HLSOrigin
 import Testing
 
 /// Content as real packagers write it, made with the ffmpeg CLI at test time: audio-only streams
-/// (packed audio, audio-only MPEG-TS), segments that begin mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
+/// (packed audio, audio-only MPEG-TS, an audio-only variant in a ladder), segments that begin
+/// mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
 /// held to ffmpeg's decoded-frame count on the same URL (within one segment's frames), to
 /// `--duration`, to exit 0 and to a bounded wall time.
 @Suite(.serialized) struct PackagerContentTests {
@@ -145,6 +146,89 @@ import Testing
         let dir = try audioOnlyTS("ts-aac", codec: "aac")
         try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
                                   tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+    }
+
+    // MARK: - An audio-only variant in a ladder
+
+    /// A two-rung ladder: 320x180 H.264 + AAC, and the same AAC alone (a cellular-fallback variant:
+    /// CODECS mp4a only, no RESOLUTION), both in 2 s MPEG-TS segments from the same sources.
+    func mixedLadder(seconds: Double) throws -> MediaDir {
+        let dir = try MediaDir("mixed-ladder")
+        let video = try dir.folder("video"), audio = try dir.folder("audio")
+        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: seconds) + FFmpegCLI.tone(seconds: seconds)
+                          + ["-c:v", "libx264", "-preset", "veryfast", "-b:v", "500k", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0",
+                             "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                             "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: video)
+        try FFmpegCLI.run(FFmpegCLI.tone(seconds: seconds)
+                          + ["-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                             "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: audio)
+        try dir.write("""
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-INDEPENDENT-SEGMENTS
+        #EXT-X-STREAM-INF:BANDWIDTH=80000,CODECS="mp4a.40.2"
+        audio/prog.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
+        video/prog.m3u8
+
+        """, to: "master.m3u8")
+        return dir
+    }
+
+    /// Under a peak-bitrate cap below every video rung the session starts on the audio-only variant,
+    /// on its first audio frame, and plays it like any other.
+    @Test func audioOnlyVariant_capBelowVideo_startsOnIt() throws {
+        let dir = try mixedLadder(seconds: 6)
+        let played = try expectPlaysLikeFFmpeg(dir.url, "audio/prog.m3u8", mediaSeconds: 6, startsOn: "audio",
+                                               tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+        _ = played
+        let run = try withOrigin(dir.url) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--peak-bitrate", "100k"],
+                           timeoutSeconds: 6 + Self.wallMarginSeconds)
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["exitReason"] as? String == "completed")
+        let first = run.events("abr.decision").first
+        #expect((first?["decision"] as? [String: Any])?["variantIndex"] as? Int == 0, "the audio-only variant: \(first ?? [:])")
+        #expect(run.events("frame.first").first?["kind"] as? String == "audio")
+        #expect(run.summary?["decodedVideoFrames"] as? Int == 0)
+        #expect(abs((run.summary?["decodedAudioFrames"] as? Int ?? 0) - played.reference.audio) <= Self.aacFramesPerSegment)
+        #expect(run.number("timeToFirstVideoSeconds") == nil)
+        #expect(run.number("timeToFirstAudioSeconds") != nil)
+    }
+
+    /// On a link that collapses to well below the video rung and comes back, the session falls back
+    /// to the audio-only variant and returns to video: both switches are logged, audio plays throughout.
+    @Test func audioOnlyVariant_linkDropsAndRecovers_switchesToItAndBack() throws {
+        let seconds = 40.0
+        let dir = try mixedLadder(seconds: seconds)
+        var config = OriginConfiguration()
+        config.trace = try ThroughputTrace(name: "fast-slow-fast", pieces: [
+            .init(durationSeconds: 6, rateBitsPerSecond: 20e6),
+            .init(durationSeconds: 16, rateBitsPerSecond: 150e3),
+            .init(durationSeconds: 60, rateBitsPerSecond: 20e6),
+        ])
+        let run = try withOrigin(dir.url, configuration: config) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                            "--forward-buffer", "8", "--cold"], timeoutSeconds: seconds + 60)
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.summary?["exitReason"] as? String == "completed")
+        #expect(run.events("frame.first").first?["kind"] as? String == "video")
+        let switches = run.events("abr.switch").map { ($0["fromVariantIndex"] as? Int ?? -1, $0["toVariantIndex"] as? Int ?? -1) }
+        #expect(switches.contains { $0 == (1, 0) }, "to the audio-only variant: \(switches)")
+        #expect(switches.contains { $0 == (0, 1) }, "and back to video: \(switches)")
+        // Over-selection on the collapsed link caps below the video rung, or the estimate falls below it.
+        let reasons = Set(run.events("abr.decision").compactMap { ($0["decision"] as? [String: Any])?["reason"] as? String })
+        #expect(!reasons.isDisjoint(with: ["audioOnlyFallback", "audioOnlyUnderCap"]), "\(reasons)")
+        // Back on video, a new video decoder starts at a keyframe.
+        let back = run.events("decoder.open").filter { $0["kind"] as? String == "video" && $0["reason"] as? String == "variant-switch" }
+        #expect(back.count >= 1 && back.allSatisfy { $0["startsAtKeyframe"] as? Bool == true }, "\(back)")
+        // Audio plays throughout, whichever variant carries it.
+        #expect(abs((run.summary?["decodedAudioFrames"] as? Int ?? 0) - Int(seconds * 48_000 / 1024)) <= 2 * Self.aacFramesPerSegment)
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
     }
 
     // MARK: - Segments that begin mid-GOP

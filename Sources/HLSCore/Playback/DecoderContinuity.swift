@@ -53,10 +53,12 @@ public enum DecoderContinuity {
                                   formatCompatible: Bool) -> DecoderOpenReason? {
         if let open, open == packet { return formatCompatible ? nil : .formatChange }
         guard let previous = open ?? last else { return .start }
-        if previous.variantIndex != packet.variantIndex { return .variantSwitch }
-        if previous.discontinuitySequence != packet.discontinuitySequence { return .discontinuity }
-        // The same epoch as the last decoder, none open: it was closed for a format change.
-        return .formatChange
+        if previous.variantIndex == packet.variantIndex, previous.discontinuitySequence != packet.discontinuitySequence {
+            return .discontinuity
+        }
+        // Another variant; or back on the same one, whose decoder closed when the variant's
+        // track moved to a variant without this kind (video, at a switch to an audio-only variant).
+        return .variantSwitch
     }
 
     /// Whether a new decoder starts at this packet: audio at once (every audio frame is
