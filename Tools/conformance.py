@@ -183,10 +183,11 @@ PLAYER_DIFFERENCES = """* **What the parser rejects, the player rejects**, with 
 * **One fixture the parser accepts is rejected by the player**: `8.8-Session-Data-in-a-Master-Playlist`, a
   multivariant playlist with no variant stream (only EXT-X-SESSION-DATA). It parses (as in hls-parser); there is
   nothing to play, so the player says so and exits 65. Not a parser disagreement.
-* **A `.mp4`/`.m4s` segment with no EXT-X-MAP is probed** (`PlayerSession.containerHint`: EXT-X-MAP means
-  fMP4, `.aac` raw ADTS, `.mp4`/`.m4s`/`.m4a`/`.ac3`/`.ec3`/`.mp3` a probe, anything else MPEG-TS), so a
-  complete, self-initialising fragmented MP4 plays although RFC 8216 §3.3 wants EXT-X-MAP for it — as hls.js
-  and video.js, which look at the bytes, would. The Apple LL-HLS examples 02 and 03, `llhlsDelta`,
+* **A segment's container is read from its first bytes** (`ContainerHint.sniff`: MPEG-TS, ISO BMFF, ADTS,
+  MPEG audio, AC-3/E-AC-3, after an ID3 tag; `PlayerSession.containerHint` falls back on EXT-X-MAP for fMP4,
+  the packed-audio extensions, a probe for `.mp4`/`.m4s`/`.m4a`, else MPEG-TS), so a complete,
+  self-initialising fragmented MP4 plays although RFC 8216 §3.3 wants EXT-X-MAP for it — as hls.js and
+  video.js, which look at the bytes, would. The Apple LL-HLS examples 02 and 03, `llhlsDelta`,
   `part-without-part-inf` and the hls.js `define-*` media playlists are written that way (abridged).
 * **PLAYLIST-TYPE:VOD without EXT-X-ENDLIST is played as live** (reloaded every half target duration):
   `map-uri-playlist-with-byterange`. RFC 8216 §4.3.3.5 says such a playlist cannot change, so the reloads are
@@ -200,7 +201,10 @@ PLAYER_DIFFERENCES = """* **What the parser rejects, the player rejects**, with 
   then played from the segments it lists). The session stalls once the listed parts are played — a fair reading
   of a live playlist that never advances — and keeps asking about once per part target: 60–190 requests a minute
   for part targets of 1.0–0.33 s, within the paced bound (docs/pacing-and-live-windows.md).
-* **Not used by the player, by design**: I-frame playlists, RENDITION-REPORT, EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
+* **I-frame-only playlists** (EXT-X-I-FRAMES-ONLY) given as the URL to play are played as trick-play
+  content: each I-frame is decoded (low delay) and shown for its EXTINF; `playlist.loaded` and the summary
+  say `iFramesOnly: true`.
+* **Not used by the player, by design**: the I-frame playlists of a multivariant playlist (EXT-X-I-FRAME-STREAM-INF), RENDITION-REPORT, EXT-X-SESSION-DATA, EXT-X-SESSION-KEY, EXT-X-DATERANGE
   and interstitials, EXT-X-BITRATE, CUE-OUT/CUE-IN, EXT-X-PROGRAM-DATE-TIME (used for live latency only).
   Content steering is used (the steering server is asked; see `content-steering-playlist`).
 * **SAMPLE-AES / DRM**: rejected with a clear error when the first such segment is reached

@@ -10,6 +10,8 @@ public struct DecodedFrame: Sendable {
     public var height: Int
     /// Audio only: samples per channel after resampling to S16 stereo 48 kHz; 0 for video.
     public var sampleCount: Int
+    /// The resampler's last samples, flushed at the end (a drain): output, but no decoded frame.
+    public var isResamplerFlush = false
 }
 
 /// Decodes one track. Sole owner of its AVCodecContext, AVFrame and (audio) resampler.
@@ -20,14 +22,22 @@ public final class TrackDecoder: @unchecked Sendable {
     private let resampler: AudioResampler?
     private let kind: TrackKind
     private let timeBase: Double
+    private let lowDelay: Bool
     public let codecName: String
 
-    /// - Parameter threadCount: decoder threads; 0 lets FFmpeg choose.
-    public init(parameters: CodecParameters, threadCount: Int = 0) throws(MediaError) {
+    /// - Parameters:
+    ///   - threadCount: decoder threads; 0 lets FFmpeg choose.
+    ///   - lowDelay: output each frame as soon as it is decoded, for content without reordering
+    ///     such as I-frame-only playlists; otherwise a decoder holds back as many frames as the
+    ///     stream says it may reorder (H.264 keeps its SPS reorder depth even under
+    ///     AV_CODEC_FLAG_LOW_DELAY, so a packet that leaves its frame inside is followed by a
+    ///     drain and a flush, which keeps the parameter sets).
+    public init(parameters: CodecParameters, threadCount: Int = 0, lowDelay: Bool = false) throws(MediaError) {
         kind = parameters.kind
         timeBase = parameters.timeBase.seconds
         codecName = parameters.codecName
         resampler = parameters.kind == .audio ? AudioResampler() : nil
+        self.lowDelay = lowDelay
         guard parameters.kind != .other else { throw .unsupportedCodec(parameters.codecName) }
         guard let codec = avcodec_find_decoder(parameters.parameters.pointee.codec_id) else {
             throw .unsupportedCodec(parameters.codecName)
@@ -39,6 +49,11 @@ public final class TrackDecoder: @unchecked Sendable {
         try check(avcodec_parameters_to_context(context, parameters.parameters), "avcodec_parameters_to_context")
         context.pointee.pkt_timebase = parameters.timeBase.av
         context.pointee.thread_count = Int32(clamping: threadCount)
+        if lowDelay {
+            context.pointee.flags |= Int32(AV_CODEC_FLAG_LOW_DELAY)
+            // Frame threads would hold frames back again; slices do not.
+            context.pointee.thread_type = Int32(FF_THREAD_SLICE)
+        }
         try check(avcodec_open2(context, codec, nil), "avcodec_open2")
         guard let frame = av_frame_alloc() else { throw .ffmpeg("av_frame_alloc", hls_averror(ENOMEM)) }
         self.frame = frame
@@ -60,6 +75,15 @@ public final class TrackDecoder: @unchecked Sendable {
             switch FFmpegStatus(code) {
             case .ok:
                 try receiveAll(into: &frames)
+                if lowDelay, frames.isEmpty {
+                    // No reordering to wait for: take the frame out now, then continue afresh.
+                    switch FFmpegStatus(avcodec_send_packet(context, nil)) {
+                    case .ok, .endOfStream, .again: break
+                    case .failed(let failure): throw .ffmpeg("avcodec_send_packet", failure)
+                    }
+                    try receiveAll(into: &frames)
+                    avcodec_flush_buffers(context)
+                }
                 return frames
             case .again:
                 // Output must be taken before more input fits.
@@ -87,7 +111,7 @@ public final class TrackDecoder: @unchecked Sendable {
         try receiveAll(into: &frames)
         if let resampler {
             let tail = try resampler.flush()
-            if tail > 0 { frames.append(DecodedFrame(kind: .audio, ptsSeconds: nil, width: 0, height: 0, sampleCount: tail)) }
+            if tail > 0 { frames.append(DecodedFrame(kind: .audio, ptsSeconds: nil, width: 0, height: 0, sampleCount: tail, isResamplerFlush: true)) }
         }
         return frames
     }

@@ -5,13 +5,59 @@ public enum TrackKind: String, Sendable {
     case video, audio, other
 }
 
-/// Which demuxer to use for a segment. HLS says what the container is (playlist,
-/// EXT-X-MAP, file type), so probing is the exception.
-public enum ContainerHint: Sendable {
+/// Which demuxer to use for a segment. The segment's first bytes say what the
+/// container is (`ContainerHint.sniff`); the playlist (EXT-X-MAP, file extension)
+/// decides only when they do not, and probing is the last resort.
+public enum ContainerHint: Sendable, Equatable {
     case mpegTS
     case fragmentedMP4
+    /// Packed audio (HLS §3.4): raw elementary-stream frames, maybe after an ID3 tag.
     case packedAudioADTS
+    case packedMP3
+    case packedAC3
+    case packedEAC3
     case probe
+
+    /// Raw audio frames without a container (their timestamps come from the playlist, or an ID3 tag).
+    public var isPackedAudio: Bool {
+        switch self {
+        case .packedAudioADTS, .packedMP3, .packedAC3, .packedEAC3: true
+        default: false
+        }
+    }
+
+    /// The container of a segment from its first bytes (after an ID3v2 tag, which packed
+    /// audio may start with); nil when they match none HLS carries. With an initialization
+    /// section (EXT-X-MAP) its bytes decide: fMP4, unless it is MPEG-TS (PAT/PMT).
+    public static func sniff(segment: Data, initializationSection: Data? = nil) -> ContainerHint? {
+        if let initializationSection, !initializationSection.isEmpty {
+            return sniff(initializationSection) == .mpegTS ? .mpegTS : .fragmentedMP4
+        }
+        return sniff(segment)
+    }
+
+    /// ISO BMFF top-level box types a segment or init section starts with.
+    static let isoBoxTypes: Set<String> = ["ftyp", "styp", "moov", "moof", "sidx", "emsg", "prft", "free", "skip", "mdat"]
+
+    private static func sniff(_ data: Data) -> ContainerHint? {
+        let b = [UInt8](data.prefix(64 * 1024))
+        var i = 0
+        // ID3v2: "ID3", version (2), flags (1), size (4 bytes of 7 bits); a footer adds 10 bytes.
+        if b.count >= 10, b[0] == 0x49, b[1] == 0x44, b[2] == 0x33 {
+            let size = b[6...9].reduce(0) { $0 << 7 | Int($1 & 0x7F) }
+            i = 10 + size + (b[5] & 0x10 != 0 ? 10 : 0)
+        }
+        guard b.count - i >= 4 else { return nil }
+        // MPEG-TS: sync byte every 188 bytes.
+        if b[i] == 0x47, b.count - i <= 188 || b[i + 188] == 0x47 { return .mpegTS }
+        if b.count - i >= 8, isoBoxTypes.contains(String(decoding: b[i + 4..<i + 8], as: UTF8.self)) { return .fragmentedMP4 }
+        // ADTS: 12-bit sync, layer 00. MPEG audio: 11-bit sync, layer not 00.
+        if b[i] == 0xFF, b[i + 1] & 0xF6 == 0xF0 { return .packedAudioADTS }
+        if b[i] == 0xFF, b[i + 1] & 0xE0 == 0xE0, b[i + 1] & 0x06 != 0 { return .packedMP3 }
+        // AC-3 / E-AC-3 sync word 0x0B77; the bit stream id tells them apart (≤ 10: AC-3, 11–16: E-AC-3).
+        if b[i] == 0x0B, b[i + 1] == 0x77, b.count - i >= 6 { return b[i + 5] >> 3 <= 10 ? .packedAC3 : .packedEAC3 }
+        return nil
+    }
 }
 
 /// A rational time base (seconds per tick = numerator / denominator).
@@ -78,11 +124,16 @@ public final class CodecParameters: @unchecked Sendable, CustomStringConvertible
     /// between segments of one stream; the parameter sets also travel in band
     /// there. A new EXT-X-MAP with another record needs a new decoder even
     /// without EXT-X-DISCONTINUITY.
+    ///
+    /// A value one side does not know (0: the probe of a segment that starts
+    /// mid-GOP sees no decodable frame, so no dimensions) is no difference: the
+    /// decoder reads it from the bitstream.
     public func sameFormat(as other: CodecParameters) -> Bool {
         if self === other { return true }
         let a = parameters.pointee, b = other.parameters.pointee
-        guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.sample_rate == b.sample_rate,
-              a.ch_layout.nb_channels == b.ch_layout.nb_channels else { return false }
+        func same(_ x: Int32, _ y: Int32) -> Bool { x == y || x == 0 || y == 0 }
+        guard a.codec_id == b.codec_id, same(a.width, b.width), same(a.height, b.height), same(a.sample_rate, b.sample_rate),
+              same(a.ch_layout.nb_channels, b.ch_layout.nb_channels) else { return false }
         func record(_ p: AVCodecParameters) -> UnsafeMutablePointer<UInt8>? {
             guard p.extradata_size > 0, let x = p.extradata, x.pointee != 0 else { return nil }
             return x
@@ -148,6 +199,12 @@ public struct DemuxResult: Sendable {
     public var corruptPacketCount: Int
     /// What went wrong without making the segment unusable.
     public var warnings: [String]
+    /// What FFmpeg logged while demuxing (and probing) the segment, deduplicated with counts.
+    /// E.g. a segment that begins mid-GOP makes the H.264 parser, which starts afresh with
+    /// every segment, report slices whose parameter sets came in an earlier segment.
+    public var ffmpegMessages: [FFmpegMessage] = []
+    /// Whether the first video packet is an independent (key) frame; nil without video.
+    public var startsWithKeyframe: Bool? { packets.first { $0.kind == .video }.map(\.isKeyframe) }
 
     /// Packets of one kind, in demux order.
     public func packets(of kind: TrackKind) -> [DemuxedPacket] { packets.filter { $0.kind == kind } }
@@ -183,6 +240,15 @@ public enum SegmentDemuxer {
     public static func demux(segment: Data, initializationSection: Data? = nil,
                              hint: ContainerHint = .mpegTS,
                              codecParameters: CodecParameterSource = .probe) throws(MediaError) -> DemuxResult {
+        var (result, messages) = try FFmpegLog.collecting { () throws(MediaError) -> DemuxResult in
+            try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters)
+        }
+        result.ffmpegMessages = messages
+        return result
+    }
+
+    private static func demuxOnce(segment: Data, initializationSection: Data?, hint: ContainerHint,
+                                  codecParameters: CodecParameterSource) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -271,7 +337,7 @@ public enum SegmentDemuxer {
         // of a PES after its first; a wrong one (a new period after a discontinuity) shows as
         // uneven steps. Then the segment is demuxed again with a probe.
         for index in adoptedAudioStreams where !audioStepsAreEven(packets.filter { $0.parameters.streamIndex == index }) {
-            return try demux(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
+            return try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
         }
         // Tracks seen in the stream table but without valid dimensions are still listed;
         // the decoder learns the real values from the bitstream.

@@ -26,6 +26,7 @@ public enum FFmpegLog {
         av_log_set_callback { context, level, format, arguments in
             let level = hls_log_level_mask(level)
             guard let sink = logState.sink(forLevel: level), let format, let arguments else { return }
+            let collector = Thread.current.threadDictionary[collectorKey] as? MessageCollector
             var line = [CChar](repeating: 0, count: 1024)
             var printPrefix: Int32 = 1
             let written = line.withUnsafeMutableBufferPointer { buf in
@@ -34,7 +35,54 @@ public enum FFmpegLog {
             guard written >= 0 else { return }
             var text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             while text.last == "\n" || text.last == "\r" { text.removeLast() }
-            if !text.isEmpty { sink(level, text) }
+            guard !text.isEmpty else { return }
+            if let collector { collector.add(text) } else { sink(level, text) }
+        }
+    }
+
+    /// Runs `body` with the messages FFmpeg logs on this thread meanwhile collected instead of
+    /// sent to the sink: deduplicated, in order of first appearance, with counts. Messages from
+    /// other threads (decoder workers) still go to the sink. Without `install`, nothing is collected.
+    public static func collecting<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> (value: T, messages: [FFmpegMessage]) {
+        let collector = MessageCollector()
+        let dictionary = Thread.current.threadDictionary
+        let outer = dictionary[collectorKey]
+        dictionary[collectorKey] = collector
+        defer { dictionary[collectorKey] = outer }
+        let value = try body()
+        return (value, collector.messages)
+    }
+}
+
+/// One distinct FFmpeg log line and how many times it came.
+public struct FFmpegMessage: Sendable, Equatable, CustomStringConvertible {
+    public var text: String
+    public var count: Int
+    public var description: String { count == 1 ? text : "\(text) (×\(count))" }
+}
+
+private let collectorKey = "hlsplay.ffmpegLogCollector"
+
+/// Messages of one `FFmpegLog.collecting` scope (one thread).
+private final class MessageCollector: @unchecked Sendable {
+    private(set) var messages: [FFmpegMessage] = []
+    /// Distinct messages kept; further distinct ones are counted together in one last entry.
+    static let maximumDistinct = 16
+    static let othersText = "(other messages)"
+
+    func add(_ text: String) {
+        // The context address in "[h264 @ 0x…]" differs per stream: compare without it. A codec
+        // context without a codec, as a demuxer's parser has, FFmpeg names "NULL".
+        let key = text.replacingOccurrences(of: #" @ 0x[0-9a-f]+\]"#, with: "]", options: .regularExpression)
+            .replacingOccurrences(of: "[NULL]", with: "[parser]")
+        if let i = messages.firstIndex(where: { $0.text == key }) {
+            messages[i].count += 1
+        } else if messages.count < Self.maximumDistinct {
+            messages.append(FFmpegMessage(text: key, count: 1))
+        } else if messages.last?.text == Self.othersText {
+            messages[messages.count - 1].count += 1
+        } else {
+            messages.append(FFmpegMessage(text: Self.othersText, count: 1))
         }
     }
 }

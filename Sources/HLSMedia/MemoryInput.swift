@@ -92,6 +92,9 @@ final class MemoryInput {
         case .mpegTS: inputFormat = av_find_input_format("mpegts")
         case .fragmentedMP4: inputFormat = av_find_input_format("mov")
         case .packedAudioADTS: inputFormat = av_find_input_format("aac")
+        case .packedMP3: inputFormat = av_find_input_format("mp3")
+        case .packedAC3: inputFormat = av_find_input_format("ac3")
+        case .packedEAC3: inputFormat = av_find_input_format("eac3")
         case .probe: inputFormat = nil
         }
 

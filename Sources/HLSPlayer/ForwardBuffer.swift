@@ -18,6 +18,9 @@ struct BufferedPacket: @unchecked Sendable {
     let mediaSequence: Int
     /// The segment's Discontinuity Sequence Number: a change means new timestamps and maybe new codec parameters.
     let discontinuitySequence: Int
+    /// The variant's segment at this moment carries video. Without video (an audio-only
+    /// stream or variant) the first decoded audio frame starts playback.
+    var segmentHasVideo = true
 }
 
 /// Where a packet came from: the variant's own segments, or an alternate

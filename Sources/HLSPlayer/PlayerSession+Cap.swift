@@ -31,7 +31,11 @@ extension PlayerSession {
         }
         recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: lookup, networkKey: key, mode: configuration.startupCap.mode,
                                                     configuration: configuration.estimateStore)))
-        capEvent(.sessionStarted(gate: gate, ladder: ladder(), at: clock.now()))
+        // The probe and the ramp step through the video rungs: a cold start probes the lowest video
+        // rung, not an audio-only fallback below it.
+        let rungs = ladder()
+        let video = rungs.filter { $0.audioOnly != true }
+        capEvent(.sessionStarted(gate: gate, ladder: video.isEmpty ? rungs : video, at: clock.now()))
     }
 
     /// Feeds the cap controller and performs what it returns.
@@ -67,6 +71,17 @@ extension PlayerSession {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: startedAt, endedAt: response.finishedAt, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
+        if transferSeconds > 0 {
+            let throughput = Double(response.body.count) * 8 / transferSeconds
+            let videoRungs = videoLadderBitratesBps()
+            lock.withLock {
+                recentSegmentThroughputsBps.append(throughput)
+                if recentSegmentThroughputsBps.count > Self.recentSegmentThroughputCount { recentSegmentThroughputsBps.removeFirst() }
+                overSelectionCapBps = SessionDecisions.overSelectionCap(
+                    afterRecentThroughput: recentSegmentThroughputsBps.min(), current: overSelectionCapBps,
+                    videoLadderBitratesBps: videoRungs, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
+            }
+        }
         if let evidence = verdict.evidenceBps {
             lock.withLock {
                 networkLimitedSamples += 1

@@ -8,11 +8,50 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Decode
 
+    /// A track's open decoder and what it decodes.
+    struct OpenDecoder {
+        var decoder: TrackDecoder
+        var epoch: DecoderEpoch
+        var parameters: CodecParameters
+        /// The last packet's timestamp offset (for the frames a drain returns).
+        var timelineOffsetSeconds: Double
+        /// Whether its frames may start playback: video always; audio when the variant's
+        /// segment at that moment has no video (as of its last packet).
+        var startsPlayback: Bool
+    }
+
+    /// A track whose next decoder waits for an independent frame: why, and what was skipped.
+    struct PendingDecoder {
+        var reason: DecoderOpenReason
+        var epoch: DecoderEpoch
+        var skippedPackets = 0
+        var firstSkippedSeconds: Double?
+    }
+
     func decodeMain() {
-        var decoders: [TrackKind: (decoder: TrackDecoder, variantIndex: Int, discontinuity: Int, parameters: CodecParameters)] = [:]
+        var decoders: [TrackKind: OpenDecoder] = [:]
+        /// What each track's last decoder decoded (kept after it is closed, to tell a switch from a start).
+        var lastEpochs: [TrackKind: DecoderEpoch] = [:]
+        var pending: [TrackKind: PendingDecoder] = [:]
+        /// The variant's current epoch (alternate audio has its own).
+        var mainEpoch: DecoderEpoch?
         var firstFrameSeen = false
+        /// Kinds whose first frame has been logged (track.firstFrame).
+        var firstOfKind: Set<TrackKind> = []
         var drained = false
         var injectedHangDone = false
+
+        /// Flushes a decoder's delayed frames into the counts (they are still shown) and closes it.
+        func close(_ kind: TrackKind, checkLate: Bool, why: String) {
+            guard let old = decoders.removeValue(forKey: kind) else { return }
+            do {
+                count(try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex,
+                      codec: old.decoder.codecName, startsPlayback: old.startsPlayback, checkLate: checkLate)
+            } catch {
+                decodeError("draining the \(old.decoder.codecName) decoder \(why): \(error)")
+            }
+        }
+
         while true {
             let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
                 if !firstFrameSeen { return true }
@@ -23,47 +62,71 @@ extension PlayerSession {
             }
             if isStopping { break }
             guard let item = packet else {
-                // End of stream and nothing left: flush the frames the decoders still hold.
-                if !drained, firstFrameSeen, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
+                // End of stream and nothing left: flush the frames the decoders still hold (also
+                // before a first frame: a short stream may end inside a decoder's reorder delay).
+                if !drained, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
                     drained = true
-                    for (_, entry) in decoders {
-                        do {
-                            count(try entry.decoder.drain(), offset: 0, variantIndex: entry.variantIndex, checkLate: false)
-                        } catch {
-                            decodeError("draining the \(entry.decoder.codecName) decoder: \(error)")
-                        }
-                    }
+                    for kind in Array(decoders.keys) { close(kind, checkLate: false, why: "at the end") }
                 }
                 continue
             }
-            guard item.packet.kind == .video || item.packet.kind == .audio else { continue }
-            var entry = decoders[item.packet.kind]
-            // A new variant, a discontinuity or a new codec configuration record (a changed EXT-X-MAP)
-            // resets the decoder (after draining what it holds).
-            if entry == nil || entry!.variantIndex != item.variantIndex || entry!.discontinuity != item.discontinuitySequence
-                || !entry!.parameters.sameFormat(as: item.packet.parameters) {
-                if let old = entry {
-                    // Variant switch: the old decoder's delayed frames are still shown.
-                    do {
-                        count(try old.decoder.drain(), offset: item.timelineOffsetSeconds, variantIndex: old.variantIndex, checkLate: true)
-                    } catch {
-                        decodeError("draining the \(old.decoder.codecName) decoder at a switch: \(error)")
-                    }
+            let kind = item.packet.kind
+            guard kind == .video || kind == .audio else { continue }
+            let epoch = DecoderEpoch(variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence)
+            let isMain = item.variantIndex != AudioTrack.packetVariantIndex
+            if isMain, mainEpoch != epoch {
+                // A variant switch or a discontinuity ends every decoder of the variant's track,
+                // also of a kind the new epoch may not carry (video, switching to an audio-only variant).
+                for (k, open) in decoders where open.epoch.variantIndex != AudioTrack.packetVariantIndex && open.epoch != epoch {
+                    close(k, checkLate: true, why: "at a switch")
                 }
+                mainEpoch = epoch
+            }
+            let open = decoders[kind]
+            let compatible = open.map { $0.parameters.sameFormat(as: item.packet.parameters) } ?? false
+            if let reason = DecoderContinuity.openReason(open: open?.epoch, last: lastEpochs[kind], packet: epoch, formatCompatible: compatible) {
+                if open != nil { close(kind, checkLate: true, why: "at a format change") }
+                var wait = pending[kind].flatMap { $0.epoch == epoch ? $0 : nil } ?? PendingDecoder(reason: reason, epoch: epoch)
+                let skipped = wait.firstSkippedSeconds.map { item.decodeSeconds - $0 } ?? 0
+                guard DecoderContinuity.startsHere(isVideo: kind == .video, isKeyframe: item.packet.isKeyframe, skippedSeconds: skipped) else {
+                    // Not decodable before an independent frame: not fed to the new decoder.
+                    wait.skippedPackets += 1
+                    if wait.firstSkippedSeconds == nil { wait.firstSkippedSeconds = item.decodeSeconds }
+                    pending[kind] = wait
+                    lock.withLock { packetsAwaitingKeyframe += 1 }
+                    continue
+                }
+                pending[kind] = nil
+                // I-frame-only content has no reordering: each frame comes out as it is decoded, not
+                // a reorder delay later (which would hold a short stream's every frame back).
+                let lowDelay = kind == .video && lock.withLock { iFramesOnly }
                 do {
-                    entry = (try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount), item.variantIndex,
-                             item.discontinuitySequence, item.packet.parameters)
-                    decoders[item.packet.kind] = entry
+                    let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount,
+                                                   lowDelay: lowDelay)
+                    decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
+                                                 timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
+                    lastEpochs[kind] = epoch
+                    recorder.record(.decoderOpened(DecoderOpened(
+                        kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
+                        variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence,
+                        mediaSequence: item.mediaSequence, reason: wait.reason, startSeconds: item.presentationSeconds,
+                        skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe,
+                        lowDelay: lowDelay ? true : nil)))
+                    lock.withLock { packetsAwaitingKeyframe = 0 }
                 } catch {
-                    decodeError("cannot open a \(item.packet.kind.rawValue) decoder: \(error)")
+                    decodeError("cannot open a \(kind.rawValue) decoder: \(error)")
                     continue
                 }
             }
+            guard var entry = decoders[kind] else { continue }
+            entry.timelineOffsetSeconds = item.timelineOffsetSeconds
+            entry.startsPlayback = kind == .video || !item.segmentHasVideo
+            decoders[kind] = entry
             let frames: [DecodedFrame]
             let decodeStarted = clock.now()
             defer {
                 let busy = clock.now().seconds(since: decodeStarted)
-                let media = item.packet.kind == .video ? (item.packet.durationSeconds ?? 0) : 0
+                let media = kind == .video ? (item.packet.durationSeconds ?? 0) : 0
                 lock.withLock {
                     decodeBusySeconds += busy
                     decodedMediaSeconds += media
@@ -76,42 +139,53 @@ extension PlayerSession {
                 Thread.sleep(forTimeInterval: hang)
             }
             do {
-                frames = try entry!.decoder.decode(item.packet)
+                frames = try entry.decoder.decode(item.packet)
             } catch {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
             }
-            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, checkLate: true)
-            if item.packet.kind == .video, frames.contains(where: { $0.kind == .video }),
+            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, codec: entry.decoder.codecName,
+                  startsPlayback: entry.startsPlayback, checkLate: true)
+            if entry.startsPlayback, !frames.isEmpty,
                lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
 
-        /// Counts decoded frames; the first video frame is the session's first frame.
-        func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, checkLate: Bool) {
+        /// Counts decoded frames. The first presentable frame of each kind is logged; the first
+        /// video frame, or the first audio frame where the variant carries no video
+        /// (`startsPlayback`), is the session's first frame.
+        func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, codec: String, startsPlayback: Bool, checkLate: Bool) {
             var video = 0, audio = 0, late = 0
             let startPosition = frames.isEmpty ? 0 : lock.withLock { timeline.startPositionSeconds }
-            for frame in frames {
+            for frame in frames where !frame.isResamplerFlush {
                 switch frame.kind {
-                case .video:
-                    video += 1
-                    if let pts = frame.ptsSeconds, pts + offset < startPosition - Self.preciseStartToleranceSeconds {
-                        // Before an EXT-X-START PRECISE=YES position: decoded for its references, never presented.
-                        continue
-                    }
-                    if !firstFrameSeen {
+                case .video: video += 1
+                case .audio: audio += 1
+                case .other: continue
+                }
+                let pts = frame.ptsSeconds.map { $0 + offset }
+                if let pts, pts < startPosition - Self.preciseStartToleranceSeconds {
+                    // Before an EXT-X-START PRECISE=YES position: decoded for its references, never presented.
+                    continue
+                }
+                if !firstOfKind.contains(frame.kind) {
+                    firstOfKind.insert(frame.kind)
+                    let at = secondsSinceStart(clock.now())
+                    recorder.record(.trackFirstFrame(TrackFirstFrame(
+                        kind: frame.kind.rawValue, timeToFirstFrameSeconds: at, variantIndex: variantIndex, codec: codec,
+                        width: frame.kind == .video ? frame.width : nil, height: frame.kind == .video ? frame.height : nil, ptsSeconds: pts)))
+                }
+                if !firstFrameSeen {
+                    if startsPlayback {
                         firstFrameSeen = true
-                        markFirstFrame(width: frame.width, height: frame.height, pts: frame.ptsSeconds.map { $0 + offset }, variantIndex: variantIndex)
-                    } else if checkLate, let pts = frame.ptsSeconds {
-                        let now = clock.now()
-                        let position = lock.withLock { timeline.positionSeconds(at: now) }
-                        if pts + offset < position - Self.lateFrameToleranceSeconds { late += 1 }
+                        markFirstFrame(kind: frame.kind.rawValue, width: frame.kind == .video ? frame.width : nil,
+                                       height: frame.kind == .video ? frame.height : nil, pts: pts, variantIndex: variantIndex)
                     }
-                case .audio:
-                    audio += 1
-                default:
-                    break
+                } else if checkLate, frame.kind == .video, let pts {
+                    let now = clock.now()
+                    let position = lock.withLock { timeline.positionSeconds(at: now) }
+                    if pts < position - Self.lateFrameToleranceSeconds { late += 1 }
                 }
             }
             if video + audio + late > 0 {
@@ -135,15 +209,16 @@ extension PlayerSession {
 
     func ffmpegMessage(level: Int32, message: String) {
         let log = lock.withLock {
-            loggedDecodeErrors += 1
-            return loggedDecodeErrors <= Self.maxLoggedDecodeErrors
+            loggedFFmpegMessages += 1
+            return loggedFFmpegMessages <= Self.maxLoggedFFmpegMessages
         }
         if log {
             recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg", message: message.trimmingCharacters(in: .whitespacesAndNewlines))))
         }
     }
 
-    func markFirstFrame(width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
+    /// The first frame playback waits for (`kind` video, or audio for a variant without video).
+    func markFirstFrame(kind: String, width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
         let now = clock.now()
         let (record, actions): (FirstFrame?, [PlaybackAction]) = lock.withLock {
             guard !timeline.firstFrameDecoded else { return (nil, []) }
@@ -155,7 +230,8 @@ extension PlayerSession {
             }
             breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
             let actions = timeline.markFirstFrameDecoded(at: now)
-            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, width: width, height: height, ptsSeconds: pts, breakdown: breakdown), actions)
+            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
+                               ptsSeconds: pts, breakdown: breakdown), actions)
         }
         if let record {
             recorder.record(.firstFrame(record))

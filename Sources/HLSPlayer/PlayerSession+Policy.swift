@@ -20,7 +20,7 @@ extension PlayerSession {
     /// Starts the policy controller once the ladder is known.
     func startPolicyController() {
         guard predictor != nil else { return }
-        let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: variants.map(\.bandwidthBps))
+        let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: videoLadderBitratesBps())
         if let problem {
             recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem)))
         }

@@ -39,17 +39,19 @@ extension PlayerSession {
         let demuxStarted = clock.now()
         let result: DemuxResult
         do {
-            // Demux only: the codec parameters found in the rendition's previous segment
-            // are reused instead of FFmpeg decoding the first frames of every segment
-            // again to find them (packets and timestamps are the same).
+            // The codec parameters found in the variant's previous segment are reused instead
+            // of FFmpeg decoding the first frames of every segment again to find them (packets
+            // and timestamps are the same). A segment that begins mid-GOP has no decodable
+            // frame for such a probe to find its dimensions in.
             var parameters = CodecParameterSource.probe
-            if !configuration.decode, let known = demuxOnlyTracks, known.variantIndex == variantIndex {
+            if let known = lastDemuxedTracks, known.variantIndex == variantIndex,
+               !configuration.decode || known.discontinuitySequence == segment.discontinuitySequence {
                 parameters = .reusing(known.tracks)
             }
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
-                                              hint: Self.containerHint(for: segment),
+                                              hint: Self.containerHint(for: segment, body: body, initializationSection: initData),
                                               codecParameters: parameters)
-            if !configuration.decode { demuxOnlyTracks = (variantIndex, result.tracks) }
+            lastDemuxedTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
@@ -70,11 +72,13 @@ extension PlayerSession {
         let offset = start - reference
         // With an alternate audio rendition, the variant's own audio (if muxed in) is not played.
         let kept = audio == nil ? result.packets : result.packets.filter { $0.kind != .audio }
+        // Without video (an audio-only stream or variant) the first decoded audio frame starts playback.
+        lastMainSegmentHadVideo = !video.isEmpty
         let buffered = kept.map { p in
             BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
                            presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                            timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                           discontinuitySequence: segment.discontinuitySequence)
+                           discontinuitySequence: segment.discontinuitySequence, segmentHasVideo: !video.isEmpty)
         }
         if let date = segment.programDateTime {
             lock.withLock { programDateAnchor = (start, date) }
@@ -116,17 +120,43 @@ extension PlayerSession {
             bufferedEndSeconds: end, bufferSeconds: ahead)
         bufferedRecord.timelineOffsetSeconds = offset
         bufferedRecord.part = part
+        bufferedRecord.startsWithKeyframe = result.startsWithKeyframe
         recorder.record(.segmentBuffered(bufferedRecord))
         for warning in result.warnings.prefix(5) {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
         }
-        if !configuration.decode {
-            // Demux only: the first demuxed video packet stands in for the first frame.
-            markFirstFrame(width: variant.resolution?.width, height: variant.resolution?.height, pts: nil, variantIndex: variantIndex)
-            if live, !video.isEmpty, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
+        logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri)
+        if !configuration.decode, !kept.isEmpty {
+            // Demux only: the first demuxed packets stand in for the first frames: a video packet,
+            // or an audio packet of a segment without video.
+            for kind in [TrackKind.video, .audio] where !demuxedFirstKinds.contains(kind) {
+                guard let first = kept.first(where: { $0.kind == kind }) else { continue }
+                demuxedFirstKinds.insert(kind)
+                recorder.record(.trackFirstFrame(TrackFirstFrame(
+                    kind: kind.rawValue, timeToFirstFrameSeconds: secondsSinceStart(clock.now()), variantIndex: variantIndex,
+                    codec: first.parameters.codecName, width: kind == .video ? variant.resolution?.width : nil,
+                    height: kind == .video ? variant.resolution?.height : nil)))
+            }
+            markFirstFrame(kind: video.isEmpty ? "audio" : "video", width: video.isEmpty ? nil : variant.resolution?.width,
+                           height: video.isEmpty ? nil : variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+            if live, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
+    }
+
+    /// What FFmpeg said while demuxing one segment, as one `error` event (category `ffmpeg`)
+    /// with each distinct message and its count, within the FFmpeg message budget.
+    func logDemuxMessages(_ result: DemuxResult, mediaSequence: Int, url: URL, track: String? = nil) {
+        guard !result.ffmpegMessages.isEmpty else { return }
+        let log = lock.withLock {
+            loggedFFmpegMessages += 1
+            return loggedFFmpegMessages <= Self.maxLoggedFFmpegMessages
+        }
+        guard log else { return }
+        let what = (track.map { "\($0) " } ?? "") + "segment \(mediaSequence)"
+        recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg",
+            message: "while demuxing \(what): " + result.ffmpegMessages.map(\.description).joined(separator: "; "), url: shown(url))))
     }
 
     /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a

@@ -8,13 +8,19 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Tracks: the variant's and an alternate audio rendition
 
-    /// The demuxer a segment needs: EXT-X-MAP means fMP4; a packed-audio
-    /// extension means raw ADTS (or a probe for the other packed formats); else MPEG-TS.
-    static func containerHint(for segment: MediaSegment) -> ContainerHint {
+    /// The demuxer a segment needs: what its first bytes (or its EXT-X-MAP's) say
+    /// (`ContainerHint.sniff`); when they say nothing known, EXT-X-MAP means fMP4, a
+    /// packed-audio extension raw audio, other MP4 extensions a probe, anything else MPEG-TS.
+    /// The bytes come first: names lie (`.ec3`, `.eac3`, `.aac` for an MPEG-TS file ...).
+    static func containerHint(for segment: MediaSegment, body: Data, initializationSection: Data?) -> ContainerHint {
+        if let sniffed = ContainerHint.sniff(segment: body, initializationSection: initializationSection) { return sniffed }
         if segment.initializationSection != nil { return .fragmentedMP4 }
         switch segment.uri.pathExtension.lowercased() {
         case "aac", "adts": return .packedAudioADTS
-        case "ac3", "ec3", "mp3", "m4a", "m4s", "mp4": return .probe
+        case "mp3": return .packedMP3
+        case "ac3": return .packedAC3
+        case "ec3", "eac3": return .packedEAC3
+        case "m4a", "m4s", "mp4": return .probe
         default: return .mpegTS
         }
     }
@@ -163,20 +169,22 @@ extension PlayerSession {
             }
             let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
             let demuxStarted = clock.now()
-            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: Self.containerHint(for: segment))
+            let hint = Self.containerHint(for: segment, body: body, initializationSection: initData)
+            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: hint)
             let demuxSeconds = clock.now().seconds(since: demuxStarted)
             let packets = result.packets.filter { $0.kind == .audio }
             let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
             // Packed audio (raw ADTS) has no transport timestamps of its own (without an ID3 PRIV
             // timestamp each file starts at 0): it goes on its playlist time.
-            let packed = Self.containerHint(for: segment) == .packedAudioADTS
+            let packed = hint.isPackedAudio
             let aligned = packed ? nil : bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
             let offset = aligned?.offsetSeconds ?? (start - reference)
             buffer.append(packets.map { p in
                 BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
                                presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
                                timelineOffsetSeconds: offset, variantIndex: AudioTrack.packetVariantIndex,
-                               mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence)
+                               mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence,
+                               segmentHasVideo: lastMainSegmentHadVideo)
             }, track: .alternateAudio)
             let end = start + segment.durationSeconds
             let ahead = extendBuffered(.alternateAudio, to: end)
@@ -188,6 +196,7 @@ extension PlayerSession {
             record.track = "audio"
             record.timelineOffsetSeconds = offset
             recorder.record(.segmentBuffered(record))
+            logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri, track: "audio")
         } catch let failure as SessionFailure {
             // A lost audio segment does not stop the video: it is skipped (silence), visibly.
             if isStopping { throw failure }

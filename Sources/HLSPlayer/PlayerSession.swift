@@ -96,6 +96,8 @@ struct VariantInfo: Sendable {
     var resolution: Resolution?
     /// AUDIO group id (EXT-X-STREAM-INF AUDIO).
     var audioGroup: String? = nil
+    /// An audio-only variant (CODECS audio only, no RESOLUTION) in a ladder that also has video.
+    var audioOnly = false
 }
 
 /// An alternate audio rendition played beside the variant (EXT-X-MEDIA
@@ -167,9 +169,16 @@ public final class PlayerSession: @unchecked Sendable {
     var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
     var initCache: (map: MediaInitializationSection, data: Data)?
-    /// Demux only: the tracks of the last demuxed segment, reused for the next one of the
-    /// same rendition (also after a discontinuity: the demuxer checks them against the segment).
-    var demuxOnlyTracks: (variantIndex: Int, tracks: [CodecParameters])?
+    /// The tracks of the last demuxed segment, reused for the next one of the same variant
+    /// instead of probing it again: with decoding within one discontinuity sequence (the
+    /// decoder carries over there too); demux only also after a discontinuity (the demuxer
+    /// checks them against the segment).
+    var lastDemuxedTracks: (variantIndex: Int, discontinuitySequence: Int, tracks: [CodecParameters])?
+    /// Whether the variant's last buffered segment carried video (alternate audio beside a
+    /// variant without video starts playback on its own).
+    var lastMainSegmentHadVideo = true
+    /// Demux only: the kinds whose first packet has been logged as their first frame.
+    var demuxedFirstKinds: Set<TrackKind> = []
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     let cmcdSessionID = UUID().uuidString.lowercased()
     var starvedSinceLastRequest = false
@@ -223,6 +232,9 @@ public final class PlayerSession: @unchecked Sendable {
     var pendingLiveStep: LiveResyncAction?
     /// After a resync: the first media sequence at the new position; a frame from it (or later) resolves the episode.
     var resyncFromSequence: Int?
+    /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
+    /// size, bits per second: the audio-only fallback's evidence (VariantSelector).
+    var recentSegmentThroughputsBps: [Double] = []
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     var overSelectionCapBps: Int?
@@ -250,6 +262,12 @@ public final class PlayerSession: @unchecked Sendable {
     var breakdown = StartupBreakdown()
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
+    /// Video packets the decode loop skipped so far waiting for an independent frame for a new decoder.
+    var packetsAwaitingKeyframe = 0
+    /// The media playlist is an I-frame-only one (EXT-X-I-FRAMES-ONLY): decoders are opened low-delay.
+    var iFramesOnly = false
+    /// FFmpeg messages logged so far (a segment's demux messages count as one).
+    var loggedFFmpegMessages = 0
 
     let buffer = ForwardBuffer()
     let stopSignal = DispatchSemaphore(value: 0)
@@ -267,6 +285,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// request is cancelled, a sleep is cut short, the buffer is closed).
     static let threadStopGraceSeconds = 5.0
 
+    /// Segment transfers whose lowest throughput is the recent-throughput evidence. Count.
+    static let recentSegmentThroughputCount = 3
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
     /// A stream fully loaded with nothing left to decode and still no frame
@@ -313,6 +333,9 @@ public final class PlayerSession: @unchecked Sendable {
     nonisolated(unsafe) public static var routeFFmpegLog = true
     /// Decode errors written to the log before they are only counted.
     static let maxLoggedDecodeErrors = 20
+    /// FFmpeg's own messages (and per-segment demux message summaries) written to the log
+    /// before the rest are dropped; a budget of their own, so they cannot crowd out decode errors.
+    static let maxLoggedFFmpegMessages = 20
 
     /// Opens the outputs (an unwritable path fails here, before anything plays).
     public init(configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool) throws {
@@ -481,7 +504,7 @@ public final class PlayerSession: @unchecked Sendable {
         if phase == .ended {
             requestStop(reason: .completed, error: nil, category: nil)
         } else if endedWithoutFrame(at: now) {
-            let message = "the stream ended without a playable frame: every segment was skipped or undecodable (see segment.skipped and error events)"
+            let message = noPlayableFrameMessage()
             recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
             requestStop(reason: .error, error: message, category: .media)
         } else if let limit = configuration.durationLimitSeconds, played >= limit {
@@ -502,6 +525,28 @@ public final class PlayerSession: @unchecked Sendable {
             if endWithoutFrameSince == nil { endWithoutFrameSince = now }
             return now.seconds(since: endWithoutFrameSince!) >= Self.noFrameAtEndSeconds
         }
+    }
+
+    /// Why a finished stream gave no frame, from what this session's log holds: only events that
+    /// are in it, with their counts.
+    func noPlayableFrameMessage() -> String {
+        let buffered = recorder.count(of: "segment.buffered"), skipped = recorder.count(of: "segment.skipped")
+        let (stats, waiting) = lock.withLock { (decodeStats, packetsAwaitingKeyframe) }
+        var facts: [String] = []
+        if buffered > 0 {
+            facts.append("\(buffered) segment\(buffered == 1 ? "" : "s") demuxed (segment.buffered) gave \(stats.videoFrames) video and \(stats.audioFrames) audio frames")
+        }
+        if waiting > 0 {
+            facts.append("\(waiting) video packet\(waiting == 1 ? "" : "s") skipped waiting for an independent frame that never came")
+        }
+        if skipped > 0 { facts.append("\(skipped) segment\(skipped == 1 ? "" : "s") skipped (segment.skipped)") }
+        let errors = recorder.errorCounts()
+        if !errors.isEmpty {
+            facts.append("error events: " + errors.map { "\($0.count) \($0.category)" }.joined(separator: ", "))
+        }
+        if stats.decodeErrors > 0 { facts.append("\(stats.decodeErrors) decode error\(stats.decodeErrors == 1 ? "" : "s")") }
+        if buffered == 0 && skipped == 0 { facts.append("no segment was loaded") }
+        return "the stream ended without a playable frame: " + facts.joined(separator: "; ")
     }
 
     func drawStatus(_ s: BufferSample) {
@@ -573,12 +618,16 @@ public final class PlayerSession: @unchecked Sendable {
         switch parsed {
         case .multivariant(let mv):
             recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
-            let playable = mv.variants.enumerated().filter { _, v in !isAudioOnly(v) }
-            let chosen = playable.isEmpty ? Array(mv.variants.enumerated()) : playable
-            guard !chosen.isEmpty else {
+            guard !mv.variants.isEmpty else {
                 throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: shown(configuration.url))
             }
-            variants = chosen.map { i, v in VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup) }
+            // Audio-only variants stay in the ladder: the selector falls back on them when no video
+            // rung can be played (VariantSelector), and an audio-only stream is nothing else.
+            let mixed = mv.variants.contains { isAudioOnly($0) } && mv.variants.contains { !isAudioOnly($0) }
+            variants = mv.variants.enumerated().map { i, v in
+                VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
+                            audioOnly: mixed && isAudioOnly(v))
+            }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
             multivariant = mv
             failover = FailoverTracker(variants: mv.variants)
@@ -695,10 +744,11 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     func recordMediaPlaylist(_ p: MediaPlaylist, url: URL, variantIndex: Int, changed: Bool) {
+        if p.iFramesOnly { lock.withLock { iFramesOnly = true } }
         recorder.record(.playlistLoaded(PlaylistLoaded(
             url: shown(url), kind: "media", variantIndex: variantIndex, segments: p.segments.count,
             targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
-            changed: changed, warnings: p.warnings.map(\.description))))
+            changed: changed, warnings: p.warnings.map(\.description), iFramesOnly: p.iFramesOnly ? true : nil)))
     }
 
     /// The media playlist of a variant: cached for VOD, reloaded for live when asked.
@@ -755,7 +805,17 @@ public final class PlayerSession: @unchecked Sendable {
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
     func ladder() -> [LadderRung] {
         let representatives = failover.map { Set($0.ladderVariantIndices) }
-        return variants.filter { representatives?.contains($0.index) ?? true }.map { LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height) }
+        return variants.filter { representatives?.contains($0.index) ?? true }.map {
+            LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
+                       audioOnly: $0.audioOnly)
+        }
+    }
+
+    /// The video rungs' BANDWIDTHs (all rungs' when none has video): what the startup cap ramps
+    /// through and the policy controller steps between; an audio-only fallback is the selector's call.
+    func videoLadderBitratesBps() -> [Int] {
+        let video = variants.filter { !$0.audioOnly }
+        return (video.isEmpty ? variants : video).map(\.bandwidthBps)
     }
 
     /// Runs the selector on a snapshot and logs the decision with its inputs.
@@ -766,7 +826,8 @@ public final class PlayerSession: @unchecked Sendable {
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
                                peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs,
                                                                                    overSelectionCapBps: overSelectionCapBps),
-                               pinnedVariantIndex: configuration.pinnedVariantIndex),
+                               pinnedVariantIndex: configuration.pinnedVariantIndex,
+                               recentSegmentThroughputBps: recentSegmentThroughputsBps.min()),
              estimator.fastBps, estimator.slowBps)
         }
         let capped = lock.withLock { capController.applying(to: snapshot) }

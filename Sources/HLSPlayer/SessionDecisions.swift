@@ -112,6 +112,16 @@ enum SessionDecisions {
         return supported >= (ladderBitratesBps.max() ?? 0) ? nil : supported
     }
 
+    /// On the audio-only fallback, an over-selection cap below every video rung is lifted to the
+    /// lowest video rung once the recent segment transfers support it (`recentBps`, the lowest
+    /// of them): the audio-only rung's small segments never give network-limited evidence, so
+    /// `afterEvidence` would keep the session on audio-only after the link recovered.
+    static func overSelectionCap(afterRecentThroughput recentBps: Double?, current: Int?, videoLadderBitratesBps: [Int],
+                                 upSwitchSafetyFactor: Double) -> Int? {
+        guard let current, let recentBps, let lowest = videoLadderBitratesBps.min(), current < lowest else { return current }
+        return Double(lowest) <= upSwitchSafetyFactor * recentBps ? lowest : current
+    }
+
     /// The over-selection cap after abandoning a request on `abandonedRungBps`:
     /// the rung at or below the classifier's suggestion, and strictly below the
     /// abandoned rung (the bottom rung when there is none), never raising an existing cap.

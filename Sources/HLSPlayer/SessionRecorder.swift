@@ -142,6 +142,8 @@ final class SessionRecorder: @unchecked Sendable {
     private var finished = false
     /// What every line goes through on its way out (redaction, escaping).
     let outgoing: OutgoingText
+    /// Events recorded so far by `type`, and `error` events also by `error:<category>`.
+    private var counts: [String: Int] = [:]
     /// Called for every event (after it is recorded), e.g. by tests or a live view.
     var observer: (@Sendable (TimedEvent) -> Void)?
 
@@ -170,10 +172,25 @@ final class SessionRecorder: @unchecked Sendable {
             guard !finished else { return nil }
             let timed = TimedEvent(seconds: seconds(at: clock.now()), event: event)
             builder.record(event)
+            counts[event.type, default: 0] += 1
+            if case .error(let e) = event { counts["error:\(e.category)", default: 0] += 1 }
             write(encoder.line(timed))
             return timed
         }
         if let timed { observer?(timed) }
+    }
+
+    /// How many events of a `type` (or `error:<category>`) were recorded so far.
+    func count(of type: String) -> Int {
+        lock.withLock { counts[type] ?? 0 }
+    }
+
+    /// The error categories recorded so far, with their counts.
+    func errorCounts() -> [(category: String, count: Int)] {
+        lock.withLock {
+            counts.filter { $0.key.hasPrefix("error:") }.map { (String($0.key.dropFirst("error:".count)), $0.value) }
+                .sorted { $0.category < $1.category }
+        }
     }
 
     /// Built only when a HAR file is written (building one formats a date).

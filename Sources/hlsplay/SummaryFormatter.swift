@@ -17,7 +17,8 @@ enum SummaryFormatter {
         // The URL and the error come from the network (an error body, a Location): no control
         // character of theirs may act on the terminal or break the summary into lines.
         let url = TerminalText.escaped(s.url), error = s.error.map(TerminalText.escaped)
-        lines.append("hlsplay: \(url) (\(kind)) — \(s.exitReason.rawValue)\(error.map { ": \($0)" } ?? "")")
+        let trickPlay = s.iFramesOnly == true ? ", I-frame-only: trick-play content, each I-frame shown for its EXTINF" : ""
+        lines.append("hlsplay: \(url) (\(kind)\(trickPlay)) — \(s.exitReason.rawValue)\(error.map { ": \($0)" } ?? "")")
         lines.append("  time to first frame      \(sec(s.timeToFirstFrameSeconds))")
         lines.append("    multivariant playlist  \(sec(b.multivariantPlaylistSeconds))")
         lines.append("    media playlist         \(sec(b.mediaPlaylistSeconds))")
@@ -25,6 +26,7 @@ enum SummaryFormatter {
         lines.append("    first segment transfer \(sec(b.firstSegmentLastByteSeconds))")
         lines.append("    demux                  \(sec(b.demuxSeconds))")
         lines.append("    first frame decode     \(sec(b.firstFrameDecodeSeconds))")
+        lines.append("  first video, first audio \(s.timeToFirstVideoSeconds.map { sec($0) } ?? "none"), \(s.timeToFirstAudioSeconds.map { sec($0) } ?? "none")")
         lines.append("  stalls                   \(s.stallCount) (\(String(format: "%.3f", s.stallSeconds)) s)")
         lines.append("  played                   \(String(format: "%.2f", s.playedSeconds)) s in \(String(format: "%.2f", s.sessionSeconds)) s")
         lines.append("  bitrate                  average \(mbps(s.averageBitrateBps)), last \(mbps(s.lastBitrateBps.map(Double.init))), \(s.variantSwitches) switch\(s.variantSwitches == 1 ? "" : "es")")

@@ -9,18 +9,10 @@ import HLSOrigin
 import Testing
 
 @Suite(.serialized) struct CorpusStreamTests {
-    /// Items that fail today because of a defect other work is fixing, with the defect. A test in
+    /// Items that fail today because of a known defect, with the defect (none now). A test in
     /// this list records its failures as known issues; once it passes, Swift Testing reports that
     /// the known issue did not occur: remove its entry then.
-    static let knownIssues: [String: String] = [
-        "packed-aac": KnownDefect.audioOnlyStart,
-        "packed-mp3": KnownDefect.audioOnlyStart,
-        "packed-ac3": KnownDefect.audioOnlyStart,
-        "packed-eac3": KnownDefect.audioOnlyStart,
-        "ts-mp3": KnownDefect.audioOnlyStart,
-        "mid-gop": KnownDefect.midGOP,
-        "iframe-only": KnownDefect.iFrameOnly,
-    ]
+    static let knownIssues: [String: String] = [:]
 
     /// The corpus, built once into the temporary folder and kept there under a name made from the
     /// script's own bytes: later runs reuse it, and a changed script builds a new one. It is built

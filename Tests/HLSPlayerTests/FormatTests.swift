@@ -264,5 +264,9 @@ import Testing
         expectValidLog(run)
         #expect(run.summary?["exitReason"] as? String == "error")
         #expect(run.summary?["segmentsSkipped"] as? Int == 2)
+        // The message names the events that are in the log, with their counts.
+        let message = run.summary?["error"] as? String ?? ""
+        #expect(message.contains("2 segments skipped (segment.skipped)"), "\(message)")
+        #expect(!message.contains("segment.buffered"), "\(message)")
     }
 }

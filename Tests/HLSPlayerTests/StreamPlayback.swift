@@ -8,15 +8,6 @@ import HLSCore
 import HLSOrigin
 import Testing
 
-/// Defects other work is fixing, as the known-issue lists of ThirdPartyStreamTests and
-/// CorpusStreamTests name them (from the issue "Plays what real packagers produce, and never hangs").
-enum KnownDefect {
-    static let audioOnlyStart = "audio-only streams never start: the media clock waits for a video frame, so a stream buffered whole ends with exit 65 \"ended without a playable frame\" and a longer one hangs in startingUp (the audio-only start defect)"
-    static let iFrameOnly = "I-frame-only playlists end with exit 65, \"the stream ended without a playable frame\" (the I-frame-only defect)"
-    static let midGOP = "segments that start mid-GOP lose their frames up to the next keyframe, counted as decode errors (the mid-GOP decode defect)"
-    static let liveShortWindow = "a live stream of 0.25 s segments in a 1 s window does not end its --duration run: the session hangs (the live short-window defect)"
-}
-
 /// One stream to play, and how its reference is made.
 struct StreamCase: Sendable {
     /// The folder (third-party) or corpus item.

@@ -10,17 +10,10 @@ import Foundation
 import Testing
 
 @Suite(.serialized) struct ThirdPartyStreamTests {
-    /// Streams that fail today because of a defect other work is fixing, with the defect. A test in
+    /// Streams that fail today because of a known defect, with the defect (none now). A test in
     /// this list records its failures as known issues; once it passes, Swift Testing reports that
     /// the known issue did not occur: remove its entry then.
-    static let knownIssues: [String: String] = [
-        "shaka-ts-aac": KnownDefect.audioOnlyStart,
-        "shaka-apple-packed-aac": KnownDefect.audioOnlyStart,
-        "shaka-wowza-packed-mp3": KnownDefect.audioOnlyStart,
-        "shaka-wowza-ts-mp3": KnownDefect.audioOnlyStart,
-        "shaka-packed-ec3": KnownDefect.audioOnlyStart,
-        "shaka-iframe-only": KnownDefect.iFrameOnly,
-    ]
+    static let knownIssues: [String: String] = [:]
 
     /// `<repo>/../shared/data/thirdparty`; a test failure (not a skip) when it is missing.
     static func folder() throws -> URL {

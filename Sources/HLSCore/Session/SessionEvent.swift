@@ -157,9 +157,11 @@ public struct PlaylistLoaded: Sendable, Equatable, Codable {
     public var endList: Bool?
     public var changed: Bool?
     public var warnings: [String]
+    /// EXT-X-I-FRAMES-ONLY: each segment is one I-frame (trick-play content); absent otherwise.
+    public var iFramesOnly: Bool?
     public init(url: String, kind: String, variantIndex: Int? = nil, variants: Int? = nil, segments: Int? = nil,
                 targetDurationSeconds: Double? = nil, mediaSequence: Int? = nil, endList: Bool? = nil,
-                changed: Bool? = nil, warnings: [String] = []) {
+                changed: Bool? = nil, warnings: [String] = [], iFramesOnly: Bool? = nil) {
         self.url = url
         self.kind = kind
         self.variantIndex = variantIndex
@@ -170,6 +172,7 @@ public struct PlaylistLoaded: Sendable, Equatable, Codable {
         self.endList = endList
         self.changed = changed
         self.warnings = warnings
+        self.iFramesOnly = iFramesOnly
     }
 }
 
@@ -227,6 +230,9 @@ public struct SegmentBuffered: Sendable, Equatable, Codable {
     /// Seconds added to the segment's timestamps to place it on the media
     /// timeline (equal for audio and video segments of one moment: aligned).
     public var timelineOffsetSeconds: Double?
+    /// Whether the segment's first video packet is an independent (key) frame (absent without
+    /// video). False: the segment begins mid-GOP and is decoded with the previous one's references.
+    public var startsWithKeyframe: Bool?
     public init(variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
                 bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
                 bufferedEndSeconds: Double, bufferSeconds: Double) {
@@ -437,20 +443,90 @@ public struct StartupBreakdown: Sendable, Equatable, Codable {
     public init() {}
 }
 
+/// The first frame playback waits for: the first video frame, or the first audio
+/// frame of a stream (or variant) whose segments carry no video.
 public struct FirstFrame: Sendable, Equatable, Codable {
     public var timeToFirstFrameSeconds: Double
     public var variantIndex: Int
+    /// `video` or `audio`.
+    public var kind: String?
     public var width: Int?
     public var height: Int?
     public var ptsSeconds: Double?
     public var breakdown: StartupBreakdown
-    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, width: Int?, height: Int?, ptsSeconds: Double?, breakdown: StartupBreakdown) {
+    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, kind: String? = "video", width: Int?, height: Int?,
+                ptsSeconds: Double?, breakdown: StartupBreakdown) {
         self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
         self.variantIndex = variantIndex
+        self.kind = kind
         self.width = width
         self.height = height
         self.ptsSeconds = ptsSeconds
         self.breakdown = breakdown
+    }
+}
+
+/// The first frame of one kind (video, audio) decoded in the session — or, demux only, the
+/// first packet of that kind demuxed.
+public struct TrackFirstFrame: Sendable, Equatable, Codable {
+    /// `video` or `audio`.
+    public var kind: String
+    /// Seconds since session start.
+    public var timeToFirstFrameSeconds: Double
+    public var variantIndex: Int
+    public var codec: String?
+    public var width: Int?
+    public var height: Int?
+    public var ptsSeconds: Double?
+    public init(kind: String, timeToFirstFrameSeconds: Double, variantIndex: Int, codec: String? = nil,
+                width: Int? = nil, height: Int? = nil, ptsSeconds: Double? = nil) {
+        self.kind = kind
+        self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
+        self.variantIndex = variantIndex
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.ptsSeconds = ptsSeconds
+    }
+}
+
+/// A decoder was opened for a track, with why and where it starts (DecoderContinuity).
+public struct DecoderOpened: Sendable, Equatable, Codable {
+    /// `video` or `audio`.
+    public var kind: String
+    public var codec: String
+    /// The codec parameters it was opened with, e.g. `video h264 320x180 tb 1/90000` (0x0: not known
+    /// from the segment's probe; the decoder reads them from the bitstream).
+    public var parameters: String
+    public var variantIndex: Int
+    public var discontinuitySequence: Int
+    /// The segment of its first packet.
+    public var mediaSequence: Int
+    public var reason: DecoderOpenReason
+    /// Media time of its first packet, seconds.
+    public var startSeconds: Double
+    /// Packets before its first independent frame, not fed to it, and the media seconds they span.
+    public var skippedPackets: Int
+    public var skippedSeconds: Double
+    /// False when no independent frame came within DecoderContinuity.maximumKeyframeWaitSeconds.
+    public var startsAtKeyframe: Bool
+    /// Opened to output each frame at once (I-frame-only content has no reordering).
+    public var lowDelay: Bool?
+    public init(kind: String, codec: String, parameters: String, variantIndex: Int, discontinuitySequence: Int,
+                mediaSequence: Int, reason: DecoderOpenReason, startSeconds: Double, skippedPackets: Int,
+                skippedSeconds: Double, startsAtKeyframe: Bool, lowDelay: Bool? = nil) {
+        self.kind = kind
+        self.codec = codec
+        self.parameters = parameters
+        self.variantIndex = variantIndex
+        self.discontinuitySequence = discontinuitySequence
+        self.mediaSequence = mediaSequence
+        self.reason = reason
+        self.startSeconds = startSeconds
+        self.skippedPackets = skippedPackets
+        self.skippedSeconds = skippedSeconds
+        self.startsAtKeyframe = startsAtKeyframe
+        self.lowDelay = lowDelay
     }
 }
 
@@ -518,6 +594,8 @@ public enum SessionEvent: Sendable, Equatable {
     case stallEnd(PlaybackChange)
     case playbackEnded(PlaybackChange)
     case firstFrame(FirstFrame)
+    case trackFirstFrame(TrackFirstFrame)
+    case decoderOpened(DecoderOpened)
     case decodeStats(DecodeStats)
     case error(ErrorRecord)
     // Startup/recovery cap (docs/startup-cap.md)
@@ -566,6 +644,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd: "stall.end"
         case .playbackEnded: "playback.ended"
         case .firstFrame: "frame.first"
+        case .trackFirstFrame: "track.firstFrame"
+        case .decoderOpened: "decoder.open"
         case .decodeStats: "decode.stats"
         case .error: "error"
         case .capGate: "cap.gate"
@@ -609,6 +689,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .stallEnd(let p): p
         case .playbackEnded(let p): p
         case .firstFrame(let p): p
+        case .trackFirstFrame(let p): p
+        case .decoderOpened(let p): p
         case .decodeStats(let p): p
         case .error(let p): p
         case .capGate(let p): p

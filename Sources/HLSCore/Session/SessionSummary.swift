@@ -20,7 +20,13 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var isLive: Bool?
     public var exitReason: ExitReason
     public var error: String?
+    /// The first frame playback waited for (video; audio when the stream starts without video).
     public var timeToFirstFrameSeconds: Double?
+    /// The first decoded video and audio frames, seconds since session start (absent: none of that kind).
+    public var timeToFirstVideoSeconds: Double?
+    public var timeToFirstAudioSeconds: Double?
+    /// The stream was an I-frame-only playlist, played as trick-play content (absent otherwise).
+    public var iFramesOnly: Bool?
     public var startup: StartupBreakdown
     public var stallCount: Int
     public var stallSeconds: Double
@@ -87,6 +93,8 @@ public struct SummaryBuilder: Sendable {
     private var switches = 0
     private var skipped = 0
     private var firstFrame: FirstFrame?
+    private var firstOfKind: [String: Double] = [:]
+    private var iFramesOnly = false
     private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
     private var lastBreakdown = StartupBreakdown()
@@ -129,6 +137,10 @@ public struct SummaryBuilder: Sendable {
             skipped += 1
         case .firstFrame(let e):
             firstFrame = e
+        case .trackFirstFrame(let e):
+            if firstOfKind[e.kind] == nil { firstOfKind[e.kind] = e.timeToFirstFrameSeconds }
+        case .playlistLoaded(let e):
+            if e.iFramesOnly == true { iFramesOnly = true }
         case .decodeStats(let e):
             decode = e
         case .bufferSample(let e):
@@ -188,6 +200,8 @@ public struct SummaryBuilder: Sendable {
         var summary = SessionSummary(
             url: url, isLive: isLive, exitReason: exitReason, error: error,
             timeToFirstFrameSeconds: firstFrame?.timeToFirstFrameSeconds,
+            timeToFirstVideoSeconds: firstOfKind["video"], timeToFirstAudioSeconds: firstOfKind["audio"],
+            iFramesOnly: iFramesOnly ? true : nil,
             startup: firstFrame?.breakdown ?? lastBreakdown,
             stallCount: stallCount, stallSeconds: stallSeconds, playedSeconds: played,
             averageBitrateBps: covered > 0 ? weighted / covered : 0, lastBitrateBps: last,
