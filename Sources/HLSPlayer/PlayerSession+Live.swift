@@ -164,7 +164,10 @@ extension PlayerSession {
                 recorder.record(.liveResync(LiveResyncLog(action: .resolved, record: r)))
             case .giveUp(let r):
                 recorder.record(.liveResync(LiveResyncLog(action: .giveUp, record: r)))
-                let message = String(format: "live stream lost: no frame after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                var message = String(format: "live stream lost: playback did not resume after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                if let frame = r.firstFrameSeconds {
+                    message += String(format: "; the last restart's media decoded (first frame %.1f s after it) but never reached the resume threshold", frame)
+                }
                 recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
                 requestStop(reason: .error, error: message, category: .network)
             }
@@ -207,8 +210,12 @@ extension PlayerSession {
         }
     }
 
-    /// Performs a resync or restart decided by the policy, under the recovery cap.
+    /// Performs a resync or restart decided by the policy, under the recovery cap. A step whose
+    /// episode ended before the loader got to it (playback resumed meanwhile) is not performed:
+    /// seeking then would drop the media that just resumed it.
     func performLiveStep(_ step: LiveResyncAction) throws {
+        let phase = lock.withLock { liveResync?.phase }
+        guard phase == .resyncing || phase == .restarting else { return }
         switch step {
         case .resyncToLiveEdge(let r):
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))

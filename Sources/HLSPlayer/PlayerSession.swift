@@ -530,6 +530,7 @@ public final class PlayerSession: @unchecked Sendable {
             switch action {
             case let .started(at, position, buffered):
                 recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
+                liveEvent(.playbackStarted(at: at))
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
                 capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))

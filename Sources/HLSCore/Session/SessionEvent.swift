@@ -335,7 +335,7 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
         case restart
         /// Performed by the loader: the media sequence it left and the one it jumped to.
         case seeked
-        /// A frame followed: the episode is over.
+        /// Playback started or resumed (`resolvedBy`): the episode is over.
         case resolved
         /// Restarts exhausted: the session ends with an error.
         case giveUp = "give-up"
@@ -351,6 +351,11 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
     public var episodeSeconds: Double?
     public var targetDurationSeconds: Double
     public var recoveryCapApplied: Bool
+    /// Seconds from the step to the first frame decoded from its new position (for `restart` and
+    /// `give-up`: of the step that ran out of time); absent when none came.
+    public var firstFrameSeconds: Double?
+    /// For `resolved`: `playback-resumed` (the stall ended) or `playback-started` (the first start).
+    public var resolvedBy: LiveResyncResolution?
     /// For `seeked`: the next media sequence before and after the jump, and the variant.
     public var fromMediaSequence: Int?
     public var toMediaSequence: Int?
@@ -368,6 +373,8 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
         episodeSeconds = r.episodeSeconds
         targetDurationSeconds = r.targetDurationSeconds
         recoveryCapApplied = r.recoveryCapApplied
+        firstFrameSeconds = r.firstFrameSeconds
+        resolvedBy = r.resolvedBy
     }
 }
 
