@@ -168,6 +168,12 @@ extension PlayerSession {
                 if let frame = r.firstFrameSeconds {
                     message += String(format: "; the last restart's media decoded (first frame %.1f s after it) but never reached the resume threshold", frame)
                 }
+                let staleness = lock.withLock { playlistStaleness }
+                if staleness.isStale, let unchanged = staleness.observedUnchangedSeconds, let newest = staleness.lastMediaSequence {
+                    let bound = LivePlaylistStaleness.boundSeconds(targetDurationSeconds: r.targetDurationSeconds)
+                    message += String(format: "; the live playlist did not change over %d reloads in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
+                                      staleness.unchangedReloads, unchanged, newest, LivePlaylistStaleness.updateBoundTargetDurations, bound)
+                }
                 recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
                 requestStop(reason: .error, error: message, category: .network)
             }
@@ -254,32 +260,75 @@ extension PlayerSession {
         }
     }
 
-    /// Drops the forward buffer and continues at the live start point (HOLD-BACK from the edge).
+    /// Moves loading to the live start point (HOLD-BACK from the edge) — forward only
+    /// (`LiveResyncRules.landing`): when the start point is not ahead of what was loaded,
+    /// nothing newer exists yet, and loading goes on where it was, waiting for the playlist
+    /// to advance, instead of replaying what was already played.
     func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
         guard !playlist.segments.isEmpty else { return }
-        let from = nextMediaSequence
-        let to = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
         let now = clock.now()
-        buffer.discardAll()
-        let (actions, dropped, td) = lock.withLock {
-            let dropped = timeline.bufferSeconds(at: now)
-            let actions = timeline.discardBuffered(at: now)
-            mainBufferedEndSeconds = timeline.bufferedEndSeconds
-            if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
-            resyncFromSequence = to
-            return (actions, dropped, liveResync?.targetDurationSeconds ?? playlist.targetDurationSeconds)
+        let edge = LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
+        let lastLoaded: LowLatencyPosition? = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
+        let (position, unchanged, td) = lock.withLock {
+            (timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
+             liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist))
         }
-        record(actions)
-        bufferedSegments.removeAll()
-        audio?.nextMediaSequence = nil
-        nextMediaSequence = to
-        var log = LiveResyncLog(action: .seeked, record: r ?? LiveResyncRecord(
+        let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
+        let landing = LiveResyncRules.landing(edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
+                                              windowFirstMediaSequence: playlist.segments[0].mediaSequence)
+        let from = nextMediaSequence
+        var log = LiveResyncLog(action: landing == .hold ? .held : .seeked, record: r ?? LiveResyncRecord(
             trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
             episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
         log.fromMediaSequence = from
-        log.toMediaSequence = to
         log.variantIndex = variantIndex
-        log.droppedBufferSeconds = dropped
+        log.landing = landing.name
+        log.edgeMediaSequence = edge.msn
+        log.edgePart = edge.part
+        log.lastLoadedMediaSequence = lastLoaded?.msn
+        log.lastLoadedPart = lastLoaded?.part
+        log.playheadMediaSequence = playhead
+        log.playlistLastMediaSequence = playlist.segments.last?.mediaSequence
+        log.playlistUnchangedSeconds = unchanged
+        switch landing {
+        case .hold:
+            lock.withLock { resyncFromSequence = from }
+            log.toMediaSequence = from
+            log.droppedBufferSeconds = 0
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(
+                format: "resync: the live start point (segment %d) is not ahead of what was loaded (up to segment %d)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on at segment %d when the playlist advances",
+                edge.msn, from - 1, unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? "", from), url: nil)))
+        case .seek, .skipBuffered:
+            var to = from
+            if case .seek(let start) = landing { to = start.msn }
+            buffer.discardAll()
+            let (actions, dropped) = lock.withLock {
+                let dropped = timeline.bufferSeconds(at: now)
+                let actions = timeline.discardBuffered(at: now)
+                mainBufferedEndSeconds = timeline.bufferedEndSeconds
+                if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
+                resyncFromSequence = to
+                return (actions, dropped)
+            }
+            record(actions)
+            bufferedSegments.removeAll()
+            audio?.nextMediaSequence = nil
+            nextMediaSequence = to
+            log.toMediaSequence = to
+            log.droppedBufferSeconds = dropped
+        }
         recorder.record(.liveResync(log))
+    }
+
+    /// After each load of the variant's live playlist: logs when it stops changing for longer than
+    /// RFC 8216 §6.2.1 allows (`live.stale`), and when it changes again.
+    func followLivePlaylistStaleness(_ media: MediaPlaylist) {
+        let newest = media.segments.last?.mediaSequence ?? (media.mediaSequence - 1)
+        let td = LivePlaylistRules.targetDurationSeconds(for: media)
+        let now = clock.now()
+        if let record = lock.withLock({ playlistStaleness.reloaded(lastMediaSequence: newest, trailingParts: media.trailingParts.count,
+                                                                   targetDurationSeconds: td, at: now) }) {
+            recorder.record(.liveStale(record))
+        }
     }
 }

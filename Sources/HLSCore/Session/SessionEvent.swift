@@ -335,6 +335,9 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
         case restart
         /// Performed by the loader: the media sequence it left and the one it jumped to.
         case seeked
+        /// Performed by the loader: the live start point was not ahead of what was loaded, so nothing
+        /// was dropped and loading goes on where it was, waiting for the playlist to advance.
+        case held
         /// Playback started or resumed (`resolvedBy`): the episode is over.
         case resolved
         /// Restarts exhausted: the session ends with an error.
@@ -356,12 +359,27 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
     public var firstFrameSeconds: Double?
     /// For `resolved`: `playback-resumed` (the stall ended) or `playback-started` (the first start).
     public var resolvedBy: LiveResyncResolution?
-    /// For `seeked`: the next media sequence before and after the jump, and the variant.
+    /// For `seeked` and `held`: the next media sequence before and after the step (the same when
+    /// held), the variant, and for LL-HLS the part loading goes on at.
     public var fromMediaSequence: Int?
     public var toMediaSequence: Int?
+    public var toPart: Int?
     public var variantIndex: Int?
     /// For `seeked`: media seconds of forward buffer dropped by the seek.
     public var droppedBufferSeconds: Double?
+    /// For `seeked` and `held`, the inputs of the landing rule (`LiveResyncRules.landing`): `seek` (to
+    /// the start point), `skip-buffered` (the buffer dropped, loading goes on where it was) or `hold`;
+    /// the reloaded playlist's start point (HOLD-BACK from its end; LL-HLS: an INDEPENDENT part
+    /// PART-HOLD-BACK from it), the last segment (and part) loaded, the segment at the playhead, the
+    /// playlist's newest segment and the seconds over which reloads found it unchanged.
+    public var landing: String?
+    public var edgeMediaSequence: Int?
+    public var edgePart: Int?
+    public var lastLoadedMediaSequence: Int?
+    public var lastLoadedPart: Int?
+    public var playheadMediaSequence: Int?
+    public var playlistLastMediaSequence: Int?
+    public var playlistUnchangedSeconds: Double?
 
     public init(action: Action, record r: LiveResyncRecord) {
         self.action = action
@@ -554,6 +572,8 @@ public enum SessionEvent: Sendable, Equatable {
     case requestPaced(RequestPacingEpisode)
     case thresholdClamp(ThresholdClamp)
     case liveWindow(LiveWindowRecord)
+    /// The live playlist crossed the RFC 8216 §6.2.1 update bound, or advanced again after that.
+    case liveStale(LivePlaylistStaleRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -596,6 +616,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced: "request.paced"
         case .thresholdClamp: "playback.threshold"
         case .liveWindow: "live.window"
+        case .liveStale: "live.stale"
         }
     }
 
@@ -639,6 +660,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced(let p): p
         case .thresholdClamp(let p): p
         case .liveWindow(let p): p
+        case .liveStale(let p): p
         }
     }
 }
