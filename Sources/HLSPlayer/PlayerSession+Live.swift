@@ -30,7 +30,12 @@ extension PlayerSession {
         switch next {
         case .part(let position, let uri), .preloadHint(let position, let uri):
             // A preload hint is requested like a listed part; the server holds it until it exists.
-            try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
+            do {
+                try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
+            } catch is SegmentAbandoned {
+                try countLowLatencyAbandon(msn: position.msn, uri: uri)
+                return
+            }
             lowLatencyLoaded = position
         case .segment(let msn, _):
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
@@ -42,7 +47,12 @@ extension PlayerSession {
                 recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
                     reason: "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)")))
             } else {
-                try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                do {
+                    try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                } catch is SegmentAbandoned {
+                    try countLowLatencyAbandon(msn: msn, uri: segment.uri)
+                    return
+                }
             }
             lowLatencyLoaded = LowLatencyPosition(msn: msn)
             nextMediaSequence = msn + 1
@@ -52,6 +62,16 @@ extension PlayerSession {
             recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap", url: nil)))
             lowLatencyLoaded = nil
             fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// A part or segment fetch abandoned (over-selected, or wedged twice): nothing was loaded, so the
+    /// next step decides again — under the lowered cap — and asks for the same position, as the
+    /// fetch loop does for whole segments; the same bounded number of times per segment.
+    func countLowLatencyAbandon(msn: Int, uri: URL) throws {
+        abandonedAttempts[msn, default: 0] += 1
+        if abandonedAttempts[msn, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
+            throw SessionFailure(category: .network, message: "segment \(msn) could not be loaded part by part: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(uri))
         }
     }
 

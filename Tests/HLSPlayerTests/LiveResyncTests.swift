@@ -178,4 +178,41 @@ import Testing
         let states = run.events("live.stale").compactMap { $0["state"] as? String }
         #expect(states == ["stale", "advanced"], "\(states)")
     }
+
+    /// hls-origin serving ladder-2s as LL-HLS (0.5 s parts, 6-segment window) on an 8 Mbit/s link
+    /// that delivers nothing from `collapseAt` for `collapseFor` seconds; hlsplay plays it with `args`.
+    func collapsingLowLatency(collapseAt: Double, collapseFor: Double, _ args: [String]) throws -> (run: Run, origin: [RequestLogEntry]) {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-llcollapse-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let requestLog = dir.appendingPathComponent("requests.jsonl")
+        var config = OriginConfiguration(requestLogURL: requestLog)
+        config.rateBitsPerSecond = 8_000_000
+        config.rttSeconds = 0.02
+        config.live = LiveConfiguration(windowSegments: 6, lowLatency: LowLatencyConfiguration(partTargetSeconds: 0.5))
+        config.linkCollapses = [LinkCollapse(atSeconds: collapseAt, durationSeconds: collapseFor)]
+        let run = try withOrigin(samples, configuration: config) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status"] + args,
+                           timeoutSeconds: 120)
+        }
+        return (run, try readRequestLog(requestLog))
+    }
+
+    /// Seed: an LL-HLS part whose fetch was abandoned — wedged twice on the lowest rung (nothing lower
+    /// to decide for after the first wedge), or over-selected — threw out of the LL-HLS step, and the
+    /// session ended as an internal error ("hlsplay: error: SegmentAbandoned()", exit 70) 11.5 s in,
+    /// during a 6.5 s collapse. Now the loader decides again, as it does for whole segments, and plays on.
+    @Test func lowLatency_linkCollapse_abandonedPartDecidesAgain_playsOn() throws {
+        let (run, _) = try collapsingLowLatency(collapseAt: 6, collapseFor: 6.5, ["--duration", "16", "--variant", "0"])
+        expectValidLog(run)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["exitReason"] as? String == "durationReached")
+        #expect(!run.stderr.contains("SegmentAbandoned"))
+        let wedges = run.events("request.byteProgress").filter { ($0["assessment"] as? [String: Any])?["verdict"] as? String == "wedged" }
+        #expect(wedges.count >= 2, "the collapse wedged a part twice: \(wedges.count) wedge verdicts")
+        // Parts kept coming after the collapse.
+        let collapseEnd = 12.5
+        #expect(run.events("segment.buffered").contains { $0["part"] != nil && ($0["t"] as? Double ?? 0) > collapseEnd })
+    }
 }
