@@ -21,7 +21,8 @@ extension PlayerSession {
         let next: LowLatencyNextLoad
         if let loaded = lowLatencyLoaded {
             next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
-        } else if let start = pendingLowLatencyStart ?? LowLatencyRules.startPosition(for: playlist) {
+        } else if let start = pendingLowLatencyStart.flatMap({ Self.lists($0.uri, in: playlist) ? $0 : nil })
+                    ?? loggedLowLatencyStart(for: playlist) {
             pendingLowLatencyStart = nil
             next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
         } else {
@@ -63,6 +64,22 @@ extension PlayerSession {
             lowLatencyLoaded = nil
             fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
         }
+    }
+
+    /// Whether `playlist` lists `uri` as a segment or a part: a start chosen on another variant's
+    /// playlist (a switch right after a resync) is not used on this one.
+    static func lists(_ uri: URL, in playlist: MediaPlaylist) -> Bool {
+        playlist.segments.contains { $0.uri == uri || $0.parts.contains { $0.uri == uri } } || playlist.trailingParts.contains { $0.uri == uri }
+    }
+
+    /// A fresh LL-HLS start on `playlist` (an INDEPENDENT part PART-HOLD-BACK from the end), logged.
+    func loggedLowLatencyStart(for playlist: MediaPlaylist) -> LowLatencyStart? {
+        guard let start = LowLatencyRules.startPosition(for: playlist) else { return nil }
+        recorder.record(.lowLatencyStart(LowLatencyStartRecord(
+            msn: start.position.msn, part: start.position.part, url: shown(start.uri),
+            distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
+            partTargetSeconds: playlist.partTargetSeconds ?? 0)))
+        return start
     }
 
     /// A part or segment fetch abandoned (over-selected, or wedged twice): nothing was loaded, so the
@@ -280,15 +297,25 @@ extension PlayerSession {
         }
     }
 
-    /// Moves loading to the live start point (HOLD-BACK from the edge) — forward only
-    /// (`LiveResyncRules.landing`): when the start point is not ahead of what was loaded,
-    /// nothing newer exists yet, and loading goes on where it was, waiting for the playlist
-    /// to advance, instead of replaying what was already played.
+    /// Moves loading to the live start point — forward only (`LiveResyncRules.landing`): HOLD-BACK
+    /// from the edge, or for LL-HLS a fresh LL-HLS start (an INDEPENDENT part PART-HOLD-BACK from
+    /// the end, as at startup). When the start point is not ahead of what was loaded, nothing newer
+    /// exists yet, and loading goes on where it was, waiting for the playlist to advance, instead of
+    /// replaying what was already played.
     func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
         guard !playlist.segments.isEmpty else { return }
         let now = clock.now()
-        let edge = LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
-        let lastLoaded: LowLatencyPosition? = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
+        // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping
+        // it made the seek a no-op: loading went on from the old part, a stall's length behind live).
+        let lowLatencyStart = Self.isLowLatency(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
+        let edge = lowLatencyStart?.position
+            ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
+        let lastLoaded: LowLatencyPosition?
+        if lowLatencyStart != nil {
+            lastLoaded = lowLatencyLoaded
+        } else {
+            lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
+        }
         let (position, unchanged, td) = lock.withLock {
             (timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
              liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist))
@@ -296,7 +323,8 @@ extension PlayerSession {
         let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
         let landing = LiveResyncRules.landing(edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
                                               windowFirstMediaSequence: playlist.segments[0].mediaSequence)
-        let from = nextMediaSequence
+        // The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
+        let from = lowLatencyStart != nil ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? nextMediaSequence) : nextMediaSequence
         var log = LiveResyncLog(action: landing == .hold ? .held : .seeked, record: r ?? LiveResyncRecord(
             trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
             episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
@@ -320,7 +348,10 @@ extension PlayerSession {
                 edge.msn, from - 1, unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? "", from), url: nil)))
         case .seek, .skipBuffered:
             var to = from
-            if case .seek(let start) = landing { to = start.msn }
+            if case .seek(let start) = landing {
+                to = start.msn
+                log.toPart = start.part
+            }
             buffer.discardAll()
             let (actions, dropped) = lock.withLock {
                 let dropped = timeline.bufferSeconds(at: now)
@@ -336,6 +367,11 @@ extension PlayerSession {
             nextMediaSequence = to
             log.toMediaSequence = to
             log.droppedBufferSeconds = dropped
+            if case .seek = landing, lowLatencyStart != nil {
+                // A fresh LL-HLS start, as at startup: the step after this one loads it.
+                lowLatencyLoaded = nil
+                pendingLowLatencyStart = loggedLowLatencyStart(for: playlist)
+            }
         }
         recorder.record(.liveResync(log))
     }

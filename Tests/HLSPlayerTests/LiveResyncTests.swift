@@ -215,4 +215,51 @@ import Testing
         let collapseEnd = 12.5
         #expect(run.events("segment.buffered").contains { $0["part"] != nil && ($0["t"] as? Double ?? 0) > collapseEnd })
     }
+
+    /// Seed: a long-stall resync on an LL-HLS stream kept the LL-HLS position (the last part loaded),
+    /// so the "seek" did nothing: loading went on from the old part and the session played on 10.4 s
+    /// behind live (2.6 s before a 10 s link collapse), forever; only a position that left the
+    /// playlist (fell behind) moved it. Now the resync starts afresh as at startup: an INDEPENDENT part
+    /// PART-HOLD-BACK from the end, and the first part loaded after it is that one.
+    @Test func lowLatency_longStallResync_landsAtAFreshLowLatencyStart() throws {
+        let (run, _) = try collapsingLowLatency(collapseAt: 6, collapseFor: 10, ["--duration", "25"])
+        expectValidLog(run)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["exitReason"] as? String == "durationReached")
+        let steps = run.events("live.resync")
+        let actions = steps.compactMap { $0["action"] as? String }
+        let seek = try #require(steps.first { $0["action"] as? String == "seeked" }, "\(actions)")
+        #expect(seek["trigger"] as? String == "long-stall")
+        #expect(seek["landing"] as? String == "seek")
+        let to = try #require(seek["toMediaSequence"] as? Int)
+        let toPart = seek["toPart"] as? Int
+        #expect(toPart != nil, "an LL-HLS start is a part")
+        #expect(seek["edgeMediaSequence"] as? Int == to)
+        #expect(seek["edgePart"] as? Int == toPart)
+        #expect(to > (seek["lastLoadedMediaSequence"] as? Int ?? .max), "forward of what was loaded")
+        #expect(actions.contains("resolved"), "\(actions)")
+
+        // The same start is logged as a fresh LL-HLS start, PART-HOLD-BACK (1.5 s) or more from the end.
+        let seekAt = try #require(seek["t"] as? Double)
+        let start = run.events("lowlatency.start").first { ($0["t"] as? Double ?? 0) >= seekAt - 0.001 }
+        #expect(start?["msn"] as? Int == to)
+        #expect(start?["part"] as? Int == toPart)
+        #expect((start?["distanceFromEndSeconds"] as? Double ?? 0) >= (start?["partHoldBackSeconds"] as? Double ?? .infinity) - 0.001)
+
+        // Loading goes on from there: the first part after the seek is the start, none before it.
+        let after = run.events("segment.buffered").filter { ($0["t"] as? Double ?? 0) > seekAt }
+        let first = try #require(after.first)
+        #expect(first["mediaSequence"] as? Int == to)
+        #expect(first["part"] as? Int == toPart)
+        #expect(!after.contains { ($0["mediaSequence"] as? Int ?? .max) < to }, "nothing from the old position")
+
+        // Back near the live edge: the latency once playing again is the fresh start's distance from
+        // the end (2 s) and the age of the playlist the resync reloaded during the collapse — 4.1–4.6 s
+        // measured — not the collapse's 10 s (10.4 s before).
+        let resolvedAt = try #require(steps.first { $0["action"] as? String == "resolved" }?["t"] as? Double)
+        let latencies = run.events("buffer.sample").filter { ($0["t"] as? Double ?? 0) > resolvedAt + 1 && $0["phase"] as? String == "playing" }
+            .compactMap { $0["liveLatencySeconds"] as? Double }
+        #expect(!latencies.isEmpty)
+        #expect((latencies.max() ?? .infinity) < 7, "latency after the resync: \(latencies.max() ?? -1) s")
+    }
 }
