@@ -208,8 +208,9 @@ extension PlayerSession {
                 let staleness = lock.withLock { playlistStaleness }
                 if staleness.isStale, let unchanged = staleness.observedUnchangedSeconds, let newest = staleness.lastMediaSequence {
                     let bound = LivePlaylistStaleness.boundSeconds(targetDurationSeconds: r.targetDurationSeconds)
-                    message += String(format: "; the live playlist did not change over %d reloads in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
-                                      staleness.unchangedReloads, unchanged, newest, LivePlaylistStaleness.updateBoundTargetDurations, bound)
+                    message += String(format: "; the live playlist did not change over %@ in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
+                                      LivePlaylistStaleness.reloads(staleness.unchangedReloads), unchanged, newest,
+                                      LivePlaylistStaleness.updateBoundTargetDurations, bound)
                 }
                 recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
                 requestStop(reason: .error, error: message, category: .network)
@@ -343,9 +344,10 @@ extension PlayerSession {
             lock.withLock { resyncFromSequence = from }
             log.toMediaSequence = from
             log.droppedBufferSeconds = 0
+            let said = { (p: LowLatencyPosition) in p.part.map { "segment \(p.msn) part \($0)" } ?? "segment \(p.msn)" }
             recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(
-                format: "resync: the live start point (segment %d) is not ahead of what was loaded (up to segment %d)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on at segment %d when the playlist advances",
-                edge.msn, from - 1, unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? "", from), url: nil)))
+                format: "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
+                said(edge), lastLoaded.map(said) ?? "-", unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""), url: nil)))
         case .seek, .skipBuffered:
             var to = from
             if case .seek(let start) = landing {

@@ -58,8 +58,9 @@ public struct LivePlaylistStaleRecord: Sendable, Equatable, Codable {
         self.newLastMediaSequence = newLastMediaSequence
         switch state {
         case .stale:
-            message = String(format: "the live playlist has not changed for %.1f s (%d reloads; newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows between versions: the packager stopped or a cache serves an old copy; reloading every half target duration (RFC 8216 §6.3.4)",
-                             unchangedSeconds, unchangedReloads, lastMediaSequence, LivePlaylistStaleness.updateBoundTargetDurations, boundSeconds)
+            message = String(format: "the live playlist has not changed for %.1f s (%@; newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows between versions: the packager stopped or a cache serves an old copy; reloading every half target duration (RFC 8216 §6.3.4)",
+                             unchangedSeconds, LivePlaylistStaleness.reloads(unchangedReloads), lastMediaSequence,
+                             LivePlaylistStaleness.updateBoundTargetDurations, boundSeconds)
         case .advanced:
             message = String(format: "the live playlist changed again after %.1f s unchanged (newest segment %d, now %d)",
                              unchangedSeconds, lastMediaSequence, newLastMediaSequence ?? lastMediaSequence)
@@ -82,6 +83,9 @@ public struct LivePlaylistStaleness: Sendable, Equatable {
     public private(set) var isStale = false
 
     public init() {}
+
+    /// "1 reload", "3 reloads": for messages.
+    public static func reloads(_ count: Int) -> String { count == 1 ? "1 reload" : "\(count) reloads" }
 
     /// The bound for this target duration, seconds.
     public static func boundSeconds(targetDurationSeconds: Double) -> Double {
