@@ -21,7 +21,8 @@ extension PlayerSession {
         let next: LowLatencyNextLoad
         if let loaded = lowLatencyLoaded {
             next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
-        } else if let start = pendingLowLatencyStart ?? LowLatencyRules.startPosition(for: playlist) {
+        } else if let start = pendingLowLatencyStart.flatMap({ Self.lists($0.uri, in: playlist) ? $0 : nil })
+                    ?? loggedLowLatencyStart(for: playlist) {
             pendingLowLatencyStart = nil
             next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
         } else {
@@ -30,7 +31,12 @@ extension PlayerSession {
         switch next {
         case .part(let position, let uri), .preloadHint(let position, let uri):
             // A preload hint is requested like a listed part; the server holds it until it exists.
-            try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
+            do {
+                try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
+            } catch is SegmentAbandoned {
+                try countLowLatencyAbandon(msn: position.msn, uri: uri)
+                return
+            }
             lowLatencyLoaded = position
         case .segment(let msn, _):
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
@@ -42,7 +48,12 @@ extension PlayerSession {
                 recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
                     reason: "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)")))
             } else {
-                try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                do {
+                    try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                } catch is SegmentAbandoned {
+                    try countLowLatencyAbandon(msn: msn, uri: segment.uri)
+                    return
+                }
             }
             lowLatencyLoaded = LowLatencyPosition(msn: msn)
             nextMediaSequence = msn + 1
@@ -52,6 +63,32 @@ extension PlayerSession {
             recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap", url: nil)))
             lowLatencyLoaded = nil
             fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
+        }
+    }
+
+    /// Whether `playlist` lists `uri` as a segment or a part: a start chosen on another variant's
+    /// playlist (a switch right after a resync) is not used on this one.
+    static func lists(_ uri: URL, in playlist: MediaPlaylist) -> Bool {
+        playlist.segments.contains { $0.uri == uri || $0.parts.contains { $0.uri == uri } } || playlist.trailingParts.contains { $0.uri == uri }
+    }
+
+    /// A fresh LL-HLS start on `playlist` (an INDEPENDENT part PART-HOLD-BACK from the end), logged.
+    func loggedLowLatencyStart(for playlist: MediaPlaylist) -> LowLatencyStart? {
+        guard let start = LowLatencyRules.startPosition(for: playlist) else { return nil }
+        recorder.record(.lowLatencyStart(LowLatencyStartRecord(
+            msn: start.position.msn, part: start.position.part, url: shown(start.uri),
+            distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
+            partTargetSeconds: playlist.partTargetSeconds ?? 0)))
+        return start
+    }
+
+    /// A part or segment fetch abandoned (over-selected, or wedged twice): nothing was loaded, so the
+    /// next step decides again — under the lowered cap — and asks for the same position, as the
+    /// fetch loop does for whole segments; the same bounded number of times per segment.
+    func countLowLatencyAbandon(msn: Int, uri: URL) throws {
+        abandonedAttempts[msn, default: 0] += 1
+        if abandonedAttempts[msn, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
+            throw SessionFailure(category: .network, message: "segment \(msn) could not be loaded part by part: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(uri))
         }
     }
 
@@ -164,7 +201,17 @@ extension PlayerSession {
                 recorder.record(.liveResync(LiveResyncLog(action: .resolved, record: r)))
             case .giveUp(let r):
                 recorder.record(.liveResync(LiveResyncLog(action: .giveUp, record: r)))
-                let message = String(format: "live stream lost: no frame after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                var message = String(format: "live stream lost: playback did not resume after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                if let frame = r.firstFrameSeconds {
+                    message += String(format: "; the last restart's media decoded (first frame %.1f s after it) but never reached the resume threshold", frame)
+                }
+                let staleness = lock.withLock { playlistStaleness }
+                if staleness.isStale, let unchanged = staleness.observedUnchangedSeconds, let newest = staleness.lastMediaSequence {
+                    let bound = LivePlaylistStaleness.boundSeconds(targetDurationSeconds: r.targetDurationSeconds)
+                    message += String(format: "; the live playlist did not change over %@ in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
+                                      LivePlaylistStaleness.reloads(staleness.unchangedReloads), unchanged, newest,
+                                      LivePlaylistStaleness.updateBoundTargetDurations, bound)
+                }
                 recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
                 requestStop(reason: .error, error: message, category: .network)
             }
@@ -207,8 +254,12 @@ extension PlayerSession {
         }
     }
 
-    /// Performs a resync or restart decided by the policy, under the recovery cap.
+    /// Performs a resync or restart decided by the policy, under the recovery cap. A step whose
+    /// episode ended before the loader got to it (playback resumed meanwhile) is not performed:
+    /// seeking then would drop the media that just resumed it.
     func performLiveStep(_ step: LiveResyncAction) throws {
+        let phase = lock.withLock { liveResync?.phase }
+        guard phase == .resyncing || phase == .restarting else { return }
         switch step {
         case .resyncToLiveEdge(let r):
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
@@ -247,32 +298,95 @@ extension PlayerSession {
         }
     }
 
-    /// Drops the forward buffer and continues at the live start point (HOLD-BACK from the edge).
+    /// Moves loading to the live start point — forward only (`LiveResyncRules.landing`): HOLD-BACK
+    /// from the edge, or for LL-HLS a fresh LL-HLS start (an INDEPENDENT part PART-HOLD-BACK from
+    /// the end, as at startup). When the start point is not ahead of what was loaded, nothing newer
+    /// exists yet, and loading goes on where it was, waiting for the playlist to advance, instead of
+    /// replaying what was already played.
     func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
         guard !playlist.segments.isEmpty else { return }
-        let from = nextMediaSequence
-        let to = playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence
         let now = clock.now()
-        buffer.discardAll()
-        let (actions, dropped, td) = lock.withLock {
-            let dropped = timeline.bufferSeconds(at: now)
-            let actions = timeline.discardBuffered(at: now)
-            mainBufferedEndSeconds = timeline.bufferedEndSeconds
-            if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
-            resyncFromSequence = to
-            return (actions, dropped, liveResync?.targetDurationSeconds ?? playlist.targetDurationSeconds)
+        // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping
+        // it made the seek a no-op: loading went on from the old part, a stall's length behind live).
+        let lowLatencyStart = Self.isLowLatency(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
+        let edge = lowLatencyStart?.position
+            ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
+        let lastLoaded: LowLatencyPosition?
+        if lowLatencyStart != nil {
+            lastLoaded = lowLatencyLoaded
+        } else {
+            lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
         }
-        record(actions)
-        bufferedSegments.removeAll()
-        audio?.nextMediaSequence = nil
-        nextMediaSequence = to
-        var log = LiveResyncLog(action: .seeked, record: r ?? LiveResyncRecord(
+        let (position, unchanged, td) = lock.withLock {
+            (timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
+             liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist))
+        }
+        let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
+        let landing = LiveResyncRules.landing(edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
+                                              windowFirstMediaSequence: playlist.segments[0].mediaSequence)
+        // The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
+        let from = lowLatencyStart != nil ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? nextMediaSequence) : nextMediaSequence
+        var log = LiveResyncLog(action: landing == .hold ? .held : .seeked, record: r ?? LiveResyncRecord(
             trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
             episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
         log.fromMediaSequence = from
-        log.toMediaSequence = to
         log.variantIndex = variantIndex
-        log.droppedBufferSeconds = dropped
+        log.landing = landing.name
+        log.edgeMediaSequence = edge.msn
+        log.edgePart = edge.part
+        log.lastLoadedMediaSequence = lastLoaded?.msn
+        log.lastLoadedPart = lastLoaded?.part
+        log.playheadMediaSequence = playhead
+        log.playlistLastMediaSequence = playlist.segments.last?.mediaSequence
+        log.playlistUnchangedSeconds = unchanged
+        switch landing {
+        case .hold:
+            lock.withLock { resyncFromSequence = from }
+            log.toMediaSequence = from
+            log.droppedBufferSeconds = 0
+            let said = { (p: LowLatencyPosition) in p.part.map { "segment \(p.msn) part \($0)" } ?? "segment \(p.msn)" }
+            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(
+                format: "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
+                said(edge), lastLoaded.map(said) ?? "-", unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""), url: nil)))
+        case .seek, .skipBuffered:
+            var to = from
+            if case .seek(let start) = landing {
+                to = start.msn
+                log.toPart = start.part
+            }
+            buffer.discardAll()
+            let (actions, dropped) = lock.withLock {
+                let dropped = timeline.bufferSeconds(at: now)
+                let actions = timeline.discardBuffered(at: now)
+                mainBufferedEndSeconds = timeline.bufferedEndSeconds
+                if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
+                resyncFromSequence = to
+                return (actions, dropped)
+            }
+            record(actions)
+            bufferedSegments.removeAll()
+            audio?.nextMediaSequence = nil
+            nextMediaSequence = to
+            log.toMediaSequence = to
+            log.droppedBufferSeconds = dropped
+            if case .seek = landing, lowLatencyStart != nil {
+                // A fresh LL-HLS start, as at startup: the step after this one loads it.
+                lowLatencyLoaded = nil
+                pendingLowLatencyStart = loggedLowLatencyStart(for: playlist)
+            }
+        }
         recorder.record(.liveResync(log))
+    }
+
+    /// After each load of the variant's live playlist: logs when it stops changing for longer than
+    /// RFC 8216 §6.2.1 allows (`live.stale`), and when it changes again.
+    func followLivePlaylistStaleness(_ media: MediaPlaylist) {
+        let newest = media.segments.last?.mediaSequence ?? (media.mediaSequence - 1)
+        let td = LivePlaylistRules.targetDurationSeconds(for: media)
+        let now = clock.now()
+        if let record = lock.withLock({ playlistStaleness.reloaded(lastMediaSequence: newest, trailingParts: media.trailingParts.count,
+                                                                   targetDurationSeconds: td, at: now) }) {
+            recorder.record(.liveStale(record))
+        }
     }
 }

@@ -230,11 +230,13 @@ public final class PlayerSession: @unchecked Sendable {
     var liveResync: LiveResyncPolicy?
     /// A resync or restart decided on the monitor, for the loader to perform.
     var pendingLiveStep: LiveResyncAction?
-    /// After a resync: the first media sequence at the new position; a frame from it (or later) resolves the episode.
+    /// After a resync: the first media sequence at the new position; a frame from it (or later) is noted.
     var resyncFromSequence: Int?
     /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
     /// size, bits per second: the audio-only fallback's evidence (VariantSelector).
     var recentSegmentThroughputsBps: [Double] = []
+    /// Since when the variant's live playlist has not changed, and whether it is stale (RFC 8216 §6.2.1).
+    var playlistStaleness = LivePlaylistStaleness()
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
     /// abandoned rung is not chosen again until fresh delivery earns it back.
     var overSelectionCapBps: Int?
@@ -575,6 +577,7 @@ public final class PlayerSession: @unchecked Sendable {
             switch action {
             case let .started(at, position, buffered):
                 recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
+                liveEvent(.playbackStarted(at: at))
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
                 capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))
@@ -782,6 +785,7 @@ public final class PlayerSession: @unchecked Sendable {
         } else {
             liveEvent(.targetDurationChanged(LivePlaylistRules.targetDurationSeconds(for: media)))
             followLiveWindow(media)
+            followLivePlaylistStaleness(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
                 recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))

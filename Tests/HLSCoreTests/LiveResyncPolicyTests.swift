@@ -58,14 +58,63 @@ import Testing
         #expect(p.event(.tick(t(200))).isEmpty)
     }
 
-    @Test func resync_frameInTime_resolved() {
+    @Test func resync_playbackResumesInTime_resolved() {
         var p = LiveResyncPolicy(targetDurationSeconds: 6)
         _ = p.event(.fellOutOfWindow(.expiredSegment, at: t(50)))
-        let a = p.event(.frameDecoded(at: t(51.5)))
+        #expect(p.event(.frameDecoded(at: t(51))).isEmpty)
+        let a = p.event(.stallEnded(at: t(51.5)))
         guard case .resolved(let r)? = a.first else { Issue.record("expected resolved, got \(a)"); return }
         #expect(r.phase == .resyncing)
         #expect(r.episodeSeconds == 1.5)
+        #expect(r.firstFrameSeconds == 1)
+        #expect(r.resolvedBy == .playbackResumed)
         #expect(p.phase == .monitoring)
+    }
+
+    /// Seed: a resync before playback had started resolved on the first decoded frame, so a
+    /// loop of pre-start resyncs (each decoding a frame, none reaching the start threshold)
+    /// never escalated. A frame is noted, but only the media clock playing ends an episode.
+    @Test func preStartResync_framesWithoutPlayback_escalateToRestarts_thenGiveUp() {
+        var p = LiveResyncPolicy(targetDurationSeconds: 6)
+        _ = p.event(.fellOutOfWindow(.behindWindow, at: t(0)))
+        #expect(p.event(.frameDecoded(at: t(1))).isEmpty, "a frame alone does not resolve")
+        #expect(p.phase == .resyncing)
+        let first = restarts(p.event(.tick(t(12))))
+        #expect(first.map(\.attempt) == [1])
+        #expect(first.first?.firstFrameSeconds == 1, "the restart says the resync got as far as a frame")
+        #expect(p.event(.frameDecoded(at: t(13))).isEmpty)
+        #expect(restarts(p.event(.tick(t(30)))).map(\.attempt) == [2])
+        #expect(restarts(p.event(.tick(t(48)))).map(\.attempt) == [3])
+        _ = p.event(.frameDecoded(at: t(50)))
+        let a = p.event(.tick(t(66)))
+        guard case .giveUp(let r)? = a.first else { Issue.record("expected giveUp, got \(a)"); return }
+        #expect(r.firstFrameSeconds == 2)
+        #expect(p.phase == .failed)
+    }
+
+    @Test func preStartResync_playbackStarts_resolved() {
+        var p = LiveResyncPolicy(targetDurationSeconds: 2)
+        _ = p.event(.fellOutOfWindow(.behindWindow, at: t(3)))
+        _ = p.event(.frameDecoded(at: t(3.5)))
+        let a = p.event(.playbackStarted(at: t(4)))
+        guard case .resolved(let r)? = a.first else { Issue.record("expected resolved, got \(a)"); return }
+        #expect(r.resolvedBy == .playbackStarted)
+        #expect(r.episodeSeconds == 1)
+        #expect(p.phase == .monitoring)
+        // Nothing left to escalate.
+        #expect(p.event(.tick(t(100))).isEmpty)
+    }
+
+    @Test func frameOrStart_outsideAnEpisode_changeNothing() {
+        var p = LiveResyncPolicy(targetDurationSeconds: 6)
+        #expect(p.event(.frameDecoded(at: t(1))).isEmpty)
+        #expect(p.event(.playbackStarted(at: t(2))).isEmpty)
+        _ = p.event(.stallStarted(at: t(10)))
+        #expect(p.event(.frameDecoded(at: t(11))).isEmpty)
+        #expect(p.phase == .stalled, "a frame does not end a stall; the clock playing does")
+        #expect(resyncs(p.event(.tick(t(22)))).map(\.trigger) == [.longStall])
+        let r = resyncs(p.event(.fellOutOfWindow(.behindWindow, at: t(23))))
+        #expect(r.isEmpty)
     }
 
     @Test func resyncDeadline_justUnder_waits_at_escalatesToRestart() {
@@ -95,11 +144,12 @@ import Testing
         #expect(p.event(.tick(t(1000))).isEmpty)
     }
 
-    @Test func restart_frame_resolved_countersReset() {
+    @Test func restart_playbackResumes_resolved_countersReset() {
         var p = LiveResyncPolicy(targetDurationSeconds: 6)
         _ = p.event(.fellOutOfWindow(.behindWindow, at: t(0)))
         _ = p.event(.tick(t(12)))
-        let a = p.event(.frameDecoded(at: t(14)))
+        #expect(p.event(.frameDecoded(at: t(13))).isEmpty)
+        let a = p.event(.stallEnded(at: t(14)))
         guard case .resolved(let r)? = a.first else { Issue.record("expected resolved"); return }
         #expect(r.phase == .restarting)
         #expect(r.attempt == 1)
@@ -155,8 +205,9 @@ import Testing
         let choice = VariantSelector().select(snapshot)
         #expect(choice.variantIndex == 0)
         #expect(choice.reason == .capped)
-        // The frame follows inside the deadline: resolved, no restart.
+        // Playback resumes inside the deadline: resolved, no restart.
         #expect(live.event(.tick(t(100))).isEmpty)
-        guard case .resolved? = live.event(.frameDecoded(at: t(100.5))).first else { Issue.record("expected resolved"); return }
+        #expect(live.event(.frameDecoded(at: t(100.2))).isEmpty)
+        guard case .resolved? = live.event(.stallEnded(at: t(100.5))).first else { Issue.record("expected resolved"); return }
     }
 }

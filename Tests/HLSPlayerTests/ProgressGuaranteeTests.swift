@@ -157,9 +157,9 @@ import Testing
     }
 
     /// A live stream whose playlist never changes (stale from the start): the player plays what the
-    /// window holds, stalls, and its reloads bring nothing new. Resyncs download and play the same
-    /// segments again — the clock moves, but over old media. Before: a resync loop that ran until
-    /// killed (240 s: 19 stalls, 57 live.resync events, the same 6 s replayed).
+    /// window holds, stalls, and its reloads bring nothing new; the 5 s bound ends it before the live
+    /// resync policy's first step (a resync there holds, it never replays: LiveResyncTests). Before:
+    /// a resync loop that ran until killed (240 s: 19 stalls, 57 live.resync events, the same 6 s replayed).
     @Test func staleLivePlaylist_noProgressTimeout_exits75() throws {
         let samples = try Repo.requireSamples("ladder-2s")
         let (run, wall) = try play(samples, { config in

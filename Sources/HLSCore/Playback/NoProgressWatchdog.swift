@@ -16,7 +16,7 @@
 //   - the media clock moving through new media: playing, also a live stream
 //     waiting for its next segment while it plays its buffer. Media buffered
 //     without new bytes (a segment downloaded again and played again, as a
-//     resync into a stale live window does) moves the clock but is not
+//     resync into a stale live window used to) moves the clock but is not
 //     progress: the clock counts only up to the end of the buffer as it stood
 //     when new bytes last extended it.
 // Pure: the monitor passes position, buffered end, bytes and now on every tick.

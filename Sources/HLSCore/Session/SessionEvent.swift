@@ -341,7 +341,10 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
         case restart
         /// Performed by the loader: the media sequence it left and the one it jumped to.
         case seeked
-        /// A frame followed: the episode is over.
+        /// Performed by the loader: the live start point was not ahead of what was loaded, so nothing
+        /// was dropped and loading goes on where it was, waiting for the playlist to advance.
+        case held
+        /// Playback started or resumed (`resolvedBy`): the episode is over.
         case resolved
         /// Restarts exhausted: the session ends with an error.
         case giveUp = "give-up"
@@ -357,12 +360,32 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
     public var episodeSeconds: Double?
     public var targetDurationSeconds: Double
     public var recoveryCapApplied: Bool
-    /// For `seeked`: the next media sequence before and after the jump, and the variant.
+    /// Seconds from the step to the first frame decoded from its new position (for `restart` and
+    /// `give-up`: of the step that ran out of time); absent when none came.
+    public var firstFrameSeconds: Double?
+    /// For `resolved`: `playback-resumed` (the stall ended) or `playback-started` (the first start).
+    public var resolvedBy: LiveResyncResolution?
+    /// For `seeked` and `held`: the next media sequence before and after the step (the same when
+    /// held), the variant, and for LL-HLS the part loading goes on at.
     public var fromMediaSequence: Int?
     public var toMediaSequence: Int?
+    public var toPart: Int?
     public var variantIndex: Int?
     /// For `seeked`: media seconds of forward buffer dropped by the seek.
     public var droppedBufferSeconds: Double?
+    /// For `seeked` and `held`, the inputs of the landing rule (`LiveResyncRules.landing`): `seek` (to
+    /// the start point), `skip-buffered` (the buffer dropped, loading goes on where it was) or `hold`;
+    /// the reloaded playlist's start point (HOLD-BACK from its end; LL-HLS: an INDEPENDENT part
+    /// PART-HOLD-BACK from it), the last segment (and part) loaded, the segment at the playhead, the
+    /// playlist's newest segment and the seconds over which reloads found it unchanged.
+    public var landing: String?
+    public var edgeMediaSequence: Int?
+    public var edgePart: Int?
+    public var lastLoadedMediaSequence: Int?
+    public var lastLoadedPart: Int?
+    public var playheadMediaSequence: Int?
+    public var playlistLastMediaSequence: Int?
+    public var playlistUnchangedSeconds: Double?
 
     public init(action: Action, record r: LiveResyncRecord) {
         self.action = action
@@ -374,6 +397,8 @@ public struct LiveResyncLog: Sendable, Equatable, Codable {
         episodeSeconds = r.episodeSeconds
         targetDurationSeconds = r.targetDurationSeconds
         recoveryCapApplied = r.recoveryCapApplied
+        firstFrameSeconds = r.firstFrameSeconds
+        resolvedBy = r.resolvedBy
     }
 }
 
@@ -625,6 +650,8 @@ public enum SessionEvent: Sendable, Equatable {
     case requestPaced(RequestPacingEpisode)
     case thresholdClamp(ThresholdClamp)
     case liveWindow(LiveWindowRecord)
+    /// The live playlist crossed the RFC 8216 §6.2.1 update bound, or advanced again after that.
+    case liveStale(LivePlaylistStaleRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -669,6 +696,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced: "request.paced"
         case .thresholdClamp: "playback.threshold"
         case .liveWindow: "live.window"
+        case .liveStale: "live.stale"
         }
     }
 
@@ -714,6 +742,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced(let p): p
         case .thresholdClamp(let p): p
         case .liveWindow(let p): p
+        case .liveStale(let p): p
         }
     }
 }

@@ -3,12 +3,15 @@
 //
 // First resync to the live edge — with the recovery cap applied on that path
 // too (the runtime feeds StartupCapEvent.liveResync to the cap controller),
-// so the seek cannot re-select the rung that just failed. If no frame follows
-// within a bound, escalate to a full restart (reload the multivariant
-// playlist, fresh connection, recovery cap again); after a bounded number of
-// restarts, give up. There is deliberately no "likely to keep up" input:
-// while the estimate is suspect that signal is the corrupted one. Pure value
-// type, time passed in. Thresholds: docs/startup-cap.md.
+// so the seek cannot re-select the rung that just failed. If playback does
+// not start or resume within a bound, escalate to a full restart (reload the
+// multivariant playlist, fresh connection, recovery cap again); after a
+// bounded number of restarts, give up. Only the media clock playing again
+// ends an episode: a decoded frame does not — one segment can decode while
+// the buffer never reaches the start or resume threshold, and a loop of such
+// resyncs must still escalate. There is deliberately no "likely to keep up"
+// input: while the estimate is suspect that signal is the corrupted one. Pure
+// value type, time passed in. Thresholds: docs/startup-cap.md.
 
 import Foundation
 
@@ -21,9 +24,9 @@ public struct LiveResyncConfiguration: Sendable, Equatable, Codable {
     /// Lower bound of S, seconds (short target durations).
     public var minimumStallResyncSeconds: Double = 6
     // Resync deadline D = max(minimumResyncDeadlineSeconds, resyncDeadlineTargetDurations × target duration).
-    /// A resync must produce a frame within this many target durations: one
-    /// playlist reload plus one lowest-rung segment, with room for a link at
-    /// half the rung's rate. Count.
+    /// Playback must start or resume within this many target durations of a
+    /// resync: one playlist reload plus the resume threshold's worth of
+    /// lowest-rung media, with room for a link at half the rung's rate. Count.
     public var resyncDeadlineTargetDurations: Double = 2
     /// Lower bound of D, seconds.
     public var minimumResyncDeadlineSeconds: Double = 6
@@ -86,8 +89,15 @@ public struct LiveResyncRecord: Sendable, Equatable, Codable {
     public var targetDurationSeconds: Double
     /// Always true: resyncs and restarts go through the recovery cap.
     public var recoveryCapApplied: Bool
+    /// Seconds from the step (resync or restart) to the first frame decoded from its new position;
+    /// nil when none came. For a restart or give-up: of the step that ran out of time. A frame
+    /// without playback starting or resuming does not end the episode.
+    public var firstFrameSeconds: Double?
+    /// For `resolved`: what ended the episode.
+    public var resolvedBy: LiveResyncResolution?
     public init(trigger: LiveResyncTrigger, phase: LiveResyncPhase, attempt: Int, stalledSeconds: Double?, deadlineSeconds: Double?,
-                episodeSeconds: Double?, targetDurationSeconds: Double, recoveryCapApplied: Bool) {
+                episodeSeconds: Double?, targetDurationSeconds: Double, recoveryCapApplied: Bool,
+                firstFrameSeconds: Double? = nil, resolvedBy: LiveResyncResolution? = nil) {
         self.trigger = trigger
         self.phase = phase
         self.attempt = attempt
@@ -96,14 +106,28 @@ public struct LiveResyncRecord: Sendable, Equatable, Codable {
         self.episodeSeconds = episodeSeconds
         self.targetDurationSeconds = targetDurationSeconds
         self.recoveryCapApplied = recoveryCapApplied
+        self.firstFrameSeconds = firstFrameSeconds
+        self.resolvedBy = resolvedBy
     }
+}
+
+/// What ended a resync episode: the media clock playing again.
+public enum LiveResyncResolution: String, Sendable, Equatable, Codable {
+    /// The stall ended: the resume threshold was buffered at the new position.
+    case playbackResumed = "playback-resumed"
+    /// The first start: the episode began before playback had ever started.
+    case playbackStarted = "playback-started"
 }
 
 public enum LiveResyncEvent: Sendable, Equatable {
     case fellOutOfWindow(LiveResyncTrigger, at: MonotonicInstant)
     case stallStarted(at: MonotonicInstant)
+    /// The media clock plays again after a stall (this resolves a resync or restart).
     case stallEnded(at: MonotonicInstant)
-    /// A frame was decoded (after a resync or restart, this resolves it).
+    /// Playback started for the first time (this resolves a resync or restart decided before it).
+    case playbackStarted(at: MonotonicInstant)
+    /// A frame was decoded from the position a resync or restart moved to: noted in the
+    /// records (`firstFrameSeconds`), but it does not end the episode — playback must play.
     case frameDecoded(at: MonotonicInstant)
     case targetDurationChanged(Double)
     case tick(MonotonicInstant)
@@ -114,7 +138,7 @@ public enum LiveResyncAction: Sendable, Equatable {
     case resyncToLiveEdge(LiveResyncRecord)
     /// Reload the multivariant playlist and start over on a fresh connection, recovery cap applied.
     case restart(LiveResyncRecord)
-    /// A frame followed: the episode is over.
+    /// Playback started or resumed: the episode is over.
     case resolved(LiveResyncRecord)
     /// Restarts exhausted: end the session with an error.
     case giveUp(LiveResyncRecord)
@@ -129,6 +153,7 @@ public struct LiveResyncPolicy: Sendable, Equatable {
     private var stallStartedAt: MonotonicInstant?
     private var stepStartedAt: MonotonicInstant?
     private var episodeStartedAt: MonotonicInstant?
+    private var firstFrameAt: MonotonicInstant?
     private var trigger: LiveResyncTrigger = .longStall
 
     public init(targetDurationSeconds: Double, configuration: LiveResyncConfiguration = .init()) {
@@ -147,20 +172,23 @@ public struct LiveResyncPolicy: Sendable, Equatable {
                 stallStartedAt = at
             }
             return []
-        case .stallEnded(let at), .frameDecoded(let at):
+        case .frameDecoded(let at):
+            if (phase == .resyncing || phase == .restarting) && firstFrameAt == nil { firstFrameAt = at }
+            return []
+        case .stallEnded(let at), .playbackStarted(let at):
             switch phase {
             case .stalled:
-                if case .stallEnded = e {
-                    phase = .monitoring
-                    stallStartedAt = nil
-                }
+                phase = .monitoring
+                stallStartedAt = nil
                 return []
             case .resyncing, .restarting:
-                let record = self.record(phase: phase, at: at, deadline: nil)
+                var record = self.record(phase: phase, at: at, deadline: nil)
+                if case .playbackStarted = e { record.resolvedBy = .playbackStarted } else { record.resolvedBy = .playbackResumed }
                 phase = .monitoring
                 stallStartedAt = nil
                 stepStartedAt = nil
                 episodeStartedAt = nil
+                firstFrameAt = nil
                 restartAttempts = 0
                 return [.resolved(record)]
             case .monitoring, .failed:
@@ -194,6 +222,7 @@ public struct LiveResyncPolicy: Sendable, Equatable {
         phase = .resyncing
         stepStartedAt = at
         episodeStartedAt = at
+        firstFrameAt = nil
         return [.resyncToLiveEdge(record(phase: .resyncing, at: at,
                                          deadline: configuration.resyncDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)))]
     }
@@ -203,17 +232,28 @@ public struct LiveResyncPolicy: Sendable, Equatable {
             phase = .failed
             return [.giveUp(record(phase: .failed, at: at, deadline: nil))]
         }
+        // The restart's record says whether the step that ran out of time got as far as a frame.
+        let ranOut = stepFirstFrameSeconds
         restartAttempts += 1
         phase = .restarting
         stepStartedAt = at
-        return [.restart(record(phase: .restarting, at: at,
-                                deadline: configuration.restartDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)))]
+        firstFrameAt = nil
+        var r = record(phase: .restarting, at: at, deadline: configuration.restartDeadlineSeconds(targetDurationSeconds: targetDurationSeconds))
+        r.firstFrameSeconds = ranOut
+        return [.restart(r)]
+    }
+
+    /// Seconds from the current step to the first frame from its new position (nil: none yet).
+    private var stepFirstFrameSeconds: Double? {
+        guard let frame = firstFrameAt, let step = stepStartedAt else { return nil }
+        return frame.seconds(since: step)
     }
 
     private func record(phase: LiveResyncPhase, at: MonotonicInstant, deadline: Double?) -> LiveResyncRecord {
         LiveResyncRecord(trigger: trigger, phase: phase, attempt: restartAttempts,
                          stalledSeconds: stallStartedAt.map { at.seconds(since: $0) }, deadlineSeconds: deadline,
                          episodeSeconds: episodeStartedAt.map { at.seconds(since: $0) },
-                         targetDurationSeconds: targetDurationSeconds, recoveryCapApplied: true)
+                         targetDurationSeconds: targetDurationSeconds, recoveryCapApplied: true,
+                         firstFrameSeconds: stepFirstFrameSeconds)
     }
 }
