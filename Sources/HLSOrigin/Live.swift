@@ -21,17 +21,23 @@ public struct LiveConfiguration: Sendable, Equatable {
     public var stalePlaylists: [StalePlaylist]
     /// Low-Latency HLS (parts, blocking reload, delta updates); nil = plain live playlists.
     public var lowLatency: LowLatencyConfiguration?
+    /// Whether a segment that has left the window stays available for the period RFC 8216 §6.2.2 requires (its
+    /// own duration plus the duration of the longest playlist that listed it) before it answers 404. Off = it
+    /// answers 404 the moment it leaves the window (a server breaking that rule, for tests of expiry handling).
+    public var keepsExpiredSegments: Bool
 
     public static let defaultWindowSegments = 6
     /// Query parameter carrying a live segment's media sequence number: `seg_00003.ts?live=42`.
     public static let sequenceQueryName = "live"
 
     public init(windowSegments: Int = LiveConfiguration.defaultWindowSegments, event: Bool = false,
-                stalePlaylists: [StalePlaylist] = [], lowLatency: LowLatencyConfiguration? = nil) {
+                stalePlaylists: [StalePlaylist] = [], lowLatency: LowLatencyConfiguration? = nil,
+                keepsExpiredSegments: Bool = true) {
         self.windowSegments = max(1, windowSegments)
         self.event = event
         self.stalePlaylists = stalePlaylists
         self.lowLatency = lowLatency
+        self.keepsExpiredSegments = keepsExpiredSegments
     }
 
     /// The live clock at server time `t`: frozen during a stale-playlist window.
@@ -135,6 +141,21 @@ public struct VODPlaylist: Sendable, Equatable {
         return (configuration.event ? 0 : n)...last
     }
 
+    /// Whether segment `k` may be served at live-clock time `t`: in the window, or (when the configuration keeps
+    /// expired segments) left it less than RFC 8216 §6.2.2's period ago — the segment's duration plus the duration
+    /// of the longest playlist listing it, here the window that follows it (segments k+1 … k+W) — so a client that
+    /// read the playlist just before the window slid still gets the segment it names.
+    public func segmentAvailable(_ k: Int, atSeconds t: Double, configuration: LiveConfiguration) -> Bool {
+        let window = window(atSeconds: t, configuration: configuration)
+        guard k >= 0, k <= window.upperBound else { return false }
+        if k >= window.lowerBound { return true }
+        guard configuration.keepsExpiredSegments else { return false }
+        let n = segments.count
+        let leftAt = startSeconds(ofSequence: k + 1)
+        let listedFor = startSeconds(ofSequence: k + 1 + configuration.windowSegments) - leftAt
+        return t < leftAt + listedFor + segments[k % n].durationSeconds
+    }
+
     /// EXT-X-DISCONTINUITY-SEQUENCE for a window starting at `first`: discontinuity tags (one before the first
     /// segment of every loop after the first) on segments that have left the window.
     public func discontinuitySequence(firstSequence first: Int) -> Int {
@@ -229,7 +250,8 @@ final class LiveServer: @unchecked Sendable {
         return p.livePlaylist(atSeconds: configuration.liveClock(atSeconds: t), configuration: configuration, startDate: date)
     }
 
-    /// Whether live segment `sequence` of the file at `filePath` is in its playlist's window at server time `t`.
+    /// Whether live segment `sequence` of the file at `filePath` may be served at server time `t` (in its playlist's
+    /// window, or recently expired: `VODPlaylist.segmentAvailable`).
     func segmentAvailable(filePath: String, sequence: Int, atSeconds t: Double) -> Bool {
         let path = Self.normalize(filePath)
         lock.lock()
@@ -238,7 +260,7 @@ final class LiveServer: @unchecked Sendable {
         let clock = configuration.liveClock(atSeconds: t)
         for (key, p) in candidates where sequence >= 0 {
             let dir = (key as NSString).deletingLastPathComponent
-            guard p.window(atSeconds: clock, configuration: configuration).contains(sequence),
+            guard p.segmentAvailable(sequence, atSeconds: clock, configuration: configuration),
                   Self.segmentPath(uri: p.segments[sequence % p.segments.count].uri, playlistDirectory: dir) == path
             else { continue }
             return true

@@ -8,7 +8,7 @@ usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--trickle PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
-                  [--live [--window SEGMENTS] [--live-event]] [--ll-hls [--part-target DURATION]]
+                  [--live [--window SEGMENTS] [--live-event] [--expire-at-once]] [--ll-hls [--part-target DURATION]]
                   [--max-connections N] [--max-connections-per-address N]
                   [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
                   [--log FILE] [--help]
@@ -30,6 +30,8 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
   --stale-playlist AT:DUR   (live) the live window stops advancing from AT for DUR; repeatable
   --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
   --window SEGMENTS   live window length (default 6)
+  --expire-at-once    (live) a segment answers 404 as soon as it leaves the window; by default it stays
+                      available for its duration plus the window's, as RFC 8216 section 6.2.2 requires
   --live-event        live EVENT playlists (the window grows from the first segment)
   --ll-hls            Low-Latency HLS on top of --live (implies it): MPEG-TS segments cut into parts,
                       blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
@@ -107,6 +109,7 @@ var scenarioFiles: [String] = []
 var live = false
 var windowSegments = LiveConfiguration.defaultWindowSegments
 var liveEvent = false
+var expireAtOnce = false
 var lowLatency = false
 var partTargetSeconds = LowLatencyConfiguration.defaultPartTargetSeconds
 var port: UInt16 = 0
@@ -169,6 +172,8 @@ while let arg = args.popFirst() {
         let v = value()
         guard let d = parseDuration(v), d > 0 else { fail("bad part target \(v)") }
         partTargetSeconds = d
+    case "--expire-at-once":
+        expireAtOnce = true
     case "--window":
         let v = value()
         guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
@@ -215,7 +220,8 @@ if let tracePath {
 }
 if live {
     configuration.live = LiveConfiguration(windowSegments: windowSegments, event: liveEvent,
-                                           lowLatency: lowLatency ? LowLatencyConfiguration(partTargetSeconds: partTargetSeconds) : nil)
+                                           lowLatency: lowLatency ? LowLatencyConfiguration(partTargetSeconds: partTargetSeconds) : nil,
+                                           keepsExpiredSegments: !expireAtOnce)
 }
 if !scenario.stalePlaylists.isEmpty && !live { fail("--stale-playlist needs --live") }
 for file in scenarioFiles {

@@ -29,7 +29,7 @@ private func expectSuccess(_ result: Result<HTTPResponse, LoadError>, sourceLoca
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct HTTPClientTests {
     @Test func okBodyHeadersAndTimingsOrder() throws {
         let body = testBody(100_000)

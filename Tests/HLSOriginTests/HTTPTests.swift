@@ -4,7 +4,7 @@ import Testing
 @testable import HLSOrigin
 
 /// One serialized suite: the pacing and fault tests measure time, so keep tests from competing for the 2 cores.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OriginTests {}
 
 extension OriginTests {

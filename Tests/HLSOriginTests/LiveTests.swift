@@ -72,7 +72,7 @@ func liveURIs(_ playlist: String) -> [String] {
     playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct LiveTests {
     let vod = VODPlaylist.parse(LiveFixture.vodPlaylist)!
     let date = Date(timeIntervalSince1970: 1_700_000_000)
@@ -171,8 +171,43 @@ struct LiveTests {
         // Not produced yet (k + 2 needs two more advances, ≥ 0.5 s away; k + 1 could appear any moment).
         #expect(try c.get("/v0/s\((k + 2) % 3).ts?live=\(k + 2)").status == 404)
         #expect(try c.get("/v0/s\((k + 1) % 3).ts?live=\(k)").status == 404)       // wrong file for that sequence
+        // It leaves the window at start(k + 1) but stays available, as RFC 8216 §6.2.2 requires, for its own
+        // duration plus that of the playlist that listed it last (segments k+1 … k+2 here), then answers 404.
         f.sleep(untilServerTime: f.vod.startSeconds(ofSequence: k + 1) + 0.05)
+        let (later, _, _) = try f.fetchPlaylist(c)
+        #expect(!liveURIs(later).contains(newest), "left the window")
+        #expect(try c.get("/v0/\(newest)").status == 200, "served for the RFC's period after leaving the window")
+        f.sleep(untilServerTime: f.vod.startSeconds(ofSequence: k + 3) + 0.5 + 0.05)
         #expect(try c.get("/v0/\(newest)").status == 404)
+    }
+
+    /// `--expire-at-once` (a server breaking §6.2.2, for tests of a player's expiry handling): 404 as soon as the
+    /// segment has left the window.
+    @Test func expireAtOnce_answers404AsSoonAsASegmentLeavesTheWindow() throws {
+        let f = try LiveFixture(live: LiveConfiguration(windowSegments: 2, keepsExpiredSegments: false))
+        let c = try f.client()
+        let (text, _, _) = try f.fetchPlaylist(c)
+        let first = try #require(liveURIs(text).first)
+        let k = try #require(Int(first.split(separator: "=").last!))
+        f.sleep(untilServerTime: f.vod.startSeconds(ofSequence: k + 1) + 0.05)
+        #expect(try c.get("/v0/\(first)").status == 404)
+    }
+
+    /// The availability rule itself, in content time: in the window; then the RFC's period; never before it is made.
+    @Test func expiredSegmentAvailability_followsRFC8216Section6_2_2() {
+        let vod = VODPlaylist.parse(LiveFixture.vodPlaylist)!   // three 0.5 s segments, looping
+        let keep = LiveConfiguration(windowSegments: 2)
+        let strict = LiveConfiguration(windowSegments: 2, keepsExpiredSegments: false)
+        // Segment 4 is in the window [3, 4] at 1.6 s, [4, 5] at 2.1 s; it leaves at 2.5 s (start of 5).
+        #expect(vod.segmentAvailable(4, atSeconds: 2.1, configuration: strict))
+        #expect(!vod.segmentAvailable(4, atSeconds: 2.6, configuration: strict))
+        // Kept for 0.5 s (its duration) + 1.0 s (the two-segment playlist after it): until 4.0 s.
+        #expect(vod.segmentAvailable(4, atSeconds: 2.6, configuration: keep))
+        #expect(vod.segmentAvailable(4, atSeconds: 3.95, configuration: keep))
+        #expect(!vod.segmentAvailable(4, atSeconds: 4.05, configuration: keep))
+        // Not yet produced: beyond the window's end is never available.
+        #expect(!vod.segmentAvailable(7, atSeconds: 2.1, configuration: keep))
+        #expect(!vod.segmentAvailable(-1, atSeconds: 2.1, configuration: keep))
     }
 
     @Test func eventPlaylistGrowsInRealTime() throws {

@@ -99,7 +99,8 @@ import Testing
         #expect(warning["minimumWindowSeconds"] as? Double == 3)
         #expect(warning["targetDurationSeconds"] as? Double == 1)
         #expect((warning["warning"] as? String)?.contains("RFC 8216 §6.2.2") == true)
-        #expect(run.summary?["liveResyncs"] as? Int == 0)
+        #expect(run.summary?["liveResyncs"] as? Int == 0,
+                "\(run.events("live.resync").map { "\($0["action"] ?? "") \($0["trigger"] ?? "") \($0["reason"] ?? "")" })")
     }
 
     /// The same stream with EXT-X-TARGETDURATION:0, as FFmpeg writes it: the live rules use the 0.25 s segments
