@@ -36,6 +36,9 @@ struct Run {
     var har: [String: Any]?
     /// The log of a `--then` session (FILE-2.jsonl), when there was one.
     var secondLogLines: [[String: Any]] = []
+    /// The process's peak resident set size (VmHWM), as last read while it ran: polled every
+    /// 50 ms, so growth in its last 50 ms may be missed. nil if it could not be read.
+    var peakRSSBytes: Int?
 
     var summary: [String: Any]? { logLines.last.flatMap { $0["type"] as? String == "summary" ? $0 : nil } }
     func events(_ type: String) -> [[String: Any]] { logLines.filter { $0["type"] as? String == type } }
@@ -75,7 +78,11 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
         kill(process.processIdentifier, interruptSignal)
     }
     let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    var peakRSS: Int?
+    while process.isRunning && Date() < deadline {
+        if let hwm = peakResidentBytes(pid: process.processIdentifier) { peakRSS = max(peakRSS ?? 0, hwm) }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
     if process.isRunning {
         process.terminate()
         throw TestSetupError("hlsplay did not finish within \(timeoutSeconds) s")
@@ -95,7 +102,15 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
         .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     return Run(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
                stderr: String(decoding: errBox.data, as: UTF8.self), logLines: parsed, rawLogLines: rawLines, har: harObject,
-               secondLogLines: second)
+               secondLogLines: second, peakRSSBytes: peakRSS)
+}
+
+/// A running process's peak resident set size so far (`VmHWM` in /proc/PID/status), bytes.
+func peakResidentBytes(pid: Int32) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kB = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) }) else { return nil }
+    return kB * 1024
 }
 
 /// An origin serving `root` on an ephemeral loopback port for the test's duration.
