@@ -195,6 +195,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// The live window: warned once when it is shorter than three target durations; its first segment last time.
     var shortLiveWindowWarned = false
     var liveWindowFirstMediaSequence: Int?
+    /// Variants whose RESOLUTION is above `--max-resolution`: never chosen (`resolution.limit`).
+    var resolutionExcludedVariants: Set<Int> = []
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
@@ -648,6 +650,7 @@ public final class PlayerSession: @unchecked Sendable {
         if let pinned = configuration.pinnedVariantIndex, !variants.contains(where: { $0.index == pinned }) {
             throw SessionFailure(category: .playlist, message: "--variant \(pinned): the playlist has variants \(variants.map(\.index))", url: nil)
         }
+        try excludeVariantsAboveResolutionLimit()
 
         startGate()
         startPolicyController()
@@ -728,6 +731,28 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
+    /// Leaves the rungs whose RESOLUTION is above `--max-resolution` out of the ladder, each
+    /// logged (`resolution.limit`, `variant-excluded`); none left, or the pinned one left out,
+    /// is a media error.
+    func excludeVariantsAboveResolutionLimit() throws {
+        guard let limit = configuration.maxResolution else { return }
+        for variant in variants where limit.excludes(variant.resolution) {
+            resolutionExcludedVariants.insert(variant.index)
+            recorder.record(.resolutionLimit(ResolutionLimitRecord(
+                action: .variantExcluded, source: .playlist, variantIndex: variant.index,
+                width: variant.resolution!.width, height: variant.resolution!.height, limit: limit)))
+        }
+        guard !resolutionExcludedVariants.isEmpty else { return }
+        let sizes = variants.compactMap { v in v.resolution.map { "\($0.width)x\($0.height)" } }
+        if resolutionExcludedVariants.count == variants.count {
+            throw SessionFailure(category: .media, message: "every variant's RESOLUTION (\(sizes.joined(separator: ", "))) is above the resolution limit \(limit); nothing to play (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
+        }
+        if let pinned = configuration.pinnedVariantIndex, resolutionExcludedVariants.contains(pinned),
+           let resolution = variants.first(where: { $0.index == pinned })?.resolution {
+            throw SessionFailure(category: .media, message: "--variant \(pinned): its RESOLUTION \(resolution.width)x\(resolution.height) is above the resolution limit \(limit) (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
+        }
+    }
+
     func isAudioOnly(_ v: VariantStream) -> Bool {
         !v.codecs.isEmpty && v.codecs.allSatisfy { $0.hasPrefix("mp4a") || $0.hasPrefix("ac-3") || $0.hasPrefix("ec-3") || $0.hasPrefix("opus") || $0.hasPrefix("fLaC") }
             && v.resolution == nil
@@ -805,7 +830,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
     func ladder() -> [LadderRung] {
         let representatives = failover.map { Set($0.ladderVariantIndices) }
-        return variants.filter { representatives?.contains($0.index) ?? true }.map {
+        return variants.filter { (representatives?.contains($0.index) ?? true) && !resolutionExcludedVariants.contains($0.index) }.map {
             LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
                        audioOnly: $0.audioOnly)
         }

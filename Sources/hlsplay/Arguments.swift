@@ -44,6 +44,8 @@ struct Arguments {
     var noDecode = false
     var insecure = false
     var status: Bool?
+    /// `--max-resolution`: nil = the default; .some(nil) = none.
+    var maxResolution: ResolutionLimit??
     var help = false
     var version = false
 
@@ -72,7 +74,11 @@ struct Arguments {
       --startup-buffer SECONDS   buffer needed to start playing (default 2)
       --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
       --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
-      --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
+      --decode-threads N         decoder threads per track, at most 16 (default 1; 0 = FFmpeg's
+                                 choice); each thread holds a picture of its own
+      --max-resolution WxH|none  the largest picture decoded, either orientation (default
+                                 8192x4320): rungs whose RESOLUTION is larger are not chosen;
+                                 media that is larger ends the session (exit 65)
       --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
       --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
       --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
@@ -141,6 +147,16 @@ struct Arguments {
             case "--cold": a.cold = true
             case "--no-redact": a.noRedact = true
             case "--no-decode": a.noDecode = true
+            case "--max-resolution":
+                let w = try value(for: word)
+                if w == "none" {
+                    a.maxResolution = .some(nil)
+                } else {
+                    guard let limit = ResolutionLimit(parsing: w) else {
+                        throw UsageError(message: "--max-resolution: '\(w)' is not a resolution WxH (e.g. 3840x2160) or 'none'")
+                    }
+                    a.maxResolution = .some(limit)
+                }
             case "--ramp": a.rampSeconds = try seconds(word)
             case "--sessions":
                 let w = try value(for: word)
@@ -197,7 +213,8 @@ struct Arguments {
                 a.peakBitRateBps = bps
             case "--decode-threads":
                 let w = try value(for: word)
-                guard let v = Int(w), v >= 0, v <= 64 else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-64)") }
+                let most = PlayerConfiguration.maxDecodeThreadCount
+                guard let v = Int(w), v >= 0, v <= most else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-\(most))") }
                 a.decodeThreads = v
             case "--variant":
                 let w = try value(for: word)
@@ -266,6 +283,7 @@ extension Arguments {
         configuration.decode = !noDecode
         configuration.estimateStorePath = estimateStorePath
         configuration.verifyTLS = !insecure
+        if let v = maxResolution { configuration.maxResolution = v }
         return configuration
     }
 }

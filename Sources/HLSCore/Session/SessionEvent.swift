@@ -625,6 +625,8 @@ public enum SessionEvent: Sendable, Equatable {
     case requestPaced(RequestPacingEpisode)
     case thresholdClamp(ThresholdClamp)
     case liveWindow(LiveWindowRecord)
+    // Resource limits on hostile input: the largest picture decoded
+    case resolutionLimit(ResolutionLimitRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -669,6 +671,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced: "request.paced"
         case .thresholdClamp: "playback.threshold"
         case .liveWindow: "live.window"
+        case .resolutionLimit: "resolution.limit"
         }
     }
 
@@ -714,6 +717,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .requestPaced(let p): p
         case .thresholdClamp(let p): p
         case .liveWindow(let p): p
+        case .resolutionLimit(let p): p
         }
     }
 }

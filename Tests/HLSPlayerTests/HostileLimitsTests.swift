@@ -1,0 +1,144 @@
+// Resource limits on hostile input, played by the real binary: each case is built at test time by
+// Tools/hostile/make-media.sh (one folder per case; its header lists each case and the outcome
+// expected) and served by hls-origin on loopback, or played as a local path. Peak RSS is the
+// process's VmHWM, read from /proc while it runs.
+
+import Foundation
+import HLSOrigin
+import Testing
+
+@Suite(.serialized) struct HostileLimitsTests {
+    /// The cases, built once into the temporary folder under a name made from the script's bytes
+    /// (as CorpusStreamTests does): later runs reuse them, a changed script builds anew.
+    static let media: Result<URL, any Error> = Result {
+        _ = try requireFFmpeg()
+        let script = Repo.root.appendingPathComponent("Tools/hostile/make-media.sh")
+        let bytes = try Data(contentsOf: script)
+        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        let tmp = FileManager.default.temporaryDirectory
+        let dir = tmp.appendingPathComponent("hlsplay-hostile-\(String(digest, radix: 16))")
+        if FileManager.default.fileExists(atPath: dir.path) { return dir }
+        let building = tmp.appendingPathComponent("hlsplay-hostile-building-\(UUID().uuidString)")
+        let made = try runTool(script, [building.path], timeoutSeconds: 300)
+        guard made.status == 0 else {
+            try? FileManager.default.removeItem(at: building)
+            throw TestSetupError("make-media.sh failed (\(made.status)): \(made.stderr.suffix(800))")
+        }
+        do {
+            try FileManager.default.moveItem(at: building, to: dir)
+        } catch {
+            try? FileManager.default.removeItem(at: building)
+            guard FileManager.default.fileExists(atPath: dir.path) else { throw error }
+        }
+        return dir
+    }
+
+    static func root() throws -> URL {
+        guard FileManager.default.isExecutableFile(atPath: Repo.hlsplay.path) else {
+            throw TestSetupError("\(Repo.hlsplay.path) is missing: run `swift build` first (Tools/test.sh does)")
+        }
+        return try media.get()
+    }
+
+    static let mebibyte = 1 << 20
+
+    /// Plays `path` (relative to the cases' root) from hls-origin.
+    func play(_ path: String, _ arguments: [String], timeoutSeconds: Double = 120) throws -> Run {
+        try withOrigin(try Self.root()) { base in
+            try runHlsplay([base.appendingPathComponent(path).absoluteString, "--headless", "--json"] + arguments,
+                           timeoutSeconds: timeoutSeconds)
+        }
+    }
+
+    func peakMiB(_ run: Run) -> Double { Double(run.peakRSSBytes ?? 0) / Double(Self.mebibyte) }
+
+    /// The session ended with a fatal media error naming the refused size and the limit, logged
+    /// as `resolution.limit` with its inputs, nothing of that size decoded.
+    func expectRefused(_ run: Run, source: String, mediaSequence: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(run.status == 65, "stderr: \(run.stderr)", sourceLocation: sourceLocation)
+        expectValidLog(run, sourceLocation: sourceLocation)
+        let refusals = run.events("resolution.limit")
+        #expect(refusals.count == 1, sourceLocation: sourceLocation)
+        let refusal = refusals.first ?? [:]
+        #expect(refusal["action"] as? String == "refused", sourceLocation: sourceLocation)
+        #expect(refusal["source"] as? String == source, sourceLocation: sourceLocation)
+        #expect(refusal["width"] as? Int == 16000 && refusal["height"] as? Int == 16000, "\(refusal)", sourceLocation: sourceLocation)
+        #expect(refusal["limit"] as? String == "8192x4320" && refusal["maxPixels"] as? Int == 35_389_440, sourceLocation: sourceLocation)
+        #expect(refusal["mediaSequence"] as? Int == mediaSequence, sourceLocation: sourceLocation)
+        let fatal = run.events("error").filter { $0["fatal"] as? Bool == true }
+        #expect(fatal.count == 1 && fatal.first?["category"] as? String == "media", "\(fatal)", sourceLocation: sourceLocation)
+        let message = fatal.first?["message"] as? String ?? ""
+        #expect(message.contains("16000x16000") && message.contains("8192x4320") && message.contains("--max-resolution"),
+                "\(message)", sourceLocation: sourceLocation)
+        #expect(run.stderr.contains("16000x16000"), sourceLocation: sourceLocation)
+        #expect(run.summary?["exitReason"] as? String == "error", sourceLocation: sourceLocation)
+    }
+
+    // MARK: - The decoder memory bomb (a 5.8 KB segment whose SPS claims 16000x16000)
+
+    /// Was: exit 0 after 20 s (a 14 s demux probe decoding 16000x16000 pictures), 1.36 GB peak RSS
+    /// with one decoder thread, 2.6 GB with FFmpeg's choice (debug build).
+    @Test(arguments: [1, 0])
+    func spsBomb_refusedAsMediaError_beforeAllocating(decodeThreads: Int) throws {
+        let run = try play("sps-bomb/prog.m3u8", ["--decode-threads", String(decodeThreads)], timeoutSeconds: 60)
+        expectRefused(run, source: "container", mediaSequence: 0)
+        #expect(run.events("decoder.open").isEmpty, "no decoder was opened for it")
+        #expect(run.events("segment.buffered").isEmpty, "nothing of it reached the forward buffer")
+        #expect(peakMiB(run) < 250, "peak RSS \(peakMiB(run)) MiB")
+    }
+
+    /// The container (FFmpeg's parser) reports the 64x64 display size of a cropping window
+    /// over 16000x16000 coded pictures; FFmpeg's max_pixels checks the display size only.
+    @Test func spsBombCropped_codedSizeRefusedBeforeTheProbeDecodes() throws {
+        let run = try play("sps-bomb-cropped/prog.m3u8", [], timeoutSeconds: 60)
+        expectRefused(run, source: "container", mediaSequence: 0)
+        #expect(peakMiB(run) < 250, "peak RSS \(peakMiB(run)) MiB")
+    }
+
+    /// The bomb as the second segment of a variant: the demuxer reuses the first segment's codec
+    /// parameters (no probe), so the decoder is the one that meets the new SPS.
+    @Test(arguments: [1, 0])
+    func spsBombMidstream_refusedByTheDecoder(decodeThreads: Int) throws {
+        let run = try play("sps-bomb-midstream/prog.m3u8", ["--decode-threads", String(decodeThreads)], timeoutSeconds: 60)
+        expectRefused(run, source: "decoder", mediaSequence: 1)
+        #expect(run.events("frame.first").count == 1, "the good first segment played")
+        #expect(peakMiB(run) < 250, "peak RSS \(peakMiB(run)) MiB")
+    }
+
+    /// A rung that declares a RESOLUTION above the limit is left out of the ladder up-front (never
+    /// requested); the other plays.
+    @Test func declaredTooLarge_rungExcluded_otherRungPlays() throws {
+        let run = try withOrigin(try Self.root()) { base in
+            try runHlsplay([base.appendingPathComponent("declared-too-large/master.m3u8").absoluteString, "--headless", "--json",
+                            "--startup-cap", "off"], timeoutSeconds: 60)
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let excluded = run.events("resolution.limit")
+        #expect(excluded.count == 1)
+        #expect(excluded.first?["action"] as? String == "variant-excluded")
+        #expect(excluded.first?["source"] as? String == "playlist")
+        #expect(excluded.first?["variantIndex"] as? Int == 1)
+        let urls = run.events("request.start").compactMap { $0["url"] as? String }
+        #expect(!urls.contains { $0.contains("/v1/") }, "the excluded rung was never requested: \(urls)")
+        let ladders = run.events("abr.decision").compactMap { ($0["inputs"] as? [String: Any])?["ladder"] as? [[String: Any]] }
+        #expect(!ladders.isEmpty && ladders.allSatisfy { $0.map { $0["variantIndex"] as? Int } == [0] })
+        #expect(run.summary?["exitReason"] as? String == "completed")
+    }
+
+    /// `--max-resolution` sets the limit: a 64x64 stream above 32x32 is refused; `none` and a
+    /// limit it fits play it.
+    @Test func maxResolutionFlag_setsTheLimit() throws {
+        let inside = try Self.root().appendingPathComponent("local-escape/play/prog-inside.m3u8").path
+        let refused = try runHlsplay([inside, "--headless", "--json", "--max-resolution", "32x32"], timeoutSeconds: 60)
+        #expect(refused.status == 65, "stderr: \(refused.stderr)")
+        #expect(refused.events("resolution.limit").first?["limit"] as? String == "32x32")
+        #expect((refused.logLines.first?["configuration"] as? [String: Any])?["maxResolution"] as? String == "32x32")
+        for limit in ["none", "64x64"] {
+            let played = try runHlsplay([inside, "--headless", "--json", "--max-resolution", limit], timeoutSeconds: 60)
+            #expect(played.status == 0, "--max-resolution \(limit): \(played.stderr)")
+        }
+        let bad = try runHlsplay([inside, "--headless", "--max-resolution", "8k"], timeoutSeconds: 30)
+        #expect(bad.status == 64 && bad.stderr.contains("--max-resolution"))
+    }
+}
