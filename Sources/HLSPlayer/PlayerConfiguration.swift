@@ -97,6 +97,16 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// rungs whose RESOLUTION is above it are not chosen, media above it ends the session
     /// with a media error. nil: FFmpeg's own limits only.
     public var maxResolution: ResolutionLimit? = .default8K
+    /// `--max-buffer-bytes`: the forward buffer's byte bound — no further segment is fetched
+    /// while the packets held and the next segment would exceed it (ForwardBufferRule), bytes.
+    /// nil: bounded in seconds only.
+    public var maxForwardBufferBytes: Int? = PlayerConfiguration.defaultMaxForwardBufferBytes
+
+    /// The forward buffer's default byte bound: 256 MiB — as much as one segment may weigh
+    /// (`maxBodyBytes`), about 3 minutes of a 12 Mbit/s 4K rung (more than the 30 s target),
+    /// 11 s of the 46 MB-per-2-s segments that took RSS to 876 MB under the seconds target
+    /// alone. Bytes.
+    public static let defaultMaxForwardBufferBytes = 256 << 20
 
     /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
     public static let automaticForwardBufferSeconds: Double = 30
@@ -126,7 +136,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
              trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
-             maxResolution
+             maxResolution, maxForwardBufferBytes
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -162,8 +172,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
         try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)
         try c.encode(forwardBufferTargetSeconds, forKey: .forwardBufferTargetSeconds)
-        // "none" when off, as on the command line (the log never holds nulls).
+        // "none" and 0 when off, as on the command line (the log never holds nulls).
         try c.encode(maxResolution?.description ?? "none", forKey: .maxResolution)
+        try c.encode(maxForwardBufferBytes ?? 0, forKey: .maxForwardBufferBytes)
     }
 }
 

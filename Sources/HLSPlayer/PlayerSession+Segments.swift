@@ -108,6 +108,7 @@ extension PlayerSession {
             }
         }
         buffer.append(buffered)
+        lastSegmentPacketBytes = kept.reduce(0) { $0 + $1.size }
         let end = start + segment.durationSeconds
         // Before the first start, the controller judges the start itself: a risky
         // start waits for the policy's resume threshold instead of the startup one.

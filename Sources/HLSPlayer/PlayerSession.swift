@@ -197,6 +197,10 @@ public final class PlayerSession: @unchecked Sendable {
     var liveWindowFirstMediaSequence: Int?
     /// Variants whose RESOLUTION is above `--max-resolution`: never chosen (`resolution.limit`).
     var resolutionExcludedVariants: Set<Int> = []
+    /// The forward buffer's byte bound: the open episode (`buffer.byteBound`), and the packet
+    /// bytes of the last segment buffered, which the next one is expected to add.
+    var byteBoundEpisodes = ByteBoundEpisodes()
+    var lastSegmentPacketBytes = 0
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
@@ -441,6 +445,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
         record(actions)
         closePacingEpisodes(at: now)
+        if let episode = byteBoundEpisodes.finish(at: now) { recorder.record(.byteBound(episode)) }
         saveEstimate()
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
@@ -469,7 +474,7 @@ public final class PlayerSession: @unchecked Sendable {
 
     func monitorTick() {
         let now = clock.now()
-        let (actions, sample, phase, played) = lock.withLock {
+        let (actions, observed, phase, played) = lock.withLock {
             let actions = timeline.advance(to: now)
             let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
             let position = timeline.positionSeconds(at: now)
@@ -488,6 +493,8 @@ public final class PlayerSession: @unchecked Sendable {
             }
             return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
         }
+        var sample = observed
+        sample.bufferedBytes = buffer.bytes
         record(actions)
         if !isStopping {
             recorder.record(.bufferSample(sample))
@@ -862,6 +869,19 @@ public final class PlayerSession: @unchecked Sendable {
         return decision
     }
 
+    /// The forward buffer's level and the bounds in force: the seconds target, the byte bound,
+    /// and the floor under which the byte bound never holds loading (the start and resume
+    /// thresholds in force, so neither a start nor a resume waits for bytes that cannot come).
+    func forwardBufferState(at now: MonotonicInstant) -> (ForwardBufferLevel, ForwardBufferBounds) {
+        let bytes = buffer.bytes
+        return lock.withLock {
+            (ForwardBufferLevel(bufferSeconds: timeline.bufferSeconds(at: now), bufferedBytes: bytes,
+                                expectedSegmentBytes: lastSegmentPacketBytes),
+             ForwardBufferBounds(targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
+                                 floorSeconds: max(timeline.startupThresholdSeconds, timeline.resumeThresholdSeconds)))
+        }
+    }
+
     func fetchLoop() throws {
         while !isStopping {
             do {
@@ -884,8 +904,13 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             let now = clock.now()
-            let (bufferAhead, live, target) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false, forwardBufferTarget()) }
-            if bufferAhead >= target {
+            let (level, bounds) = forwardBufferState(at: now)
+            let live = lock.withLock { isLive ?? false }
+            let gate = ForwardBufferRule.gate(level, bounds)
+            if let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
+                recorder.record(.byteBound(episode))
+            }
+            if gate != .load {
                 sleepUnlessStopping(0.1)
                 continue
             }

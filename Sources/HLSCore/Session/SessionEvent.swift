@@ -393,6 +393,9 @@ public struct BufferSample: Sendable, Equatable, Codable {
     /// With an alternate audio rendition: each track's buffered end (the buffer is the minimum of the two).
     public var videoBufferedEndSeconds: Double?
     public var audioBufferedEndSeconds: Double?
+    /// Payload bytes of the demuxed packets in the forward buffer, not yet taken by the decoder
+    /// (what `--max-buffer-bytes` bounds; absent in `hlsplay simulate`).
+    public var bufferedBytes: Int?
     public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
                 estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
                 liveLatencySeconds: Double? = nil) {
@@ -625,8 +628,9 @@ public enum SessionEvent: Sendable, Equatable {
     case requestPaced(RequestPacingEpisode)
     case thresholdClamp(ThresholdClamp)
     case liveWindow(LiveWindowRecord)
-    // Resource limits on hostile input: the largest picture decoded
+    // Resource limits on hostile input: the largest picture decoded, the forward buffer's byte bound
     case resolutionLimit(ResolutionLimitRecord)
+    case byteBound(ByteBoundRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -672,6 +676,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .thresholdClamp: "playback.threshold"
         case .liveWindow: "live.window"
         case .resolutionLimit: "resolution.limit"
+        case .byteBound: "buffer.byteBound"
         }
     }
 
@@ -718,6 +723,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .thresholdClamp(let p): p
         case .liveWindow(let p): p
         case .resolutionLimit(let p): p
+        case .byteBound(let p): p
         }
     }
 }
