@@ -101,6 +101,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// while the packets held and the next segment would exceed it (ForwardBufferRule), bytes.
     /// nil: bounded in seconds only.
     public var maxForwardBufferBytes: Int? = PlayerConfiguration.defaultMaxForwardBufferBytes
+    /// `--allow-any-local-file`: a top-level playlist given as a path may name local files
+    /// outside its own directory (LocalFileScope). Off: it may not.
+    public var allowAnyLocalFile = false
 
     /// The forward buffer's default byte bound: 256 MiB — as much as one segment may weigh
     /// (`maxBodyBytes`), about 3 minutes of a 12 Mbit/s 4K rung (more than the 30 s target),
@@ -136,7 +139,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
              trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
-             maxResolution, maxForwardBufferBytes
+             maxResolution, maxForwardBufferBytes, allowAnyLocalFile
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -175,6 +178,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         // "none" and 0 when off, as on the command line (the log never holds nulls).
         try c.encode(maxResolution?.description ?? "none", forKey: .maxResolution)
         try c.encode(maxForwardBufferBytes ?? 0, forKey: .maxForwardBufferBytes)
+        try c.encode(allowAnyLocalFile, forKey: .allowAnyLocalFile)
     }
 }
 

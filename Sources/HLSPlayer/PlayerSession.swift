@@ -353,11 +353,23 @@ public final class PlayerSession: @unchecked Sendable {
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.allowFileURLs = configuration.url.isFileURL
+        if configuration.url.isFileURL, !configuration.allowAnyLocalFile {
+            httpConfig.localFileDirectory = Self.localFileDirectory(of: configuration.url)
+        }
         client = HTTPClient(clock: clock, configuration: httpConfig)
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
         progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
+    }
+
+    /// The directory a local top-level playlist may name files in (LocalFileScope): the real
+    /// directory of the real playlist file (a symlinked playlist's segments are where it really is).
+    static func localFileDirectory(of url: URL) -> String {
+        let path = url.path
+        guard let resolved = realpath(path, nil) else { return URL(fileURLWithPath: path).deletingLastPathComponent().path }
+        defer { free(resolved) }
+        return URL(fileURLWithPath: String(cString: resolved)).deletingLastPathComponent().path
     }
 
     /// Called with every event as it is logged (tests, live views).

@@ -48,6 +48,7 @@ struct Arguments {
     var maxResolution: ResolutionLimit??
     /// `--max-buffer-bytes`: nil = the default; 0 = none.
     var maxBufferBytes: Int?
+    var allowAnyLocalFile = false
     var help = false
     var version = false
 
@@ -84,6 +85,8 @@ struct Arguments {
       --max-buffer-bytes SIZE|none  stop loading ahead while the buffered packets would
                                  exceed SIZE, e.g. 256m (default; k, m, g: KiB, MiB, GiB);
                                  never below the start/resume buffer
+      --allow-any-local-file     a playlist given as a path may name local files outside
+                                 its own directory (default: refused, exit 65)
       --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
       --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
       --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
@@ -152,6 +155,7 @@ struct Arguments {
             case "--cold": a.cold = true
             case "--no-redact": a.noRedact = true
             case "--no-decode": a.noDecode = true
+            case "--allow-any-local-file": a.allowAnyLocalFile = true
             case "--max-resolution":
                 let w = try value(for: word)
                 if w == "none" {
@@ -310,6 +314,7 @@ extension Arguments {
         configuration.verifyTLS = !insecure
         if let v = maxResolution { configuration.maxResolution = v }
         if let v = maxBufferBytes { configuration.maxForwardBufferBytes = v > 0 ? v : nil }
+        configuration.allowAnyLocalFile = allowAnyLocalFile
         return configuration
     }
 }

@@ -193,4 +193,65 @@ import Testing
         let none = try runHlsplay(["/nonexistent.m3u8", "--headless", "--max-buffer-bytes", "lots"], timeoutSeconds: 30)
         #expect(none.status == 64 && none.stderr.contains("--max-buffer-bytes"))
     }
+
+    // MARK: - Local playlists name only files under their own directory
+
+    /// Was: `file:///etc/passwd` was read and handed to the demuxer; `../outside/…` and a
+    /// symlink pointing out were read and played (exit 0).
+    @Test(arguments: ["absolute", "dotdot", "symlink"])
+    func localPlaylist_fileOutsideItsDirectory_refused(playlist: String) throws {
+        let path = try Self.root().appendingPathComponent("local-escape/play/prog-\(playlist).m3u8").path
+        let started = Date()
+        let run = try runHlsplay([path, "--headless", "--json"], timeoutSeconds: 60)
+        #expect(run.status == 65, "stderr: \(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        expectValidLog(run)
+        let segmentEnds = run.events("request.end").filter { $0["purpose"] as? String == "segment" }
+        #expect(segmentEnds.count == 1)
+        #expect(segmentEnds.first?["ok"] as? Bool == false && segmentEnds.first?["errorKind"] as? String == "localFileRefused")
+        #expect((segmentEnds.first?["bytes"] as? Int ?? -1) == 0, "nothing of the file was read")
+        #expect(run.events("request.retry").isEmpty)
+        let fatal = run.events("error").first { $0["fatal"] as? Bool == true }
+        #expect(fatal?["category"] as? String == "playlist")
+        #expect(run.stderr.contains("--allow-any-local-file") && run.stderr.contains("outside"), "\(run.stderr)")
+        #expect(run.stderr.contains(playlist == "absolute" ? "file:///etc/passwd" : playlist == "dotdot" ? "outside/seg0.ts" : "link0.ts"))
+    }
+
+    /// Inside its directory a local playlist plays; `--allow-any-local-file` reads outside it.
+    @Test func localPlaylist_insideOrAllowed_plays() throws {
+        let root = try Self.root().appendingPathComponent("local-escape/play")
+        let inside = try runHlsplay([root.appendingPathComponent("prog-inside.m3u8").path, "--headless", "--json"], timeoutSeconds: 60)
+        #expect(inside.status == 0, "stderr: \(inside.stderr)")
+        #expect((inside.logLines.first?["configuration"] as? [String: Any])?["allowAnyLocalFile"] as? Bool == false)
+        for playlist in ["dotdot", "symlink"] {
+            let run = try runHlsplay([root.appendingPathComponent("prog-\(playlist).m3u8").path, "--headless", "--json",
+                                      "--allow-any-local-file"], timeoutSeconds: 60)
+            #expect(run.status == 0, "\(playlist): \(run.stderr)")
+            #expect(run.summary?["decodedVideoFrames"] as? Int == 25)
+        }
+    }
+
+    /// Was: curl took `etc` from the path as the host and looked it up, retried (exit 69 after 4 s
+    /// in a playlist, 8 s on the command line).
+    @Test func emptyHostURL_onTheCommandLine_usageError() throws {
+        let started = Date()
+        let run = try runHlsplay(["http:///etc/passwd", "--headless", "--json"], timeoutSeconds: 30)
+        #expect(run.status == 64, "stderr: \(run.stderr)")
+        #expect(run.stderr.contains("no host"))
+        #expect(run.logLines.isEmpty, "refused before a session started")
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func emptyHostURL_inAPlaylist_playlistErrorAtOnce() throws {
+        let started = Date()
+        let run = try play("empty-host/prog.m3u8", [], timeoutSeconds: 60)
+        #expect(run.status == 65, "stderr: \(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        expectValidLog(run)
+        #expect(run.events("request.retry").isEmpty)
+        let segmentEnds = run.events("request.end").filter { $0["purpose"] as? String == "segment" }
+        #expect(segmentEnds.count == 1 && segmentEnds.first?["errorKind"] as? String == "invalidURL")
+        #expect(run.events("error").first { $0["fatal"] as? Bool == true }?["category"] as? String == "playlist")
+        #expect(run.stderr.contains("http:///etc/passwd") && run.stderr.contains("without a host"))
+    }
 }
