@@ -255,3 +255,85 @@ import Testing
         #expect(run.stderr.contains("http:///etc/passwd") && run.stderr.contains("without a host"))
     }
 }
+
+// MARK: - The media bombs as hostile-corpus cases
+
+/// One `case.json` that make-media.sh writes beside a media bomb, in the hostile corpus's format
+/// (the keys a bomb uses; an unknown key fails the case, so a typo cannot drop a check).
+struct BombCase {
+    var play: String
+    var args: [String]
+    var exit: [Int32]
+    var summaryError: [String]
+    var maxRSSMiB: Double
+    var maxSeconds: Double
+
+    init(contentsOf url: URL) throws {
+        guard let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
+            throw TestSetupError("\(url.path) is not a JSON object")
+        }
+        let known: Set = ["about", "play", "args", "exit", "summaryError", "maxRSSMiB", "maxSeconds"]
+        let unknown = Set(object.keys).subtracting(known)
+        guard unknown.isEmpty else { throw TestSetupError("\(url.path): unknown keys \(unknown.sorted())") }
+        guard object["about"] is String, let play = object["play"] as? String, let exit = object["exit"] as? [Int], !exit.isEmpty else {
+            throw TestSetupError("\(url.path) needs about, play and exit")
+        }
+        self.play = play
+        args = object["args"] as? [String] ?? []
+        self.exit = exit.map { Int32($0) }
+        summaryError = object["summaryError"] as? [String] ?? []
+        maxRSSMiB = (object["maxRSSMiB"] as? NSNumber)?.doubleValue ?? 200
+        maxSeconds = (object["maxSeconds"] as? NSNumber)?.doubleValue ?? 120
+    }
+}
+
+extension HostileLimitsTests {
+    /// The folders make-media.sh gives a case.json.
+    static let bombCases = ["sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream", "declared-too-large", "big-segments"]
+
+    /// The binary the bombs are played with: `HOSTILE_HLSPLAY` when set (an older build, to see them
+    /// fail), else the release build when it is newer than every file in Sources/, else the debug one.
+    static func bombBinary() throws -> URL {
+        if let given = ProcessInfo.processInfo.environment["HOSTILE_HLSPLAY"] { return URL(fileURLWithPath: given) }
+        let release = Repo.root.appendingPathComponent(".build/release/hlsplay")
+        func modified(_ url: URL) -> Date? { try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate }
+        if let built = modified(release) {
+            let sources = FileManager.default.enumerator(at: Repo.root.appendingPathComponent("Sources"),
+                                                         includingPropertiesForKeys: [.contentModificationDateKey])
+            let newest = (sources?.allObjects as? [URL] ?? []).compactMap(modified).max() ?? .distantFuture
+            if built > newest { return release }
+        }
+        return Repo.hlsplay
+    }
+
+    /// Each bomb as the hostile corpus plays a case — served on loopback, with `--decode-threads` 1
+    /// (the default) and 0 (FFmpeg's choice, frame threads): it ends with an exit status its
+    /// case.json documents, not a signal, within its time; the log is valid, the summary last, its
+    /// error naming what the case says; the peak RSS is under the case's bound. (No
+    /// `--no-progress-timeout`, which the corpus adds: builds from before it would refuse the flag.)
+    @Test(arguments: bombCases, [1, 0])
+    func mediaBombs_asCorpusCases(name: String, decodeThreads: Int) throws {
+        let root = try Self.root()
+        let folders = try FileManager.default.contentsOfDirectory(atPath: root.path)
+            .filter { FileManager.default.fileExists(atPath: root.appendingPathComponent("\($0)/case.json").path) }
+        #expect(Set(folders) == Set(Self.bombCases), "every case.json is played here")
+        let bomb = try BombCase(contentsOf: root.appendingPathComponent("\(name)/case.json"))
+        let binary = try Self.bombBinary()
+        let started = Date()
+        let run = try withOrigin(root.appendingPathComponent(name)) { base in
+            try runHlsplay([base.appendingPathComponent(bomb.play).absoluteString, "--headless", "--json"]
+                           + bomb.args + ["--decode-threads", String(decodeThreads)],
+                           timeoutSeconds: bomb.maxSeconds, executable: binary)
+        }
+        let seconds = Date().timeIntervalSince(started)
+        print("\(name) --decode-threads \(decodeThreads): exit \(run.status), peak RSS \(Int(peakMiB(run))) MiB, "
+              + "\(String(format: "%.2f", seconds)) s (\(binary.path))")
+        #expect(run.terminationSignal == nil, "ended by signal \(run.status)")
+        #expect(bomb.exit.contains(run.status), "exit \(run.status), documented \(bomb.exit); stderr: \(run.stderr.suffix(600))")
+        expectValidLog(run)
+        let error = run.summary?["error"] as? String ?? ""
+        for part in bomb.summaryError { #expect(error.contains(part), "summary error: \(error)") }
+        #expect(run.peakRSSBytes != nil)
+        #expect(peakMiB(run) < bomb.maxRSSMiB, "peak RSS \(peakMiB(run)) MiB, bound \(bomb.maxRSSMiB) MiB")
+    }
+}

@@ -23,6 +23,11 @@
 #   empty-host           prog.m3u8                names http:///etc/passwd (no host)       exit 65 at once (served over HTTP),
 #                                                                                          no DNS lookup, no retry
 #
+# The media bombs (sps-bomb*, declared-too-large, big-segments) also get a case.json in the hostile
+# corpus's format (Tools/hostile/README.md where the corpus is: about, play, args, exit, summaryError,
+# maxRSSMiB, maxSeconds): HostileLimitsTests.mediaBombs_asCorpusCases plays each as that corpus would,
+# with --decode-threads 1 and 0.
+#
 # Usage: make-media.sh OUT_DIR [CASE...]   (default: every case)
 set -euo pipefail
 out="${1:?usage: make-media.sh OUT_DIR [CASE...]}"
@@ -31,6 +36,12 @@ cases=" $* "
 want() { [ "$cases" = "  " ] || [[ "$cases" == *" $1 "* ]]; }   # want CASE: asked for, or nothing asked
 mkdir -p "$out"
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
+corpus_case() { cat > "$out/$1/case.json"; }   # corpus_case CASE < JSON
+# The peak-RSS bounds (MiB) the bombs are held to. A session's own is ≈65 MiB; a refused bomb allocates
+# nothing more, while believing the SPS took 1.3 GB (2.6 GB with frame threads). big-segments may hold
+# the 256 MiB byte bound + the segment expected to fit + one body being demuxed (≈46 MB each) + ≈65 MiB.
+bomb_rss_mib=200
+big_segments_rss_mib=480
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
@@ -130,10 +141,34 @@ bomb() { # case patch-arguments...
   ff -max_pixels 65536 -f h264 -framerate 25 -i "$tmp/$1.h264" -c copy -f hls -hls_time 2 -hls_list_size 0 \
      -hls_playlist_type vod -hls_segment_filename "$out/$1/seg%d.ts" "$out/$1/prog.m3u8" 2>/dev/null
 }
-if want sps-bomb || want declared-too-large; then bomb sps-bomb 16000 16000; fi
+if want sps-bomb || want declared-too-large; then
+  bomb sps-bomb 16000 16000
+  corpus_case sps-bomb <<JSON
+{
+  "about": "A 5 KB H.264 segment of 64x64 slices whose SPS claims 16000x16000. Before --max-resolution the demuxer's probe and the decoder allocated 16000x16000 pictures: exit 0 after 13 s, 1.3 GB peak RSS (2.6 GB with --decode-threads 0). Now refused from the parameter sets before the probe decodes.",
+  "play": "prog.m3u8",
+  "exit": [65],
+  "summaryError": ["16000x16000 (from the container)", "8192x4320", "--max-resolution"],
+  "maxRSSMiB": $bomb_rss_mib,
+  "maxSeconds": 60
+}
+JSON
+fi
 # The same, with a cropping window that makes the display size 64x64: the container says 64x64 (FFmpeg's
 # max_pixels, which checks the display size, would let the coded 16000x16000 pictures through).
-if want sps-bomb-cropped; then bomb sps-bomb-cropped 16000 16000 64x64; fi
+if want sps-bomb-cropped; then
+  bomb sps-bomb-cropped 16000 16000 64x64
+  corpus_case sps-bomb-cropped <<JSON
+{
+  "about": "The sps-bomb behind a cropping window: the container reports a 64x64 display size over 16000x16000 coded pictures, which FFmpeg's max_pixels (display size) lets through. Before: exit 0 after 12-18 s, 1.3 GB peak RSS (2.5 GB with --decode-threads 0). Now the coded size is refused before the probe decodes.",
+  "play": "prog.m3u8",
+  "exit": [65],
+  "summaryError": ["16000x16000 (from the container)", "8192x4320", "--max-resolution"],
+  "maxRSSMiB": $bomb_rss_mib,
+  "maxSeconds": 60
+}
+JSON
+fi
 # A good 64x64 segment, then the bomb in the same variant without a discontinuity: the second segment
 # reuses the first one's codec parameters (no probe), so only the decoder meets the new SPS.
 if want sps-bomb-midstream; then
@@ -142,6 +177,16 @@ if want sps-bomb-midstream; then
   mv "$d/seg0.ts" "$d/seg1.ts"
   ff -f lavfi -i "color=c=gray:s=64x64:r=25:d=1" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -g 25 -f mpegts "$d/seg0.ts"
   printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:1.000,\nseg0.ts\n#EXTINF:1.000,\nseg1.ts\n#EXT-X-ENDLIST\n' > "$d/prog.m3u8"
+  corpus_case sps-bomb-midstream <<JSON
+{
+  "about": "A good 64x64 segment, then the sps-bomb in the same variant without a discontinuity: the demuxer reuses the first segment's parameters, so only the decoder meets the 16000x16000 SPS. Before: exit 0, 0.75-1.3 GB peak RSS (2.0 GB with --decode-threads 0). Now the decoder's get_format refuses it.",
+  "play": "prog.m3u8",
+  "exit": [65],
+  "summaryError": ["16000x16000 (from the decoder)", "8192x4320", "--max-resolution"],
+  "maxRSSMiB": $bomb_rss_mib,
+  "maxSeconds": 60
+}
+JSON
 fi
 
 # --- declared-too-large: a ladder whose top rung declares a resolution above the limit -----------------
@@ -159,6 +204,16 @@ v0/prog.m3u8
 #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=16000x16000,CODECS="avc1.42c00a"
 v1/prog.m3u8
 M3U
+corpus_case declared-too-large <<JSON
+{
+  "about": "Two rungs, the second declaring RESOLUTION=16000x16000 (its media is the sps-bomb). Before, with no startup cap the player chose it: exit 0 after 14 s, 1.3 GB peak RSS. Now it is left out of the ladder and never requested; the 64x64 rung plays.",
+  "play": "master.m3u8",
+  "args": ["--startup-cap", "off"],
+  "exit": [0],
+  "maxRSSMiB": $bomb_rss_mib,
+  "maxSeconds": 60
+}
+JSON
 fi
 
 # --- big-segments: ≈46 MB per 2 s segment ------------------------------------------------------------
@@ -175,6 +230,16 @@ ff -f lavfi -i "color=gray:s=960x540:r=20:d=2,noise=alls=100:allf=t" -c:v libx26
   done
   echo "#EXT-X-ENDLIST"
 } > "$d/prog.m3u8"
+corpus_case big-segments <<JSON
+{
+  "about": "20 segments of 2 s, about 46 MB each (lossless H.264 of noise). Before the byte bound the loader held 30 s of buffer whatever it weighed: with --duration 20 all 930 MB downloaded and 600-800 MiB peak RSS. Now loading stops at 256 MiB of buffered packets (buffer.byteBound).",
+  "play": "prog.m3u8",
+  "args": ["--duration", "20"],
+  "exit": [0],
+  "maxRSSMiB": $big_segments_rss_mib,
+  "maxSeconds": 120
+}
+JSON
 fi
 
 # --- local-escape: local playlists naming files outside their directory -------------------------------
