@@ -14,8 +14,80 @@ public struct DecodedFrame: Sendable {
     public var isResamplerFlush = false
 }
 
-/// Decodes one track. Sole owner of its AVCodecContext, AVFrame and (audio) resampler.
-/// Not thread-safe: use from one thread at a time.
+/// The largest picture a video decoder may allocate. The rule is the caller's (the player
+/// passes HLSCore's `ResolutionLimit`); this side knows what FFmpeg allocates.
+public struct PictureLimit: Sendable, CustomStringConvertible {
+    /// The longer and the shorter side allowed, pixels.
+    public let longSide: Int
+    public let shortSide: Int
+    /// Whether a picture of these display dimensions may be decoded.
+    public let admits: @Sendable (_ width: Int, _ height: Int) -> Bool
+
+    public init(longSide: Int, shortSide: Int, admits: @escaping @Sendable (_ width: Int, _ height: Int) -> Bool) {
+        self.longSide = max(longSide, shortSide)
+        self.shortSide = min(longSide, shortSide)
+        self.admits = admits
+    }
+
+    /// Coded sizes are display sizes rounded up to the codec's block (16 for H.264, up to 64
+    /// for HEVC) and FFmpeg checks the stride-aligned width (up to 64 more) when it allocates:
+    /// this much room on each side, pixels.
+    public static let alignmentSlackPixels = 64
+
+    /// FFmpeg's own bound (AVCodecContext.max_pixels): it refuses to allocate a larger
+    /// picture, whatever the decoder reports; the exact rule is applied in get_format.
+    public var ffmpegMaxPixels: Int {
+        (longSide + Self.alignmentSlackPixels) * (shortSide + Self.alignmentSlackPixels)
+    }
+
+    /// Whether the decoder may go on with a picture of these display and coded
+    /// dimensions: the display size under the rule, and the coded size (what is
+    /// allocated; a cropping window can make the display size small) within the
+    /// alignment slack of it.
+    func admits(width: Int, height: Int, codedWidth: Int, codedHeight: Int) -> Bool {
+        let slack = Self.alignmentSlackPixels
+        return admits(width, height) && admits(max(1, codedWidth - slack), max(1, codedHeight - slack))
+    }
+
+    public var description: String { "\(longSide)x\(shortSide)" }
+}
+
+/// What a video decoder's get_format callback checks the picture size against, and the
+/// size it refused. Reached from the callback through AVCodecContext.opaque (frame threads
+/// call it from their own threads, hence the lock).
+private final class PictureGate: @unchecked Sendable {
+    let limit: PictureLimit
+    private let lock = NSLock()
+    private var refusedSize: (width: Int, height: Int)?
+
+    init(limit: PictureLimit) { self.limit = limit }
+
+    var refused: (width: Int, height: Int)? { lock.withLock { refusedSize } }
+
+    func admit(width: Int, height: Int, codedWidth: Int, codedHeight: Int) -> Bool {
+        if limit.admits(width: width, height: height, codedWidth: codedWidth, codedHeight: codedHeight) { return true }
+        // Name the larger of the two sizes: the one that is above the limit.
+        let size = codedWidth * codedHeight > width * height ? (codedWidth, codedHeight) : (width, height)
+        lock.withLock { refusedSize = size }
+        return false
+    }
+}
+
+/// AVCodecContext.get_format for decoders with a `PictureLimit`: called when the decoder has
+/// parsed a parameter set and before it allocates anything of that size. Returning
+/// AV_PIX_FMT_NONE makes the decoder fail instead.
+private let limitedGetFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = { context, formats in
+    guard let context, let opaque = context.pointee.opaque else { return avcodec_default_get_format(context, formats) }
+    let gate = Unmanaged<PictureGate>.fromOpaque(opaque).takeUnretainedValue()
+    let c = context.pointee
+    guard gate.admit(width: Int(c.width), height: Int(c.height), codedWidth: Int(c.coded_width), codedHeight: Int(c.coded_height)) else {
+        return AV_PIX_FMT_NONE
+    }
+    return avcodec_default_get_format(context, formats)
+}
+
+/// Decodes one track. Sole owner of its AVCodecContext, AVFrame, (audio) resampler and
+/// (video with a limit) picture gate. Not thread-safe: use from one thread at a time.
 public final class TrackDecoder: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -23,6 +95,8 @@ public final class TrackDecoder: @unchecked Sendable {
     private let kind: TrackKind
     private let timeBase: Double
     private let lowDelay: Bool
+    /// The context's opaque points at it; it outlives the context (freed first in deinit).
+    private let pictureGate: PictureGate?
     public let codecName: String
 
     /// - Parameters:
@@ -32,13 +106,21 @@ public final class TrackDecoder: @unchecked Sendable {
     ///     stream says it may reorder (H.264 keeps its SPS reorder depth even under
     ///     AV_CODEC_FLAG_LOW_DELAY, so a packet that leaves its frame inside is followed by a
     ///     drain and a flush, which keeps the parameter sets).
-    public init(parameters: CodecParameters, threadCount: Int = 0, lowDelay: Bool = false) throws(MediaError) {
+    ///   - pictureLimit: video: the largest picture the decoder may allocate; larger pictures —
+    ///     in the codec parameters, or parsed later from the bitstream — make it throw
+    ///     `pictureAboveLimit` before anything of that size is allocated. nil: FFmpeg's own limits only.
+    public init(parameters: CodecParameters, threadCount: Int = 0, lowDelay: Bool = false,
+                pictureLimit: PictureLimit? = nil) throws(MediaError) {
         kind = parameters.kind
         timeBase = parameters.timeBase.seconds
         codecName = parameters.codecName
         resampler = parameters.kind == .audio ? AudioResampler() : nil
         self.lowDelay = lowDelay
+        pictureGate = parameters.kind == .video ? pictureLimit.map(PictureGate.init(limit:)) : nil
         guard parameters.kind != .other else { throw .unsupportedCodec(parameters.codecName) }
+        if let pictureLimit, parameters.kind == .video, !pictureLimit.admits(parameters.width, parameters.height) {
+            throw .pictureAboveLimit(width: parameters.width, height: parameters.height, limit: pictureLimit.description)
+        }
         guard let codec = avcodec_find_decoder(parameters.parameters.pointee.codec_id) else {
             throw .unsupportedCodec(parameters.codecName)
         }
@@ -54,9 +136,20 @@ public final class TrackDecoder: @unchecked Sendable {
             // Frame threads would hold frames back again; slices do not.
             context.pointee.thread_type = Int32(FF_THREAD_SLICE)
         }
+        if let pictureGate {
+            context.pointee.max_pixels = Int64(pictureGate.limit.ffmpegMaxPixels)
+            context.pointee.opaque = Unmanaged.passUnretained(pictureGate).toOpaque()
+            context.pointee.get_format = limitedGetFormat
+        }
         try check(avcodec_open2(context, codec, nil), "avcodec_open2")
         guard let frame = av_frame_alloc() else { throw .ffmpeg("av_frame_alloc", hls_averror(ENOMEM)) }
         self.frame = frame
+    }
+
+    /// A picture size the decoder refused (see `pictureLimit`), as the error to throw.
+    private func refusal() -> MediaError? {
+        guard let pictureGate, let size = pictureGate.refused else { return nil }
+        return .pictureAboveLimit(width: size.width, height: size.height, limit: pictureGate.limit.description)
     }
 
     deinit {
@@ -93,7 +186,7 @@ public final class TrackDecoder: @unchecked Sendable {
             case .endOfStream:
                 return frames
             case .failed(let failure):
-                throw .ffmpeg("avcodec_send_packet", failure)
+                throw refusal() ?? .ffmpeg("avcodec_send_packet", failure)
             }
         }
     }
@@ -106,7 +199,7 @@ public final class TrackDecoder: @unchecked Sendable {
         let code = avcodec_send_packet(context, nil)
         switch FFmpegStatus(code) {
         case .ok, .endOfStream, .again: break
-        case .failed(let failure): throw .ffmpeg("avcodec_send_packet", failure)
+        case .failed(let failure): throw refusal() ?? .ffmpeg("avcodec_send_packet", failure)
         }
         try receiveAll(into: &frames)
         if let resampler {
@@ -142,9 +235,11 @@ public final class TrackDecoder: @unchecked Sendable {
                     break
                 }
             case .again, .endOfStream:
+                // A refused picture size may also end in "no frame" rather than an error.
+                if let refused = refusal() { throw refused }
                 return
             case .failed(let failure):
-                throw .ffmpeg("avcodec_receive_frame", failure)
+                throw refusal() ?? .ffmpeg("avcodec_receive_frame", failure)
             }
         }
     }

@@ -235,20 +235,28 @@ public enum SegmentDemuxer {
     /// - `codecParameters`: `.reusing` an earlier segment's tracks skips the probe
     ///   (see `CodecParameterSource`); packets and timestamps are the same.
     /// - A segment whose tail is damaged returns the good packets and a warning.
+    /// - `pictureLimit`: the largest picture the probe may decode (FFmpeg decodes the first
+    ///   frames of a stream whose container does not say its dimensions, e.g. MPEG-TS): the
+    ///   parameter sets are read first with FFmpeg's parsers, and a picture size above it
+    ///   throws `pictureAboveLimit` before anything is decoded; the probe's decoders get
+    ///   max_pixels too. Dimensions the container states are the caller's to check. nil:
+    ///   FFmpeg's own limits.
     /// - Throws when nothing playable comes out: empty input, an unopenable container,
     ///   no audio/video stream, or no packet at all.
     public static func demux(segment: Data, initializationSection: Data? = nil,
                              hint: ContainerHint = .mpegTS,
-                             codecParameters: CodecParameterSource = .probe) throws(MediaError) -> DemuxResult {
+                             codecParameters: CodecParameterSource = .probe,
+                             pictureLimit: PictureLimit? = nil) throws(MediaError) -> DemuxResult {
         var (result, messages) = try FFmpegLog.collecting { () throws(MediaError) -> DemuxResult in
-            try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters)
+            try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters,
+                          pictureLimit: pictureLimit)
         }
         result.ffmpegMessages = messages
         return result
     }
 
     private static func demuxOnce(segment: Data, initializationSection: Data?, hint: ContainerHint,
-                                  codecParameters: CodecParameterSource) throws(MediaError) -> DemuxResult {
+                                  codecParameters: CodecParameterSource, pictureLimit: PictureLimit?) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -267,7 +275,8 @@ public enum SegmentDemuxer {
         // streams' first packets; only pay for that when neither the header nor an
         // earlier segment said.
         if needsStreamInfo(format) {
-            let code = avformat_find_stream_info(format, nil)
+            if let pictureLimit, let refused = PictureSizeProbe.refusal(of: bytes, hint: hint, limit: pictureLimit) { throw refused }
+            let code = findStreamInfo(format, maxPixels: pictureLimit?.ffmpegMaxPixels)
             if code < 0 {
                 warnings.append("avformat_find_stream_info: \(ffmpegErrorString(code))")
             }
@@ -337,12 +346,26 @@ public enum SegmentDemuxer {
         // of a PES after its first; a wrong one (a new period after a discontinuity) shows as
         // uneven steps. Then the segment is demuxed again with a probe.
         for index in adoptedAudioStreams where !audioStepsAreEven(packets.filter { $0.parameters.streamIndex == index }) {
-            return try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe)
+            return try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe,
+                                 pictureLimit: pictureLimit)
         }
         // Tracks seen in the stream table but without valid dimensions are still listed;
         // the decoder learns the real values from the bitstream.
         return DemuxResult(packets: packets, tracks: tracks.sorted { $0.streamIndex < $1.streamIndex },
                            corruptPacketCount: corrupt, warnings: warnings)
+    }
+
+    /// avformat_find_stream_info with each stream's probe decoder on one thread (as FFmpeg does
+    /// when given no options) and, when `maxPixels` is set, refusing larger pictures.
+    private static func findStreamInfo(_ format: UnsafeMutablePointer<AVFormatContext>, maxPixels: Int?) -> Int32 {
+        var options = [OpaquePointer?](repeating: nil, count: Int(format.pointee.nb_streams))
+        defer { for i in options.indices { av_dict_free(&options[i]) } }
+        for i in options.indices {
+            av_dict_set(&options[i], "threads", "1", 0)
+            if let maxPixels { av_dict_set(&options[i], "max_pixels", String(maxPixels), 0) }
+        }
+        if options.isEmpty { return avformat_find_stream_info(format, nil) }
+        return options.withUnsafeMutableBufferPointer { avformat_find_stream_info(format, $0.baseAddress) }
     }
 
     /// Gives every stream that lacks its decoder parameters those of the known track

@@ -10,6 +10,9 @@ public enum MediaError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedCodec(String)
     /// Zero bytes were handed in.
     case emptyInput
+    /// The stream's pictures are larger than the decoder may allocate (`PictureLimit`);
+    /// refused before they were allocated. `limit` says the limit in force.
+    case pictureAboveLimit(width: Int, height: Int, limit: String)
 
     public var description: String {
         switch self {
@@ -17,6 +20,7 @@ public enum MediaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noPlayableStreams: return "no playable audio or video stream"
         case let .unsupportedCodec(name): return "unsupported codec \(name)"
         case .emptyInput: return "empty input"
+        case let .pictureAboveLimit(width, height, limit): return "pictures of \(width)x\(height) are above the limit of \(limit)"
         }
     }
 

@@ -56,7 +56,11 @@ public final class HTTPClient: @unchecked Sendable {
         let scheme = request.url.scheme?.lowercased()
         switch scheme {
         case "http", "https":
-            break
+            // Nothing to connect to (`http:///etc/passwd`): curl would guess a host from the path
+            // and retry its name lookup; refused at once.
+            guard let host = request.url.host, !host.isEmpty else {
+                return .failure(LoadError(kind: .invalidURL, url: urlString, message: "\(scheme!) URL without a host"))
+            }
         case "file", nil:
             guard configuration.allowFileURLs else {
                 return .failure(LoadError(kind: .unsupportedScheme, url: urlString,
@@ -85,10 +89,28 @@ public final class HTTPClient: @unchecked Sendable {
         let urlString = request.url.absoluteString
         let path = request.url.isFileURL ? request.url.path : (request.url.path.isEmpty ? urlString : request.url.path)
         let started = clock.now()
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            return .failure(LoadError(kind: .file, url: urlString, message: "cannot open \(path)"))
+        // The real path (every symlink resolved, no `..`) is what is checked and what is opened.
+        guard let resolved = realpath(path, nil) else {
+            return .failure(LoadError(kind: .file, url: urlString, message: "cannot open \(path): \(String(cString: strerror(errno)))"))
         }
-        defer { try? handle.close() }
+        let real = String(cString: resolved)
+        free(resolved)
+        if let directory = configuration.localFileDirectory, !localPath(real, isInside: directory) {
+            let shownPath = real == path ? path : "\(path) (really \(real))"
+            return .failure(LoadError(kind: .localFileRefused, url: urlString,
+                                      message: "\(shownPath) is outside \(directory)"))
+        }
+        // O_NONBLOCK: a FIFO must not hang the open; it is refused below like every non-regular file.
+        let fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            return .failure(LoadError(kind: .file, url: urlString, message: "cannot open \(path): \(String(cString: strerror(errno)))"))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return .failure(LoadError(kind: .file, url: urlString, message: "\(path) is not a regular file"))
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
         var data: Data
         do {
             // Size first, so a huge file is refused without being read.

@@ -188,9 +188,13 @@ public struct HTTPClientConfiguration: Sendable {
     public var userAgent: String
     /// Limit on TCP connect + TLS handshake per connection attempt (`.connect`).
     public var connectTimeoutSeconds: Double
-    /// Allow file:// URLs and plain local paths (the player sets this only for
-    /// the top-level URL given on the command line). Redirects never go to files.
+    /// Allow file:// URLs and plain local paths (the player sets this when the
+    /// top-level URL is a local file). Redirects never go to files.
     public var allowFileURLs: Bool
+    /// With `allowFileURLs`: only files whose real path (symlinks resolved) lies inside
+    /// this directory, itself a real path, are read; others fail as `localFileRefused`
+    /// without being opened. nil: any local file. Only regular files are ever read.
+    public var localFileDirectory: String?
     /// How often the transfer loop wakes, at most, to check cancellation and
     /// timeouts while the connection is idle. Bounds cancellation latency.
     public var pollIntervalSeconds: Double
@@ -199,13 +203,14 @@ public struct HTTPClientConfiguration: Sendable {
 
     public init(maxRedirects: Int = 5, verifyTLS: Bool = true,
                 userAgent: String = "hlsplay/\(HTTPClientConfiguration.hlsplayVersion)",
-                connectTimeoutSeconds: Double = 10, allowFileURLs: Bool = false,
+                connectTimeoutSeconds: Double = 10, allowFileURLs: Bool = false, localFileDirectory: String? = nil,
                 pollIntervalSeconds: Double = 0.05, tcpInfoSampleIntervalSeconds: Double = 0.1) {
         self.maxRedirects = maxRedirects
         self.verifyTLS = verifyTLS
         self.userAgent = userAgent
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.allowFileURLs = allowFileURLs
+        self.localFileDirectory = localFileDirectory
         self.pollIntervalSeconds = pollIntervalSeconds
         self.tcpInfoSampleIntervalSeconds = tcpInfoSampleIntervalSeconds
     }

@@ -34,6 +34,8 @@ final class ForwardBuffer: @unchecked Sendable {
     private struct Queue {
         var packets: [BufferedPacket?] = []
         var head = 0
+        /// Payload bytes of the packets not yet taken.
+        var bytes = 0
         var count: Int { packets.count - head }
         var first: BufferedPacket? { head < packets.count ? packets[head] : nil }
         mutating func compact() {
@@ -42,16 +44,22 @@ final class ForwardBuffer: @unchecked Sendable {
                 head = 0
             }
         }
+        mutating func append(contentsOf new: [BufferedPacket]) {
+            packets.append(contentsOf: new)
+            bytes += new.reduce(0) { $0 + $1.packet.size }
+        }
         mutating func removeFirst() -> BufferedPacket? {
             guard head < packets.count else { return nil }
             let p = packets[head]
             packets[head] = nil
             head += 1
+            bytes -= p?.packet.size ?? 0
             return p
         }
         mutating func removeAll() {
             packets.removeAll()
             head = 0
+            bytes = 0
         }
     }
 
@@ -66,13 +74,20 @@ final class ForwardBuffer: @unchecked Sendable {
         switch track {
         case .main:
             main.compact()
-            main.packets.append(contentsOf: newPackets)
+            main.append(contentsOf: newPackets)
         case .alternateAudio:
             alternateAudio.compact()
-            alternateAudio.packets.append(contentsOf: newPackets)
+            alternateAudio.append(contentsOf: newPackets)
         }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Payload bytes of the packets not yet taken (both tracks): what `--max-buffer-bytes` bounds.
+    var bytes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return main.bytes + alternateAudio.bytes
     }
 
     /// Packets not yet taken.

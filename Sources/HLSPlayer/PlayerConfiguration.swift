@@ -45,6 +45,11 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// and each extra frame thread costs a set of frame buffers and a frame of
     /// latency.
     public var decodeThreadCount = 1
+    /// The most decoder threads per track `--decode-threads` accepts: FFmpeg's own cap on the
+    /// threads it picks for 0. Each frame thread holds a picture in flight besides the
+    /// reference frames, so a decoder's memory is about (references + threads + 2) pictures:
+    /// at the 8K limit (53 MB a picture, 8-bit 4:2:0) 16 threads are up to 1.8 GB. Count.
+    public static let maxDecodeThreadCount = 16
     /// Verify TLS certificates.
     public var verifyTLS = true
     /// Stall timeout for a request: no byte for this long aborts it, seconds.
@@ -88,6 +93,23 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var redactURLs = true
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
+    /// `--max-resolution`: the largest picture decoded, in either orientation (ResolutionLimit);
+    /// rungs whose RESOLUTION is above it are not chosen, media above it ends the session
+    /// with a media error. nil: FFmpeg's own limits only.
+    public var maxResolution: ResolutionLimit? = .default8K
+    /// `--max-buffer-bytes`: the forward buffer's byte bound — no further segment is fetched
+    /// while the packets held and the next segment would exceed it (ForwardBufferRule), bytes.
+    /// nil: bounded in seconds only.
+    public var maxForwardBufferBytes: Int? = PlayerConfiguration.defaultMaxForwardBufferBytes
+    /// `--allow-any-local-file`: a top-level playlist given as a path may name local files
+    /// outside its own directory (LocalFileScope). Off: it may not.
+    public var allowAnyLocalFile = false
+
+    /// The forward buffer's default byte bound: 256 MiB — as much as one segment may weigh
+    /// (`maxBodyBytes`), about 3 minutes of a 12 Mbit/s 4K rung (more than the 30 s target),
+    /// 11 s of the 46 MB-per-2-s segments that took RSS to 876 MB under the seconds target
+    /// alone. Bytes.
+    public static let defaultMaxForwardBufferBytes = 256 << 20
 
     /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
     public static let automaticForwardBufferSeconds: Double = 30
@@ -116,7 +138,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
              trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
-             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds
+             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
+             maxResolution, maxForwardBufferBytes, allowAnyLocalFile
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -152,6 +175,10 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(firstByteTimeoutSeconds, forKey: .firstByteTimeoutSeconds)
         try c.encode(progressLogIntervalSeconds, forKey: .progressLogIntervalSeconds)
         try c.encode(forwardBufferTargetSeconds, forKey: .forwardBufferTargetSeconds)
+        // "none" and 0 when off, as on the command line (the log never holds nulls).
+        try c.encode(maxResolution?.description ?? "none", forKey: .maxResolution)
+        try c.encode(maxForwardBufferBytes ?? 0, forKey: .maxForwardBufferBytes)
+        try c.encode(allowAnyLocalFile, forKey: .allowAnyLocalFile)
     }
 }
 

@@ -40,6 +40,7 @@ extension PlayerSession {
         var firstOfKind: Set<TrackKind> = []
         var drained = false
         var injectedHangDone = false
+        let pictureLimit = self.pictureLimit
 
         /// Flushes a decoder's delayed frames into the counts (they are still shown) and closes it.
         func close(_ kind: TrackKind, checkLate: Bool, why: String) {
@@ -102,7 +103,7 @@ extension PlayerSession {
                 let lowDelay = kind == .video && lock.withLock { iFramesOnly }
                 do {
                     let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount,
-                                                   lowDelay: lowDelay)
+                                                   lowDelay: lowDelay, pictureLimit: pictureLimit)
                     decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
                                                  timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
                     lastEpochs[kind] = epoch
@@ -113,6 +114,9 @@ extension PlayerSession {
                         skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe,
                         lowDelay: lowDelay ? true : nil)))
                     lock.withLock { packetsAwaitingKeyframe = 0 }
+                } catch .pictureAboveLimit(let width, let height, _) {
+                    refuseDecodedResolution(width: width, height: height, source: .container, item: item)
+                    break
                 } catch {
                     decodeError("cannot open a \(kind.rawValue) decoder: \(error)")
                     continue
@@ -140,6 +144,9 @@ extension PlayerSession {
             }
             do {
                 frames = try entry.decoder.decode(item.packet)
+            } catch .pictureAboveLimit(let width, let height, _) {
+                refuseDecodedResolution(width: width, height: height, source: .decoder, item: item, codec: entry.decoder.codecName)
+                break
             } catch {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
@@ -196,6 +203,18 @@ extension PlayerSession {
                 }
             }
         }
+    }
+
+    /// A decoder refused pictures above `--max-resolution` (found by the decoder in the
+    /// bitstream, where the container said less or nothing): the session ends with a media error.
+    func refuseDecodedResolution(width: Int, height: Int, source: ResolutionLimitRecord.Source, item: BufferedPacket, codec: String? = nil) {
+        guard let limit = configuration.maxResolution, !isStopping else { return }
+        let failure = refuseResolution(ResolutionLimitRecord(action: .refused, source: source, variantIndex: item.variantIndex,
+                                                             width: width, height: height, limit: limit,
+                                                             mediaSequence: item.mediaSequence, codec: codec ?? item.packet.parameters.codecName),
+                                       url: nil)
+        recorder.record(.error(ErrorRecord(fatal: true, category: failure.category.rawValue, message: failure.message, url: failure.url)))
+        requestStop(reason: .error, error: failure.message, category: failure.category)
     }
 
     func decodeError(_ message: String) {

@@ -187,6 +187,7 @@ extension PlayerSession {
                 if error.kind == .cancelled {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
+                if let failure = playlistFault(error, purpose: purpose, url: url) { throw failure }
                 capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
                 if failoverAfter(error, purpose: purpose, variantIndex: variantIndex) {
                     // Excluded now, with a redundant variant to go to: decide again instead of retrying this URI.
@@ -203,6 +204,21 @@ extension PlayerSession {
                     throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url), httpStatus: error.httpStatus)
                 }
             }
+        }
+    }
+
+    /// A URI the playlist should never have named, as the playlist error it is (exit 65), at
+    /// once: no retry, no failover, no estimate penalty. An http(s) URL without a host; a
+    /// scheme hlsplay does not fetch; a local playlist naming a file outside its directory.
+    func playlistFault(_ error: LoadError, purpose: RequestPurpose, url: URL) -> SessionFailure? {
+        let what = purpose == .multivariantPlaylist ? "the URL" : "the playlist names \(purpose.rawValue) \(shown(url)):"
+        switch error.kind {
+        case .invalidURL, .unsupportedScheme:
+            return SessionFailure(category: .playlist, message: "\(what) \(error.message); not fetched", url: shown(url))
+        case .localFileRefused:
+            return SessionFailure(category: .playlist, message: "\(what) \(error.message), the top-level playlist's directory: a local playlist may name only files under its own directory (--allow-any-local-file lifts this); not read", url: shown(url))
+        default:
+            return nil
         }
     }
 

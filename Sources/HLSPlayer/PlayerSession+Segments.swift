@@ -50,8 +50,16 @@ extension PlayerSession {
             }
             result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
                                               hint: Self.containerHint(for: segment, body: body, initializationSection: initData),
-                                              codecParameters: parameters)
+                                              codecParameters: parameters, pictureLimit: pictureLimit)
             lastDemuxedTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
+        } catch .pictureAboveLimit(let width, let height, _) {
+            // The parameter sets claim pictures above --max-resolution: refused before the probe decoded any.
+            if let limit = configuration.maxResolution {
+                throw refuseResolution(ResolutionLimitRecord(action: .refused, source: .container, variantIndex: variantIndex,
+                                                             width: width, height: height, limit: limit, mediaSequence: segment.mediaSequence),
+                                       url: segment.uri)
+            }
+            return
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
@@ -59,6 +67,14 @@ extension PlayerSession {
         }
         let demuxEnded = clock.now()
         let demuxSeconds = demuxEnded.seconds(since: demuxStarted)
+        // Pictures above --max-resolution are refused here, before a decoder allocates them.
+        if let limit = configuration.maxResolution,
+           let track = result.tracks.first(where: { $0.kind == .video && !limit.admits(width: $0.width, height: $0.height) }) {
+            throw refuseResolution(ResolutionLimitRecord(action: .refused, source: .container, variantIndex: variantIndex,
+                                                         width: track.width, height: track.height, limit: limit,
+                                                         mediaSequence: segment.mediaSequence, codec: track.codecName),
+                                   url: segment.uri)
+        }
 
         // Place the segment's packets on the media timeline: its earliest video
         // timestamp (else audio) lands on the segment's playlist start.
@@ -92,6 +108,7 @@ extension PlayerSession {
             }
         }
         buffer.append(buffered)
+        lastSegmentPacketBytes = kept.reduce(0) { $0 + $1.size }
         let end = start + segment.durationSeconds
         // Before the first start, the controller judges the start itself: a risky
         // start waits for the policy's resume threshold instead of the startup one.
@@ -143,6 +160,24 @@ extension PlayerSession {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
+    }
+
+    /// The decoders' picture limit (`--max-resolution`), as HLSMedia applies it; nil: none.
+    var pictureLimit: PictureLimit? {
+        configuration.maxResolution.map { limit in
+            PictureLimit(longSide: limit.width, shortSide: limit.height) { limit.admits(width: $0, height: $1) }
+        }
+    }
+
+    /// Logs a refusal of media above `--max-resolution` and returns the session's failure (a
+    /// media error, exit 65): the stream's media is larger than it said, or than hlsplay decodes.
+    func refuseResolution(_ record: ResolutionLimitRecord, url: URL?) -> SessionFailure {
+        recorder.record(.resolutionLimit(record))
+        let codec = record.codec.map { "\($0) " } ?? ""
+        let segment = record.mediaSequence.map { " segment \($0)" } ?? ""
+        let message = "variant \(record.variantIndex)\(segment): \(codec)pictures of \(record.width)x\(record.height) (from the \(record.source.rawValue)) "
+            + "are above the resolution limit \(record.limit); refused before they were allocated (--max-resolution WxH or none sets the limit)"
+        return SessionFailure(category: .media, message: message, url: url.map(shown))
     }
 
     /// What FFmpeg said while demuxing one segment, as one `error` event (category `ffmpeg`)

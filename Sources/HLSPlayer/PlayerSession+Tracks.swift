@@ -170,7 +170,8 @@ extension PlayerSession {
             let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
             let demuxStarted = clock.now()
             let hint = Self.containerHint(for: segment, body: body, initializationSection: initData)
-            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: hint)
+            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: hint,
+                                                  pictureLimit: pictureLimit)
             let demuxSeconds = clock.now().seconds(since: demuxStarted)
             let packets = result.packets.filter { $0.kind == .audio }
             let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0

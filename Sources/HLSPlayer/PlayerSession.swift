@@ -195,6 +195,12 @@ public final class PlayerSession: @unchecked Sendable {
     /// The live window: warned once when it is shorter than three target durations; its first segment last time.
     var shortLiveWindowWarned = false
     var liveWindowFirstMediaSequence: Int?
+    /// Variants whose RESOLUTION is above `--max-resolution`: never chosen (`resolution.limit`).
+    var resolutionExcludedVariants: Set<Int> = []
+    /// The forward buffer's byte bound: the open episode (`buffer.byteBound`), and the packet
+    /// bytes of the last segment buffered, which the next one is expected to add.
+    var byteBoundEpisodes = ByteBoundEpisodes()
+    var lastSegmentPacketBytes = 0
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
@@ -349,11 +355,23 @@ public final class PlayerSession: @unchecked Sendable {
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.allowFileURLs = configuration.url.isFileURL
+        if configuration.url.isFileURL, !configuration.allowAnyLocalFile {
+            httpConfig.localFileDirectory = Self.localFileDirectory(of: configuration.url)
+        }
         client = HTTPClient(clock: clock, configuration: httpConfig)
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
         progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
+    }
+
+    /// The directory a local top-level playlist may name files in (LocalFileScope): the real
+    /// directory of the real playlist file (a symlinked playlist's segments are where it really is).
+    static func localFileDirectory(of url: URL) -> String {
+        let path = url.path
+        guard let resolved = realpath(path, nil) else { return URL(fileURLWithPath: path).deletingLastPathComponent().path }
+        defer { free(resolved) }
+        return URL(fileURLWithPath: String(cString: resolved)).deletingLastPathComponent().path
     }
 
     /// Called with every event as it is logged (tests, live views).
@@ -441,6 +459,7 @@ public final class PlayerSession: @unchecked Sendable {
         }
         record(actions)
         closePacingEpisodes(at: now)
+        if let episode = byteBoundEpisodes.finish(at: now) { recorder.record(.byteBound(episode)) }
         saveEstimate()
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
@@ -469,7 +488,7 @@ public final class PlayerSession: @unchecked Sendable {
 
     func monitorTick() {
         let now = clock.now()
-        let (actions, sample, phase, played) = lock.withLock {
+        let (actions, observed, phase, played) = lock.withLock {
             let actions = timeline.advance(to: now)
             let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
             let position = timeline.positionSeconds(at: now)
@@ -488,6 +507,8 @@ public final class PlayerSession: @unchecked Sendable {
             }
             return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
         }
+        var sample = observed
+        sample.bufferedBytes = buffer.bytes
         record(actions)
         if !isStopping {
             recorder.record(.bufferSample(sample))
@@ -651,6 +672,7 @@ public final class PlayerSession: @unchecked Sendable {
         if let pinned = configuration.pinnedVariantIndex, !variants.contains(where: { $0.index == pinned }) {
             throw SessionFailure(category: .playlist, message: "--variant \(pinned): the playlist has variants \(variants.map(\.index))", url: nil)
         }
+        try excludeVariantsAboveResolutionLimit()
 
         startGate()
         startPolicyController()
@@ -728,6 +750,28 @@ public final class PlayerSession: @unchecked Sendable {
             setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
         } else {
             logThresholdClamps()
+        }
+    }
+
+    /// Leaves the rungs whose RESOLUTION is above `--max-resolution` out of the ladder, each
+    /// logged (`resolution.limit`, `variant-excluded`); none left, or the pinned one left out,
+    /// is a media error.
+    func excludeVariantsAboveResolutionLimit() throws {
+        guard let limit = configuration.maxResolution else { return }
+        for variant in variants where limit.excludes(variant.resolution) {
+            resolutionExcludedVariants.insert(variant.index)
+            recorder.record(.resolutionLimit(ResolutionLimitRecord(
+                action: .variantExcluded, source: .playlist, variantIndex: variant.index,
+                width: variant.resolution!.width, height: variant.resolution!.height, limit: limit)))
+        }
+        guard !resolutionExcludedVariants.isEmpty else { return }
+        let sizes = variants.compactMap { v in v.resolution.map { "\($0.width)x\($0.height)" } }
+        if resolutionExcludedVariants.count == variants.count {
+            throw SessionFailure(category: .media, message: "every variant's RESOLUTION (\(sizes.joined(separator: ", "))) is above the resolution limit \(limit); nothing to play (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
+        }
+        if let pinned = configuration.pinnedVariantIndex, resolutionExcludedVariants.contains(pinned),
+           let resolution = variants.first(where: { $0.index == pinned })?.resolution {
+            throw SessionFailure(category: .media, message: "--variant \(pinned): its RESOLUTION \(resolution.width)x\(resolution.height) is above the resolution limit \(limit) (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
         }
     }
 
@@ -809,7 +853,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
     func ladder() -> [LadderRung] {
         let representatives = failover.map { Set($0.ladderVariantIndices) }
-        return variants.filter { representatives?.contains($0.index) ?? true }.map {
+        return variants.filter { (representatives?.contains($0.index) ?? true) && !resolutionExcludedVariants.contains($0.index) }.map {
             LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
                        audioOnly: $0.audioOnly)
         }
@@ -841,6 +885,19 @@ public final class PlayerSession: @unchecked Sendable {
         return decision
     }
 
+    /// The forward buffer's level and the bounds in force: the seconds target, the byte bound,
+    /// and the floor under which the byte bound never holds loading (the start and resume
+    /// thresholds in force, so neither a start nor a resume waits for bytes that cannot come).
+    func forwardBufferState(at now: MonotonicInstant) -> (ForwardBufferLevel, ForwardBufferBounds) {
+        let bytes = buffer.bytes
+        return lock.withLock {
+            (ForwardBufferLevel(bufferSeconds: timeline.bufferSeconds(at: now), bufferedBytes: bytes,
+                                expectedSegmentBytes: lastSegmentPacketBytes),
+             ForwardBufferBounds(targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
+                                 floorSeconds: max(timeline.startupThresholdSeconds, timeline.resumeThresholdSeconds)))
+        }
+    }
+
     func fetchLoop() throws {
         while !isStopping {
             do {
@@ -863,8 +920,13 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             let now = clock.now()
-            let (bufferAhead, live, target) = lock.withLock { (timeline.bufferSeconds(at: now), isLive ?? false, forwardBufferTarget()) }
-            if bufferAhead >= target {
+            let (level, bounds) = forwardBufferState(at: now)
+            let live = lock.withLock { isLive ?? false }
+            let gate = ForwardBufferRule.gate(level, bounds)
+            if let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
+                recorder.record(.byteBound(episode))
+            }
+            if gate != .load {
                 sleepUnlessStopping(0.1)
                 continue
             }

@@ -44,6 +44,11 @@ struct Arguments {
     var noDecode = false
     var insecure = false
     var status: Bool?
+    /// `--max-resolution`: nil = the default; .some(nil) = none.
+    var maxResolution: ResolutionLimit??
+    /// `--max-buffer-bytes`: nil = the default; 0 = none.
+    var maxBufferBytes: Int?
+    var allowAnyLocalFile = false
     var help = false
     var version = false
 
@@ -72,7 +77,16 @@ struct Arguments {
       --startup-buffer SECONDS   buffer needed to start playing (default 2)
       --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
       --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
-      --decode-threads N         decoder threads per track (default 1; 0 = FFmpeg's choice)
+      --decode-threads N         decoder threads per track, at most 16 (default 1; 0 = FFmpeg's
+                                 choice); each thread holds a picture of its own
+      --max-resolution WxH|none  the largest picture decoded, either orientation (default
+                                 8192x4320): rungs whose RESOLUTION is larger are not chosen;
+                                 media that is larger ends the session (exit 65)
+      --max-buffer-bytes SIZE|none  stop loading ahead while the buffered packets would
+                                 exceed SIZE, e.g. 256m (default; k, m, g: KiB, MiB, GiB);
+                                 never below the start/resume buffer
+      --allow-any-local-file     a playlist given as a path may name local files outside
+                                 its own directory (default: refused, exit 65)
       --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
       --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
       --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
@@ -141,6 +155,27 @@ struct Arguments {
             case "--cold": a.cold = true
             case "--no-redact": a.noRedact = true
             case "--no-decode": a.noDecode = true
+            case "--allow-any-local-file": a.allowAnyLocalFile = true
+            case "--max-resolution":
+                let w = try value(for: word)
+                if w == "none" {
+                    a.maxResolution = .some(nil)
+                } else {
+                    guard let limit = ResolutionLimit(parsing: w) else {
+                        throw UsageError(message: "--max-resolution: '\(w)' is not a resolution WxH (e.g. 3840x2160) or 'none'")
+                    }
+                    a.maxResolution = .some(limit)
+                }
+            case "--max-buffer-bytes":
+                let w = try value(for: word)
+                if w == "none" {
+                    a.maxBufferBytes = 0
+                } else {
+                    guard let bytes = parseByteSize(w), bytes > 0 else {
+                        throw UsageError(message: "--max-buffer-bytes: '\(w)' is not a size in bytes > 0 (e.g. 268435456, 256m, 1g) or 'none'")
+                    }
+                    a.maxBufferBytes = bytes
+                }
             case "--ramp": a.rampSeconds = try seconds(word)
             case "--sessions":
                 let w = try value(for: word)
@@ -197,7 +232,8 @@ struct Arguments {
                 a.peakBitRateBps = bps
             case "--decode-threads":
                 let w = try value(for: word)
-                guard let v = Int(w), v >= 0, v <= 64 else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-64)") }
+                let most = PlayerConfiguration.maxDecodeThreadCount
+                guard let v = Int(w), v >= 0, v <= most else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-\(most))") }
                 a.decodeThreads = v
             case "--variant":
                 let w = try value(for: word)
@@ -221,6 +257,16 @@ struct Arguments {
             i += 1
         }
         return a
+    }
+
+    /// "268435456", "262144k", "256m", "0.25g" → bytes (k, m, g: powers of 1024); nil if not a size.
+    static func parseByteSize(_ s: String) -> Int? {
+        var text = s.lowercased()
+        for suffix in ["ib", "b"] where text.hasSuffix(suffix) && text.count > suffix.count { text.removeLast(suffix.count); break }
+        var factor = 1.0
+        if text.hasSuffix("k") { factor = 1024; text.removeLast() } else if text.hasSuffix("m") { factor = 1_048_576; text.removeLast() } else if text.hasSuffix("g") { factor = 1_073_741_824; text.removeLast() }
+        guard let v = Double(text), v.isFinite, v >= 0, v * factor < Double(Int.max / 2) else { return nil }
+        return Int((v * factor).rounded())
     }
 
     /// "3000000", "3000k", "3m", "3mbit", "2.5M" → bits per second.
@@ -266,6 +312,9 @@ extension Arguments {
         configuration.decode = !noDecode
         configuration.estimateStorePath = estimateStorePath
         configuration.verifyTLS = !insecure
+        if let v = maxResolution { configuration.maxResolution = v }
+        if let v = maxBufferBytes { configuration.maxForwardBufferBytes = v > 0 ? v : nil }
+        configuration.allowAnyLocalFile = allowAnyLocalFile
         return configuration
     }
 }

@@ -36,6 +36,9 @@ enum SummaryFormatter {
         }
         lines.append("  requests                 \(s.requests) (\(s.failedRequests) failed, \(s.retries) retried), \(mb(s.bytes))")
         lines.append("  segments                 \(s.segmentsBuffered) buffered, \(s.segmentsSkipped) skipped")
+        if let episodes = s.byteBoundEpisodes {
+            lines.append("  byte bound               held loading \(episodes) time\(episodes == 1 ? "" : "s") (\(String(format: "%.1f", s.byteBoundSeconds ?? 0)) s): --max-buffer-bytes")
+        }
         lines.append("  frames                   \(s.decodedVideoFrames) video (\(s.lateVideoFrames) late), \(s.decodedAudioFrames) audio, \(s.decodeErrors) decode errors")
         return lines.joined(separator: "\n")
     }

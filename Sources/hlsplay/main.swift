@@ -70,6 +70,10 @@ func parseURL(_ given: String) -> URL {
         guard let u = URL(string: given), let scheme = u.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
             fail("'\(given)' is not an http, https or file URL", status: 64)
         }
+        // `http:///etc/passwd`: nothing to connect to (curl would take a host from the path and look it up).
+        if scheme != "file", (u.host ?? "").isEmpty {
+            fail("'\(given)' is not a usable \(scheme) URL: it has no host", status: 64)
+        }
         return u
     }
     guard FileManager.default.fileExists(atPath: given) else { fail("no such file '\(given)'", status: 64) }

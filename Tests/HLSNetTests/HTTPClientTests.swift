@@ -343,6 +343,63 @@ struct HTTPClientTests {
         #expect(error.message.contains(target))
     }
 
+    /// A local playlist's files: only real paths inside the allowed directory are read; `..`,
+    /// absolute paths and symlinks pointing out are refused without being opened.
+    @Test func localFilesConfinedToTheirDirectory() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("hlsnet-scope-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let inside = base.appendingPathComponent("play"), outside = base.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: inside.appendingPathComponent("v0"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let contents = Data("segment".utf8)
+        try contents.write(to: inside.appendingPathComponent("v0/seg.ts"))
+        try contents.write(to: outside.appendingPathComponent("secret.ts"))
+        try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("link.ts").path, withDestinationPath: "../outside/secret.ts")
+        try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("inner.ts").path, withDestinationPath: "v0/seg.ts")
+        let root = try #require(realpath(inside.path, nil).map { p in defer { free(p) }; return String(cString: p) })
+        let http = client { $0.allowFileURLs = true; $0.localFileDirectory = root }
+
+        for allowed in ["v0/seg.ts", "inner.ts"] {
+            #expect(try #require(expectSuccess(http.fetch(HTTPRequest(url: inside.appendingPathComponent(allowed))))).body == contents)
+        }
+        for refused in [URL(fileURLWithPath: inside.path + "/../outside/secret.ts"), inside.appendingPathComponent("link.ts"),
+                        outside.appendingPathComponent("secret.ts"), URL(fileURLWithPath: "/etc/passwd")] {
+            let error = try #require(expectFailure(http.fetch(HTTPRequest(url: refused))))
+            #expect(error.kind == .localFileRefused, "\(refused.path)")
+            #expect(error.message.contains("outside") && error.message.contains(root))
+            #expect(error.bytesReceived == 0)
+        }
+        // Without a directory, any local file is read (--allow-any-local-file).
+        let any = client { $0.allowFileURLs = true }
+        #expect(try #require(expectSuccess(any.fetch(HTTPRequest(url: inside.appendingPathComponent("link.ts"))))).body == contents)
+    }
+
+    /// Only regular files are read: a directory, a FIFO (whose open would block) or a device is an error at once.
+    @Test func localNonRegularFilesAreNotRead() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("hlsnet-special-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: base) }
+        let fifo = base.appendingPathComponent("fifo.ts")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let http = client { $0.allowFileURLs = true }
+        for path in [fifo.path, base.path, "/dev/zero"] {
+            let error = try #require(expectFailure(http.fetch(HTTPRequest(url: URL(fileURLWithPath: path)))))
+            #expect(error.kind == .file, "\(path)")
+            #expect(error.message.contains("not a regular file"), "\(error.message)")
+        }
+    }
+
+    /// `http:///etc/passwd`: no host, so nothing to connect to; refused at once, no name lookup.
+    @Test(arguments: ["http:///etc/passwd", "https:///x.m3u8", "http://:8080/x.ts"])
+    func urlWithoutHostIsInvalid(url: String) throws {
+        let started = Date()
+        let parsed = try #require(URL(string: url))
+        let error = try #require(expectFailure(client().fetch(HTTPRequest(url: parsed))))
+        #expect(error.kind == .invalidURL)
+        #expect(error.message.contains("without a host"))
+        #expect(Date().timeIntervalSince(started) < 1)
+    }
+
     @Test func bodyOverLimitWithContentLengthIsTooLarge() throws {
         let server = LoopbackServer { _, c in c.respond(body: testBody(50_000)) }
         defer { server.stop() }

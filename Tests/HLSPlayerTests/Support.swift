@@ -36,6 +36,11 @@ struct Run {
     var har: [String: Any]?
     /// The log of a `--then` session (FILE-2.jsonl), when there was one.
     var secondLogLines: [[String: Any]] = []
+    /// The process's peak resident set size (VmHWM), as last read while it ran: polled every
+    /// 50 ms, so growth in its last 50 ms may be missed. nil if it could not be read.
+    var peakRSSBytes: Int?
+    /// The signal that ended the process, if one did (then `status` is that signal's number).
+    var terminationSignal: Int32?
 
     var summary: [String: Any]? { logLines.last.flatMap { $0["type"] as? String == "summary" ? $0 : nil } }
     func events(_ type: String) -> [[String: Any]] { logLines.filter { $0["type"] as? String == type } }
@@ -43,14 +48,15 @@ struct Run {
 
 /// Runs the real binary with a log and a HAR in a fresh temp dir.
 func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT, timeoutSeconds: Double = 120,
-                environment extra: [String: String] = [:], har writesHAR: Bool = true) throws -> Run {
+                environment extra: [String: String] = [:], har writesHAR: Bool = true,
+                executable: URL = Repo.hlsplay) throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let log = dir.appendingPathComponent("session.jsonl")
     let har = dir.appendingPathComponent("session.har")
     let process = Process()
-    process.executableURL = Repo.hlsplay
+    process.executableURL = executable
     // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
     // `hlsplay simulate` takes no --har (writesHAR false).
     process.arguments = args.contains("--log") ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
@@ -75,7 +81,11 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
         kill(process.processIdentifier, interruptSignal)
     }
     let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    var peakRSS: Int?
+    while process.isRunning && Date() < deadline {
+        if let hwm = peakResidentBytes(pid: process.processIdentifier) { peakRSS = max(peakRSS ?? 0, hwm) }
+        Thread.sleep(forTimeInterval: 0.05)
+    }
     if process.isRunning {
         process.terminate()
         throw TestSetupError("hlsplay did not finish within \(timeoutSeconds) s")
@@ -95,7 +105,18 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
         .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     return Run(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
                stderr: String(decoding: errBox.data, as: UTF8.self), logLines: parsed, rawLogLines: rawLines, har: harObject,
-               secondLogLines: second)
+               secondLogLines: second, peakRSSBytes: peakRSS,
+               terminationSignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+}
+
+/// A running process's peak resident set size so far (`VmHWM` in /proc/PID/status), bytes. The
+/// process's own: exec gives it a fresh address space, whose high-water mark starts at zero (unlike
+/// `ru_maxrss`, into which Linux carries the spawning process's mark when posix_spawn shares its memory).
+func peakResidentBytes(pid: Int32) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kB = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) }) else { return nil }
+    return kB * 1024
 }
 
 /// An origin serving `root` on an ephemeral loopback port for the test's duration.

@@ -25,8 +25,14 @@ public enum LoadErrorKind: String, Sendable, Equatable, Codable, CaseIterable {
     case unsupportedScheme
     /// The request was cancelled by the player (abandoned, or the session ended).
     case cancelled
-    /// A local file (top-level URL only) could not be read.
+    /// A local file could not be read (missing, unreadable, not a regular file).
     case file
+    /// A local file outside the directory local inputs are confined to (the top-level
+    /// playlist's); refused without being opened.
+    case localFileRefused
+    /// A URL that names no resource to fetch: an http(s) URL without a host. Refused at
+    /// once, without a name lookup or a retry.
+    case invalidURL
     /// Anything else the transport reported.
     case other
 }

@@ -65,7 +65,7 @@ public struct RetryPolicy: Sendable, Equatable, Codable {
             guard let status = error.httpStatus else { return false }
             if status == 404 || status == 410 { return retryNotFound }
             return status >= 500 || status == 408 || status == 429
-        case .tls, .responseTooLarge, .redirect, .unsupportedScheme, .cancelled, .file:
+        case .tls, .responseTooLarge, .redirect, .unsupportedScheme, .cancelled, .file, .localFileRefused, .invalidURL:
             return false
         }
     }

@@ -418,6 +418,9 @@ public struct BufferSample: Sendable, Equatable, Codable {
     /// With an alternate audio rendition: each track's buffered end (the buffer is the minimum of the two).
     public var videoBufferedEndSeconds: Double?
     public var audioBufferedEndSeconds: Double?
+    /// Payload bytes of the demuxed packets in the forward buffer, not yet taken by the decoder
+    /// (what `--max-buffer-bytes` bounds; absent in `hlsplay simulate`).
+    public var bufferedBytes: Int?
     public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
                 estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
                 liveLatencySeconds: Double? = nil) {
@@ -652,6 +655,9 @@ public enum SessionEvent: Sendable, Equatable {
     case liveWindow(LiveWindowRecord)
     /// The live playlist crossed the RFC 8216 §6.2.1 update bound, or advanced again after that.
     case liveStale(LivePlaylistStaleRecord)
+    // Resource limits on hostile input: the largest picture decoded, the forward buffer's byte bound
+    case resolutionLimit(ResolutionLimitRecord)
+    case byteBound(ByteBoundRecord)
 
     /// The `type` field in the log.
     public var type: String {
@@ -697,6 +703,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .thresholdClamp: "playback.threshold"
         case .liveWindow: "live.window"
         case .liveStale: "live.stale"
+        case .resolutionLimit: "resolution.limit"
+        case .byteBound: "buffer.byteBound"
         }
     }
 
@@ -743,6 +751,8 @@ public enum SessionEvent: Sendable, Equatable {
         case .thresholdClamp(let p): p
         case .liveWindow(let p): p
         case .liveStale(let p): p
+        case .resolutionLimit(let p): p
+        case .byteBound(let p): p
         }
     }
 }

@@ -80,6 +80,10 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     /// (seconds); absent when it held nothing back (`request.paced`).
     public var pacedRequests: Int? = nil
     public var pacedSeconds: Double? = nil
+    /// Episodes in which the forward buffer's byte bound stopped loading, and how long they
+    /// held it in all (seconds); absent when it never did (`buffer.byteBound`).
+    public var byteBoundEpisodes: Int? = nil
+    public var byteBoundSeconds: Double? = nil
 }
 
 /// Folds events into a summary.
@@ -112,6 +116,8 @@ public struct SummaryBuilder: Sendable {
     private var policyEntered: [(policy: String, atSeconds: Double)] = []
     private var pacedRequests = 0
     private var pacedSeconds = 0.0
+    private var byteBoundEpisodes = 0
+    private var byteBoundSeconds = 0.0
 
     public init() {}
 
@@ -161,6 +167,9 @@ public struct SummaryBuilder: Sendable {
         case .requestPaced(let e) where e.action == .released:
             pacedRequests += e.heldRequests ?? 0
             pacedSeconds += e.heldSeconds ?? 0
+        case .byteBound(let e):
+            if e.action == .holding { byteBoundEpisodes += 1 }
+            byteBoundSeconds += e.heldSeconds ?? 0
         case .byteProgress(let e):
             switch e.assessment.verdict {
             case .wedged: wedges += 1
@@ -219,6 +228,10 @@ public struct SummaryBuilder: Sendable {
         if pacedRequests > 0 {
             summary.pacedRequests = pacedRequests
             summary.pacedSeconds = pacedSeconds
+        }
+        if byteBoundEpisodes > 0 {
+            summary.byteBoundEpisodes = byteBoundEpisodes
+            summary.byteBoundSeconds = byteBoundSeconds
         }
         return summary
     }
