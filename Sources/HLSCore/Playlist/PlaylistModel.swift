@@ -376,9 +376,11 @@ public struct PartialSegment: Sendable, Equatable {
 
 /// One Media Segment (§3) with the tags that apply to it.
 public struct MediaSegment: Sendable, Equatable {
-    /// The Media Sequence Number of this segment (§6.3.5 / EXT-X-MEDIA-SEQUENCE + index).
+    /// The Media Sequence Number of this segment (§6.3.5 / EXT-X-MEDIA-SEQUENCE + index). Parsed: it and
+    /// the next one are at most `PlaylistRanges.maxMediaSequence` (2^53−1), so `+ 1` cannot overflow.
     public var mediaSequence: Int
-    /// The Discontinuity Sequence Number (EXT-X-DISCONTINUITY-SEQUENCE + preceding EXT-X-DISCONTINUITY count).
+    /// The Discontinuity Sequence Number (EXT-X-DISCONTINUITY-SEQUENCE + preceding EXT-X-DISCONTINUITY count);
+    /// parsed: at most `PlaylistRanges.maxDiscontinuitySequence`.
     public var discontinuitySequence: Int
     /// The resolved segment URI.
     public var uri: URL
@@ -602,6 +604,8 @@ public struct PlaylistError: Error, Sendable, Equatable, CustomStringConvertible
         case limitExceeded
         case notUTF8
         case constraintViolation
+        /// A number outside the range the player can do arithmetic on (`PlaylistRanges`).
+        case outOfRange
     }
     public var kind: Kind
     /// 1-based line number, or 0 when the error is about the whole playlist.
