@@ -9,6 +9,9 @@ Samples/make-all.sh
 # (Tools/grid.py; no network, a few seconds).
 python3 -B -m unittest discover -s Tools/tests
 swift build --build-tests
+# The hostile corpus (Tools/hostile, HostileCorpusTests) plays every case with the release
+# binary, the one users run.
+swift build -c release --product hlsplay
 if [ "$#" -eq 0 ]; then
     # The fast parts of the hardening runs (docs/hardening.md): a sample of
     # corrupt media under AddressSanitizer (known reproducers replayed too),
