@@ -33,7 +33,10 @@ struct HostileCase: Sendable {
     var check: String?
     var checkExit: Set<Int32>
     var checkOutput: [String]
-    var generate: [String: String]
+    /// Files to make before serving: a recipe name (`HostileCorpus.recipes`) or ffmpeg's arguments,
+    /// the output file appended (a case needs no code for its own media).
+    var generate: [String: Generate]
+    enum Generate: Sendable { case recipe(String), ffmpeg([String]) }
     var maxRSSMiB: Double
     var maxSeconds: Double
 
@@ -55,7 +58,17 @@ struct HostileCase: Sendable {
         check = o["check"] as? String
         checkExit = codes("checkExit")
         checkOutput = strings("checkOutput")
-        generate = o["generate"] as? [String: String] ?? [:]
+        var generate: [String: Generate] = [:]
+        for (file, value) in o["generate"] as? [String: Any] ?? [:] {
+            if let recipe = value as? String {
+                generate[file] = .recipe(recipe)
+            } else if let arguments = value as? [String], !arguments.isEmpty {
+                generate[file] = .ffmpeg(arguments)
+            } else {
+                throw TestSetupError("\(name)/case.json: \"generate\" \(file): a recipe name or a non-empty array of ffmpeg arguments")
+            }
+        }
+        self.generate = generate
         maxRSSMiB = (o["maxRSSMiB"] as? Double) ?? Self.defaultMaxRSSMiB
         maxSeconds = (o["maxSeconds"] as? Double) ?? Self.defaultMaxSeconds
         guard play != nil || check != nil else { throw TestSetupError("\(name)/case.json: neither \"play\" nor \"check\"") }
@@ -190,8 +203,13 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
         defer { try? FileManager.default.removeItem(at: work) }
         try FileManager.default.copyItem(at: caseDir, to: served)
         try? FileManager.default.removeItem(at: served.appendingPathComponent("case.json"))
-        for (file, recipe) in spec.generate {
-            try FileManager.default.copyItem(at: try HostileCorpus.media(recipe), to: served.appendingPathComponent(file))
+        for (file, how) in spec.generate {
+            switch how {
+            case .recipe(let recipe):
+                try FileManager.default.copyItem(at: try HostileCorpus.media(recipe), to: served.appendingPathComponent(file))
+            case .ffmpeg(let arguments):
+                try FFmpegCLI.run(arguments + [file], in: served)
+            }
         }
         let secret = "hostile-secret-\(UUID().uuidString.prefix(8))"
         let textFiles = (try FileManager.default.contentsOfDirectory(atPath: served.path)).filter { $0.hasSuffix(".m3u8") || $0.hasSuffix(".json") }
