@@ -29,8 +29,9 @@ final class MemoryReader {
         case SEEK_END: base = Int64(bytes.count)
         default: return Int64(hls_averror(EINVAL))
         }
-        let target = base + offset
-        guard target >= 0, target <= Int64(bytes.count) else { return Int64(hls_averror(EINVAL)) }
+        // The offset comes from the demuxer reading the segment (a box size, an index): any Int64.
+        let (target, overflow) = base.addingReportingOverflow(offset)
+        guard !overflow, target >= 0, target <= Int64(bytes.count) else { return Int64(hls_averror(EINVAL)) }
         position = Int(target)
         return target
     }

@@ -117,7 +117,7 @@ public final class HTTPClient: @unchecked Sendable {
             let size = Int(clamping: try handle.seekToEnd())
             let start = min(size, max(0, request.byteRange?.offset ?? 0))
             let available = size - start
-            let wanted = request.byteRange.map { min($0.length, available) } ?? available
+            let wanted = request.byteRange.map { min(max(0, $0.length), available) } ?? available
             if wanted > request.maxBodyBytes {
                 return .failure(LoadError(kind: .responseTooLarge, url: urlString,
                                           message: "\(wanted) bytes exceed the \(request.maxBodyBytes)-byte limit"))
@@ -248,9 +248,7 @@ public final class HTTPClient: @unchecked Sendable {
         if request.freshConnection { check(hls_curl_setopt_long(easy, CURLOPT_FRESH_CONNECT, 1), "FRESH_CONNECT") }
         if let headerList { check(hls_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "HTTPHEADER") }
         if let range = request.byteRange {
-            let start = max(0, range.offset ?? 0)
-            let end = start + max(1, range.length) - 1
-            check(hls_curl_setopt_str(easy, CURLOPT_RANGE, "\(start)-\(end)"), "RANGE")
+            check(hls_curl_setopt_str(easy, CURLOPT_RANGE, range.httpRange), "RANGE")
         }
         check(hls_curl_setopt_datacb(easy, CURLOPT_WRITEFUNCTION, transferWriteCallback), "WRITEFUNCTION")
         check(hls_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, context), "WRITEDATA")
@@ -557,8 +555,8 @@ final class TransferContext {
             return true
         }
         if slicingRange, let range = request.byteRange {
-            let start = max(0, range.offset ?? 0)
-            let end = start + range.length
+            let start = range.firstByte
+            let end = range.endByte
             let lo = max(start, before), hi = min(end, networkBodyBytes)
             if lo < hi { body.append(contentsOf: bytes[(lo - before)..<(hi - before)]) }
             if networkBodyBytes >= end {

@@ -156,7 +156,8 @@ public final class LowLatencyLoader {
         let until = now.advanced(bySeconds: wait)
         while clock.now() < until {
             if cancellation?.isCancelled == true { return false }
-            usleep(UInt32(min(until.seconds(since: clock.now()), 0.05) * 1e6))
+            // The clock is read again: the instant may have passed since the loop's test (max 0).
+            usleep(UInt32(max(0, min(until.seconds(since: clock.now()), 0.05)) * 1e6))
         }
         if cancellation?.isCancelled == true { return false }
         lastRequestStartedAt = clock.now()

@@ -46,7 +46,7 @@ extension PlayerSession {
             request.maxBodyBytes = Self.maxBodyBytes(for: purpose)
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
-            let rangeText = byteRange.map { r in "\(r.offset ?? 0)-\((r.offset ?? 0) + r.length - 1)" }
+            let rangeText = byteRange?.httpRange
             var start = RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
                                      variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
             start.track = track

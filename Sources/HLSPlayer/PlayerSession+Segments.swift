@@ -128,7 +128,7 @@ extension PlayerSession {
         bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
         if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
         let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
-            : (segment.durationSeconds > 0 ? Int(Double(response.body.count) * 8 / segment.durationSeconds) : 0)
+            : (segment.durationSeconds > 0 ? Int(saturating: Double(response.body.count) * 8 / segment.durationSeconds) : 0)
         var bufferedRecord = SegmentBuffered(
             variantIndex: variantIndex, bandwidthBps: indicated, mediaSequence: segment.mediaSequence,
             startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,

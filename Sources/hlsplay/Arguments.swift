@@ -12,6 +12,10 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 struct Arguments {
+    /// The largest value a seconds option takes (about 31.7 years): far beyond any session, and
+    /// small enough that nanoseconds of it fit the timers' Int64 (a larger one trapped in Dispatch).
+    static let maxOptionSeconds = 1e9
+
     var url: String?
     var headless = false
     var durationSeconds: Double?
@@ -139,8 +143,8 @@ struct Arguments {
         }
         func seconds(_ option: String, allowZero: Bool = true) throws(UsageError) -> Double {
             let word = try value(for: option)
-            guard let v = Double(word), v.isFinite, v > 0 || (allowZero && v == 0) else {
-                throw UsageError(message: "\(option): '\(word)' is not a number of seconds\(allowZero ? " ≥ 0" : " > 0")")
+            guard let v = Double(word), v.isFinite, v > 0 || (allowZero && v == 0), v <= Self.maxOptionSeconds else {
+                throw UsageError(message: "\(option): '\(word)' is not a number of seconds\(allowZero ? " ≥ 0" : " > 0") and ≤ 1e9")
             }
             return v
         }
@@ -275,7 +279,7 @@ struct Arguments {
         for suffix in ["bit", "bps", "b"] where text.hasSuffix(suffix) { text.removeLast(suffix.count); break }
         var factor = 1.0
         if text.hasSuffix("k") { factor = 1e3; text.removeLast() } else if text.hasSuffix("m") { factor = 1e6; text.removeLast() } else if text.hasSuffix("g") { factor = 1e9; text.removeLast() }
-        guard let v = Double(text), v.isFinite, v >= 0 else { return nil }
+        guard let v = Double(text), v.isFinite, v >= 0, v * factor < Double(Int.max) else { return nil }
         return Int((v * factor).rounded())
     }
 }

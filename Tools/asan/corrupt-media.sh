@@ -19,19 +19,27 @@ t0=$(date +%s)
 
 # --- build (incremental) ---
 quiet() { grep -v "Cannot export local symbol '__asan" >&2 || true; }
-flags=(-O -g -sanitize=address -parse-as-library -I "$root/CFFmpeg" $(pkg-config --cflags-only-I libavformat libavcodec libavutil libswresample | sed 's/-I/-Xcc -I/g'))
+# The CFFmpeg shim's static inline C helpers are compiled into HLSMedia by the Swift compiler's
+# clang: -Xcc -fsanitize=undefined instruments them with UndefinedBehaviorSanitizer (its runtime
+# comes with ASan's). Swift code needs no flag for that: overflow and conversion checks trap under -O.
+ubsan=(-Xcc -fsanitize=undefined)
+flags=(-O -g -sanitize=address "${ubsan[@]}" -parse-as-library -I "$root/CFFmpeg" $(pkg-config --cflags-only-I libavformat libavcodec libavutil libswresample | sed 's/-I/-Xcc -I/g'))
 lib="$out/modules/libHLSMedia.a"
 mapfile -t media < <(find "$root/Sources/HLSMedia" -name '*.swift' | sort)
+# A change of flags (the UBSan one was added later) rebuilds everything.
+stamp="$out/modules/flags.txt"
+[[ "$(cat "$stamp" 2>/dev/null)" == "${flags[*]}" ]] || rm -f "$lib" "$out/corrupt-media"
 if [[ ! -f "$lib" || -n "$(find "$root/Sources/HLSMedia" "$root/CFFmpeg" -newer "$lib" -type f | head -1)" ]]; then
   echo "asan build: HLSMedia (${#media[@]} files, -sanitize=address)" >&2
   swiftc "${flags[@]}" -module-name HLSMedia -emit-module -emit-module-path "$out/modules/HLSMedia.swiftmodule" \
     -emit-library -static -o "$lib" "${media[@]}" 2>&1 | quiet || { echo "build failed" >&2; exit 2; }
+  echo "${flags[*]}" >"$stamp"
 fi
 bin="$out/corrupt-media"
-if [[ ! -x "$bin" || "$here/CorruptMedia/main.swift" -nt "$bin" || "$lib" -nt "$bin" ]]; then
+if [[ ! -x "$bin" || "$here/CorruptMedia/main.swift" -nt "$bin" || "$here/CPlant/plant.h" -nt "$bin" || "$lib" -nt "$bin" ]]; then
   echo "asan build: corrupt-media" >&2
   # main.swift is top-level code: no -parse-as-library for it.
-  swiftc -O -g -sanitize=address -I "$root/CFFmpeg" -I "$out/modules" -L "$out/modules" -lHLSMedia \
+  swiftc -O -g -sanitize=address "${ubsan[@]}" -I "$root/CFFmpeg" -I "$here/CPlant" -I "$out/modules" -L "$out/modules" -lHLSMedia \
     $(pkg-config --libs libavformat libavcodec libavutil libswresample) \
     -module-name CorruptMedia "$here/CorruptMedia/main.swift" -o "$bin" 2>&1 | quiet || { echo "build failed" >&2; exit 2; }
 fi
@@ -58,6 +66,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:handle_abort
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$here/lsan.supp:print_suppressions=1}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-/opt/swift/usr/bin/llvm-symbolizer}"
 export SWIFT_BACKTRACE=enable=no
+# UBSan: a report stops the process (counted as a crash, like an ASan error), with its stack.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 rm -f "$out"/corrupt-media*.log "$out/crashes.txt" "$out/results.txt"
 results="$out/results.txt"
 # A crash ends the process: it is counted, its case recorded, and the run resumes at the next case.
@@ -73,7 +83,7 @@ while [[ $next -lt $count ]]; do
   if [[ "$last" == START* ]]; then
     c=${last#START }
     crashes=$((crashes + 1))
-    why=$(grep -m1 -E "ERROR: AddressSanitizer|ffmpeg\[0\]|Fatal error" "$log" | cut -c1-200)
+    why=$(grep -m1 -E "ERROR: AddressSanitizer|runtime error:|ffmpeg\[0\]|Fatal error" "$log" | cut -c1-200)
     echo "case $c: ${why:-exit $rc}; replay: $bin --media $m --seed $seed --case $c; log $log" >>"$out/crashes.txt"
     echo "CRASH $c" >>"$results"
     next=$((c + 1))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets (playlist parser, attribute-list grammar) for
-# SECONDS each (default 60), one after the other.
+# Builds and runs the libFuzzer targets (playlist parser, attribute-list grammar, the
+# playlist-to-request path) for SECONDS each (default 60), one after the other.
 #   Tools/fuzz/run.sh [SECONDS]
 # Env: PLAYLISTS=dir of .m3u8 seeds (default ../shared/data/playlists next to the repo),
-#      FUZZ_BUILD=build dir (default Tools/fuzz/.build, git-ignored), FUZZ_TARGETS="playlist attributelist",
+#      FUZZ_BUILD=build dir (default Tools/fuzz/.build, git-ignored), FUZZ_TARGETS="playlist attributelist requestpath",
 #      FUZZ_ARGS=extra libFuzzer flags, appended last (e.g. "-jobs=2" or a lower -rss_limit_mb).
 # Limits: a single input running over 10 s is a timeout, the process over 2048 MB RSS
 # (or one malloc over 512 MB) is an OOM, LeakSanitizer runs after each input that
@@ -15,16 +15,21 @@ seconds="${1:-60}"
 out="${FUZZ_BUILD:-$here/.build}"
 export FUZZ_BUILD="$out"
 "$here/build.sh" >/dev/null || { echo "run.sh: build failed" >&2; exit 2; }
-[[ -d "$out/corpus/playlist" ]] || "$here/make-corpus.sh" "${PLAYLISTS:-$here/../../../shared/data/playlists}" "$out/corpus" || exit 2
+[[ -d "$out/corpus/requestpath" ]] || "$here/make-corpus.sh" "${PLAYLISTS:-$here/../../../shared/data/playlists}" "$out/corpus" || exit 2
 # Swift's runtime symbolizer for readable stacks when a finding happens.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}"
 export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-/opt/swift/usr/bin/llvm-symbolizer}"
+# A Swift trap (an overflow, a bad conversion) must reach libFuzzer as the SIGILL it is
+# ("deadly signal", with the trapping line in the stack): Swift's own crash backtracer would
+# read the crashed stack first and make ASan report a bogus heap-use-after-free or unknown-crash.
+export SWIFT_BACKTRACE=enable=no
 
 status=0
-for t in ${FUZZ_TARGETS:-playlist attributelist}; do
+for t in ${FUZZ_TARGETS:-playlist attributelist requestpath}; do
   case $t in
     playlist) maxlen=65536 ;;        # large enough for every seed playlist, small next to maxBytes
     attributelist) maxlen=4096 ;;
+    requestpath) maxlen=65536 ;;
     *) echo "unknown target $t" >&2; exit 2 ;;
   esac
   bin="$out/fuzz-$t"
@@ -55,6 +60,8 @@ for t in ${FUZZ_TARGETS:-playlist attributelist}; do
   if [[ $rc -ne 0 ]]; then
     status=1
     kind=$(grep -oE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer): [a-zA-Z-]+' "$log" | head -1)
+    where=$(grep -m1 -oE 'in [^ ]+ [^ ]*Sources/HLSCore/[^ ]+' "$log" | sed 's/.*Sources\//Sources\//')
+    [[ -n "$where" ]] && kind="$kind at $where"
     repro=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
     echo "FINDING $t: ${kind:-exit $rc}; reproducer: ${repro:-none written}; log: $log" >&2
   fi

@@ -50,10 +50,11 @@ public struct CMCDData: Sendable, Equatable {
 
     public init() {}
 
-    /// Rounds to the spec's granularity.
-    public static func bufferLengthMs(seconds: Double) -> Int { Int((seconds * 10).rounded()) * 100 }
-    public static func throughputKbps(bps: Double) -> Int { Int((bps / 100_000).rounded()) * 100 }
-    public static func kbps(_ bps: Int) -> Int { Int((Double(bps) / 1000).rounded()) }
+    /// Rounds to the spec's granularity. Saturating: the inputs follow from media timestamps and
+    /// playlist bit rates, which a broken stream can make huge.
+    public static func bufferLengthMs(seconds: Double) -> Int { Int(saturating: (seconds * 10).rounded()).saturatingMultiply(100) }
+    public static func throughputKbps(bps: Double) -> Int { Int(saturating: (bps / 100_000).rounded()).saturatingMultiply(100) }
+    public static func kbps(_ bps: Int) -> Int { Int(saturating: (Double(bps) / 1000).rounded()) }
 
     private enum Shard { case object, request, session, status }
 

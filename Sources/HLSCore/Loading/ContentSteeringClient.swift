@@ -135,7 +135,7 @@ public struct ContentSteeringClient: Sendable, Equatable {
         var items = (c.queryItems ?? []).filter { $0.name != Self.pathwayQueryName && $0.name != Self.throughputQueryName }
         items.append(URLQueryItem(name: Self.pathwayQueryName, value: currentPathway))
         if let t = throughputBps, t.isFinite, t >= 0 {
-            items.append(URLQueryItem(name: Self.throughputQueryName, value: String(Int64(t.rounded()))))
+            items.append(URLQueryItem(name: Self.throughputQueryName, value: String(Int64(saturating: t.rounded()))))
         }
         c.queryItems = items
         return c.url ?? manifestURL

@@ -78,7 +78,7 @@ public struct RequestRateLimit: Sendable, Equatable, Codable {
 
     /// The most requests this bound lets start within `seconds`. Count.
     public func maximumRequests(inSeconds seconds: Double) -> Int {
-        burst + Int((max(0, seconds) / minimumIntervalSeconds).rounded(.down))
+        burst.saturatingAdd(Int(saturating: (max(0, seconds) / minimumIntervalSeconds).rounded(.down)))
     }
 }
 

@@ -65,7 +65,7 @@ public enum DeltaUpdateError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case let .skippedSegmentMissing(msn, first, count):
-            return "delta update skipped segments \(first)…\(first + count - 1) but segment \(msn) is not in the previous playlist"
+            return "delta update skipped segments \(first)…\(first.saturatingAdd(count).saturatingAdd(-1)) but segment \(msn) is not in the previous playlist"
         case let .discontinuitySequenceMismatch(delta, previous):
             return "delta update has DISCONTINUITY-SEQUENCE \(delta), the previous playlist has \(previous) for that segment"
         }
@@ -190,7 +190,17 @@ public enum LowLatencyRules {
         var known: [Int: MediaSegment] = [:]
         for s in previous.segments { known[s.mediaSequence] = s }
         var restored: [MediaSegment] = []
-        for msn in first..<(first + max(0, skip.skippedSegments)) {
+        // A parsed delta keeps these far below Int.max (PlaylistRanges); a hand-built one may not.
+        // A parsed delta keeps first + skipped far below Int.max (PlaylistRanges); a hand-built one may
+        // not, and then the segments past Int.max cannot be in `previous` either.
+        let (end, overflow) = first.addingReportingOverflow(max(0, skip.skippedSegments))
+        if overflow {
+            var msn = first
+            while known[msn] != nil && msn < Int.max { msn += 1 }
+            throw .skippedSegmentMissing(msn: msn, skippedFirst: first, skippedCount: skip.skippedSegments)
+        }
+        // The loop stops at the first segment `previous` lacks: at most previous.segments.count + 1 rounds.
+        for msn in first..<end {
             guard let s = known[msn] else {
                 throw .skippedSegmentMissing(msn: msn, skippedFirst: first, skippedCount: skip.skippedSegments)
             }

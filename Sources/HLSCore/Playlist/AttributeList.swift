@@ -13,7 +13,8 @@ public enum AttributeValue: Sendable, Equatable {
     /// original spelling (with prefix); `bytes` is big-endian, an odd digit count
     /// is padded with a leading zero nibble.
     case hexadecimalSequence(text: String, bytes: [UInt8])
-    /// decimal-floating-point or signed-decimal-floating-point: `-?[0-9]+(.[0-9]+)?`.
+    /// decimal-floating-point or signed-decimal-floating-point: `-?[0-9]+(.[0-9]+)?`, finite (a
+    /// number no Double holds is an `outOfRange` error).
     case decimalFloatingPoint(Double, text: String)
     /// quoted-string, without the quotes (variables already substituted when
     /// parsed by PlaylistParser).
@@ -219,13 +220,19 @@ public enum AttributeList {
         }
         if isDigits(Substring(text)) {
             guard let v = Int(text) else {
-                throw PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.2: decimal-integer range",
-                                    message: "attribute \(name) integer \(text) is out of range")
+                throw PlaylistError(kind: .outOfRange, lineNumber: lineNumber,
+                                    rule: Numbers.integerRangeRule,
+                                    message: "attribute \(name) integer \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
             }
             return .decimalInteger(v)
         }
-        if let d = Numbers.decimalFloat(text) { return .decimalFloatingPoint(d, text: text) }
+        if let d = Numbers.decimalFloat(text) {
+            guard d.isFinite else {
+                throw PlaylistError(kind: .outOfRange, lineNumber: lineNumber, rule: Numbers.floatRangeRule,
+                                    message: "attribute \(name) number \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
+            }
+            return .decimalFloatingPoint(d, text: text)
+        }
         if let r = Numbers.resolution(text) { return .decimalResolution(r) }
         return .enumeratedString(text)
     }
@@ -258,6 +265,11 @@ public enum AttributeList {
 /// Strict number grammars of RFC 8216 §4.2 (Swift's `Double("nan")`, `Double("1e3")`
 /// and `Int("+1")` accept more than the RFC does).
 enum Numbers {
+    /// A decimal-integer too large for Int.
+    static let integerRangeRule = "RFC 8216 §4.2: a decimal-integer is 0 to 2^64-1; hlsplay reads 0 to 2^63-1"
+    /// A decimal-floating-point that no Double holds (it would be infinite).
+    static let floatRangeRule = "RFC 8216 §4.2: decimal-floating-point; hlsplay reads what a 64-bit IEEE double holds (below 1.8e308)"
+
     /// decimal-integer.
     static func integer(_ s: Substring) -> Int? {
         AttributeList.isDigits(s) ? Int(s) : nil

@@ -269,8 +269,10 @@ public enum PlaylistType: String, Sendable, Equatable {
     case vod = "VOD"
 }
 
-/// EXT-X-BYTERANGE / BYTERANGE attribute: `length[@offset]`.
+/// EXT-X-BYTERANGE / BYTERANGE attribute: `length[@offset]`. In a parsed playlist
+/// offset + length ≤ `PlaylistRanges.maxByteRangeEnd` (2^53−1).
 public struct ByteRange: Sendable, Equatable, Hashable {
+    /// Bytes.
     public var length: Int
     /// The offset; nil in the playlist means "continues from the end of the
     /// previous sub-range of the same resource" and the parser fills it in
@@ -280,6 +282,16 @@ public struct ByteRange: Sendable, Equatable, Hashable {
         self.length = length
         self.offset = offset
     }
+
+    /// The first byte requested: the offset, 0 when unknown.
+    public var firstByte: Int { max(0, offset ?? 0) }
+    /// One past the last byte of the range (saturating, so a hand-built range cannot trap).
+    public var endByte: Int { firstByte.saturatingAdd(max(0, length)) }
+    /// The last byte an HTTP Range request asks for (RFC 9110 §14.1.2, inclusive): at least the
+    /// first byte (a zero length asks for one byte), saturating.
+    public var lastByte: Int { firstByte.saturatingAdd(max(1, length) - 1) }
+    /// `first-last`, the value of an HTTP `Range: bytes=` header and of the log's `range` field.
+    public var httpRange: String { "\(firstByte)-\(lastByte)" }
 }
 
 /// EXT-X-KEY METHOD (§4.4.4.4).
@@ -364,9 +376,11 @@ public struct PartialSegment: Sendable, Equatable {
 
 /// One Media Segment (§3) with the tags that apply to it.
 public struct MediaSegment: Sendable, Equatable {
-    /// The Media Sequence Number of this segment (§6.3.5 / EXT-X-MEDIA-SEQUENCE + index).
+    /// The Media Sequence Number of this segment (§6.3.5 / EXT-X-MEDIA-SEQUENCE + index). Parsed: it and
+    /// the next one are at most `PlaylistRanges.maxMediaSequence` (2^53−1), so `+ 1` cannot overflow.
     public var mediaSequence: Int
-    /// The Discontinuity Sequence Number (EXT-X-DISCONTINUITY-SEQUENCE + preceding EXT-X-DISCONTINUITY count).
+    /// The Discontinuity Sequence Number (EXT-X-DISCONTINUITY-SEQUENCE + preceding EXT-X-DISCONTINUITY count);
+    /// parsed: at most `PlaylistRanges.maxDiscontinuitySequence`.
     public var discontinuitySequence: Int
     /// The resolved segment URI.
     public var uri: URL
@@ -590,6 +604,8 @@ public struct PlaylistError: Error, Sendable, Equatable, CustomStringConvertible
         case limitExceeded
         case notUTF8
         case constraintViolation
+        /// A number outside the range the player can do arithmetic on (`PlaylistRanges`).
+        case outOfRange
     }
     public var kind: Kind
     /// 1-based line number, or 0 when the error is about the whole playlist.

@@ -32,7 +32,9 @@ import Foundation
 /// rendition with a URI, DEFAULT=YES with AUTOSELECT=NO, FORCED outside
 /// subtitles, SESSION-KEY METHOD=NONE, an IV over 128 bits, DATERANGE END-DATE
 /// before START-DATE or END-ON-NEXT misuse, CAN-SKIP-DATERANGES without
-/// CAN-SKIP-UNTIL); every `PlaylistLimits` limit.
+/// CAN-SKIP-UNTIL); every `PlaylistLimits` limit; a number outside `PlaylistRanges`
+/// (a Media Sequence Number or a byte range's end past 2^53−1, a duration past 10^6 s, …:
+/// kind `outOfRange`).
 ///
 /// **Tolerated with a warning** (`warnings` on the result): `#` comment lines
 /// before `#EXTM3U`; a repeated `#EXTM3U`; EXTINF without a comma; an EXTINF
@@ -186,6 +188,23 @@ struct Attributes {
         return i
     }
 
+    /// A value above the range `PlaylistRanges` allows for it.
+    func outOfRange(_ name: String, above limit: String, _ what: String) -> PlaylistError {
+        PlaylistRanges.error(lineNumber, "\(tag) attribute \(name)=\(dict[name]?.rawText.prefix(40) ?? "") is above \(limit)", rule: what)
+    }
+
+    /// A decimal-integer at most `max` (`PlaylistRanges`; `what` names the range in the rule).
+    func integer(_ name: String, max: Int, range what: String) throws(PlaylistError) -> Int? {
+        guard let i = try integer(name) else { return nil }
+        guard i <= max else { throw outOfRange(name, above: String(max), what) }
+        return i
+    }
+
+    func integer(_ name: String, required rule: String, max: Int, range what: String) throws(PlaylistError) -> Int {
+        guard let i = try integer(name, max: max, range: what) else { throw missing(name, rule: rule) }
+        return i
+    }
+
     /// decimal-floating-point; `signed` also allows a leading minus.
     func double(_ name: String, signed: Bool = false) throws(PlaylistError) -> Double? {
         guard let v = dict[name] else { return nil }
@@ -200,9 +219,26 @@ struct Attributes {
         return d
     }
 
+    /// A non-negative decimal-floating-point at most `max` seconds (`PlaylistRanges`).
+    func seconds(_ name: String, max: Double, range what: String) throws(PlaylistError) -> Double? {
+        guard let d = try double(name) else { return nil }
+        guard d <= max else { throw outOfRange(name, above: "\(Int(max)) s", what) }
+        return d
+    }
+
+    func seconds(_ name: String, required rule: String, max: Double, range what: String) throws(PlaylistError) -> Double {
+        guard let d = try seconds(name, max: max, range: what) else { throw missing(name, rule: rule) }
+        return d
+    }
+
+    /// decimal-resolution, each side at most `PlaylistRanges.maxResolutionSide`.
     func resolution(_ name: String) throws(PlaylistError) -> Resolution? {
         guard let v = dict[name] else { return nil }
         guard let r = v.resolutionValue else { throw wrongType(name, "decimal-resolution") }
+        guard r.width <= PlaylistRanges.maxResolutionSide, r.height <= PlaylistRanges.maxResolutionSide else {
+            throw outOfRange(name, above: "\(PlaylistRanges.maxResolutionSide) pixels a side",
+                             "a RESOLUTION side is at most 2^31-1 pixels")
+        }
         return r
     }
 
@@ -589,6 +625,34 @@ struct Parser {
                       message: "\(tag) has an invalid value \"\(value.prefix(80))\"")
     }
 
+    /// `what` (a tag, or a tag and attribute) `value` is above `limit`: the `PlaylistRanges` error.
+    static func aboveRange(_ what: String, _ value: String, _ lineNumber: Int, limit: String, _ range: String) -> PlaylistError {
+        let shown = value.count > 40 ? value.prefix(40) + "…" : Substring(value)
+        return PlaylistRanges.error(lineNumber, "\(what) \(shown) is above \(limit)", rule: range)
+    }
+
+    /// A tag's value that must be a decimal-integer (`syntaxRule`) at most `max` (`range`): digits
+    /// that do not fit Int (above 2^63-1) are out of range too, not a syntax error.
+    func boundedInteger(_ tag: String, _ value: Substring, _ lineNumber: Int, max: Int, unit: String = "", syntaxRule: String,
+                        range: String) throws(PlaylistError) -> Int {
+        guard AttributeList.isDigits(value) else { throw badValue(tag, String(value), lineNumber, syntaxRule) }
+        guard let n = Int(value), n <= max else {
+            throw Parser.aboveRange(tag, String(value), lineNumber, limit: String(max) + unit, range)
+        }
+        return n
+    }
+
+    /// A tag's value that must be a non-negative decimal-floating-point or decimal-integer
+    /// (`syntaxRule`) of seconds at most `PlaylistRanges.maxSegmentDurationSeconds`.
+    func segmentDuration<S: StringProtocol>(_ tag: String, _ value: S, _ lineNumber: Int, syntaxRule: String) throws(PlaylistError) -> Double {
+        guard let d = Numbers.decimalFloat(value), d >= 0 else { throw badValue(tag, String(value), lineNumber, syntaxRule) }
+        guard d <= PlaylistRanges.maxSegmentDurationSeconds else {
+            throw Parser.aboveRange(tag, String(value), lineNumber, limit: "\(Int(PlaylistRanges.maxSegmentDurationSeconds)) s",
+                                    PlaylistRanges.durationRange)
+        }
+        return d
+    }
+
     /// `length[@offset]` (RFC 8216 §4.3.2.2). An empty offset (`n@`) is read as absent, with a warning.
     mutating func byteRange(_ text: String, _ tag: String, _ lineNumber: Int) throws(PlaylistError) -> ByteRange {
         let rule = "RFC 8216 §4.3.2.2: BYTERANGE is <n>[@<o>], decimal-integers"
@@ -598,16 +662,33 @@ struct Parser {
             noteBlanks(.byteRange, lineNumber, "blanks around the numbers of \(tag.hasPrefix("#") ? String(tag.dropFirst()) : tag) ignored")
             parts = trimmed
         }
-        guard parts.count <= 2, let n = Numbers.integer(parts[0]) else { throw badValue(tag, text, lineNumber, rule) }
+        guard parts.count <= 2 else { throw badValue(tag, text, lineNumber, rule) }
+        let max = PlaylistRanges.maxByteRangeEnd
+        let range = PlaylistRanges.byteRangeRange
+        let n = try boundedInteger(tag, parts[0], lineNumber, max: max, syntaxRule: rule, range: range)
         if parts.count == 2 {
             if parts[1].isEmpty {
                 warn(lineNumber, "\(tag) has an empty offset after '@'; read as no offset")
                 return ByteRange(length: n, offset: nil)
             }
-            guard let o = Numbers.integer(parts[1]) else { throw badValue(tag, text, lineNumber, rule) }
+            let o = try boundedInteger(tag, parts[1], lineNumber, max: max, syntaxRule: rule, range: range)
+            // Both are at most 2^53-1, so the sum cannot overflow.
+            if o + n > max { throw Parser.aboveRange("\(tag) offset + length", String(o + n), lineNumber, limit: String(max), range) }
             return ByteRange(length: n, offset: o)
         }
         return ByteRange(length: n, offset: nil)
+    }
+
+    /// A range without offset that continues at `previousEnd` (a sub-range of the same resource
+    /// that the parser already checked): its end is in range too.
+    func continued(_ r: ByteRange, at previousEnd: Int, _ tag: String, _ lineNumber: Int) throws(PlaylistError) -> ByteRange {
+        let max = PlaylistRanges.maxByteRangeEnd
+        // previousEnd and r.length are at most 2^53-1 each: no overflow.
+        if previousEnd + r.length > max {
+            throw Parser.aboveRange("\(tag) implicit offset \(previousEnd) + length", String(previousEnd + r.length), lineNumber,
+                                    limit: String(max), PlaylistRanges.byteRangeRange)
+        }
+        return ByteRange(length: r.length, offset: previousEnd)
     }
 
     mutating func noteKind(_ tag: String, _ lineNumber: Int) throws(PlaylistError) {
@@ -647,9 +728,23 @@ struct Parser {
                                 message: "URI line \"\(line.prefix(80))\" without a preceding EXTINF")
         }
         pendingInf = nil
-        if segments.count >= limits.maxSegments {
+        let skipped = skip?.skippedSegments ?? 0
+        if segments.count >= limits.maxSegments - skipped {
             throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
-                                          what: "segment count \(segments.count + 1)")
+                                          what: skipped > 0 ? "segment count \(segments.count + 1) + \(skipped) skipped"
+                                                            : "segment count \(segments.count + 1)")
+        }
+        // EXT-X-MEDIA-SEQUENCE ≤ 2^53-1, SKIPPED-SEGMENTS and the count ≤ maxSegments: no overflow here.
+        let msn = mediaSequence + skipped + segments.count
+        if msn >= PlaylistRanges.maxMediaSequence {
+            throw PlaylistRanges.error(lineNumber, "segment \(segments.count + 1) has Media Sequence Number \(msn) (EXT-X-MEDIA-SEQUENCE \(mediaSequence)"
+                                       + (skipped > 0 ? " + \(skipped) skipped" : "") + " + \(segments.count)); the next one would be above \(PlaylistRanges.maxMediaSequence)",
+                                       rule: PlaylistRanges.mediaSequenceRange)
+        }
+        let discontinuities = discontinuityCount + (pendingDiscontinuity ? 1 : 0)
+        if discontinuitySequence + discontinuities > PlaylistRanges.maxDiscontinuitySequence {
+            throw PlaylistRanges.error(lineNumber, "segment \(segments.count + 1) has Discontinuity Sequence Number \(discontinuitySequence) + \(discontinuities), above \(PlaylistRanges.maxDiscontinuitySequence)",
+                                       rule: PlaylistRanges.discontinuitySequenceRange)
         }
         let uri = try resolve(try substitute(line, lineNumber), lineNumber)
         var range: ByteRange?
@@ -658,7 +753,7 @@ struct Parser {
             range = r
             if r.offset == nil {
                 if let prev = segments.last, prev.uri == uri, let pr = prev.byteRange, let po = pr.offset {
-                    range = ByteRange(length: r.length, offset: po + pr.length)
+                    range = try continued(r, at: po + pr.length, "EXT-X-BYTERANGE", rl)
                 } else if segments.isEmpty && skip != nil {
                     warn(rl, "EXT-X-BYTERANGE without offset follows skipped segments; offset unknown")
                 } else {
@@ -678,7 +773,7 @@ struct Parser {
         if pendingDiscontinuity { discontinuityCount += 1 }
         let key = currentKeys.first(where: { $0.keyFormat == "identity" }) ?? currentKeys.first
         let segment = MediaSegment(
-            mediaSequence: mediaSequence + (skip?.skippedSegments ?? 0) + segments.count,
+            mediaSequence: msn,
             discontinuitySequence: discontinuitySequence + discontinuityCount,
             uri: uri, durationSeconds: inf.duration, title: inf.title, byteRange: range,
             discontinuity: pendingDiscontinuity, key: key, initializationSection: currentMap,
@@ -871,8 +966,9 @@ struct Parser {
         }
         variants.append(VariantStream(
             uri: uri,
-            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED"),
-            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH"),
+            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
+                                        max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
             score: try a.double("SCORE"),
             codecs: Parser.codecs(try a.quoted("CODECS")),
             supplementalCodecs: try a.quoted("SUPPLEMENTAL-CODECS"),
@@ -902,8 +998,9 @@ struct Parser {
         let uri = try a.quoted("URI", required: "RFC 8216 §4.3.4.3: URI is REQUIRED in EXT-X-I-FRAME-STREAM-INF")
         iFrameStreams.append(IFrameStream(
             uri: try resolve(uri, a.lineNumber),
-            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED"),
-            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH"),
+            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
+                                        max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
             codecs: Parser.codecs(try a.quoted("CODECS")),
             resolution: try a.resolution("RESOLUTION"),
             attributes: a.raw))
@@ -1011,9 +1108,8 @@ struct Parser {
             if trimmedDuration.startIndex != durationText.startIndex || trimmedDuration.endIndex != durationText.endIndex {
                 noteBlanks(.extinfDuration, lineNumber, "blanks around the EXTINF duration ignored")
             }
-            guard let d = Numbers.decimalFloat(trimmedDuration), d >= 0 else {
-                throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.2.1: EXTINF duration is a non-negative decimal-floating-point or decimal-integer")
-            }
+            let d = try segmentDuration(tag, trimmedDuration, lineNumber,
+                                        syntaxRule: "RFC 8216 §4.3.2.1: EXTINF duration is a non-negative decimal-floating-point or decimal-integer")
             pendingInf = (d, title, lineNumber)
         case "#EXT-X-TARGETDURATION":
             if targetDuration != nil {
@@ -1021,9 +1117,7 @@ struct Parser {
                                     rule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION is a Media Playlist tag that MUST NOT appear more than once",
                                     message: "EXT-X-TARGETDURATION appears again (first at line \(targetDurationLine))")
             }
-            guard let d = Numbers.decimalFloat(value), d >= 0 else {
-                throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION:<s>, a decimal-integer")
-            }
+            let d = try segmentDuration(tag, value, lineNumber, syntaxRule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION:<s>, a decimal-integer")
             if Numbers.integer(Substring(value)) == nil {
                 warn(lineNumber, "EXT-X-TARGETDURATION \(value) is not a decimal-integer")
             }
@@ -1035,10 +1129,9 @@ struct Parser {
                                     rule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE MUST appear once, before the first Media Segment",
                                     message: "EXT-X-MEDIA-SEQUENCE repeated or after the first Media Segment")
             }
-            guard let n = Numbers.integer(Substring(value)) else {
-                throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE:<number>, a decimal-integer")
-            }
-            mediaSequence = n
+            mediaSequence = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxMediaSequence,
+                                               syntaxRule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE:<number>, a decimal-integer",
+                                               range: PlaylistRanges.mediaSequenceRange)
             mediaSequenceSeen = true
         case "#EXT-X-DISCONTINUITY-SEQUENCE":
             if discontinuitySequenceSeen || !segments.isEmpty || pendingDiscontinuity {
@@ -1046,10 +1139,9 @@ struct Parser {
                                     rule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE MUST appear once, before the first Media Segment and any EXT-X-DISCONTINUITY",
                                     message: "EXT-X-DISCONTINUITY-SEQUENCE repeated or misplaced")
             }
-            guard let n = Numbers.integer(Substring(value)) else {
-                throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE:<number>, a decimal-integer")
-            }
-            discontinuitySequence = n
+            discontinuitySequence = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxDiscontinuitySequence,
+                                                       syntaxRule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE:<number>, a decimal-integer",
+                                                       range: PlaylistRanges.discontinuitySequenceRange)
             discontinuitySequenceSeen = true
         case "#EXT-X-PLAYLIST-TYPE":
             guard let t = PlaylistType(rawValue: value) else {
@@ -1067,9 +1159,9 @@ struct Parser {
         case "#EXT-X-GAP":
             pendingGap = true
         case "#EXT-X-BITRATE":
-            guard let k = Numbers.integer(Substring(value)) else {
-                throw badValue(tag, value, lineNumber, "draft-pantos-hls-rfc8216bis §4.4.4.8: EXT-X-BITRATE:<rate>, a decimal-integer of kilobits per second")
-            }
+            let k = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxBitrateBps / 1000, unit: " kbit/s",
+                                       syntaxRule: "draft-pantos-hls-rfc8216bis §4.4.4.8: EXT-X-BITRATE:<rate>, a decimal-integer of kilobits per second",
+                                       range: PlaylistRanges.bitrateRange)
             currentBitrate = k * 1000
         case "#EXT-X-KEY":
             let a = try attributes(tag, value, lineNumber)
@@ -1100,10 +1192,13 @@ struct Parser {
             try handleDateRange(try attributes(tag, value, lineNumber))
         case "#EXT-X-SERVER-CONTROL":
             let a = try attributes(tag, value, lineNumber)
+            let span = PlaylistRanges.maxSpanSeconds
             serverControl = ServerControl(
-                canBlockReload: try a.yesNo("CAN-BLOCK-RELOAD"), canSkipUntilSeconds: try a.double("CAN-SKIP-UNTIL"),
-                canSkipDateRanges: try a.yesNo("CAN-SKIP-DATERANGES"), holdBackSeconds: try a.double("HOLD-BACK"),
-                partHoldBackSeconds: try a.double("PART-HOLD-BACK"))
+                canBlockReload: try a.yesNo("CAN-BLOCK-RELOAD"),
+                canSkipUntilSeconds: try a.seconds("CAN-SKIP-UNTIL", max: span, range: PlaylistRanges.spanRange),
+                canSkipDateRanges: try a.yesNo("CAN-SKIP-DATERANGES"),
+                holdBackSeconds: try a.seconds("HOLD-BACK", max: span, range: PlaylistRanges.spanRange),
+                partHoldBackSeconds: try a.seconds("PART-HOLD-BACK", max: span, range: PlaylistRanges.spanRange))
             if serverControl?.canSkipDateRanges == true && serverControl?.canSkipUntilSeconds == nil {
                 throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
                                     rule: "draft-pantos-hls-rfc8216bis §4.4.3.8: CAN-SKIP-DATERANGES requires CAN-SKIP-UNTIL",
@@ -1111,7 +1206,8 @@ struct Parser {
             }
         case "#EXT-X-PART-INF":
             let a = try attributes(tag, value, lineNumber)
-            partTarget = try a.double("PART-TARGET", required: "draft-pantos-hls-rfc8216bis §4.4.3.7: PART-TARGET is REQUIRED")
+            partTarget = try a.seconds("PART-TARGET", required: "draft-pantos-hls-rfc8216bis §4.4.3.7: PART-TARGET is REQUIRED",
+                                       max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
         case "#EXT-X-PART":
             let a = try attributes(tag, value, lineNumber)
             partCount += 1
@@ -1121,7 +1217,8 @@ struct Parser {
                                               what: "EXT-X-PART count \(partCount)")
             }
             let uri = try resolve(try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: URI is REQUIRED in EXT-X-PART"), lineNumber)
-            let duration = try a.double("DURATION", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: DURATION is REQUIRED in EXT-X-PART")
+            let duration = try a.seconds("DURATION", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: DURATION is REQUIRED in EXT-X-PART",
+                                         max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
             var range: ByteRange?
             if let rv = a.dict["BYTERANGE"] {
                 // The draft says quoted-string; Apple's own LL-HLS example 03 writes it unquoted.
@@ -1129,7 +1226,7 @@ struct Parser {
                 var br = try byteRange(rv.rawText, "EXT-X-PART BYTERANGE", lineNumber)
                 if br.offset == nil {
                     if let last = lastPartRange, last.uri == uri {
-                        br.offset = last.end
+                        br = try continued(br, at: last.end, "EXT-X-PART BYTERANGE", lineNumber)
                     } else {
                         warn(lineNumber, "EXT-X-PART BYTERANGE without offset does not follow a part of the same resource; offset unknown")
                     }
@@ -1148,12 +1245,22 @@ struct Parser {
             }
             if type != "PART" && type != "MAP" { warn(lineNumber, "EXT-X-PRELOAD-HINT TYPE=\(type) is not PART or MAP; kept") }
             let uri = try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.5.3: URI is REQUIRED in EXT-X-PRELOAD-HINT")
-            preloadHints.append(PreloadHint(type: type, uri: try resolve(uri, lineNumber),
-                                            byteRangeStart: try a.integer("BYTERANGE-START"),
-                                            byteRangeLength: try a.integer("BYTERANGE-LENGTH")))
+            let maxEnd = PlaylistRanges.maxByteRangeEnd
+            let start = try a.integer("BYTERANGE-START", max: maxEnd, range: PlaylistRanges.byteRangeRange)
+            let length = try a.integer("BYTERANGE-LENGTH", max: maxEnd, range: PlaylistRanges.byteRangeRange)
+            if (start ?? 0) + (length ?? 0) > maxEnd { // each at most 2^53-1: no overflow
+                throw Parser.aboveRange("EXT-X-PRELOAD-HINT BYTERANGE-START + BYTERANGE-LENGTH", String((start ?? 0) + (length ?? 0)),
+                                        lineNumber, limit: String(maxEnd), PlaylistRanges.byteRangeRange)
+            }
+            preloadHints.append(PreloadHint(type: type, uri: try resolve(uri, lineNumber), byteRangeStart: start, byteRangeLength: length))
         case "#EXT-X-SKIP":
             let a = try attributes(tag, value, lineNumber)
             let n = try a.integer("SKIPPED-SEGMENTS", required: "draft-pantos-hls-rfc8216bis §4.4.5.2: SKIPPED-SEGMENTS is REQUIRED")
+            // The playlist the delta stands for lists the skipped segments and these: together within maxSegments.
+            if n > limits.maxSegments - segments.count {
+                throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
+                                              what: "EXT-X-SKIP SKIPPED-SEGMENTS \(n)" + (segments.isEmpty ? "" : " + \(segments.count) segments"))
+            }
             var removed: [String] = []
             if let r = a.dict["RECENTLY-REMOVED-DATERANGES"] {
                 if r.quotedStringValue == nil { warn(lineNumber, "RECENTLY-REMOVED-DATERANGES is not a quoted-string; read as written") }
@@ -1163,8 +1270,10 @@ struct Parser {
         case "#EXT-X-RENDITION-REPORT":
             let a = try attributes(tag, value, lineNumber)
             let uri = try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.5.4: URI is REQUIRED in EXT-X-RENDITION-REPORT")
-            renditionReports.append(RenditionReport(uri: try resolve(uri, lineNumber), lastMediaSequence: try a.integer("LAST-MSN"),
-                                                    lastPart: try a.integer("LAST-PART")))
+            let reportMax = PlaylistRanges.maxReportedPosition
+            renditionReports.append(RenditionReport(uri: try resolve(uri, lineNumber),
+                                                    lastMediaSequence: try a.integer("LAST-MSN", max: reportMax, range: PlaylistRanges.reportRange),
+                                                    lastPart: try a.integer("LAST-PART", max: reportMax, range: PlaylistRanges.reportRange)))
         default:
             unknownTags.append(UnknownTag(line: line, lineNumber: lineNumber))
         }
@@ -1183,7 +1292,7 @@ struct Parser {
         }
         let startDate = try date("START-DATE")
         let endDate = try date("END-DATE")
-        let duration = try a.double("DURATION")
+        let duration = try a.seconds("DURATION", max: PlaylistRanges.maxSpanSeconds, range: PlaylistRanges.spanRange)
         let endOnNext = try a.yesNo("END-ON-NEXT")
         let classID = try a.quoted("CLASS")
         let rule = "RFC 8216 §4.3.2.7: EXT-X-DATERANGE constraints"
@@ -1199,7 +1308,9 @@ struct Parser {
                                 message: "END-ON-NEXT=YES needs CLASS and forbids DURATION and END-DATE")
         }
         dateRanges.append(DateRange(id: id, classID: classID, startDate: startDate, endDate: endDate,
-                                    durationSeconds: duration, plannedDurationSeconds: try a.double("PLANNED-DURATION"),
+                                    durationSeconds: duration,
+                                    plannedDurationSeconds: try a.seconds("PLANNED-DURATION", max: PlaylistRanges.maxSpanSeconds,
+                                                                          range: PlaylistRanges.spanRange),
                                     endOnNext: endOnNext, attributes: a.raw))
     }
 }

@@ -236,7 +236,7 @@ public struct PolicyController: Sendable, Equatable {
         enteredAt = now
         lastChangeAt = now
         if next == .defensiveDownshift {
-            let current = Int(max(0, features.currentRungBitrateBps.rounded()))
+            let current = Int(saturating: max(0, features.currentRungBitrateBps.rounded()))
             downshiftCapBps = Self.rungBelow(current, ladderBitratesBps: ladderBitratesBps)
         } else {
             downshiftCapBps = nil

@@ -135,7 +135,7 @@ public enum StallMetrics {
         var sums = [Double](repeating: 0, count: binCount), hits = [Int](repeating: 0, count: binCount)
         var counts = [Int](repeating: 0, count: binCount)
         for (s, y) in zip(scores, labels) {
-            let b = min(binCount - 1, max(0, Int((s * Double(binCount)).rounded(.down))))
+            let b = min(binCount - 1, max(0, Int(saturating: (s * Double(binCount)).rounded(.down))))
             counts[b] += 1
             sums[b] += s
             if y { hits[b] += 1 }

@@ -332,7 +332,8 @@ private struct Renderer {
                 + "(the figures below are counted from the events that were written).</div>\n"
         }
         let ttff = number(s?["timeToFirstFrameSeconds"]) ?? (s == nil ? log.events("frame.first").first.flatMap { number($0["timeToFirstFrameSeconds"]) } : nil)
-        let stallCount = number(s?["stallCount"]).map { Int($0) } ?? (s == nil ? log.events("stall.start").count : nil)
+        // The log is a file the user hands in: any number may be in it.
+        let stallCount = number(s?["stallCount"]).map { Int(saturating: $0) } ?? (s == nil ? log.events("stall.start").count : nil)
         let stallSeconds = number(s?["stallSeconds"])
             ?? (s == nil ? stalls.reduce(0) { $0 + ($1.end - $1.start) } : nil)
         var items: [(String, String, String)] = [
@@ -344,7 +345,7 @@ private struct Renderer {
         ]
         if let played = number(s?["playedSeconds"]) { items.append(("played", seconds(played), "media played")) }
         if let session = number(s?["sessionSeconds"]) { items.append(("session", seconds(session), "session length")) }
-        if let switches = number(s?["variantSwitches"]) { items.append(("switches", String(Int(switches)), "variant switches")) }
+        if let switches = number(s?["variantSwitches"]) { items.append(("switches", String(Int(saturating: switches)), "variant switches")) }
         if let predictor = s?["predictor"] as? String { items.append(("predictor", esc(predictor), "stall predictor")) }
         out += "<div class=\"figures\">\n"
         for (id, value, label) in items {

@@ -309,7 +309,7 @@ public struct StartupCapController: Sendable, Equatable {
               now.seconds(since: started) >= configuration.recoveryPriorLifetimeSeconds else { return [] }
         priorBps = nil
         return [.log(CapNote(kind: .priorExpired, phase: phase,
-                             detail: "no fresh delivery at ≥ \(configuration.recoveryConfirmShare) × prior \(Int(prior)) bps within \(configuration.recoveryPriorLifetimeSeconds) s; cap stays \(capBps.map(String.init) ?? "none"), ramp on evidence only"))]
+                             detail: "no fresh delivery at ≥ \(configuration.recoveryConfirmShare) × prior \(Int(saturating: prior)) bps within \(configuration.recoveryPriorLifetimeSeconds) s; cap stays \(capBps.map(String.init) ?? "none"), ramp on evidence only"))]
     }
 
     // MARK: - Helpers

@@ -196,7 +196,8 @@ public struct TrickleClassifier: Sendable, Equatable, Codable {
             a.expectedBytes = expected
             a.expectedSource = "content-length"
         } else if let rung = s.rungBitrateBps, rung > 0, s.segmentDurationSeconds > 0 {
-            a.expectedBytes = Int((rung * s.segmentDurationSeconds / 8).rounded())
+            // BANDWIDTH × EXTINF can exceed Int (2^53 bit/s × 10^6 s): saturate.
+            a.expectedBytes = Int(saturating: (rung * s.segmentDurationSeconds / 8).rounded())
             a.expectedSource = "rung-bitrate"
         }
         if let expected = a.expectedBytes, s.bytesReceived >= expected {

@@ -12,7 +12,8 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable, CustomStringConv
     public var nanoseconds: UInt64
 
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
-    public init(seconds: Double) { self.nanoseconds = UInt64((max(0, seconds) * 1e9).rounded()) }
+    /// Saturating: negative and NaN seconds are the epoch, seconds beyond UInt64 nanoseconds (584 years) its end.
+    public init(seconds: Double) { self.nanoseconds = UInt64(saturating: (seconds * 1e9).rounded()) }
 
     /// Seconds since the clock's epoch.
     public var seconds: Double { Double(nanoseconds) / 1e9 }
@@ -26,9 +27,18 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable, CustomStringConv
             : -Double(earlier.nanoseconds - nanoseconds) / 1e9
     }
 
+    /// `self` moved by `s` seconds, saturating: never before the epoch, never past the clock's last
+    /// instant (`UInt64.max` nanoseconds), and NaN does not move it. Seconds come from the network
+    /// here (a target duration, an EXTINF, a steering TTL, a media timestamp): a huge one means
+    /// "not in this process's lifetime", never a trap.
     public func advanced(bySeconds s: Double) -> MonotonicInstant {
-        let delta = Int64((s * 1e9).rounded())
-        return MonotonicInstant(nanoseconds: delta >= 0 ? nanoseconds &+ UInt64(delta) : nanoseconds &- min(nanoseconds, UInt64(-delta)))
+        let delta = (s * 1e9).rounded()
+        if delta.isNaN { return self }
+        if delta >= 0 {
+            return MonotonicInstant(nanoseconds: nanoseconds.saturatingAdd(UInt64(saturating: delta)))
+        }
+        let back = UInt64(saturating: -delta)
+        return MonotonicInstant(nanoseconds: nanoseconds >= back ? nanoseconds - back : 0)
     }
 
     public var description: String { String(format: "%.6fs", seconds) }

@@ -2,7 +2,8 @@
 // seeded mutations of real sample segments and counts the outcomes. Built by
 // Tools/asan/corrupt-media.sh with -sanitize=address (HLSMedia and the CFFmpeg shim are
 // instrumented; the system FFmpeg libraries are not, but their heap use goes through
-// ASan's malloc interceptors, so overflows into our buffers and leaks are still seen).
+// ASan's malloc interceptors, so overflows into our buffers and leaks are still seen), and
+// the shim's C inline functions with -fsanitize=undefined (UBSan stops the process).
 //
 //   corrupt-media --media DIR --count N [--start S] [--seed S] [--case K] [--results FILE]
 //   corrupt-media --media DIR --case K --dump FILE     write case K's bytes (prints hint, init size)
@@ -14,6 +15,7 @@
 // and "DONE index mutation outcome" after it, so the caller knows which case crashed and
 // what came before; --case K replays exactly that case.
 
+import CPlant
 import Foundation
 import HLSMedia
 
@@ -30,6 +32,7 @@ var dumpPath: String?
 var replayFile: String?
 var replayHint = ContainerHint.mpegTS
 var plantOverflow = false
+var plantUB = false
 var args = CommandLine.arguments.dropFirst()
 while let a = args.popFirst() {
     switch a {
@@ -51,6 +54,7 @@ while let a = args.popFirst() {
     // Self-tests proving the sanitizers are live in this build (see docs/hardening.md).
     case "--plant-leak": plantLeak = true
     case "--plant-overflow": plantOverflow = true
+    case "--plant-ub": plantUB = true
     default: FileHandle.standardError.write(Data("unknown argument \(a)\n".utf8)); exit(2)
     }
 }
@@ -80,6 +84,10 @@ if plantOverflow {
     let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
     p[Int(CommandLine.arguments.count) + 16] = 1  // heap-buffer-overflow: ASan must stop here
     p.deallocate()
+}
+if plantUB {
+    // A shift by 32 + argc bits in a C inline function: UndefinedBehaviorSanitizer must stop here.
+    print(hls_plant_shift(Int32(CommandLine.arguments.count) + 32))
 }
 
 // MARK: inputs

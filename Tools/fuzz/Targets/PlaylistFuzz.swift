@@ -2,8 +2,9 @@
 // The parser decides Multivariant vs Media from the content, so one target covers
 // both paths; the seed corpus holds both kinds. The first byte (when it is not '#')
 // never matters to a real playlist, so no input steering is done: bytes go in as-is.
-// Errors are the expected outcome for most inputs; only crashes, hangs, leaks and
-// runaway memory are findings.
+// Errors are the expected outcome for most inputs; only crashes (a Swift trap on an
+// overflow or a bad conversion included: -O keeps those checks), hangs, leaks and
+// runaway memory are findings. Mutations are structure-aware (PlaylistMutator.swift).
 
 import Foundation
 import HLSCore
@@ -34,4 +35,9 @@ public func playlistFuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> C
         _ = error.message.utf8.count
     }
     return 0
+}
+
+@_cdecl("LLVMFuzzerCustomMutator")
+public func playlistFuzzCustomMutator(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int, _ seed: UInt32) -> Int {
+    playlistCustomMutate(data, size, maxSize, seed, reloads: false)
 }
