@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # README command 2: the whole test suite (installs what is missing and makes
-# the sample media first).
+# the sample media first). Tools/test.sh --fast [swift test options]: the
+# developer's loop: every test but those tagged .realTime (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fast=0
+if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 Tools/install-deps.sh
 Samples/make-all.sh
 # The characterization tool's shard partition, merge and log readings
 # (Tools/grid.py; no network, a few seconds).
 python3 -B -m unittest discover -s Tools/tests
 swift build --build-tests
+if [ "$fast" -eq 1 ]; then
+    # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
+    skips=$(python3 -B Tools/tagged-tests.py realTime)
+    mapfile -t skip <<< "$skips"
+    exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
+fi
 # The hostile corpus (Tools/hostile, HostileCorpusTests) plays every case with the release
 # binary, the one users run.
 swift build -c release --product hlsplay

@@ -78,7 +78,7 @@ extension OriginTests {
     /// Issue item 8: "the 60 s receive timeout never fires for connections that drip one byte every 5 s". The
     /// origin's default bound on the time to receive a request head (10 s) is a total: a connection sending one
     /// more byte every second is closed (with a 408) about 10 s after it opened. Before: never closed.
-    @Test func drippingRequestHead_closedAfterTheHeaderBound_notKeptOpenByEachByte() throws {
+    @Test(.tags(.realTime)) func drippingRequestHead_closedAfterTheHeaderBound_notKeptOpenByEachByte() throws {
         let f = try Fixture()
         let (process, port) = try Self.launch([f.root.path])
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }

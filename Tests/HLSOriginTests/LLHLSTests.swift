@@ -84,7 +84,7 @@ final class LLFixture {
     }
 }
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LLHLSTests {
     // MARK: Part cutting (pure, on a real segment)
 

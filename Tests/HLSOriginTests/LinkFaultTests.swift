@@ -3,7 +3,7 @@ import Glibc
 import Testing
 @testable import HLSOrigin
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LinkFaultTests {
     /// Link collapse at 0.6 s for 1 s on an 8 Mbit/s link: a running download receives nothing during it, a request
     /// made during it gets its first byte only after it, and the log says the link was collapsed.

@@ -4,7 +4,7 @@ import Testing
 @testable import HLSOrigin
 
 /// hls-origin serving a folder that FFmpeg's own HLS muxer is writing live (Samples/live-packager.sh).
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LivePackagerTests {
     static func ffmpegOnPath() -> Bool {
         (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {

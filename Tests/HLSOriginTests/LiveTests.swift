@@ -72,7 +72,7 @@ func liveURIs(_ playlist: String) -> [String] {
     playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
 }
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LiveTests {
     let vod = VODPlaylist.parse(LiveFixture.vodPlaylist)!
     let date = Date(timeIntervalSince1970: 1_700_000_000)

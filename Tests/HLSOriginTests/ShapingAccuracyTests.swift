@@ -5,7 +5,7 @@ import Testing
 
 /// The link as a client sees it: bytes received in 1 s windows (on the server's clock) against the schedule's
 /// integral over the same window. Serialized: each test owns the machine's timing for a few seconds.
-@Suite(.serialized, .timeLimit(.minutes(10)))
+@Suite(.serialized, .timeLimit(.minutes(10)), .tags(.realTime))
 struct ShapingAccuracyTests {
     /// Seconds of each download.
     static let runSeconds = 4.0

@@ -3,7 +3,7 @@ import HLSOrigin
 import Testing
 
 /// CMCD on the wire, read back from the origin's own request log.
-@Suite(.serialized) struct CMCDEndToEndTests {
+@Suite(.serialized, .tags(.realTime)) struct CMCDEndToEndTests {
     @Test func cmcdQuery_everyRequestCarriesTheValuesThePlayerUsed() throws {
         let samples = try Repo.requireSamples("short-2s")
         let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")

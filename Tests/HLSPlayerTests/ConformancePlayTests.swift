@@ -5,7 +5,7 @@ import Testing
 /// representative fixtures, end to end: the harness builds each origin root from the
 /// fixture and the sample media, runs the real `hls-origin` and `hlsplay` binaries over
 /// loopback, and classifies the outcome. These assert what docs/conformance.md reports.
-@Suite("Conformance player pass")
+@Suite("Conformance player pass", .tags(.realTime))
 struct ConformancePlayTests {
     /// One fixture (path under ../shared/data/playlists) per kind the report covers.
     static let multivariant = "videojs-m3u8-parser/master.m3u8"                      // generated media playlists

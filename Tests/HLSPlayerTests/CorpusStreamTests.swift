@@ -8,7 +8,7 @@ import HLSCore
 import HLSOrigin
 import Testing
 
-@Suite(.serialized) struct CorpusStreamTests {
+@Suite(.serialized, .tags(.realTime)) struct CorpusStreamTests {
     /// Items that fail today because of a known defect, with the defect (none now). A test in
     /// this list records its failures as known issues; once it passes, Swift Testing reports that
     /// the known issue did not occur: remove its entry then.

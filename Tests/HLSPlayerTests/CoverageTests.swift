@@ -5,7 +5,7 @@ import Testing
 /// Issue 6's features end to end on real media (Samples/make-variants.sh),
 /// through hls-origin and the real binary: alternate audio, redundant variants
 /// and failover, content steering, key rotation, Low-Latency HLS.
-@Suite(.serialized) struct CoverageTests {
+@Suite(.serialized, .tags(.realTime)) struct CoverageTests {
     func variants() throws -> URL {
         _ = try Repo.requireSamples("short-2s")
         let dir = Repo.samples("variants")

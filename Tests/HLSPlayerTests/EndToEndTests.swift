@@ -4,7 +4,7 @@ import Testing
 
 /// hlsplay, the real binary, playing the real sample ladder over real HTTP on loopback.
 /// Serialized: each run plays in real time, and they should not compete for the two cores.
-@Suite(.serialized) struct EndToEndTests {
+@Suite(.serialized, .tags(.realTime)) struct EndToEndTests {
     @Test func playsSampleLadderToTheEnd_summaryAgreesWithLog() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in

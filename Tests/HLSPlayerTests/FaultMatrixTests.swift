@@ -406,7 +406,7 @@ struct MatrixFindings {
     }
 }
 
-@Suite struct FaultMatrixTests {
+@Suite(.tags(.realTime)) struct FaultMatrixTests {
     @Test(arguments: FaultCase.selected)
     func faultCase(_ c: FaultCase) async throws {
         let samples = try Repo.requireSamples("ladder-2s")

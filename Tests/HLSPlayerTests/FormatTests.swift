@@ -3,7 +3,7 @@ import Testing
 
 /// Packagings beyond MPEG-TS segments, end to end on real media made by
 /// FFmpeg's HLS muxer (Samples/make-variants.sh), through the real binary.
-@Suite(.serialized) struct FormatTests {
+@Suite(.serialized, .tags(.realTime)) struct FormatTests {
     func play(_ path: String, in root: URL, extra: [String] = []) throws -> Run {
         try withOrigin(root) { base in
             try runHlsplay([base.appendingPathComponent(path).absoluteString, "--headless", "--json"] + extra)

@@ -186,7 +186,7 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
                        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "", timedOut: o["timedOut"] as? Bool ?? false)
 }
 
-@Suite struct HostileCorpusTests {
+@Suite(.tags(.realTime)) struct HostileCorpusTests {
     @Test func theCorpusIsThere() {
         #expect(HostileCorpus.names.count >= 20, "Tools/hostile/cases holds the hostile corpus")
     }

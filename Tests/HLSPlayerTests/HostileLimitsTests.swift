@@ -7,7 +7,7 @@ import Foundation
 import HLSOrigin
 import Testing
 
-@Suite(.serialized) struct HostileLimitsTests {
+@Suite(.serialized, .tags(.realTime)) struct HostileLimitsTests {
     /// The cases, built once into the temporary folder under a name made from the script's bytes
     /// (as CorpusStreamTests does): later runs reuse them, a changed script builds anew.
     static let media: Result<URL, any Error> = Result {

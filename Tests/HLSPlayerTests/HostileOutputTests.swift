@@ -123,7 +123,7 @@ import Testing
 /// The summary is the point of a run: losing it (a closed stdout, a reader that went away) is
 /// reported on stderr and in the exit status (74), never silent; and the signals that end a
 /// session exit with their conventional codes, the log complete.
-@Suite struct LostOutputTests {
+@Suite(.tags(.realTime)) struct LostOutputTests {
     func playable() throws -> String {
         try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
     }
@@ -207,7 +207,7 @@ import Testing
 
 /// Problems that do not stop a session but change what it measures are said on stderr, not
 /// only in the log.
-@Suite struct SessionWarningTests {
+@Suite(.tags(.realTime)) struct SessionWarningTests {
     func playable() throws -> String {
         try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
     }

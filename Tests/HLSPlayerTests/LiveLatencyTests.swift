@@ -3,7 +3,7 @@ import HLSOrigin
 import Testing
 
 /// Live latency from EXT-X-PROGRAM-DATE-TIME, in every buffer sample and the summary.
-@Suite(.serialized) struct LiveLatencyTests {
+@Suite(.serialized, .tags(.realTime)) struct LiveLatencyTests {
     @Test func liveSession_reportsLatencyFromProgramDateTime() throws {
         let samples = try Repo.requireSamples("short-2s")
         var config = OriginConfiguration()

@@ -7,7 +7,7 @@ import Testing
 /// the 2 s ladder as a live stream (3-segment window) and its link collapses
 /// for longer than the window, so the playhead's segments roll off while the
 /// player cannot fetch anything.
-@Suite(.serialized) struct LiveResyncTests {
+@Suite(.serialized, .tags(.realTime)) struct LiveResyncTests {
     func collapsingLiveOrigin<T>(collapseAtSeconds: Double, forSeconds: Double, _ body: (URL) throws -> T) throws -> T {
         let samples = try Repo.requireSamples("ladder-2s")
         var config = OriginConfiguration()

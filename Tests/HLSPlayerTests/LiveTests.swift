@@ -70,7 +70,7 @@ final class LiveWindowWriter: @unchecked Sendable {
     }
 }
 
-@Suite(.serialized) struct LiveTests {
+@Suite(.serialized, .tags(.realTime)) struct LiveTests {
     @Test func live_startsAtHoldBack_reloadsAndFollowsWindow_acrossDiscontinuities() throws {
         let samples = try Repo.requireSamples("short-2s")
         let writer = try LiveWindowWriter(samples: samples)

@@ -7,7 +7,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized) struct LongVODTests {
+@Suite(.serialized, .tags(.realTime)) struct LongVODTests {
     static let segmentCount = 100_000
 
     /// A fresh folder with the long playlist (`long.m3u8`), EXT-X-START at `start` when given.

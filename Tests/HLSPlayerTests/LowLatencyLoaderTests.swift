@@ -8,7 +8,7 @@ import Testing
 /// `LowLatencyLoader` against hls-origin's LL-HLS mode over loopback (short-2s, 0.5 s parts, window 10).
 // Time limits in this suite and the origin/network suites guard against a hang, not a slow run: a test counts
 // from its start, and on two cores it can wait minutes for a thread while the rest of the suite plays.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LowLatencyLoaderTests {
     @Test func followsTheLiveEdgePartByPartWithBlockingReloadsAndDeltas() throws {
         let root = try Repo.requireSamples("short-2s")

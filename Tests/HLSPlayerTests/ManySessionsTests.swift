@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Many independent sessions in one process.
-@Suite(.serialized) struct ManySessionsTests {
+@Suite(.serialized, .tags(.realTime)) struct ManySessionsTests {
     @Test func fourDemuxOnlySessions_eachWithItsOwnLog_aggregateAgrees() throws {
         let samples = try Repo.requireSamples("short-2s")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-many-\(UUID().uuidString)")

@@ -35,7 +35,7 @@ func median(_ xs: [Double]) -> Double {
 /// Path of a logged URL, e.g. `/v1/seg_00003.ts`.
 func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.path } }
 
-@Suite(.serialized) struct OriginPlaybackTests {
+@Suite(.serialized, .tags(.realTime)) struct OriginPlaybackTests {
     // MARK: 1. hls-origin live mode
 
     @Test func live_originLiveMode_followsSlidingWindowAcrossLoops() throws {

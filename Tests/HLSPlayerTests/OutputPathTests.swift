@@ -94,7 +94,7 @@ import Testing
     /// first events through, then every write fails with EFBIG. The session still plays to its end;
     /// the failure is reported on stderr with the path and the errno text, the exit status is 74,
     /// and the log holds whole JSON lines only — as many as the message says.
-    @Test func logWriteFailsMidSession_reportedAndLogKeepsWholeLines() throws {
+    @Test(.tags(.realTime)) func logWriteFailsMidSession_reportedAndLogKeepsWholeLines() throws {
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl")

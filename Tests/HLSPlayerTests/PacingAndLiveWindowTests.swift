@@ -10,7 +10,7 @@ import Testing
 ///   behind-the-window resync), or, with EXT-X-TARGETDURATION:0 as FFmpeg writes it, crashed at the start.
 /// - kuu's LL-HLS delta-update example served as a static file: a delta that never merges was followed by a
 ///   full reload at once, about a thousand playlist requests a second.
-@Suite(.serialized) struct PacingAndLiveWindowTests {
+@Suite(.serialized, .tags(.realTime)) struct PacingAndLiveWindowTests {
     /// Seconds of 0.25 s segments made for the short-window stream (it loops in hls-origin's live mode).
     static let shortSegmentContentSeconds = 6
     /// hls-origin's live window for it: six 0.25 s segments, 1.5 s.

@@ -7,7 +7,7 @@ import Testing
 /// mid-GOP, and I-frame-only playlists. Each session of the real binary on a real hls-origin is
 /// held to ffmpeg's decoded-frame count on the same URL (within one segment's frames), to
 /// `--duration`, to exit 0 and to a bounded wall time.
-@Suite(.serialized) struct PackagerContentTests {
+@Suite(.serialized, .tags(.realTime)) struct PackagerContentTests {
     /// Generous: a session of a few seconds of media ends well within this much more wall time.
     static let wallMarginSeconds = 30.0
 

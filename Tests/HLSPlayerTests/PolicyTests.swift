@@ -5,7 +5,7 @@ import Testing
 
 /// The stall-risk predictor and policy controller in the real binary, on a
 /// link that collapses mid-play.
-@Suite(.serialized) struct PolicyTests {
+@Suite(.serialized, .tags(.realTime)) struct PolicyTests {
     func collapsingOrigin<T>(_ samples: URL, _ body: (URL) throws -> T) throws -> T {
         var config = OriginConfiguration()
         config.rateBitsPerSecond = 8_000_000

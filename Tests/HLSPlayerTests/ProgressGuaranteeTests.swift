@@ -7,7 +7,7 @@ import Testing
 /// is judged by its projected completion and abandoned, re-requested or failed with a reason;
 /// a session in which no new media arrives or plays for --no-progress-timeout ends with exit 75.
 /// Before these rules, each case below ran until killed (docs/startup-cap.md §4b).
-@Suite struct ProgressGuaranteeTests {
+@Suite(.tags(.realTime)) struct ProgressGuaranteeTests {
     /// 188 bytes (one TS packet) every 0.5 s: 3 kbit/s, never silent long enough for a timeout.
     static let trickle = FaultAction.trickle(bytes: 188, everySeconds: 0.5)
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Tokens in URLs stay out of logs, HAR and output unless asked for.
-@Suite(.serialized) struct RedactionTests {
+@Suite(.serialized, .tags(.realTime)) struct RedactionTests {
     @Test func queryToken_redactedEverywhere_byDefault_keptWithNoRedact() throws {
         let samples = try Repo.requireSamples("short-2s")
         try withOrigin(samples) { base in

@@ -6,7 +6,7 @@ import HLSOrigin
 import Testing
 
 /// `hlsplay report` as a user runs it: the real binary, a real session log.
-@Suite(.serialized) struct ReportCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct ReportCommandTests {
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
     func hlsplay(_ args: [String], timeoutSeconds: Double = 60) throws -> Result {

@@ -95,7 +95,7 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
 
 /// The timeline page of a real session (a link collapse: a stall, risk, policy
 /// changes, cap changes), rendered by headless Chromium.
-@Suite(.serialized) struct ReportRenderTests {
+@Suite(.serialized, .tags(.realTime)) struct ReportRenderTests {
     /// A real session log: 8 Mbit/s, then nothing from 3 s to 11 s of server time;
     /// a 4 s forward buffer cannot ride that out, so playback stalls whatever the ABR chose.
     func collapsingSession() throws -> Run {

@@ -4,7 +4,7 @@ import Testing
 
 /// The estimate-aware startup/recovery cap and the byte-progress wedge check,
 /// through the real binary against the real origin.
-@Suite(.serialized) struct StartupCapTests {
+@Suite(.serialized, .tags(.realTime)) struct StartupCapTests {
     func tempStore() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-store-\(UUID().uuidString).json")
     }

@@ -9,7 +9,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized) struct ThirdPartyStreamTests {
+@Suite(.serialized, .tags(.realTime)) struct ThirdPartyStreamTests {
     /// Streams that fail today because of a known defect, with the defect (none now). A test in
     /// this list records its failures as known issues; once it passes, Swift Testing reports that
     /// the known issue did not occur: remove its entry then.
