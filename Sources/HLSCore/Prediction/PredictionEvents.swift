@@ -29,7 +29,7 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     public var preferredForwardBufferDurationSeconds: Double
     /// preferredPeakBitRate from the policy: rungs above are not eligible
     /// (bits per second; nil = the policy sets no cap). Combine with the
-    /// startup/recovery cap through `PolicyController.effectivePeakBitrateCapBps`.
+    /// startup/recovery cap and the others through `PeakBitrateCaps`.
     public var peakBitrateCapBps: Int?
     /// Forward buffer needed to resume after a stall, seconds
     /// (PlaybackConfiguration.resumeBufferSeconds). Before the first start it
