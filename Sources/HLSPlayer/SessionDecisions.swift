@@ -1,10 +1,10 @@
 // Set-up shared by the real session (PlayerSession) and the virtual-time one
-// (VirtualSession), so both run the same code between the HLSCore value
-// types: which predictor and controller a configuration gets, how the policy
-// knobs meet the user's thresholds, and how the features are assembled. The
-// rules themselves are in HLSCore: the caps combine through `PeakBitrateCaps`,
-// the over-selection cap moves by `OverSelectionCap`, a wedge's outcome is
-// `WedgeRules`.
+// (VirtualSession): which predictor and policy controller a configuration
+// gets (reading the model file, falling back with a problem to log). The
+// decisions themselves are in HLSCore: the caps combine through
+// `PeakBitrateCaps`, the over-selection cap moves by `OverSelectionCap`, a
+// wedge's outcome is `WedgeRules`, the knobs meet the user's thresholds in
+// `PolicyKnobs.apply`, the features are `StallFeatures.atTick`.
 
 import Foundation
 import HLSCore
@@ -41,45 +41,5 @@ enum SessionDecisions {
             return (try? PolicyController(ladderBitratesBps: ladderBitratesBps),
                     "invalid policy configuration (\(error)); using the defaults")
         }
-    }
-
-    /// Applies a policy's knobs to the media clock: the resume threshold (unless
-    /// the user set one) and, before the first start, the start gate (unless the
-    /// user set the startup threshold or the stream sets it, `gatesStart` false).
-    static func apply(_ knobs: PolicyKnobs, to timeline: inout PlaybackTimeline, configuration: PlayerConfiguration, gatesStart: Bool) {
-        if !configuration.resumeBufferSetByUser {
-            timeline.setResumeBufferSeconds(knobs.resumeBufferSeconds)
-        }
-        if timeline.phase == .startingUp, gatesStart, !configuration.startupBufferSetByUser {
-            timeline.setStartupBufferSeconds(PolicyKnobs.startupBufferSeconds(configuredSeconds: configuration.playback.startupBufferSeconds, knobs: knobs))
-        }
-    }
-
-    /// The in-flight segment request, as the features see it.
-    struct InFlightView {
-        var bytesReceived: Int
-        var bytesExpected: Int?
-        var elapsedSeconds: Double
-        var secondsSinceLastByte: Double
-    }
-
-    /// The predictor's features from the session's state at one monitor tick.
-    static func stallFeatures(bufferSeconds: Double, estimator: BandwidthEstimator, ladderBitratesBps: [Int], currentRungBps: Int?,
-                              inFlight: InFlightView?, firstByteSeconds: Double?, rttSeconds: Double?,
-                              cpuPressureAvg10Percent: Double?, decodeLagRatio: Double?, thermalMaxCelsius: Double?) -> StallFeatures {
-        let rungBps = Double(currentRungBps ?? 0)
-        return StallFeatures(
-            bufferSeconds: bufferSeconds,
-            bandwidthFastBps: estimator.fastBps, bandwidthSlowBps: estimator.slowBps,
-            currentRungBitrateBps: rungBps,
-            nextHigherRungBitrateBps: ladderBitratesBps.map(Double.init).filter { $0 > rungBps }.min(),
-            inFlightBytesReceived: inFlight.map { Double($0.bytesReceived) },
-            inFlightBytesExpected: inFlight?.bytesExpected.map(Double.init),
-            inFlightElapsedSeconds: inFlight?.elapsedSeconds,
-            inFlightSecondsSinceLastByte: inFlight?.secondsSinceLastByte,
-            firstByteSeconds: firstByteSeconds, rttSeconds: rttSeconds,
-            cpuPressureAvg10Percent: cpuPressureAvg10Percent,
-            decodeLagRatio: decodeLagRatio,
-            thermalMaxCelsius: thermalMaxCelsius)
     }
 }

@@ -49,6 +49,20 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     public static func startupBufferSeconds(configuredSeconds: Double, knobs: PolicyKnobs) -> Double {
         max(configuredSeconds, knobs.resumeBufferSeconds)
     }
+
+    /// Applies these knobs' thresholds to the media clock: the resume threshold, unless the
+    /// user set one (`resumeSetByUser`: the user's wins); and, before the first start, the
+    /// start gate (`startupBufferSeconds(configuredSeconds:knobs:)`), unless the user set the
+    /// startup threshold or the stream sets it (`gatesStart` false: LL-HLS's PART-HOLD-BACK).
+    public func apply(to timeline: inout PlaybackTimeline, resumeSetByUser: Bool, startupSetByUser: Bool,
+                      configuredStartupSeconds: Double, gatesStart: Bool) {
+        if !resumeSetByUser {
+            timeline.setResumeBufferSeconds(resumeBufferSeconds)
+        }
+        if timeline.phase == .startingUp, gatesStart, !startupSetByUser {
+            timeline.setStartupBufferSeconds(Self.startupBufferSeconds(configuredSeconds: configuredStartupSeconds, knobs: self))
+        }
+    }
 }
 
 public enum PolicyChangeReason: String, Sendable, Equatable, Codable {

@@ -297,14 +297,14 @@ public final class VirtualSession {
     private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
         guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return }
         let t = nowSeconds
-        let segmentInFlight: SessionDecisions.InFlightView? = inFlight.flatMap { f in
+        let segmentInFlight: StallFeatures.InFlight? = inFlight.flatMap { f in
             guard case .segment = f.work else { return nil }
-            return SessionDecisions.InFlightView(
+            return StallFeatures.InFlight(
                 bytesReceived: f.transfer.bodyBytesReceived(at: t, link: link),
                 bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
                 elapsedSeconds: t - f.transfer.startedAt, secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link))
         }
-        let features = SessionDecisions.stallFeatures(
+        let features = StallFeatures.atTick(
             bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: ladderBitratesBps,
             currentRungBps: currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
             firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
@@ -325,7 +325,8 @@ public final class VirtualSession {
 
     private func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        SessionDecisions.apply(knobs, to: &timeline, configuration: configuration, gatesStart: true)
+        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
+                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: true)
     }
 
     private var forwardBufferTarget: Double {
