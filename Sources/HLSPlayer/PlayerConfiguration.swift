@@ -75,8 +75,10 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// `--no-progress-timeout`: the session ends with an error when neither the media clock nor the
     /// downloaded bytes moved for this long, seconds; nil = off (NoProgressWatchdog).
     public var noProgressTimeoutSeconds: Double? = NoProgressWatchdog.defaultTimeoutSeconds
-    /// Times one segment may be abandoned (wedged twice on a request, or over-selected) before the session gives up.
-    public static let maxWedgeReRequestsPerSegment = 5
+    /// What a wedged request gets and how often a segment may be abandoned (WedgeRules):
+    /// `reDecideBelowBufferSegments` (segment durations), `maxPlaylistReRequests` and
+    /// `maxAbandonmentsPerSegment` (counts). The same rules in a real and a simulated session.
+    public var wedge = WedgeRules()
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
     public var predictor: PredictorChoice = .model
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
@@ -136,7 +138,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
-             trickle, noProgressTimeoutSeconds,
+             wedge, trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
              maxResolution, maxForwardBufferBytes, allowAnyLocalFile
@@ -164,6 +166,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(estimateStore, forKey: .estimateStore)
         try c.encode(networkLimit, forKey: .networkLimit)
         try c.encode(byteProgress, forKey: .byteProgress)
+        try c.encode(wedge, forKey: .wedge)
         try c.encode(trickle, forKey: .trickle)
         // 0 when off, as on the command line (the log never holds nulls).
         try c.encode(noProgressTimeoutSeconds ?? 0, forKey: .noProgressTimeoutSeconds)

@@ -77,8 +77,8 @@ extension PlayerSession {
             lock.withLock {
                 recentSegmentThroughputsBps.append(throughput)
                 if recentSegmentThroughputsBps.count > Self.recentSegmentThroughputCount { recentSegmentThroughputsBps.removeFirst() }
-                overSelectionCapBps = SessionDecisions.overSelectionCap(
-                    afterRecentThroughput: recentSegmentThroughputsBps.min(), current: overSelectionCapBps,
+                overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
+                    recentSegmentThroughputsBps.min(), current: overSelectionCapBps,
                     videoLadderBitratesBps: videoRungs, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
             }
         }
@@ -86,8 +86,8 @@ extension PlayerSession {
             lock.withLock {
                 networkLimitedSamples += 1
                 // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
-                overSelectionCapBps = SessionDecisions.overSelectionCap(
-                    afterEvidence: evidence, current: overSelectionCapBps, ladderBitratesBps: variants.map(\.bandwidthBps),
+                overSelectionCapBps = OverSelectionCap.afterEvidence(
+                    evidence, current: overSelectionCapBps, ladderBitratesBps: variants.map(\.bandwidthBps),
                     upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
             }
         }
@@ -135,7 +135,7 @@ extension PlayerSession {
                 return .byteProgress(snapshot, assessment, requestID: f.requestID)
             case .abandonAndCap:
                 // Abandoning pays only when there is a lower rung to go to; without one the trickle rule judges it.
-                if let rung = f.rungBitrateBps, variants.contains(where: { Double($0.bandwidthBps) < rung }) {
+                if let rung = f.rungBitrateBps, OverSelectionCap.abandons(rungBps: rung, ladderBitratesBps: variants.map(\.bandwidthBps)) {
                     inFlight?.abort = .overSelected
                     f.token.cancel()
                     return .byteProgress(snapshot, assessment, requestID: f.requestID)
@@ -171,8 +171,8 @@ extension PlayerSession {
     func abandonForLowerRung(rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
                              measuredBps: Double?, ratio: Double, at now: MonotonicInstant) {
         let partial = lock.withLock { () -> ThroughputSample? in
-            overSelectionCapBps = SessionDecisions.overSelectionCap(
-                afterAbandoning: rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
+            overSelectionCapBps = OverSelectionCap.afterAbandoning(
+                rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps))
             guard let elapsed = elapsedSeconds, bytesReceived > 0 else { return nil }
             return ThroughputSample(bytes: bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)

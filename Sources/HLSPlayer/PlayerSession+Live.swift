@@ -87,8 +87,8 @@ extension PlayerSession {
     /// fetch loop does for whole segments; the same bounded number of times per segment.
     func countLowLatencyAbandon(msn: Int, uri: URL) throws {
         abandonedAttempts[msn, default: 0] += 1
-        if abandonedAttempts[msn, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
-            throw SessionFailure(category: .network, message: "segment \(msn) could not be loaded part by part: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(uri))
+        if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[msn, default: 0]) {
+            throw SessionFailure(category: .network, message: "segment \(msn) could not be loaded part by part: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried", url: shown(uri))
         }
     }
 

@@ -35,7 +35,8 @@ extension PlayerSession {
     /// Applies a policy's knobs (under the lock). A value the user set on the command line wins.
     func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        SessionDecisions.apply(knobs, to: &timeline, configuration: configuration, gatesStart: policyGatesStart)
+        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
+                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: policyGatesStart)
     }
 
     /// The forward-buffer target in force (under the lock): the user's
@@ -61,13 +62,13 @@ extension PlayerSession {
             let busyDelta = decodeBusySeconds - lastDecodeSample.busy
             let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
             lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
-            return SessionDecisions.stallFeatures(
+            return StallFeatures.atTick(
                 bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: variants.map(\.bandwidthBps),
                 currentRungBps: currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
                 inFlight: segmentInFlight.map { f in
-                    SessionDecisions.InFlightView(bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
-                                                  elapsedSeconds: now.seconds(since: f.startedAt),
-                                                  secondsSinceLastByte: now.seconds(since: f.lastByteAt))
+                    StallFeatures.InFlight(bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
+                                           elapsedSeconds: now.seconds(since: f.startedAt),
+                                           secondsSinceLastByte: now.seconds(since: f.lastByteAt))
                 },
                 firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
                 cpuPressureAvg10Percent: cpu,

@@ -89,7 +89,8 @@ extension PlayerSession {
             var result = fetched
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
                 wedgeReRequests += 1
-                if wedgeReRequests <= Self.maxPlaylistWedgeReRequests {
+                switch configuration.wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: e.url, bytesReceived: e.bytesReceived) {
+                case .reRequest:
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
                     attempts -= 1
                     lock.withLock { freshConnectionNext = true }
@@ -98,10 +99,10 @@ extension PlayerSession {
                                                            errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
                     recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                     continue
+                case .failedAttempt(let error):
+                    // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
+                    result = .failure(error)
                 }
-                // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
-                result = .failure(LoadError(kind: .firstByteTimeout, url: e.url, bytesReceived: e.bytesReceived,
-                                            message: "no byte for the wedge window (byte-progress monitor), \(wedgeReRequests) times"))
             }
             switch result {
             case .success(let response):
@@ -164,24 +165,28 @@ extension PlayerSession {
                         throw SessionFailure(category: .network, message: message, url: shown(url))
                     case .overSelected:
                         throw SegmentAbandoned()
-                    case .wedged where wedgeReRequests == 0 && segment != nil && shouldReDecideAfterWedge(segmentDurationSeconds: segment!.durationSeconds, variantIndex: variantIndex):
-                        // Little buffer left: decide again under the recovery cap (the probe rung) rather than
-                        // wait for the same rung's bytes (reDecideAfterWedgeBelowBufferSegments).
-                        lock.withLock { freshConnectionNext = true }
-                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
-                        throw SegmentReDecide()
-                    case .wedged where wedgeReRequests == 0:
-                        // The first wedge: re-request at once on a fresh connection (the link may be
-                        // fine and one request lost); not a failed attempt of the retry policy.
-                        wedgeReRequests += 1
-                        attempts -= 1
-                        lock.withLock { freshConnectionNext = true }
-                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
-                        continue
                     case .wedged:
-                        // Wedged again: the loader decides again, now under the recovery cap.
-                        if segment != nil { throw SegmentAbandoned() }
-                        throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
+                        switch segmentWedgeOutcome(earlierWedges: wedgeReRequests, segmentDurationSeconds: segment?.durationSeconds,
+                                                   variantIndex: variantIndex) {
+                        case .reDecide:
+                            // Little buffer left: decide again under the recovery cap (the probe rung) rather than
+                            // wait for the same rung's bytes (WedgeRules.reDecideBelowBufferSegments).
+                            lock.withLock { freshConnectionNext = true }
+                            recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            throw SegmentReDecide()
+                        case .reRequest:
+                            // The first wedge: re-request at once on a fresh connection (the link may be
+                            // fine and one request lost); not a failed attempt of the retry policy.
+                            wedgeReRequests += 1
+                            attempts -= 1
+                            lock.withLock { freshConnectionNext = true }
+                            recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            continue
+                        case .abandon:
+                            // Wedged again: the loader decides again, now under the recovery cap.
+                            if segment != nil { throw SegmentAbandoned() }
+                            throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
+                        }
                     }
                 }
                 if error.kind == .cancelled {
@@ -239,14 +244,15 @@ extension PlayerSession {
         return redacted
     }
 
-    /// Whether a wedged segment goes back through the selector (see reDecideAfterWedgeBelowBufferSegments):
-    /// when the buffer is short and a lower rung than the wedged one exists.
-    func shouldReDecideAfterWedge(segmentDurationSeconds: Double, variantIndex: Int?) -> Bool {
+    /// What a wedged request gets (WedgeRules): the buffer now, the wedged rung (none for a
+    /// request that is not a main-track segment: re-requested, then abandoned) and the ladder.
+    func segmentWedgeOutcome(earlierWedges: Int, segmentDurationSeconds: Double?, variantIndex: Int?) -> WedgeRules.SegmentOutcome {
         let now = clock.now()
         let ahead = lock.withLock { timeline.bufferSeconds(at: now) }
-        guard let variantIndex, let rung = variants.first(where: { $0.index == variantIndex })?.bandwidthBps else { return false }
-        return SessionDecisions.reDecidesAfterWedge(bufferSeconds: ahead, segmentDurationSeconds: segmentDurationSeconds,
-                                                    rungBps: rung, ladderBitratesBps: variants.map(\.bandwidthBps))
+        let rung = segmentDurationSeconds == nil ? nil : variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
+        return configuration.wedge.afterSegmentWedge(earlierWedges: earlierWedges, bufferSeconds: ahead,
+                                                     segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
+                                                     ladderBitratesBps: variants.map(\.bandwidthBps))
     }
 }
 
@@ -270,8 +276,8 @@ extension PlayerSession {
             if let i = variantIndex, let v = variants.first(where: { $0.index == i }), v.bandwidthBps > 0, purpose != .mediaPlaylist {
                 d.encodedBitrateKbps = CMCDData.kbps(v.bandwidthBps)
             }
-            let caps = [configuration.preferredPeakBitRateBps, policyKnobs?.peakBitrateCapBps, capController.capBps].compactMap { $0 }
-            let eligible = variants.map(\.bandwidthBps).filter { bps in caps.allSatisfy { bps <= $0 } }
+            let caps = peakBitrateCaps()
+            let eligible = variants.map(\.bandwidthBps).filter(caps.admits)
             if let top = eligible.max() ?? variants.map(\.bandwidthBps).min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
             if timeline.phase != .startingUp || timeline.bufferedEndSeconds > timeline.startPositionSeconds {
                 d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: timeline.bufferSeconds(at: now))

@@ -300,17 +300,6 @@ public final class PlayerSession: @unchecked Sendable {
     /// A stream fully loaded with nothing left to decode and still no frame
     /// after this long ends in an error (all its segments were skipped), seconds.
     static let noFrameAtEndSeconds = 1.0
-    /// After a wedge with less than this many segment durations buffered, the
-    /// segment is re-requested through a new decision — under the recovery cap,
-    /// at the probe rung — instead of on the same rung: a collapsed link and a
-    /// lost request look alike at that moment, and a lower rung ends a
-    /// collapse's stall sooner while costing a lost request only one
-    /// lower-quality segment. Segment durations.
-    static let reDecideAfterWedgeBelowBufferSegments = 2.0
-    /// A wedged playlist request is re-requested at once this many times
-    /// (≈ this × the 3 s wedge window of a dead link) before further wedges
-    /// count as attempts of the playlist retry policy. Count.
-    static let maxPlaylistWedgeReRequests = 6
     /// A frame up to this much before the start position still counts as at it
     /// (timestamp rounding), seconds.
     static let preciseStartToleranceSeconds = 0.001
@@ -842,12 +831,15 @@ public final class PlayerSession: @unchecked Sendable {
         return liveTimeline.startSeconds(ofMediaSequence: mediaSequence)
     }
 
-    /// The lowest of every peak-bitrate cap in force (nil: none).
+    /// Every peak-bitrate cap in force (call under `lock`).
+    func peakBitrateCaps() -> PeakBitrateCaps {
+        PeakBitrateCaps(userBps: configuration.preferredPeakBitRateBps, policyBps: policyKnobs?.peakBitrateCapBps,
+                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
+    }
+
+    /// The cap in force: the lowest of every peak-bitrate cap (nil: none).
     func effectivePeakCapBps() -> Int? {
-        lock.withLock {
-            SessionDecisions.effectiveCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps,
-                                             startupCapBps: capController.capBps)
-        }
+        lock.withLock { peakBitrateCaps().effectiveBps }
     }
 
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
@@ -872,15 +864,13 @@ public final class PlayerSession: @unchecked Sendable {
         let (snapshot, fast, slow) = lock.withLock {
             (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-                               peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs,
-                                                                                   overSelectionCapBps: overSelectionCapBps),
+                               peakBitrateCapBps: peakBitrateCaps().effectiveBps,
                                pinnedVariantIndex: configuration.pinnedVariantIndex,
                                recentSegmentThroughputBps: recentSegmentThroughputsBps.min()),
              estimator.fastBps, estimator.slowBps)
         }
-        let capped = lock.withLock { capController.applying(to: snapshot) }
-        let decision = configuration.selector.select(capped)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: capped, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
+        let decision = configuration.selector.select(snapshot)
+        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
         lock.withLock { currentVariant = decision.variantIndex }
         return decision
     }
@@ -993,8 +983,8 @@ public final class PlayerSession: @unchecked Sendable {
             } catch is SegmentAbandoned {
                 // Decide again for the same segment, under the lowered cap — a bounded number of times.
                 abandonedAttempts[segment.mediaSequence, default: 0] += 1
-                if abandonedAttempts[segment.mediaSequence, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
-                    throw SessionFailure(category: .network, message: "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried", url: shown(segment.uri))
+                if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[segment.mediaSequence, default: 0]) {
+                    throw SessionFailure(category: .network, message: "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried", url: shown(segment.uri))
                 }
                 continue
             } catch is SegmentReDecide {

@@ -83,7 +83,7 @@ import Testing
     }
 
     @Test func sessionDecision_liftsAnOverSelectionCapBelowVideo_onRecentEvidence() {
-        // (HLSPlayer's SessionDecisions holds the cap rule; here the selector side: lifted to the lowest video rung, it goes back.)
+        // (OverSelectionCap.afterRecentThroughput holds the cap rule; here the selector side: lifted to the lowest video rung, it goes back.)
         let d = selector.select(snapshot(estimate: 300_000, current: 4, cap: 400_000, recent: 2e6))
         #expect(d.variantIndex == 0)
         #expect(d.reason == .upSwitch)

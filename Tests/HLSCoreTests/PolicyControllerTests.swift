@@ -183,14 +183,6 @@ import Testing
         #expect(PolicyController.rungBelow(500_000, ladderBitratesBps: []) == 500_000)
     }
 
-    @Test func effectiveCap_lowerWins_policyNeverRaisesStartupCap() {
-        #expect(PolicyController.effectivePeakBitrateCapBps(startupCapBps: nil, policyCapBps: nil) == nil)
-        #expect(PolicyController.effectivePeakBitrateCapBps(startupCapBps: 620_000, policyCapBps: nil) == 620_000)
-        #expect(PolicyController.effectivePeakBitrateCapBps(startupCapBps: nil, policyCapBps: 1_310_000) == 1_310_000)
-        #expect(PolicyController.effectivePeakBitrateCapBps(startupCapBps: 620_000, policyCapBps: 1_310_000) == 620_000)
-        #expect(PolicyController.effectivePeakBitrateCapBps(startupCapBps: 3_720_000, policyCapBps: 1_310_000) == 1_310_000)
-    }
-
     @Test func configuration_invariantsChecked() {
         var bad = PolicyController.Configuration()
         bad.preloadExitRisk = bad.preloadEnterRisk

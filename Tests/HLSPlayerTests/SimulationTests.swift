@@ -126,6 +126,41 @@ struct PiecewiseLink: SimulatedLink {
         #expect(summary.exitReason == .completed, "and the session played to the end: \(summary.error ?? "")")
     }
 
+    /// The multivariant playlist's requests and the retries scheduled for them, from the log.
+    static func playlistRequests(_ lines: [[String: Any]]) -> (starts: Int, retries: [[String: Any]]) {
+        let starts = lines.filter { $0["type"] as? String == "request.start" && $0["purpose"] as? String == "multivariant-playlist" }
+        let ids = Set(starts.compactMap { $0["requestID"] as? Int })
+        let retries = lines.filter { $0["type"] as? String == "request.retry" && ($0["requestID"] as? Int).map(ids.contains) == true }
+        return (starts.count, retries)
+    }
+
+    @Test func playlistWedgedPastItsReRequests_goesToTheRetryPolicy_andGivesUpAsTheRealSessionDoes() throws {
+        // A dead link: every playlist request wedges. PlayerSession re-requests it 6 times at once,
+        // then each wedge is a failed attempt of the playlist retry policy (0.5, 1, 2, 4 s backoff,
+        // 5 attempts), then the session fails; the virtual session must end the same way.
+        let link = PiecewiseLink(pieces: [(0, 0)], delaySeconds: 0.01)
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000]), link)
+        let (starts, retries) = Self.playlistRequests(lines)
+        let rules = WedgeRules()
+        #expect(starts == rules.maxPlaylistReRequests + RetryPolicy.playlist.maxAttempts, "6 re-requests, then 5 attempts")
+        let delays = retries.compactMap { $0["delaySeconds"] as? Double }
+        #expect(delays == Array(repeating: 0, count: rules.maxPlaylistReRequests) + [0.5, 1, 2, 4], "\(delays)")
+        #expect(retries.last?["errorKind"] as? String == "firstByteTimeout")
+        #expect(summary.exitReason == .error)
+        #expect(summary.error?.contains("5 of 5 attempts failed") == true, "\(summary.error ?? "")")
+    }
+
+    @Test func playlistWedgedPastItsReRequests_recoversWhenTheLinkComesBackDuringTheBackoff() throws {
+        // Dead for 28 s: the 7th wedge (≈ 22 s) is not the end but a retry after backoff, and a
+        // retry after the link is back loads the playlist; the session plays to the end.
+        let link = PiecewiseLink(pieces: [(0, 0), (28, 4_000_000)], delaySeconds: 0.01)
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000]), link)
+        let (starts, retries) = Self.playlistRequests(lines)
+        #expect(starts > WedgeRules().maxPlaylistReRequests + 1, "retried past the re-requests: \(starts) requests")
+        #expect(retries.contains { ($0["delaySeconds"] as? Double ?? 0) > 0 }, "with backoff")
+        #expect(summary.exitReason == .completed, "\(summary.error ?? "")")
+    }
+
     @Test func controllerOn_logsRiskWithFeatures_andPolicyChanges() throws {
         let modelPath = Repo.root.appendingPathComponent(ModelLocator.modelFile).path
         // Good, then a long dip under the bottom rung.

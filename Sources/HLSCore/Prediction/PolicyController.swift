@@ -25,7 +25,7 @@
 // Caps: the defensive downshift caps the peak bitrate at the rung below the
 // rung being fetched when it was entered (or that rung, at the bottom of the
 // ladder). When a startup/recovery cap also exists, the LOWER cap wins
-// (`effectivePeakBitrateCapBps`): the policy can only tighten the startup cap,
+// (`PeakBitrateCaps`, the one cap combiner): the policy can only tighten the startup cap,
 // never raise or release it, and releasing the startup cap does not release
 // the policy's.
 
@@ -141,17 +141,6 @@ public struct PolicyController: Sendable, Equatable {
         case .defensiveDownshift:
             return PolicyKnobs(preferredForwardBufferDurationSeconds: c.downshiftForwardBufferSeconds,
                                peakBitrateCapBps: downshiftCapBps, resumeBufferSeconds: c.downshiftResumeBufferSeconds)
-        }
-    }
-
-    /// The peak-bitrate cap to put in SelectionSnapshot.peakBitrateCapBps when
-    /// both the startup/recovery cap and the policy's cap may exist: the lower wins.
-    public static func effectivePeakBitrateCapBps(startupCapBps: Int?, policyCapBps: Int?) -> Int? {
-        switch (startupCapBps, policyCapBps) {
-        case (nil, nil): nil
-        case (let s?, nil): s
-        case (nil, let p?): p
-        case (let s?, let p?): min(s, p)
         }
     }
 

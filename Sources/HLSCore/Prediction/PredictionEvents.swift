@@ -29,7 +29,7 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     public var preferredForwardBufferDurationSeconds: Double
     /// preferredPeakBitRate from the policy: rungs above are not eligible
     /// (bits per second; nil = the policy sets no cap). Combine with the
-    /// startup/recovery cap through `PolicyController.effectivePeakBitrateCapBps`.
+    /// startup/recovery cap and the others through `PeakBitrateCaps`.
     public var peakBitrateCapBps: Int?
     /// Forward buffer needed to resume after a stall, seconds
     /// (PlaybackConfiguration.resumeBufferSeconds). Before the first start it
@@ -48,6 +48,20 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     /// (lowLatency's 2 s resume leaves the default 2 s start alone). Seconds.
     public static func startupBufferSeconds(configuredSeconds: Double, knobs: PolicyKnobs) -> Double {
         max(configuredSeconds, knobs.resumeBufferSeconds)
+    }
+
+    /// Applies these knobs' thresholds to the media clock: the resume threshold, unless the
+    /// user set one (`resumeSetByUser`: the user's wins); and, before the first start, the
+    /// start gate (`startupBufferSeconds(configuredSeconds:knobs:)`), unless the user set the
+    /// startup threshold or the stream sets it (`gatesStart` false: LL-HLS's PART-HOLD-BACK).
+    public func apply(to timeline: inout PlaybackTimeline, resumeSetByUser: Bool, startupSetByUser: Bool,
+                      configuredStartupSeconds: Double, gatesStart: Bool) {
+        if !resumeSetByUser {
+            timeline.setResumeBufferSeconds(resumeBufferSeconds)
+        }
+        if timeline.phase == .startingUp, gatesStart, !startupSetByUser {
+            timeline.setStartupBufferSeconds(Self.startupBufferSeconds(configuredSeconds: configuredStartupSeconds, knobs: self))
+        }
     }
 }
 

@@ -153,7 +153,7 @@ public struct StartupCapController: Sendable, Equatable {
     /// `snapshot` with this controller's cap applied (the lower of any cap it already has).
     public func applying(to snapshot: SelectionSnapshot) -> SelectionSnapshot {
         var s = snapshot
-        if let cap = capBps { s.peakBitrateCapBps = min(cap, s.peakBitrateCapBps ?? cap) }
+        s.peakBitrateCapBps = PeakBitrateCaps.lowest([capBps, s.peakBitrateCapBps])
         return s
     }
 

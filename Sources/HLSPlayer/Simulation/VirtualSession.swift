@@ -16,8 +16,10 @@
 // takes no virtual time); the first frame is the first segment buffered.
 //
 // What it leaves out, on purpose: live and LL-HLS, alternate audio, keys and
-// init sections, HTTP errors and retries, failover, libcurl's own timeouts
-// (the byte-progress wedge rule fires first), decoding, and the CPU: on a
+// init sections, HTTP errors and their retries (a playlist wedged past its
+// re-requests is the one failure it retries, as PlayerSession does),
+// failover, libcurl's own timeouts (the byte-progress wedge rule fires
+// first), decoding, and the CPU: on a
 // loaded machine a real session also loses time to scheduling, which is the
 // gap docs/stall-prediction.md measures.
 
@@ -79,6 +81,10 @@ public final class VirtualSession {
     private var pendingDecision: SelectionDecision?
     private var lastBufferedVariant: Int?
     private var wedgeReRequests = 0
+    /// Attempts of the retry policy made for the request in flight or waiting (re-requests are not attempts).
+    private var attempts = 1
+    /// A request waiting out the retry policy's backoff, sent when the loader wakes.
+    private var pendingRetry: Work?
     private var abandonedAttempts: [Int: Int] = [:]
     private var firstSegmentFetched = false
     private var loaderDone = false
@@ -243,7 +249,7 @@ public final class VirtualSession {
         case .reRequestOnFreshConnection:
             inFlight?.abort = .wedged
         case .abandonAndCap:
-            guard ladderBitratesBps.contains(where: { Double($0) < rungBps }) else { return }
+            guard OverSelectionCap.abandons(rungBps: rungBps, ladderBitratesBps: ladderBitratesBps) else { return }
             inFlight?.abort = .overSelected
         }
         connection.cancel(f.transfer, at: t)
@@ -252,7 +258,7 @@ public final class VirtualSession {
         case .reRequestOnFreshConnection:
             capEvent(.wedgeDetected(estimateBps: measuredEstimate, at: now))
         case .abandonAndCap(let cap):
-            overSelectionCapBps = SessionDecisions.overSelectionCap(afterAbandoning: rungBps, suggestedCapBps: cap,
+            overSelectionCapBps = OverSelectionCap.afterAbandoning(rungBps, suggestedCapBps: cap,
                                                                    current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps)
             if snapshot.measuredThroughputBps != nil, body > 0 {
                 let partial = ThroughputSample(bytes: body, transferSeconds: snapshot.elapsedSeconds, firstByteSeconds: 0)
@@ -291,14 +297,14 @@ public final class VirtualSession {
     private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
         guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return }
         let t = nowSeconds
-        let segmentInFlight: SessionDecisions.InFlightView? = inFlight.flatMap { f in
+        let segmentInFlight: StallFeatures.InFlight? = inFlight.flatMap { f in
             guard case .segment = f.work else { return nil }
-            return SessionDecisions.InFlightView(
+            return StallFeatures.InFlight(
                 bytesReceived: f.transfer.bodyBytesReceived(at: t, link: link),
                 bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
                 elapsedSeconds: t - f.transfer.startedAt, secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link))
         }
-        let features = SessionDecisions.stallFeatures(
+        let features = StallFeatures.atTick(
             bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: ladderBitratesBps,
             currentRungBps: currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
             firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
@@ -319,7 +325,8 @@ public final class VirtualSession {
 
     private func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        SessionDecisions.apply(knobs, to: &timeline, configuration: configuration, gatesStart: true)
+        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
+                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: true)
     }
 
     private var forwardBufferTarget: Double {
@@ -331,6 +338,11 @@ public final class VirtualSession {
     // MARK: - Loader (PlayerSession.startup / fetchSegments / fetchAndBuffer)
 
     private func loaderStep() {
+        if let work = pendingRetry {
+            pendingRetry = nil
+            request(work, attempt: attempts)
+            return
+        }
         if let f = inFlight {
             inFlight = nil
             if let abort = f.abort {
@@ -398,6 +410,7 @@ public final class VirtualSession {
                                                bytes: transfer.bodyBytes, ok: true, connectionReused: f.requestID > 1, timings: timings,
                                                throughputBps: throughput, sampleVerdict: verdict)))
         wedgeReRequests = 0
+        attempts = 1
         switch f.work {
         case .multivariant:
             multivariantLoaded(at: transfer.completesAt)
@@ -427,36 +440,33 @@ public final class VirtualSession {
 
     private func aborted(_ f: InFlight, _ abort: InFlightRequest.Abort) {
         let received = f.transfer.bodyBytesReceived(at: nowSeconds, link: link)
+        guard case .segment(let v, let i) = f.work else {
+            playlistWedged(f, bytesReceived: received)
+            return
+        }
         recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: nil,
                                                bytes: received, ok: false, errorKind: .cancelled,
                                                errorMessage: abort == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
-        guard case .segment(let v, let i) = f.work else {
-            // A wedged playlist is asked for again at once (PlayerSession.maxPlaylistWedgeReRequests).
-            wedgeReRequests += 1
-            if wedgeReRequests > PlayerSession.maxPlaylistWedgeReRequests {
-                stop(.error, "\(purpose(of: f.work).rawValue) wedged \(wedgeReRequests) times")
-                return
-            }
+        let outcome: WedgeRules.SegmentOutcome = abort == .wedged
+            ? configuration.wedge.afterSegmentWedge(earlierWedges: wedgeReRequests, bufferSeconds: timeline.bufferSeconds(at: now),
+                                                    segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
+                                                    rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps)
+            : .abandon
+        switch outcome {
+        case .reRequest:
+            // The first wedge with buffer in hand: the same request again on a fresh connection.
             recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+            wedgeReRequests += 1
             request(f.work)
             return
-        }
-        if abort == .wedged, wedgeReRequests == 0 {
-            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
-            if !SessionDecisions.reDecidesAfterWedge(bufferSeconds: timeline.bufferSeconds(at: now),
-                                                     segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
-                                                     rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps) {
-                // The first wedge with buffer in hand: the same request again on a fresh connection.
-                wedgeReRequests += 1
-                request(f.work)
-                return
-            }
+        case .reDecide:
             // Little buffer left: decide again under the recovery cap (not an abandonment).
-        } else {
+            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+        case .abandon:
             // Over-selected, or wedged again: an abandonment, bounded per segment.
             abandonedAttempts[i, default: 0] += 1
-            if abandonedAttempts[i, default: 0] >= PlayerConfiguration.maxWedgeReRequestsPerSegment {
-                stop(.error, "segment \(i) could not be loaded: wedged or abandoned \(PlayerConfiguration.maxWedgeReRequestsPerSegment) times on every rung tried")
+            if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[i, default: 0]) {
+                stop(.error, "segment \(i) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried")
                 return
             }
         }
@@ -464,6 +474,36 @@ public final class VirtualSession {
         // Decide again for the same segment, under the lowered cap.
         pendingDecision = nil
         nextSegment()
+    }
+
+    /// A wedged playlist request (PlayerSession.fetch): asked for again at once up to
+    /// `wedge.maxPlaylistReRequests` times, then each wedge is a failed attempt of the playlist
+    /// retry policy — backoff, then the session fails — logged as the real session logs it.
+    private func playlistWedged(_ f: InFlight, bytesReceived: Int) {
+        let shownURL = url(for: f.work)
+        let purpose = purpose(of: f.work)
+        wedgeReRequests += 1
+        switch configuration.wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: shownURL, bytesReceived: bytesReceived) {
+        case .reRequest:
+            recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
+                                                   ok: false, errorKind: .transferTimeout,
+                                                   errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts - 1, delaySeconds: 0, errorKind: .transferTimeout)))
+            request(f.work, attempt: attempts)
+        case .failedAttempt(let error):
+            recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
+                                                   ok: false, errorKind: error.kind, errorMessage: error.message)))
+            capEvent(.loadFailed(estimateBps: measuredEstimate, at: now))
+            switch RetryPolicy.playlist.decide(after: error, attemptsMade: attempts) {
+            case .retry(let delay):
+                recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                attempts += 1
+                pendingRetry = f.work
+                loaderWakeAt = nowSeconds + delay
+            case .giveUp(let reason):
+                stop(.error, "\(purpose.rawValue) \(shownURL) failed: \(error.kind.rawValue): \(error.message) — \(reason)")
+            }
+        }
     }
 
     private func multivariantLoaded(at t: Double) {
@@ -487,20 +527,23 @@ public final class VirtualSession {
         request(.mediaPlaylist(variant: decision.variantIndex, afterStartup: true, capAtDecision: nil))
     }
 
-    private var effectivePeakCapBps: Int? {
-        SessionDecisions.effectiveCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps,
-                                         startupCapBps: capController.capBps)
+    /// Every peak-bitrate cap in force.
+    private var peakBitrateCaps: PeakBitrateCaps {
+        PeakBitrateCaps(userBps: configuration.preferredPeakBitRateBps, policyBps: policyKnobs?.peakBitrateCapBps,
+                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
     }
+
+    /// The cap in force: the lowest of every peak-bitrate cap (nil: none).
+    private var effectivePeakCapBps: Int? { peakBitrateCaps.effectiveBps }
 
     private func decide(segmentIndex: Int?) -> SelectionDecision {
         let snapshot = SelectionSnapshot(
             ladder: rungs, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
             bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-            peakBitrateCapBps: SessionDecisions.selectionCapBps(configuration, policyKnobs: policyKnobs, overSelectionCapBps: overSelectionCapBps),
+            peakBitrateCapBps: effectivePeakCapBps,
             pinnedVariantIndex: configuration.pinnedVariantIndex)
-        let capped = capController.applying(to: snapshot)
-        let decision = configuration.selector.select(capped)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: capped, decision: decision, estimatorFastBps: estimator.fastBps,
+        let decision = configuration.selector.select(snapshot)
+        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
                                                                estimatorSlowBps: estimator.slowBps, mediaSequence: segmentIndex)))
         currentVariant = decision.variantIndex
         return decision
@@ -545,6 +588,7 @@ public final class VirtualSession {
             return
         }
         wedgeReRequests = 0
+        attempts = 1
         request(.segment(variant: v, index: nextSegmentIndex))
     }
 
@@ -558,7 +602,7 @@ public final class VirtualSession {
         let verdict = configuration.networkLimit.classify(classified)
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
-            overSelectionCapBps = SessionDecisions.overSelectionCap(afterEvidence: evidence, current: overSelectionCapBps,
+            overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps,
                                                                     ladderBitratesBps: ladderBitratesBps,
                                                                     upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
         }
