@@ -8,10 +8,11 @@ fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 Tools/install-deps.sh
 Samples/make-all.sh
-# The characterization tool's shard partition, merge and log readings
-# (Tools/grid.py; no network, a few seconds).
-python3 -B -m unittest discover -s Tools/tests
 swift build --build-tests
+# The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
+# binaries just built, reading logs) and the characterization grid's shard partition, merge
+# and log readings (about 20 s).
+python3 -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
     skips=$(python3 -B Tools/tagged-tests.py realTime)
