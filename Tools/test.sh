@@ -19,7 +19,7 @@ if [ "$fast" -eq 1 ]; then
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi
-# The hostile corpus (Tools/hostile, HostileCorpusTests) plays every case with the release
+# The hostile corpus (Tools/hardening/hostile, HostileCorpusTests) plays every case with the release
 # binary, the one users run.
 swift build -c release --product hlsplay
 if [ "$#" -eq 0 ]; then
@@ -27,8 +27,8 @@ if [ "$#" -eq 0 ]; then
     # corrupt media under AddressSanitizer and UBSan (known reproducers replayed
     # too), and the fuzz regression files replayed, then 20 s of libFuzzer on each
     # of the playlist parser, attribute lists and playlist-to-request path (≈ 65 s).
-    Tools/asan/corrupt-media.sh 300
-    Tools/fuzz/run.sh 20
+    Tools/hardening/asan/corrupt-media.sh 300
+    Tools/hardening/fuzz/run.sh 20
 fi
 if [ "$#" -eq 0 ]; then
     # The fault matrix (docs/fault-matrix.md) runs on its own after the rest: its cases play
