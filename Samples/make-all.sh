@@ -3,7 +3,7 @@
 #   ladder-2s  30 s, 2 s segments
 #   ladder-6s  36 s, 6 s segments
 #   short-2s    8 s, 2 s segments (fast end-to-end tests)
-# --4k also builds the characterization grid's ladders (Tools/grid.sh passes it;
+# --4k also builds the characterization grid's ladders (Tools/characterize/grid.sh passes it;
 # CI does not: the 4K rung costs minutes of encoding):
 #   ladder4k-2s, ladder4k-6s  the same four rungs (hard-linked from ladder-2s /
 #                             ladder-6s) + v4 3840x2160 near 30 Mbit/s

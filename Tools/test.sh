@@ -8,17 +8,18 @@ fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 Tools/install-deps.sh
 Samples/make-all.sh
-# The characterization tool's shard partition, merge and log readings
-# (Tools/grid.py; no network, a few seconds).
-python3 -B -m unittest discover -s Tools/tests
 swift build --build-tests
+# The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
+# binaries just built, reading logs) and the characterization grid's shard partition, merge
+# and log readings (about 20 s).
+python3 -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
     skips=$(python3 -B Tools/tagged-tests.py realTime)
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi
-# The hostile corpus (Tools/hostile, HostileCorpusTests) plays every case with the release
+# The hostile corpus (Tools/hardening/hostile, HostileCorpusTests) plays every case with the release
 # binary, the one users run.
 swift build -c release --product hlsplay
 if [ "$#" -eq 0 ]; then
@@ -26,8 +27,8 @@ if [ "$#" -eq 0 ]; then
     # corrupt media under AddressSanitizer and UBSan (known reproducers replayed
     # too), and the fuzz regression files replayed, then 20 s of libFuzzer on each
     # of the playlist parser, attribute lists and playlist-to-request path (≈ 65 s).
-    Tools/asan/corrupt-media.sh 300
-    Tools/fuzz/run.sh 20
+    Tools/hardening/asan/corrupt-media.sh 300
+    Tools/hardening/fuzz/run.sh 20
 fi
 if [ "$#" -eq 0 ]; then
     # The fault matrix (docs/fault-matrix.md) runs on its own after the rest: its cases play

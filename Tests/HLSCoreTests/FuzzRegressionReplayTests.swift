@@ -1,12 +1,12 @@
-// Every input a fuzzer ever crashed on (Tools/fuzz/regressions/<target>/) and every playlist of the
-// hostile corpus (Tools/hostile/cases/) goes through the parser again, in the debug build, whose
+// Every input a fuzzer ever crashed on (Tools/hardening/fuzz/regressions/<target>/) and every playlist of the
+// hostile corpus (Tools/hardening/hostile/cases/) goes through the parser again, in the debug build, whose
 // overflow and conversion checks trap like the fuzz builds' and the release binary's. A request-path
 // input (playlists separated by "#--reload" lines) is followed further, the way the player takes a
 // reload: delta-update merge, timeline, the request-rate bound admitting each request, every byte
 // range as a Range header, the next Media Sequence Number, the segment's end on the monotonic clock,
 // CMCD and the reload delay. The test passes when
 // nothing traps; a trap ends the test process (SIGILL), which fails the suite.
-// Tools/fuzz/run.sh replays the same files through the instrumented fuzz targets (docs/hardening.md).
+// Tools/hardening/fuzz/run.sh replays the same files through the instrumented fuzz targets (docs/hardening.md).
 
 import Foundation
 import Testing
@@ -17,7 +17,7 @@ private enum FuzzRegressions {
         .deletingLastPathComponent() // HLSCoreTests
         .deletingLastPathComponent() // Tests
         .deletingLastPathComponent() // repo root
-    /// The separator between a playlist and its reload (Tools/fuzz/Targets/PlaylistMutator.swift).
+    /// The separator between a playlist and its reload (Tools/hardening/fuzz/Targets/PlaylistMutator.swift).
     static let reloadSeparator = Data("\n#--reload\n".utf8)
     static let base = URL(string: "https://fuzz.example/live/index.m3u8?token=x")!
 
@@ -96,9 +96,9 @@ private enum FuzzRegressions {
     /// Each file a fuzz target crashed on, through the parser (and, for request-path inputs, the
     /// reload arithmetic). Before the numbers were range-checked each of them trapped (SIGILL).
     @Test func everyFuzzRegression_replaysWithoutATrap() {
-        let files = FuzzRegressions.files("Tools/fuzz/regressions") { !$0.hasPrefix(".") && $0 != "README.md" }
+        let files = FuzzRegressions.files("Tools/hardening/fuzz/regressions") { !$0.hasPrefix(".") && $0 != "README.md" }
         // The directory holds the crashes the fuzzers found (docs/hardening.md); none read is a broken path.
-        #expect(files.count >= 4, "expected the fuzz regressions under \(FuzzRegressions.repo.path)/Tools/fuzz/regressions")
+        #expect(files.count >= 4, "expected the fuzz regressions under \(FuzzRegressions.repo.path)/Tools/hardening/fuzz/regressions")
         for file in files {
             guard let data = try? Data(contentsOf: file) else { Issue.record("cannot read \(file.path)"); continue }
             let (parsed, refused) = FuzzRegressions.replay(data)
@@ -109,8 +109,8 @@ private enum FuzzRegressions {
     /// Each playlist of the hostile corpus through the same path (HostileCorpusTests plays them with
     /// the release binary; this runs them in the unit tests' debug build too).
     @Test func everyHostileCorpusPlaylist_replaysWithoutATrap() {
-        let files = FuzzRegressions.files("Tools/hostile/cases") { $0.hasSuffix(".m3u8") }
-        #expect(files.count >= 22, "expected the hostile corpus under \(FuzzRegressions.repo.path)/Tools/hostile/cases")
+        let files = FuzzRegressions.files("Tools/hardening/hostile/cases") { $0.hasSuffix(".m3u8") }
+        #expect(files.count >= 22, "expected the hostile corpus under \(FuzzRegressions.repo.path)/Tools/hardening/hostile/cases")
         var refused = 0
         for file in files {
             guard let data = try? Data(contentsOf: file) else { Issue.record("cannot read \(file.path)"); continue }

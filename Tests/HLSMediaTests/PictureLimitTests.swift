@@ -1,7 +1,7 @@
 // A picture limit keeps FFmpeg from allocating the pictures a hostile parameter set claims: the
 // demuxer reads the parameter sets with FFmpeg's parsers before its probe decodes anything, and a
 // decoder refuses a size above the limit in get_format, before it allocates. The media comes from
-// Tools/hostile/make-media.sh (5.8 KB segments whose SPS claims 16000x16000; see its header).
+// Tools/hardening/hostile/make-media.sh (5.8 KB segments whose SPS claims 16000x16000; see its header).
 
 import Foundation
 import Testing
@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct PictureLimitTests {
     /// The three SPS bombs, built once per version of the script into the temporary folder.
     static let media: Result<URL, any Error> = Result {
-        let script = Fixtures.repoRoot.appendingPathComponent("Tools/hostile/make-media.sh")
+        let script = Fixtures.repoRoot.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
         let digest = try Data(contentsOf: script).reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         let tmp = FileManager.default.temporaryDirectory
         let dir = tmp.appendingPathComponent("hlsplay-sps-bombs-\(String(digest, radix: 16))")

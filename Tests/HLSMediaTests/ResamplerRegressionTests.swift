@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func minimizedReproducer_doesNotAbort() throws {
-        let data = try Data(contentsOf: Self.root.appendingPathComponent("Tools/asan/regressions/swr-uninitialized-flush.adts"))
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("Tools/hardening/asan/regressions/swr-uninitialized-flush.adts"))
         decodeAll(data)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The player pass of the conformance report (`Tools/conformance_play.py`) on a handful of
+/// The player pass of the conformance report (`Tools/characterize/conformance_play.py`) on a handful of
 /// representative fixtures, end to end: the harness builds each origin root from the
 /// fixture and the sample media, runs the real `hls-origin` and `hlsplay` binaries over
 /// loopback, and classifies the outcome. These assert what docs/conformance.md reports.
@@ -72,7 +72,7 @@ struct ConformancePlayTests {
         defer { try? FileManager.default.removeItem(at: out) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Repo.root.appendingPathComponent("Tools/conformance_play.py").path,
+        process.arguments = ["python3", Repo.root.appendingPathComponent("Tools/characterize/conformance_play.py").path,
                              "--only", fixtures.joined(separator: ","), "--jobs", "2", "--out", out.path]
         let err = Pipe()
         process.standardError = err

@@ -7,7 +7,7 @@ import Testing
 // each case a real hlsplay run against an in-process origin on loopback. Every case must end in
 // recovery (the session plays its --duration) or in a clear fatal error, within a bounded time,
 // with a valid session log ending in a summary — and show the evidence of how it recovered.
-// docs/fault-matrix.md is this matrix's output (Tools/fault-matrix.sh regenerates it).
+// docs/fault-matrix.md is this matrix's output (Tools/characterize/fault-matrix.sh regenerates it).
 
 /// A fault hls-origin can inject (`FaultAction`, plus the time-scripted link collapse and stale playlist).
 enum MatrixFault: String, CaseIterable, Sendable {
@@ -498,7 +498,7 @@ struct MatrixFindings {
         return MatrixRun(run: run, origin: (try? readRequestLog(requestLog)) ?? [], wallSeconds: wall)
     }
 
-    /// Appends the case's row to `$FAULT_MATRIX_REPORT` (JSON Lines; Tools/fault-matrix.py renders it).
+    /// Appends the case's row to `$FAULT_MATRIX_REPORT` (JSON Lines; Tools/characterize/fault-matrix.py renders it).
     static func report(_ c: FaultCase, _ m: MatrixRun, _ f: MatrixFindings) {
         guard let path = ProcessInfo.processInfo.environment["FAULT_MATRIX_REPORT"] else { return }
         let expected: String

@@ -1,4 +1,4 @@
-// The hostile corpus (Tools/hostile/cases, schema in Tools/hostile/README.md): every case folder is
+// The hostile corpus (Tools/hardening/hostile/cases, schema in Tools/hardening/hostile/README.md): every case folder is
 // served over loopback and played by the RELEASE binary — what users run, built with -O, where a
 // trap is the same SIGILL as in debug — and must end with one of its documented exit codes, a
 // valid session log whose last line is the summary, a peak RSS under its bound, and none of the
@@ -86,7 +86,7 @@ struct HostileCase: Sendable {
 }
 
 enum HostileCorpus {
-    static let root = Repo.root.appendingPathComponent("Tools/hostile/cases")
+    static let root = Repo.root.appendingPathComponent("Tools/hardening/hostile/cases")
 
     /// Every folder of the corpus that has a case.json, sorted.
     static var names: [String] {
@@ -152,7 +152,7 @@ struct MeasuredRun {
     }
 }
 
-/// Runs `executable` with `arguments` through Tools/hostile/measure.py (a real fork and exec, reaped with
+/// Runs `executable` with `arguments` through Tools/hardening/hostile/measure.py (a real fork and exec, reaped with
 /// `wait4`), stdout and stderr to files in `dir`: its exit or signal, and its own peak RSS (ru_maxrss, KiB).
 /// Not posix_spawn from here: glibc's shares this test process's memory until exec, and Linux carries that
 /// memory's high-water mark into the child's ru_maxrss (measure.py says more).
@@ -160,7 +160,7 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
                  label: String, timeoutSeconds: Double) throws -> MeasuredRun {
     let out = dir.appendingPathComponent("\(label).stdout"), err = dir.appendingPathComponent("\(label).stderr")
     let report = dir.appendingPathComponent("\(label).measure.json")
-    let measure = Repo.root.appendingPathComponent("Tools/hostile/measure.py")
+    let measure = Repo.root.appendingPathComponent("Tools/hardening/hostile/measure.py")
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -188,7 +188,7 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
 
 @Suite(.tags(.realTime)) struct HostileCorpusTests {
     @Test func theCorpusIsThere() {
-        #expect(HostileCorpus.names.count >= 20, "Tools/hostile/cases holds the hostile corpus")
+        #expect(HostileCorpus.names.count >= 20, "Tools/hardening/hostile/cases holds the hostile corpus")
     }
 
     @Test(arguments: HostileCorpus.names)

@@ -1,5 +1,5 @@
 // Resource limits on hostile input, played by the real binary: each case is built at test time by
-// Tools/hostile/make-media.sh (one folder per case; its header lists each case and the outcome
+// Tools/hardening/hostile/make-media.sh (one folder per case; its header lists each case and the outcome
 // expected) and served by hls-origin on loopback, or played as a local path. Peak RSS is the
 // process's VmHWM, read from /proc while it runs.
 
@@ -12,7 +12,7 @@ import Testing
     /// (as CorpusStreamTests does): later runs reuse them, a changed script builds anew.
     static let media: Result<URL, any Error> = Result {
         _ = try requireFFmpeg()
-        let script = Repo.root.appendingPathComponent("Tools/hostile/make-media.sh")
+        let script = Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
         let bytes = try Data(contentsOf: script)
         let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         let tmp = FileManager.default.temporaryDirectory

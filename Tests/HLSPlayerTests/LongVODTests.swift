@@ -1,8 +1,8 @@
 // A VOD of 100,000 segments (the parser's PlaylistLimits.maxSegments; 27.8 h of 1 s segments),
 // end to end: it starts at its first segment, and EXT-X-START near its end plays that end.
-// The playlist cycles ten real 1 s segments (Tools/long-vod/make-long-vod.sh, ffmpeg, a second
+// The playlist cycles ten real 1 s segments (Tools/characterize/long-vod/make-long-vod.sh, ffmpeg, a second
 // to make); hls-origin serves it on loopback. Parse time and time to first frame at this size
-// are measured by Tools/long-vod/bench.sh, not asserted here.
+// are measured by Tools/characterize/long-vod/bench.sh, not asserted here.
 
 import Foundation
 import Testing
@@ -14,7 +14,7 @@ import Testing
     func longVOD(start: String? = nil) throws -> URL {
         _ = try requireFFmpeg()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-long-vod-\(UUID().uuidString)")
-        let script = Repo.root.appendingPathComponent("Tools/long-vod/make-long-vod.sh")
+        let script = Repo.root.appendingPathComponent("Tools/characterize/long-vod/make-long-vod.sh")
         let made = try runTool(script, [dir.path, String(Self.segmentCount)] + (start.map { [$0] } ?? []), timeoutSeconds: 120)
         guard made.status == 0 else { throw TestSetupError("make-long-vod.sh failed: \(made.stderr)") }
         return dir

@@ -1,4 +1,4 @@
-"""Unit tests of Tools/grid.py: the shard partition, the merge of shard outputs,
+"""Unit tests of Tools/characterize/grid.py: the shard partition, the merge of shard outputs,
 and the session-log readings the fault report rests on. No network, no
 binaries, no samples: units run through a fake executor.
 
@@ -9,7 +9,7 @@ import contextlib, hashlib, importlib.util, io, json, os, shutil, sys, tempfile,
 sys.dont_write_bytecode = True
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("grid", os.path.join(HERE, "..", "grid.py"))
+_spec = importlib.util.spec_from_file_location("grid", os.path.join(HERE, "..", "characterize", "grid.py"))
 grid = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(grid)
 

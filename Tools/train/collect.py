@@ -47,7 +47,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import sim  # noqa: E402
+from hlsplay_tools import Origin, read_log, run_hlsplay  # noqa: E402
 
 TRACES_ROOT = os.path.join(os.path.dirname(REPO), "shared", "data", "traces")
 
@@ -212,47 +214,32 @@ def loadavg() -> float:
 def run_session(job: dict, bin_dir: str, ladder: str, data: str) -> dict:
     sid = job["id"]
     log = os.path.join(data, "logs", sid + ".jsonl")
-    origin = subprocess.Popen([os.path.join(bin_dir, "hls-origin"), ladder, "--port", "0", "--trace", job["traceFile"],
-                               "--trace-format", "sabre"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    origin = Origin(ladder, ["--trace", job["traceFile"], "--trace-format", "sabre"], binary=os.path.join(bin_dir, "hls-origin"))
     try:
-        line = origin.stdout.readline()
-        port = int(line.strip().rstrip("/").rsplit(":", 1)[1])
-        cmd = [os.path.join(bin_dir, "hlsplay"), f"http://127.0.0.1:{port}/master.m3u8", "--headless",
-               "--duration", str(SESSION_MEDIA_SECONDS), "--no-decode", "--no-status", "--cold",
-               "--estimate-store", os.path.join(data, "stores", sid + ".json"), "--log", log,
-               "--predictor", job["predictor"]]
+        args = ["--duration", str(SESSION_MEDIA_SECONDS), "--no-decode", "--cold",
+                "--estimate-store", os.path.join(data, "stores", sid + ".json"), "--predictor", job["predictor"]]
         if job.get("model"):
-            cmd += ["--model", job["model"]]
+            args += ["--model", job["model"]]
         if job.get("policy"):
-            cmd += ["--policy", job["policy"]]
+            args += ["--policy", job["policy"]]
         load0 = loadavg()
-        t0 = time.monotonic()
-        player = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        try:
-            _, err = player.communicate(timeout=SESSION_WALL_LIMIT_SECONDS)
-        except subprocess.TimeoutExpired:
-            player.terminate()
-            _, err = player.communicate()
-        wall = time.monotonic() - t0
+        run = run_hlsplay(origin.url("master.m3u8"), args, log=log, timeout=SESSION_WALL_LIMIT_SECONDS,
+                          on_timeout="terminate", json_output=False, binary=os.path.join(bin_dir, "hlsplay"))
+        err, wall = run.stderr, run.wall_seconds
         load1 = loadavg()
     finally:
-        origin.terminate()
-        origin.wait()
+        origin.stop()
     summary, psi = None, []
     try:
-        with open(log) as fh:
-            for ln in fh:
-                rec = json.loads(ln)
-                if rec.get("type") == "summary":
-                    summary = rec
-                elif rec.get("type") == "risk.sample":
-                    p = rec["features"].get("cpuPressureAvg10Percent")
-                    if p is not None:
-                        psi.append(p)
+        session = read_log(log, strict=True)
+        summary = session.summary
+        for rec in session.of_type("risk.sample"):
+            p = rec["features"].get("cpuPressureAvg10Percent")
+            if p is not None:
+                psi.append(p)
     except (OSError, ValueError) as e:
         err = f"{err}\nlog unreadable: {e}"
-    out = dict(job, log=os.path.relpath(log, data), ladder=os.path.basename(ladder), exitStatus=player.returncode, wallSeconds=round(wall, 2),
+    out = dict(job, log=os.path.relpath(log, data), ladder=os.path.basename(ladder), exitStatus=run.status, wallSeconds=round(wall, 2),
                loadAverage1mStart=load0, loadAverage1mEnd=load1,
                meanCpuPressureAvg10Percent=round(sum(psi) / len(psi), 1) if psi else None,
                stderr=(err or "")[-400:])

@@ -21,7 +21,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import reallogs  # noqa: E402
+import reallogs  # noqa: E402  (it puts Tools/lib on the path)
+from hlsplay_tools import read_jsonl  # noqa: E402
 
 BITRATE_TOLERANCE = 0.10  # the "no more than 10 % lower"
 
@@ -80,13 +81,11 @@ def main():
             continue
         for arm, r in (("on", arms[args.arm]), ("off", arms["off"])):
             pol = "lowLatency" if arm == "on" else "none"
-            with open(os.path.join(args.data, r["log"])) as fh:
-                for ln in fh:
-                    rec = json.loads(ln)
-                    if rec["type"] == "policy.change":
-                        pol = rec["to"]
-                    elif rec["type"] == "stall.start":
-                        onset[arm][pol] = onset[arm].get(pol, 0) + 1
+            for rec in read_jsonl(os.path.join(args.data, r["log"]), strict=True):
+                if rec["type"] == "policy.change":
+                    pol = rec["to"]
+                elif rec["type"] == "stall.start":
+                    onset[arm][pol] = onset[arm].get(pol, 0) + 1
     print("stalls by policy at onset:", onset)
     out = {}
     for arm, t in tot.items():

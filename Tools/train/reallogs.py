@@ -9,9 +9,12 @@ unknown), exactly as StallLabelling does.
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from hlsplay_tools import read_jsonl, read_log  # noqa: E402
 
 # Every StallFeatures field; a field absent from a record is missing (None).
 FEATURE_FIELDS = [
@@ -36,28 +39,26 @@ class RealSession:
 def load_session(path: str, meta: dict) -> RealSession:
     s = RealSession(trace=meta.get("trace", os.path.basename(path)), meta=meta)
     last_t = 0.0
-    with open(path) as fh:
-        for line in fh:
-            rec = json.loads(line)
-            typ = rec.get("type")
-            if typ == "summary":
-                s.summary = rec
+    for rec in read_jsonl(path, strict=True):
+        typ = rec.get("type")
+        if typ == "summary":
+            s.summary = rec
+            continue
+        if typ == "header":
+            continue
+        last_t = max(last_t, rec.get("t", last_t))
+        if typ == "risk.sample":
+            if rec.get("phase") != "playing":
                 continue
-            if typ == "header":
-                continue
-            last_t = max(last_t, rec.get("t", last_t))
-            if typ == "risk.sample":
-                if rec.get("phase") != "playing":
-                    continue
-                f = {k: rec["features"].get(k) for k in FEATURE_FIELDS}
-                s.samples.append((rec["t"], f))
-                s.risks.append((rec["t"], rec["risk"]))
-            elif typ == "stall.start":
-                s.stalls.append([rec["atSeconds"], None])
-            elif typ == "stall.end" and s.stalls and s.stalls[-1][1] is None:
-                s.stalls[-1][1] = rec["atSeconds"]
-            elif typ == "playback.started" and s.play_start is None:
-                s.play_start = rec["atSeconds"]
+            f = {k: rec["features"].get(k) for k in FEATURE_FIELDS}
+            s.samples.append((rec["t"], f))
+            s.risks.append((rec["t"], rec["risk"]))
+        elif typ == "stall.start":
+            s.stalls.append([rec["atSeconds"], None])
+        elif typ == "stall.end" and s.stalls and s.stalls[-1][1] is None:
+            s.stalls[-1][1] = rec["atSeconds"]
+        elif typ == "playback.started" and s.play_start is None:
+            s.play_start = rec["atSeconds"]
     s.duration = last_t
     return s
 
@@ -65,11 +66,9 @@ def load_session(path: str, meta: dict) -> RealSession:
 def load_manifest(data: str, phases=None) -> list:
     """Manifest lines (one per session), the last line per session id."""
     rows = {}
-    with open(os.path.join(data, "manifest.jsonl")) as fh:
-        for line in fh:
-            r = json.loads(line)
-            if phases is None or r["phase"] in phases:
-                rows[r["id"]] = r
+    for r in read_jsonl(os.path.join(data, "manifest.jsonl"), strict=True):
+        if phases is None or r["phase"] in phases:
+            rows[r["id"]] = r
     return [rows[k] for k in sorted(rows)]
 
 
@@ -84,8 +83,5 @@ def load_sessions(data: str, rows: list) -> list:
 
 def playback_start(log: str) -> float | None:
     """When the media clock first started (the startup threshold reached), session seconds."""
-    with open(log) as fh:
-        for line in fh:
-            if '"playback.started"' in line:
-                return json.loads(line)["atSeconds"]
-    return None
+    started = read_log(log, strict=True).first("playback.started")
+    return started["atSeconds"] if started else None

@@ -1,0 +1,313 @@
+"""What every script under Tools/ does with the two binaries: find them, start hls-origin on
+a free loopback port, run hlsplay with a session log, and read JSON Lines logs back.
+
+    import sys, os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+    from hlsplay_tools import Origin, run_hlsplay, read_log
+
+    with Origin("Samples/build/ladder-2s", ["--rate", "6mbit"], log="/tmp/origin.jsonl") as origin:
+        run = run_hlsplay(origin.url("master.m3u8"), ["--duration", "4"], log="/tmp/s.jsonl", timeout=60)
+    run.summary["timeToFirstFrameSeconds"], origin.requests()   # the summary; the origin's requests
+
+Nothing here decides anything about a stream: it starts processes, stops them, and parses what
+they wrote. The scripts keep their own analysis.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+# The repository: Tools/lib/ is two levels below it.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# hls-origin's first stdout line: `listening on http://127.0.0.1:PORT/`.
+LISTENING = re.compile(r"^listening on (http://127\.0\.0\.1:(\d+)/)")
+# How long hls-origin may take to print that line (a debug build on a loaded 2-core machine).
+ORIGIN_START_TIMEOUT_SECONDS = 30
+# How long a stopped process has, after its signal, to exit before SIGKILL.
+STOP_GRACE_SECONDS = 10
+# How long hlsplay has, after the SIGINT sent at its timeout, to write its summary and exit.
+INTERRUPT_GRACE_SECONDS = 5
+
+
+class ToolError(RuntimeError):
+    """A binary is missing or did not start; the message says which and what to run."""
+
+
+# ---------------------------------------------------------------- binaries
+
+def build_dir(build="release"):
+    """The folder of the binaries of a build: "release", "debug", or a folder given as is."""
+    if build in ("release", "debug"):
+        return os.path.join(REPO, ".build", build)
+    return os.path.abspath(build)
+
+
+def find_binary(name, build="release"):
+    """The path of `name` (hlsplay, hls-origin) in `build`; ToolError naming the build command
+    when it is not there."""
+    path = os.path.join(build_dir(build), name)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        release = os.path.basename(os.path.normpath(build_dir(build))) == "release"
+        how = "swift build -c release" if release else "swift build"
+        raise ToolError(f"{path} is missing: run `{how} --product {name}` in {REPO}")
+    return path
+
+
+def hlsplay_version(binary):
+    """`hlsplay --version`, or None if it cannot be run."""
+    try:
+        return subprocess.run([binary, "--version"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+# ---------------------------------------------------------------- processes
+
+def stop_process(p, sig=signal.SIGTERM, grace_seconds=STOP_GRACE_SECONDS):
+    """Sends sig to a running process, waits up to grace_seconds, then kills it. Returns its status."""
+    if p.poll() is None:
+        p.send_signal(sig)
+        try:
+            p.wait(grace_seconds)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return p.returncode
+
+
+class Origin:
+    """hls-origin serving `root` on a free loopback port (--port 0), with `args` after it.
+
+    Started on construction (or `with Origin(...) as origin:`), stopped by stop() or at the
+    end of the with block. `base` is `http://127.0.0.1:PORT/`, `port` the port, `url(path)`
+    a URL under it. With `log=PATH` the origin writes its request log there (`--log`) and
+    requests() reads it (complete once stopped)."""
+
+    def __init__(self, root, args=(), *, log=None, binary=None, build="release", stop_signal=signal.SIGTERM,
+                 start_new_session=False, start_timeout_seconds=ORIGIN_START_TIMEOUT_SECONDS):
+        self.binary = binary or find_binary("hls-origin", build)
+        self.log = log
+        self.stop_signal = stop_signal
+        self.command = [str(self.binary), str(root), "--port", "0"] + (["--log", str(log)] if log else []) + \
+            [str(a) for a in args]
+        # stderr to a file, never a pipe nobody reads (a full pipe would block the origin).
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                     start_new_session=start_new_session)
+        self.started_wall = time.time()
+        line = self._first_line(start_timeout_seconds)
+        m = LISTENING.match(line)
+        if not m:
+            stop_process(self.proc, self.stop_signal)
+            self._stderr.seek(0)
+            err = self._stderr.read()
+            self._stderr.close()
+            raise ToolError(f"hls-origin did not start: first line {line!r}; exit {self.proc.returncode}; "
+                            f"stderr {err.strip()[:400]!r}; command {' '.join(self.command)}")
+        self.base, self.port = m.group(1), int(m.group(2))
+        # Whatever else it prints on stdout is read and dropped, so that it never blocks on a full pipe.
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def _first_line(self, timeout):
+        # readline() blocks; a timer kills an origin that never prints (the line is then "").
+        timer = threading.Timer(timeout, lambda: self.proc.poll() is None and self.proc.kill())
+        timer.start()
+        try:
+            return self.proc.stdout.readline().strip()
+        finally:
+            timer.cancel()
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def url(self, path=""):
+        return self.base + path.lstrip("/")
+
+    def running(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        """Stops the origin (its stop signal, then SIGKILL after STOP_GRACE_SECONDS); its exit status."""
+        status = stop_process(self.proc, self.stop_signal)
+        self._stderr.close()
+        return status
+
+    def requests(self):
+        """The origin's request log (one dict per request), [] without a log."""
+        return read_jsonl(self.log) if self.log else []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+class PlayerRun:
+    """One finished hlsplay run: its command, exit status (None when killed at the timeout
+    and not reaped with a status), stdout, stderr, the summaries it printed (--json), its log."""
+
+    def __init__(self, command, status, stdout, stderr, log, timed_out, killed, wall_seconds, started_load1):
+        self.command, self.status, self.stdout, self.stderr = command, status, stdout, stderr
+        self.log, self.timed_out, self.killed = log, timed_out, killed
+        self.wall_seconds, self.started_load1 = wall_seconds, started_load1
+        self.summaries = json_lines(stdout)
+        self._events = None
+
+    @property
+    def summary(self):
+        """The last summary printed on stdout (one session prints one), else None."""
+        return self.summaries[-1] if self.summaries else None
+
+    @property
+    def events(self):
+        """The session log's events ([] without a log, or when it was not written)."""
+        if self._events is None:
+            self._events = read_jsonl(self.log) if self.log else []
+        return self._events
+
+
+def run_hlsplay(url, args=(), *, log=None, timeout=None, on_timeout="interrupt", binary=None, build="release",
+                json_output=True, no_status=True, headless=True, env=None, cwd=None):
+    """Runs `hlsplay URL --headless --json --no-status [--log LOG] ARGS...` to its end.
+
+    At `timeout` seconds: on_timeout "interrupt" sends SIGINT (hlsplay then writes its summary)
+    and SIGKILL INTERRUPT_GRACE_SECONDS later; "terminate" sends SIGTERM, then the same;
+    "kill" sends SIGKILL at once. Returns a PlayerRun."""
+    binary = binary or find_binary("hlsplay", build)
+    cmd = [str(binary), url] + (["--headless"] if headless else []) + (["--json"] if json_output else []) + \
+        (["--no-status"] if no_status else []) + (["--log", str(log)] if log else []) + [str(a) for a in args]
+    load1 = os.getloadavg()[0]
+    started = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    timed_out = killed = False
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        if on_timeout == "kill":
+            killed = True
+            p.kill()
+            out, err = p.communicate()
+        else:
+            p.send_signal(signal.SIGINT if on_timeout == "interrupt" else signal.SIGTERM)
+            try:
+                out, err = p.communicate(timeout=INTERRUPT_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                killed = True
+                p.kill()
+                out, err = p.communicate()
+    return PlayerRun(cmd, p.returncode, out or "", err or "", log, timed_out, killed,
+                     time.monotonic() - started, load1)
+
+
+# ---------------------------------------------------------------- logs
+
+def json_lines(text):
+    """The JSON objects of the lines of text that hold one (other lines are skipped)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def read_jsonl(path, strict=False):
+    """The records of a JSON Lines file. A missing file is []; a line that is not JSON is
+    skipped (a log cut off by a kill), or raises ValueError naming the line with strict=True."""
+    out = []
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        if strict:
+            raise
+        return out
+    with f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                if strict:
+                    raise ValueError(f"{path}:{n} is not JSON: {line[:80]!r}")
+    return out
+
+
+class SessionLog:
+    """A session log's events, with its header (first line), summary (last line) and the
+    events of one type."""
+
+    def __init__(self, events):
+        self.events = events
+
+    @property
+    def header(self):
+        return self.events[0] if self.events and self.events[0].get("type") == "header" else None
+
+    @property
+    def summary(self):
+        return self.events[-1] if self.events and self.events[-1].get("type") == "summary" else None
+
+    def of_type(self, *types):
+        return [e for e in self.events if e.get("type") in types]
+
+    def first(self, type_):
+        return next((e for e in self.events if e.get("type") == type_), None)
+
+
+def read_log(path, strict=False):
+    """A session log (see read_jsonl for strict)."""
+    return SessionLog(read_jsonl(path, strict))
+
+
+def read_logs(paths, strict=False):
+    """Several session logs (one hlsplay --sessions N run writes s-1.jsonl ... s-N.jsonl)."""
+    return [read_log(p, strict) for p in paths]
+
+
+def validate_log(path):
+    """(events, problem): the session log parsed, and why it is not a valid log, None if it
+    is: every line JSON, header first, summary last, t never decreasing, ends with a newline."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = f.read()
+    except OSError as e:
+        return [], f"no session log ({e.strerror})"
+    lines = [l for l in raw.split("\n") if l.strip()]
+    events = []
+    for n, l in enumerate(lines, 1):
+        try:
+            events.append(json.loads(l))
+        except ValueError:
+            return events, f"line {n} is not JSON: {l[:80]!r}"
+    if not events:
+        return events, "empty session log"
+    if events[0].get("type") != "header":
+        return events, "the first line is not the header"
+    if events[-1].get("type") != "summary":
+        return events, f"the last line is not the summary (it is {events[-1].get('type')!r})"
+    last = -1.0
+    for e in events[1:-1]:
+        t = e.get("t")
+        if not isinstance(t, (int, float)):
+            return events, f"event without t: {e.get('type')}"
+        if t < last:
+            return events, f"t decreases at a {e.get('type')} event"
+        last = t
+    if not raw.endswith("\n"):
+        return events, "the log does not end with a newline"
+    return events, None
