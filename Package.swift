@@ -33,10 +33,13 @@ let package = Package(
         .target(name: "HLSPlayer", dependencies: ["HLSCore", "HLSNet", "HLSMedia"], swiftSettings: strict),
         .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin"], swiftSettings: strict),
         .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin"], swiftSettings: strict),
-        .testTarget(name: "HLSCoreTests", dependencies: ["HLSCore"], swiftSettings: strict),
+        // Helpers every test target shares (process runner, repository paths, origin start, report
+        // reading). A plain target no product names, so it never ships.
+        .target(name: "TestSupport", dependencies: ["HLSOrigin"], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "HLSCoreTests", dependencies: ["HLSCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
-        .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia"], swiftSettings: strict),
-        .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia"], swiftSettings: strict),
-        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

@@ -3,19 +3,12 @@
 
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSCore
 
 enum Fixtures {
-    /// `<repo>/../shared/data/playlists`, found from this file's path:
-    /// Tests/HLSCoreTests/FixtureSupport.swift → repo root → ../shared.
-    static let directory: URL = {
-        URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent() // HLSCoreTests
-            .deletingLastPathComponent() // Tests
-            .deletingLastPathComponent() // repo root
-            .deletingLastPathComponent() // parent of the repo
-            .appendingPathComponent("shared/data/playlists", isDirectory: true)
-    }()
+    /// `<repo>/../shared/data/playlists`.
+    static let directory = Repo.sharedData.appendingPathComponent("playlists", isDirectory: true)
 
     /// Fails the test (not skips) when the fixture folder is missing.
     static func requireDirectory() throws -> URL {

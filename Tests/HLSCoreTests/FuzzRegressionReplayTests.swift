@@ -10,13 +10,11 @@
 
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSCore
 
 private enum FuzzRegressions {
-    static let repo = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent() // HLSCoreTests
-        .deletingLastPathComponent() // Tests
-        .deletingLastPathComponent() // repo root
+    static let repo = Repo.root
     /// The separator between a playlist and its reload (Tools/hardening/fuzz/Targets/PlaylistMutator.swift).
     static let reloadSeparator = Data("\n#--reload\n".utf8)
     static let base = URL(string: "https://fuzz.example/live/index.m3u8?token=x")!

@@ -6,11 +6,11 @@
 
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSCore
 
 enum SampleVariants {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Samples/build/variants")
+    static let root = Repo.samples("variants")
 
     static func url(_ path: String) throws -> URL {
         let u = root.appendingPathComponent(path)

@@ -3,6 +3,7 @@
 
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSCore
 
 @Suite struct StallFeaturesTests {
@@ -201,9 +202,7 @@ import Testing
         }
     }
 
-    static let modelsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("models", isDirectory: true)
+    static let modelsDirectory = Repo.root.appendingPathComponent("models", isDirectory: true)
 
     struct Golden: Decodable {
         struct Vector: Decodable { var features: StallFeatures; var probability: Double }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSMedia
 
 /// Real segments from the sample recipe (Samples/make-ladder.sh, 8 s, 2 s segments).
@@ -14,9 +15,6 @@ struct Fixtures: Sendable {
     let plainMP4: URL
     /// v0's first segment's audio as packed ADTS (an HLS packed-audio segment).
     let packedAudio: URL
-
-    static let repoRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     static let shared: Result<Fixtures, FixtureError> = Result { try make() }
         .mapError { $0 as? FixtureError ?? .failed("\($0)") }
@@ -47,14 +45,14 @@ struct Fixtures: Sendable {
     private static func make() throws -> Fixtures {
         let cache = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-media-fixtures")
         try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
-        let built = repoRoot.appendingPathComponent("Samples/build/short-2s")
+        let built = Repo.root.appendingPathComponent("Samples/build/short-2s")
         let ladder: URL
         if FileManager.default.fileExists(atPath: built.appendingPathComponent("master.m3u8").path) {
             ladder = built
         } else {
-            guard which("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
+            guard findOnPath("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
             ladder = cache.appendingPathComponent("short-2s")
-            try run("/bin/bash", [repoRoot.appendingPathComponent("Samples/make-ladder.sh").path,
+            try run("/bin/bash", [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path,
                                   ladder.path, "--duration", "8", "--segment", "2"])
         }
         let fmp4 = cache.appendingPathComponent("fmp4")
@@ -66,7 +64,7 @@ struct Fixtures: Sendable {
         let fm = FileManager.default
         if !fm.fileExists(atPath: fmp4Segment.path) || !fm.fileExists(atPath: plainMP4.path)
             || !fm.fileExists(atPath: packedAudio.path) {
-            guard which("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
+            guard findOnPath("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
             try fm.createDirectory(at: fmp4, withIntermediateDirectories: true)
             try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "hls",
                                "-hls_segment_type", "fmp4", "-hls_time", "2", "-hls_playlist_type", "vod",
@@ -79,21 +77,13 @@ struct Fixtures: Sendable {
         return Fixtures(ladder: ladder, fmp4Init: fmp4Init, fmp4Segment: fmp4Segment, plainMP4: plainMP4, packedAudio: packedAudio)
     }
 
-    private static func which(_ tool: String) -> String? {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
-
     private static func run(_ tool: String, _ arguments: [String]) throws {
         let process = Process()
         if tool.hasPrefix("/") {
             process.executableURL = URL(fileURLWithPath: tool)
         } else {
-            guard let path = which(tool) else { throw FixtureError.ffmpegMissing }
-            process.executableURL = URL(fileURLWithPath: path)
+            guard let url = findOnPath(tool) else { throw FixtureError.ffmpegMissing }
+            process.executableURL = url
         }
         process.arguments = arguments
         try process.run()

@@ -5,12 +5,13 @@
 
 import Foundation
 import Testing
+import TestSupport
 @testable import HLSMedia
 
 @Suite(.serialized) struct PictureLimitTests {
     /// The three SPS bombs, built once per version of the script into the temporary folder.
     static let media: Result<URL, any Error> = Result {
-        let script = Fixtures.repoRoot.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
+        let script = Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
         let digest = try Data(contentsOf: script).reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
         let tmp = FileManager.default.temporaryDirectory
         let dir = tmp.appendingPathComponent("hlsplay-sps-bombs-\(String(digest, radix: 16))")

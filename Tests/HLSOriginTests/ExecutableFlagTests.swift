@@ -1,39 +1,16 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 extension OriginTests {
-    /// Launches the binary and returns it with the port from its first stdout line.
-    static func launch(_ args: [String]) throws -> (Process, UInt16) {
-        let process = Process()
-        process.executableURL = try requireBinary()
-        process.arguments = args
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line: [UInt8] = []
-        while line.last != 0x0A {
-            let d = out.fileHandleForReading.readData(ofLength: 1)
-            if d.isEmpty { break }
-            line.append(contentsOf: d)
-        }
-        let first = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .newlines)
-        let port = UInt16(first.dropFirst("listening on http://127.0.0.1:".count).dropLast())
-        guard let port else {
-            process.terminate()
-            throw RawClient.ClientError(description: "no listening line, got \(first)")
-        }
-        return (process, port)
-    }
-
     @Test func executableTraceLiveAndFaultFlags() throws {
         let f = try Fixture()
         let trace = f.root.appendingPathComponent("net.trace")
         try Data(#"[{"duration_ms": 60000, "bandwidth_kbps": 20000, "latency_ms": 30}]"#.utf8).write(to: trace)
         let log = f.root.appendingPathComponent("requests.jsonl")
-        let (process, port) = try Self.launch([f.root.path, "--trace", trace.path, "--trace-format", "sabre",
+        let (process, port) = try launchOrigin([f.root.path, "--trace", trace.path, "--trace-format", "sabre",
                                                "--live", "--window", "2", "--fault-404", "notes.bin", "--fault-503", "audio.aac",
                                                "--black-hole", "key.key", "--collapse", "50:1", "--log", log.path,
                                                "--trickle", "seg1.m4s"])
@@ -73,14 +50,14 @@ extension OriginTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let junk = dir.appendingPathComponent("junk.txt")
         try Data("hello world\n".utf8).write(to: junk)
-        let trace = try Self.runToExit([dir.path, "--trace", junk.path])
+        let trace = try runOriginToExit([dir.path, "--trace", junk.path])
         #expect(trace.status == 66)
         #expect(trace.stderr.contains("junk.txt"))
-        let collapse = try Self.runToExit([dir.path, "--collapse", "soon"])
+        let collapse = try runOriginToExit([dir.path, "--collapse", "soon"])
         #expect(collapse.status == 64 && collapse.stderr.contains("soon"))
-        let stale = try Self.runToExit([dir.path, "--stale-playlist", "5:2"])
+        let stale = try runOriginToExit([dir.path, "--stale-playlist", "5:2"])
         #expect(stale.status == 64 && stale.stderr.contains("--live"))
-        let format = try Self.runToExit([dir.path, "--trace-format", "csv"])
+        let format = try runOriginToExit([dir.path, "--trace-format", "csv"])
         #expect(format.status == 64 && format.stderr.contains("csv"))
     }
 }

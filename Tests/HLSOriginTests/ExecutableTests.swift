@@ -1,26 +1,14 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 extension OriginTests {
-    static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    static var binary: URL { packageRoot.appendingPathComponent(".build/debug/hls-origin") }
-
-    static func requireBinary() throws -> URL {
-        let url = binary
-        try #require(FileManager.default.isExecutableFile(atPath: url.path),
-                     "build it first: swift build --product hls-origin (missing \(url.path))")
-        return url
-    }
-
     @Test func executableServesAndExitsZeroOnSIGTERM() throws {
         let f = try Fixture()   // reuse its folder; its own server is not used
         let process = Process()
-        process.executableURL = try Self.requireBinary()
+        process.executableURL = try requireOriginBinary()
         let faults = f.root.appendingPathComponent("faults.json")
         try Data(#"[{"pathPattern": "*.m3u8", "action": {"type": "status", "code": 503, "retryAfterSeconds": 2}}]"#.utf8)
             .write(to: faults)
@@ -33,15 +21,7 @@ extension OriginTests {
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        // Read the first line byte by byte.
-        var line: [UInt8] = []
-        let handle = out.fileHandleForReading
-        while line.last != 0x0A {
-            let d = handle.readData(ofLength: 1)
-            if d.isEmpty { break }
-            line.append(contentsOf: d)
-        }
-        let first = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .newlines)
+        let first = readFirstLine(out.fileHandleForReading)
         #expect(first.hasPrefix("listening on http://127.0.0.1:"))
         #expect(first.hasSuffix("/"))
         let portText = first.dropFirst("listening on http://127.0.0.1:".count).dropLast()
@@ -69,37 +49,23 @@ extension OriginTests {
         #expect(entries.allSatisfy { $0.shaping == "rate=100000000bps rtt=0.001s" })
     }
 
-    static func runToExit(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = try requireBinary()
-        process.arguments = args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
-
     @Test func executableUsageErrorsExit64NamingTheBadWord() throws {
         let dir = FileManager.default.temporaryDirectory.path
-        let bad = try Self.runToExit([dir, "--bogus"])
+        let bad = try runOriginToExit([dir, "--bogus"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--bogus"))
-        let rate = try Self.runToExit([dir, "--rate", "fast"])
+        let rate = try runOriginToExit([dir, "--rate", "fast"])
         #expect(rate.status == 64)
         #expect(rate.stderr.contains("fast"))
-        let rtt = try Self.runToExit([dir, "--rtt", "5parsecs"])
+        let rtt = try runOriginToExit([dir, "--rtt", "5parsecs"])
         #expect(rtt.status == 64)
         #expect(rtt.stderr.contains("5parsecs"))
-        let connections = try Self.runToExit([dir, "--max-connections", "0"])
+        let connections = try runOriginToExit([dir, "--max-connections", "0"])
         #expect(connections.status == 64)
         #expect(connections.stderr.contains("bad connection count 0"))
-        let missing = try Self.runToExit([])
+        let missing = try runOriginToExit([])
         #expect(missing.status == 64)
-        let help = try Self.runToExit(["--help"])
+        let help = try runOriginToExit(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("usage: hls-origin ROOT"))
         #expect(help.stdout.contains("--max-connections N"))

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 /// Clients that open connections and never finish a request: they must not shut other clients out.
@@ -27,7 +28,7 @@ extension OriginTests {
         try #require(limit >= attackerCount + 100, "needs \(attackerCount + 100) file descriptors, ulimit -n is \(limit)")
         let f = try Fixture()
         let log = f.root.appendingPathComponent("requests.jsonl")
-        let (process, port) = try Self.launch([f.root.path, "--log", log.path])
+        let (process, port) = try launchOrigin([f.root.path, "--log", log.path])
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
 
         var attackers: [RawClient] = []
@@ -80,7 +81,7 @@ extension OriginTests {
     /// more byte every second is closed (with a 408) about 10 s after it opened. Before: never closed.
     @Test(.tags(.realTime)) func drippingRequestHead_closedAfterTheHeaderBound_notKeptOpenByEachByte() throws {
         let f = try Fixture()
-        let (process, port) = try Self.launch([f.root.path])
+        let (process, port) = try launchOrigin([f.root.path])
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
         let opened = monotonicNow()
         let c = try RawClient(port: port, timeout: 1)
@@ -230,7 +231,7 @@ extension OriginTests {
 
     @Test func executableConnectionFlags() throws {
         let f = try Fixture()
-        let (process, port) = try Self.launch([f.root.path, "--header-timeout", "500ms", "--keep-alive-timeout", "5s",
+        let (process, port) = try launchOrigin([f.root.path, "--header-timeout", "500ms", "--keep-alive-timeout", "5s",
                                                "--max-connections-per-address", "2"])
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
         let silent = try RawClient(port: port, timeout: 4)
@@ -245,11 +246,11 @@ extension OriginTests {
 
         let dir = FileManager.default.temporaryDirectory.path
         for (flag, word) in [("--header-timeout", "soon"), ("--keep-alive-timeout", "0"), ("--max-connections-per-address", "0")] {
-            let bad = try Self.runToExit([dir, flag, word])
+            let bad = try runOriginToExit([dir, flag, word])
             #expect(bad.status == 64, "\(flag) \(word)")
             #expect(bad.stderr.contains(word), "\(flag) \(word)")
         }
-        let help = try Self.runToExit(["--help"])
+        let help = try runOriginToExit(["--help"])
         for flag in ["--header-timeout DUR", "--keep-alive-timeout DUR", "--max-connections-per-address N"] {
             #expect(help.stdout.contains(flag))
         }

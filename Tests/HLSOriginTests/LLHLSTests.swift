@@ -3,18 +3,19 @@ import Glibc
 import HLSCore
 import HLSMedia
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 /// The sample ladder (Samples/build/short-2s: 4 × 2 s MPEG-TS segments per rung, a keyframe every 2 s); built with
 /// the sample recipe into a temp folder when the tree has not been built.
 enum LLSamples {
     static let ladder: Result<URL, SampleError> = Result {
-        let built = OriginTests.packageRoot.appendingPathComponent("Samples/build/short-2s")
+        let built = Repo.root.appendingPathComponent("Samples/build/short-2s")
         if FileManager.default.fileExists(atPath: built.appendingPathComponent("master.m3u8").path) { return built }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-llhls-short-2s")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [OriginTests.packageRoot.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
+        p.arguments = [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
                        "--duration", "8", "--segment", "2"]
         try p.run()
         p.waitUntilExit()

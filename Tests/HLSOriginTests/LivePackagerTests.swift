@@ -1,17 +1,12 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 /// hls-origin serving a folder that FFmpeg's own HLS muxer is writing live (Samples/live-packager.sh).
 @Suite(.timeLimit(.minutes(10)), .tags(.realTime))
 struct LivePackagerTests {
-    static func ffmpegOnPath() -> Bool {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/ffmpeg")
-        }
-    }
-
     static func poll<T>(seconds: Double, _ body: () throws -> T?) rethrows -> T? {
         let deadline = monotonicNow() + seconds
         while monotonicNow() < deadline {
@@ -22,10 +17,10 @@ struct LivePackagerTests {
     }
 
     @Test func servesTheGrowingPlaylistOfFFmpegsLiveMuxer() throws {
-        try #require(Self.ffmpegOnPath(), "ffmpeg is not on PATH: this test runs Samples/live-packager.sh, which needs it (apt-get install ffmpeg)")
+        try #require(findOnPath("ffmpeg") != nil, "ffmpeg is not on PATH: this test runs Samples/live-packager.sh, which needs it (apt-get install ffmpeg)")
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-packager-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        let script = OriginTests.packageRoot.appendingPathComponent("Samples/live-packager.sh")
+        let script = Repo.root.appendingPathComponent("Samples/live-packager.sh")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [script.path, out.path, "20"]

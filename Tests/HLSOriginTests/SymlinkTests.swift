@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 /// Symbolic links under ROOT: followed while they stay inside it, refused (403) when they lead out of it.
@@ -82,14 +83,14 @@ extension OriginTests {
     @Test func executableFollowSymlinksFlag() throws {
         let linked = try LinkedRoot()
         let root = linked.fixture.root.path
-        let (refusing, refusingPort) = try Self.launch([root])
+        let (refusing, refusingPort) = try launchOrigin([root])
         defer { if refusing.isRunning { refusing.terminate(); refusing.waitUntilExit() } }
-        let (following, followingPort) = try Self.launch([root, "--follow-symlinks"])
+        let (following, followingPort) = try launchOrigin([root, "--follow-symlinks"])
         defer { if following.isRunning { following.terminate(); following.waitUntilExit() } }
         #expect(try RawClient(port: refusingPort).get("/out-link/secret.txt").status == 403)
         #expect(try RawClient(port: refusingPort).get("/alias/seg1.m4s").body == [5, 6, 7])
         #expect(try RawClient(port: followingPort).get("/out-link/secret.txt").bodyString == "outside secret")
-        #expect(try Self.runToExit(["--help"]).stdout.contains("--follow-symlinks"))
+        #expect(try runOriginToExit(["--help"]).stdout.contains("--follow-symlinks"))
     }
 
     @Test func confineUnit() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 @testable import HLSOrigin
 
 /// Trace parsing and the capacity arithmetic: pure, no clock.
@@ -128,7 +129,7 @@ enum TraceFiles {
     /// `$HLSPLAY_TRACES`, else `../shared/data/traces` next to the package.
     static func directory() throws -> URL {
         let candidates = [ProcessInfo.processInfo.environment["HLSPLAY_TRACES"],
-                          OriginTests.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data/traces").path,
+                          Repo.sharedData.appendingPathComponent("traces").path,
                           "/work/shared/data/traces"].compactMap { $0 }
         for c in candidates where FileManager.default.fileExists(atPath: c + "/README.md") {
             return URL(fileURLWithPath: c)

@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// CMCD on the wire, read back from the origin's own request log.
 @Suite(.serialized, .tags(.realTime)) struct CMCDEndToEndTests {

@@ -1,24 +1,16 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `hlsplay check` through the real binary on the shared fixtures.
 @Suite struct CheckCommandTests {
     func check(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         _ = try Repo.requireSamples("short-2s")
-        let process = Process()
-        process.executableURL = Repo.hlsplay
-        process.arguments = ["check"] + args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let result = try runProcess(Repo.hlsplay, ["check"] + args)
+        return (result.status, result.stdout, result.stderr)
     }
 
-    var fixtures: URL { Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/playlists") }
+    var fixtures: URL { Repo.sharedData.appendingPathComponent("playlists") }
 
     @Test func acceptedAndRejected_withLineAndRule_exit65WhenAnyRejected() throws {
         let good = fixtures.appendingPathComponent("kuu-hls-parser/examples/8.1-Simple-Media-Playlist.m3u8").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The player pass of the conformance report (`Tools/characterize/conformance_play.py`) on a handful of
 /// representative fixtures, end to end: the harness builds each origin root from the
@@ -58,10 +59,13 @@ struct ConformancePlayTests {
         #expect((bad["error"] as? String)?.contains("expected #EXTM3U") == true, "\(bad["error"] ?? "")")
     }
 
+    /// Longest the harness may take over the handful of fixtures, seconds (far more than it needs).
+    static let conformanceTimeoutSeconds = 600.0
+
     /// Runs the harness on `fixtures` (two at a time) and returns its result per fixture.
     static func runHarness(_ fixtures: [String]) throws -> [String: [String: Any]] {
         _ = try Repo.requireSamples("short-2s")
-        let origin = Repo.root.appendingPathComponent(".build/debug/hls-origin")
+        let origin = Repo.hlsOrigin
         guard FileManager.default.isExecutableFile(atPath: origin.path) else {
             throw TestSetupError("\(origin.path) is missing: run `swift build` first")
         }
@@ -70,18 +74,12 @@ struct ConformancePlayTests {
         }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-play-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: out) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Repo.root.appendingPathComponent("Tools/characterize/conformance_play.py").path,
-                             "--only", fixtures.joined(separator: ","), "--jobs", "2", "--out", out.path]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError("conformance_play.py exited \(process.terminationStatus): \(String(decoding: stderr, as: UTF8.self))")
+        let script = Repo.root.appendingPathComponent("Tools/characterize/conformance_play.py")
+        let played = try runProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                    ["python3", script.path, "--only", fixtures.joined(separator: ","), "--jobs", "2", "--out", out.path],
+                                    timeoutSeconds: conformanceTimeoutSeconds)
+        guard played.status == 0 else {
+            throw TestSetupError("conformance_play.py exited \(played.status): \(played.stderr)")
         }
         var results: [String: [String: Any]] = [:]
         for line in try String(contentsOf: out, encoding: .utf8).split(separator: "\n") {

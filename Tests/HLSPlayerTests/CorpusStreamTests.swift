@@ -7,6 +7,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct CorpusStreamTests {
     /// Items that fail today because of a known defect, with the defect (none now). A test in
@@ -27,7 +28,7 @@ import Testing
         let dir = tmp.appendingPathComponent("hlsplay-corpus-\(String(digest, radix: 16))")
         if FileManager.default.fileExists(atPath: dir.path) { return dir }
         let building = tmp.appendingPathComponent("hlsplay-corpus-building-\(UUID().uuidString)")
-        let made = try runTool(script, [building.path], timeoutSeconds: 180)
+        let made = try runProcess(script, [building.path], standardInput: .nullDevice, timeoutSeconds: 180)
         guard made.status == 0 else {
             try? FileManager.default.removeItem(at: building)
             throw TestSetupError("make-corpus.sh failed (\(made.status)): \(made.stderr.suffix(800))")

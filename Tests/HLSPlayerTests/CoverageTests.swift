@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Issue 6's features end to end on real media (Samples/make-variants.sh),
 /// through hls-origin and the real binary: alternate audio, redundant variants

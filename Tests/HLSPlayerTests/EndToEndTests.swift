@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// hlsplay, the real binary, playing the real sample ladder over real HTTP on loopback.
 /// Serialized: each run plays in real time, and they should not compete for the two cores.

@@ -2,6 +2,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 // The fault matrix (issue 7): every fault hls-origin can inject × when it strikes × VOD or live,
 // each case a real hlsplay run against an in-process origin on loopback. Every case must end in

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Packagings beyond MPEG-TS segments, end to end on real media made by
 /// FFmpeg's HLS muxer (Samples/make-variants.sh), through the real binary.

@@ -9,6 +9,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// One case folder's `case.json`.
 struct HostileCase: Sendable {

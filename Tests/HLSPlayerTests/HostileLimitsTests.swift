@@ -6,6 +6,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct HostileLimitsTests {
     /// The cases, built once into the temporary folder under a name made from the script's bytes
@@ -19,7 +20,7 @@ import Testing
         let dir = tmp.appendingPathComponent("hlsplay-hostile-\(String(digest, radix: 16))")
         if FileManager.default.fileExists(atPath: dir.path) { return dir }
         let building = tmp.appendingPathComponent("hlsplay-hostile-building-\(UUID().uuidString)")
-        let made = try runTool(script, [building.path], timeoutSeconds: 300)
+        let made = try runProcess(script, [building.path], standardInput: .nullDevice, timeoutSeconds: 300)
         guard made.status == 0 else {
             try? FileManager.default.removeItem(at: building)
             throw TestSetupError("make-media.sh failed (\(made.status)): \(made.stderr.suffix(800))")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// What leaves the process when the network is hostile, through the real binary: no planted
 /// secret (userinfo, query tokens, a refused redirect's target, a token in an error body) in
@@ -46,14 +47,14 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path, har = dir.appendingPathComponent("s.har").path
-        let process = try runProcess(Repo.hlsplay.path, [url, "--headless", "--cold", "--log", log, "--har", har] + extra)
+        let process = try runProcess(Repo.hlsplay, [url, "--headless", "--cold", "--log", log, "--har", har] + extra, environment: environmentWithFreshCache(), timeoutSeconds: 60)
         let rawLines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         let run = Run(status: process.status, stdout: process.stdout, stderr: process.stderr,
                       logLines: rawLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
                       rawLogLines: rawLines, har: nil)
         let harText = (try? String(contentsOfFile: har, encoding: .utf8)) ?? ""
         let html = dir.appendingPathComponent("s.html").path
-        let report = try runProcess(Repo.hlsplay.path, ["report", log, "--html", html])
+        let report = try runProcess(Repo.hlsplay, ["report", log, "--html", html], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(report.status == 0, "report: \(report.stderr)")
         return Outputs(run: run, harText: harText, html: (try? String(contentsOfFile: html, encoding: .utf8)) ?? "")
     }
@@ -147,8 +148,8 @@ import Testing
         let log = dir.appendingPathComponent("s.jsonl").path
         let pipe = Pipe()
         try pipe.fileHandleForReading.close()
-        let run = try runProcess(Repo.hlsplay.path, [try playable(), "--headless", "--duration", "1", "--log", log] + (json ? ["--json"] : []),
-                                 standardOutput: pipe)
+        let run = try runProcess(Repo.hlsplay, [try playable(), "--headless", "--duration", "1", "--log", log] + (json ? ["--json"] : []),
+                                 environment: environmentWithFreshCache(), standardOutput: pipe, timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output") && run.stderr.contains("Broken pipe"), "\(run.stderr)")
         let lines = logLines(log)
@@ -162,8 +163,8 @@ import Testing
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path
-        let run = try runProcess("/bin/sh", ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path,
-                                             try playable(), "--headless", "--json", "--duration", "1", "--log", log])
+        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path,
+                                             try playable(), "--headless", "--json", "--duration", "1", "--log", log], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output is closed"), "\(run.stderr)")
         let summaries = logLines(log).filter { $0["type"] as? String == "summary" }
@@ -171,7 +172,7 @@ import Testing
     }
 
     @Test func subcommandWithStdoutClosed_exit74() throws {
-        let run = try runProcess("/bin/sh", ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path, "check", try playable()])
+        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path, "check", try playable()], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output"), "\(run.stderr)")
     }
@@ -184,8 +185,8 @@ import Testing
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path
-        let run = try runProcess("/bin/sh", ["-c", #"exec "$0" "$@" 2>&-"#, Repo.hlsplay.path,
-                                             "http://127.0.0.1:\(server.port)/master.m3u8", "--headless", "--json", "--cold", "--log", log])
+        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" 2>&-"#, Repo.hlsplay.path,
+                                             "http://127.0.0.1:\(server.port)/master.m3u8", "--headless", "--json", "--cold", "--log", log], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 69, "a network failure, not a crash")
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(!text.isEmpty && text.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "the log holds JSON lines only")
@@ -249,44 +250,6 @@ import Testing
         #expect(run.stderr.contains("warning: estimate store"), "\(run.stderr)")
         #expect(run.events("error").contains { $0["category"] as? String == "estimate-store" }, "still in the log")
     }
-}
-
-/// A process's exit status and output.
-struct ProcessRun {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs `executable` with stderr (and stdout, unless given) captured.
-func runProcess(_ executable: String, _ arguments: [String], standardOutput: Pipe? = nil, timeoutSeconds: Double = 60) throws -> ProcessRun {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    environment["XDG_CACHE_HOME"] = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-cache-\(UUID().uuidString)").path
-    process.environment = environment
-    let out = standardOutput ?? Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    final class Box: @unchecked Sendable { var data = Data() }
-    let outBox = Box(), errBox = Box()
-    let group = DispatchGroup()
-    if standardOutput == nil {
-        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-    }
-    DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-    if process.isRunning {
-        process.terminate()
-        throw TestSetupError("\(executable) did not finish within \(timeoutSeconds) s")
-    }
-    process.waitUntilExit()
-    group.wait()
-    return ProcessRun(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-                      stderr: String(decoding: errBox.data, as: UTF8.self))
 }
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 that answers every request with the raw response its

@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Live latency from EXT-X-PROGRAM-DATE-TIME, in every buffer sample and the summary.
 @Suite(.serialized, .tags(.realTime)) struct LiveLatencyTests {

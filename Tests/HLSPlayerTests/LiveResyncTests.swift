@@ -2,6 +2,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Live resync and its escalation to a restart, end to end: hls-origin serves
 /// the 2 s ladder as a live stream (3-segment window) and its link collapses

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A live stream made on the fly: a writer thread publishes a sliding window
 /// over the short sample ladder's segments (looping, with EXT-X-DISCONTINUITY

@@ -6,6 +6,7 @@
 
 import Foundation
 import Testing
+import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct LongVODTests {
     static let segmentCount = 100_000
@@ -15,7 +16,8 @@ import Testing
         _ = try requireFFmpeg()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-long-vod-\(UUID().uuidString)")
         let script = Repo.root.appendingPathComponent("Tools/characterize/long-vod/make-long-vod.sh")
-        let made = try runTool(script, [dir.path, String(Self.segmentCount)] + (start.map { [$0] } ?? []), timeoutSeconds: 120)
+        let made = try runProcess(script, [dir.path, String(Self.segmentCount)] + (start.map { [$0] } ?? []), standardInput: .nullDevice,
+                                  timeoutSeconds: 120)
         guard made.status == 0 else { throw TestSetupError("make-long-vod.sh failed: \(made.stderr)") }
         return dir
     }

@@ -3,6 +3,7 @@ import HLSCore
 import HLSNet
 import HLSOrigin
 import Testing
+import TestSupport
 @testable import HLSPlayer
 
 /// `LowLatencyLoader` against hls-origin's LL-HLS mode over loopback (short-2s, 0.5 s parts, window 10).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Many independent sessions in one process.
 @Suite(.serialized, .tags(.realTime)) struct ManySessionsTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Test media made with the ffmpeg CLI at test time, and ffmpeg's own decoded-frame
 /// counts on the same URL as the reference a run of hlsplay is held to.
@@ -16,10 +17,7 @@ import Testing
 enum FFmpegCLI {
     /// The ffmpeg (or ffprobe) executable on PATH, or a setup error that says how to get it.
     static func executable(_ tool: String = "ffmpeg") throws -> URL {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let path = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: path) { return URL(fileURLWithPath: path) }
-        }
+        if let url = findOnPath(tool) { return url }
         throw TestSetupError("\(tool) is not on PATH: these tests make their media with the \(tool) CLI (apt-get install ffmpeg)")
     }
 
@@ -85,23 +83,11 @@ enum FFmpegCLI {
         }
     }
 
-    private static func capture(_ tool: String, _ arguments: [String], in directory: URL?) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = try executable(tool)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box(), errBox = Box()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-        process.waitUntilExit()
-        group.wait()
-        return (process.terminationStatus, String(decoding: outBox.data, as: UTF8.self), String(decoding: errBox.data, as: UTF8.self))
+    /// Longest a single ffmpeg or ffprobe run may take, seconds (media of a few seconds takes far less).
+    private static let toolTimeoutSeconds = 600.0
+
+    private static func capture(_ tool: String, _ arguments: [String], in directory: URL?) throws -> ProcessResult {
+        try runProcess(try executable(tool), arguments, currentDirectory: directory, timeoutSeconds: toolTimeoutSeconds)
     }
 }
 

@@ -1,46 +1,7 @@
-// External tools the media tests run: a process with a deadline, ffmpeg's own frame counts.
+// External tools the media tests run: ffmpeg's own frame counts.
 
 import Foundation
-
-/// A finished process: exit status, stdout and stderr, wall seconds.
-struct ToolRun {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var wallSeconds: Double
-}
-
-/// Runs `executable` with `arguments`, reading both pipes, and kills it after `timeoutSeconds`
-/// (a TestSetupError then says so).
-func runTool(_ executable: URL, _ arguments: [String], timeoutSeconds: Double = 120,
-             environment: [String: String]? = nil) throws -> ToolRun {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    let started = Date()
-    try process.run()
-    final class Box: @unchecked Sendable { var data = Data() }
-    let outBox = Box(), errBox = Box()
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-    DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-    let deadline = started.addingTimeInterval(timeoutSeconds)
-    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-    if process.isRunning {
-        process.terminate()
-        process.waitUntilExit()
-        throw TestSetupError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeoutSeconds) s")
-    }
-    process.waitUntilExit()
-    group.wait()
-    return ToolRun(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-                   stderr: String(decoding: errBox.data, as: UTF8.self), wallSeconds: Date().timeIntervalSince(started))
-}
+import TestSupport
 
 /// ffmpeg on PATH, or a test failure that says it is needed.
 func requireFFmpeg() throws -> URL {
@@ -65,9 +26,9 @@ struct FFmpegReference {
 func ffmpegFrameCounts(_ url: String, inputOptions: [String] = [], outputOptions: [String] = [],
                        timeoutSeconds: Double = 180) throws -> FFmpegReference {
     let ffmpeg = try requireFFmpeg()
-    let run = try runTool(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error"] + inputOptions
+    let run = try runProcess(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error"] + inputOptions
                                     + ["-i", url] + outputOptions + ["-f", "framecrc", "-"],
-                          timeoutSeconds: timeoutSeconds)
+                             standardInput: .nullDevice, timeoutSeconds: timeoutSeconds)
     // framecrc lines: `stream_index, dts, pts, duration, size, crc`; the header names each stream's media type.
     var kinds: [Int: String] = [:]
     var counts: [String: Int] = [:]

@@ -1,22 +1,11 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// hlsplay (the real binary) against hls-origin's live mode, FFmpeg's own live packager, and a shaped
 /// link whose request log is the ground truth for hlsplay's measurements. Loopback only; every run is
 /// bounded by `--duration` and by `runHlsplay`'s timeout.
-
-/// An origin with a full configuration on an ephemeral loopback port for the body's duration.
-/// It follows symbolic links, as `withOrigin(_:faults:)` does: test folders link sample segments in
-/// from Samples/build, outside the folder served.
-func withOrigin<T>(_ root: URL, configuration: OriginConfiguration, _ body: (OriginServer) throws -> T) throws -> T {
-    var configuration = configuration
-    configuration.followSymlinks = true
-    let server = OriginServer(root: root, configuration: configuration)
-    try server.start(port: 0)
-    defer { server.stop() }
-    return try body(server)
-}
 
 /// The origin's request log, in arrival order.
 func readRequestLog(_ url: URL) throws -> [RequestLogEntry] {
@@ -298,15 +287,6 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         #expect(summary["stallCount"] as? Int == 0, "stalls: \(run.events("stall.start"))")
         print("2 Mbit/s: finalEstimateBps \(estimate), rungs \(rungs), stalls \(summary["stallCount"] ?? "?"), played \(summary["playedSeconds"] ?? "?") s")
     }
-}
-
-func findOnPath(_ name: String) -> URL? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-    for dir in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
-        let url = URL(fileURLWithPath: dir).appendingPathComponent(name)
-        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-    }
-    return nil
 }
 
 /// A minimal HTTP/1.0 GET on loopback (Foundation on Linux cannot read http: URLs without FoundationNetworking);

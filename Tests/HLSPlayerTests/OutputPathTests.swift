@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Output files that cannot take data, through the real binary: an unwritable or full
 /// `--log`/`--har`/`--estimate-store` is a clear error before anything plays (exit 73, the

@@ -2,6 +2,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Pacing and short live windows end to end: the real hlsplay against a real hls-origin on loopback, fed the inputs
 /// that used to make it run forever or hammer the origin.
@@ -22,23 +23,15 @@ import Testing
         guard let ffmpeg = findOnPath("ffmpeg") else {
             throw TestSetupError("ffmpeg is not on PATH: the short-segment stream is made with it at test time")
         }
-        let p = Process()
-        p.executableURL = ffmpeg
-        p.currentDirectoryURL = dir
-        p.arguments = ["-hide_banner", "-loglevel", "error", "-y",
+        let made = try runProcess(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y",
                        "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=24", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
                        "-t", "\(shortSegmentContentSeconds)", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
                        "-g", "6", "-keyint_min", "6", "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "64k",
                        "-f", "hls", "-hls_time", "0.25", "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4",
                        "-hls_flags", "independent_segments", "-hls_fmp4_init_filename", "init.mp4",
-                       "-hls_segment_filename", "seg_%05d.m4s", "index.m3u8"]
-        let err = Pipe()
-        p.standardError = err
-        try p.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw TestSetupError("ffmpeg failed (\(p.terminationStatus)): \(String(decoding: message, as: UTF8.self))")
+                       "-hls_segment_filename", "seg_%05d.m4s", "index.m3u8"], currentDirectory: dir)
+        guard made.status == 0 else {
+            throw TestSetupError("ffmpeg failed (\(made.status)): \(made.stderr)")
         }
         let playlist = dir.appendingPathComponent("index.m3u8")
         var text = try String(contentsOf: playlist, encoding: .utf8)
@@ -128,7 +121,7 @@ import Testing
     /// The fixture verbatim, and at every media URI it names a self-initialising fMP4 sample (init + fragment),
     /// as the conformance harness serves it.
     static func deltaUpdateRoot(in dir: URL) throws -> URL {
-        let fixtures = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/playlists")
+        let fixtures = Repo.sharedData.appendingPathComponent("playlists")
         let source = fixtures.appendingPathComponent(deltaUpdateFixture)
         guard let text = try? String(contentsOf: source, encoding: .utf8) else {
             throw TestSetupError("fixture \(source.path) is missing (../shared/data/playlists)")

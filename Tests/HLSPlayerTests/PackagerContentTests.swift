@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Content as real packagers write it, made with the ffmpeg CLI at test time: audio-only streams
 /// (packed audio, audio-only MPEG-TS, an audio-only variant in a ladder), segments that begin

@@ -2,6 +2,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// The stall-risk predictor and policy controller in the real binary, on a
 /// link that collapses mid-play.

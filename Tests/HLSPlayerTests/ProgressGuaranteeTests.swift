@@ -2,6 +2,7 @@ import Foundation
 import HLSOrigin
 @testable import HLSPlayer
 import Testing
+import TestSupport
 
 /// The progress guarantee, through the real binary against the real origin: a body that trickles
 /// is judged by its projected completion and abandoned, re-requested or failed with a reason;

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Tokens in URLs stay out of logs, HAR and output unless asked for.
 @Suite(.serialized, .tags(.realTime)) struct RedactionTests {

@@ -1,37 +1,15 @@
-// `hlsplay report` end to end. Uses Support.swift (Repo, runHlsplay, withOrigin,
-// TestSetupError) and, from ReportRenderTests.swift, Chromium and SeriesElement.
+// `hlsplay report` end to end. Uses TestSupport (Repo, runProcess, withOrigin, TestSetupError,
+// SeriesElement), Support.swift (runHlsplay) and, from ReportRenderTests.swift, Chromium.
 
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// `hlsplay report` as a user runs it: the real binary, a real session log.
 @Suite(.serialized, .tags(.realTime)) struct ReportCommandTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-
-    func hlsplay(_ args: [String], timeoutSeconds: Double = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = Repo.hlsplay
-        process.arguments = args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box(), errBox = Box()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning {
-            process.terminate()
-            throw TestSetupError("hlsplay report did not finish within \(timeoutSeconds) s")
-        }
-        process.waitUntilExit()
-        group.wait()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-                      stderr: String(decoding: errBox.data, as: UTF8.self))
+    func hlsplay(_ args: [String], timeoutSeconds: Double = 60) throws -> ProcessResult {
+        try runProcess(Repo.hlsplay, args, timeoutSeconds: timeoutSeconds, label: "hlsplay report")
     }
 
     func tempDir() throws -> URL {

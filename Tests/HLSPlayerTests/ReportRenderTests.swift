@@ -2,6 +2,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// Headless Chromium (Debian's `chromium`, installed by Tools/install-deps.sh).
 enum Chromium {
@@ -18,70 +19,15 @@ enum Chromium {
     static func run(_ arguments: [String], page: URL, timeoutSeconds: Double = 60) throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: profile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path())
-        process.arguments = ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
-                             "--user-data-dir=\(profile.path)"] + arguments + [page.absoluteString]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box(), errBox = Box()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-        let deadline = Date().addingTimeInterval(timeoutSeconds)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw TestSetupError("chromium did not finish within \(timeoutSeconds) s")
+        let result = try runProcess(URL(fileURLWithPath: try path()),
+                                    ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+                                     "--user-data-dir=\(profile.path)"] + arguments + [page.absoluteString],
+                                    timeoutSeconds: timeoutSeconds, timeoutSignal: SIGKILL, label: "chromium")
+        guard result.status == 0 else {
+            throw TestSetupError("chromium exited \(result.status): \(result.stderr.suffix(2000))")
         }
-        process.waitUntilExit()
-        group.wait()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError("chromium exited \(process.terminationStatus): \(String(decoding: errBox.data, as: UTF8.self).suffix(2000))")
-        }
-        return String(decoding: outBox.data, as: UTF8.self)
+        return result.stdout
     }
-}
-
-/// (As in HLSCoreTests.) The element (start tag … its end) carrying `data-series="name"`, found by plain text search.
-struct SeriesElement {
-    var tag: String
-    var body: String
-
-    init?(_ html: String, _ name: String) {
-        guard let mark = html.range(of: "data-series=\"\(name)\"") else { return nil }
-        guard let open = html[..<mark.lowerBound].range(of: "<", options: .backwards),
-              let close = html[mark.upperBound...].range(of: ">") else { return nil }
-        tag = String(html[open.lowerBound..<close.upperBound])
-        if tag.hasPrefix("<g ") {
-            let end = html[close.upperBound...].range(of: "</g>")?.lowerBound ?? html.endIndex
-            body = String(html[close.upperBound..<end])
-        } else {
-            body = ""
-        }
-    }
-
-    func attribute(_ name: String) -> String? { Self.attribute(name, in: tag) }
-
-    static func attribute(_ name: String, in tag: String) -> String? {
-        guard let start = tag.range(of: " \(name)=\"") else { return nil }
-        guard let end = tag[start.upperBound...].firstIndex(of: "\"") else { return nil }
-        return String(tag[start.upperBound..<end])
-    }
-
-    /// The start tags of the children named `element` (e.g. "rect", "circle").
-    func children(_ element: String) -> [String] {
-        body.components(separatedBy: "<\(element) ").dropFirst().map { "<\(element) " + ($0.components(separatedBy: ">").first ?? "") + ">" }
-    }
-
-    var points: Int? { attribute("data-points").flatMap { Int($0) } }
-    var isMissing: Bool { attribute("data-missing") == "true" }
-    /// Coordinate pairs in a path's `d` (`M x,y L x,y …`).
-    var pathPairs: Int { (attribute("d") ?? "").split(separator: " ").filter { $0.contains(",") }.count }
 }
 
 /// Width and height from a PNG's IHDR, or nil when `data` is not a PNG.

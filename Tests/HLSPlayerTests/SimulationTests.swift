@@ -2,6 +2,7 @@ import Foundation
 @testable import HLSCore
 @testable import HLSPlayer
 import Testing
+import TestSupport
 
 /// A link whose rate is given piece by piece (bits per second from each start time), with a fixed first-byte delay.
 struct PiecewiseLink: SimulatedLink {
@@ -229,7 +230,7 @@ struct PiecewiseLink: SimulatedLink {
         try runHlsplay(["simulate"] + args, har: false)
     }
 
-    static let sabreTrace = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/traces/sabre/3G_hsdpa_norway/report.2010-09-28_1407CEST.json")
+    static let sabreTrace = Repo.sharedData.appendingPathComponent("traces/sabre/3G_hsdpa_norway/report.2010-09-28_1407CEST.json")
 
     @Test func simulateCommand_playsTheSampleLadderOnARealTrace() throws {
         let ladder = try Repo.requireSamples("ladder-2s")

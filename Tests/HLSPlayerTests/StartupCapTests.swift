@@ -1,6 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// The estimate-aware startup/recovery cap and the byte-progress wedge check,
 /// through the real binary against the real origin.

@@ -7,6 +7,7 @@ import Foundation
 import HLSCore
 import HLSOrigin
 import Testing
+import TestSupport
 
 /// One stream to play, and how its reference is made.
 struct StreamCase: Sendable {

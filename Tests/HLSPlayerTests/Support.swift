@@ -1,30 +1,7 @@
 import Foundation
 import HLSOrigin
 import Testing
-
-/// Paths of the package under test, found from this file.
-enum Repo {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static var hlsplay: URL { root.appendingPathComponent(".build/debug/hlsplay") }
-    static func samples(_ name: String) -> URL { root.appendingPathComponent("Samples/build/\(name)") }
-
-    /// The sample ladder, or a test failure that says how to make it.
-    static func requireSamples(_ name: String) throws -> URL {
-        let dir = samples(name)
-        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("master.m3u8").path) else {
-            throw TestSetupError("sample ladder \(dir.path) is missing: run Samples/make-all.sh (Tools/test.sh does)")
-        }
-        guard FileManager.default.isExecutableFile(atPath: hlsplay.path) else {
-            throw TestSetupError("\(hlsplay.path) is missing: run `swift build` first (Tools/test.sh does)")
-        }
-        return dir
-    }
-}
-
-struct TestSetupError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
+import TestSupport
 
 /// A real hlsplay run: exit status, stdout, stderr, the session log and HAR.
 struct Run {
@@ -55,43 +32,19 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
     defer { try? FileManager.default.removeItem(at: dir) }
     let log = dir.appendingPathComponent("session.jsonl")
     let har = dir.appendingPathComponent("session.har")
-    let process = Process()
-    process.executableURL = executable
     // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
     // `hlsplay simulate` takes no --har (writesHAR false).
-    process.arguments = args.contains("--log") ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
+    let arguments = args.contains("--log") ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
     // Each run gets its own cache directory, so the estimate store starts empty
     // (cold) unless a test passes --estimate-store, and no user file is touched.
-    var environment = ProcessInfo.processInfo.environment
-    environment["XDG_CACHE_HOME"] = dir.appendingPathComponent("cache").path
+    var environment = environmentWithFreshCache(dir.appendingPathComponent("cache"))
     environment.merge(extra) { $1 }
-    process.environment = environment
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    // Read both pipes concurrently so neither fills up.
-    final class Box: @unchecked Sendable { var data = Data() }
-    let outBox = Box(), errBox = Box()
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-    DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-    if let interruptAfterSeconds {
-        Thread.sleep(forTimeInterval: interruptAfterSeconds)
-        kill(process.processIdentifier, interruptSignal)
-    }
-    let deadline = Date().addingTimeInterval(timeoutSeconds)
     var peakRSS: Int?
-    while process.isRunning && Date() < deadline {
-        if let hwm = peakResidentBytes(pid: process.processIdentifier) { peakRSS = max(peakRSS ?? 0, hwm) }
-        Thread.sleep(forTimeInterval: 0.05)
+    let result = try runProcess(executable, arguments, environment: environment,
+                                interruptAfterSeconds: interruptAfterSeconds, interruptSignal: interruptSignal,
+                                timeoutSeconds: timeoutSeconds, label: "hlsplay") { pid in
+        if let hwm = peakResidentBytes(pid: pid) { peakRSS = max(peakRSS ?? 0, hwm) }
     }
-    if process.isRunning {
-        process.terminate()
-        throw TestSetupError("hlsplay did not finish within \(timeoutSeconds) s")
-    }
-    process.waitUntilExit()
-    group.wait()
     let rawLines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     var parsed: [[String: Any]] = []
     for line in rawLines {
@@ -103,10 +56,8 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
     let harObject = (try? Data(contentsOf: har)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     let second = ((try? String(contentsOf: dir.appendingPathComponent("session-2.jsonl"), encoding: .utf8)) ?? "")
         .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    return Run(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-               stderr: String(decoding: errBox.data, as: UTF8.self), logLines: parsed, rawLogLines: rawLines, har: harObject,
-               secondLogLines: second, peakRSSBytes: peakRSS,
-               terminationSignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+    return Run(status: result.status, stdout: result.stdout, stderr: result.stderr, logLines: parsed, rawLogLines: rawLines,
+               har: harObject, secondLogLines: second, peakRSSBytes: peakRSS, terminationSignal: result.terminationSignal)
 }
 
 /// A running process's peak resident set size so far (`VmHWM` in /proc/PID/status), bytes. The
@@ -117,18 +68,6 @@ func peakResidentBytes(pid: Int32) -> Int? {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
           let kB = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) }) else { return nil }
     return kB * 1024
-}
-
-/// An origin serving `root` on an ephemeral loopback port for the test's duration.
-func withOrigin<T>(_ root: URL, faults: [FaultRule] = [], _ body: (URL) throws -> T) throws -> T {
-    var config = OriginConfiguration()
-    config.faults = faults
-    // Test folders link sample segments in from Samples/build, outside the folder served.
-    config.followSymlinks = true
-    let server = OriginServer(root: root, configuration: config)
-    try server.start(port: 0)
-    defer { server.stop() }
-    return try body(server.baseURL)
 }
 
 /// The checks every session log must pass, whatever happened in the session.

@@ -8,6 +8,7 @@
 
 import Foundation
 import Testing
+import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct ThirdPartyStreamTests {
     /// Streams that fail today because of a known defect, with the defect (none now). A test in
@@ -17,7 +18,7 @@ import Testing
 
     /// `<repo>/../shared/data/thirdparty`; a test failure (not a skip) when it is missing.
     static func folder() throws -> URL {
-        let dir = Repo.root.deletingLastPathComponent().appendingPathComponent("shared/data/thirdparty")
+        let dir = Repo.sharedData.appendingPathComponent("thirdparty")
         guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("README.md").path) else {
             throw TestSetupError("third-party streams not found at \(dir.path): expected <repo>/../shared/data/thirdparty (see its README.md)")
         }
