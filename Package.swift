@@ -4,6 +4,7 @@ import PackageDescription
 // Module arrows point one way:
 //   HLSCore (pure)  <-  HLSNet (libcurl), HLSMedia (FFmpeg)  <-  HLSPlayer (threads, timers, clock)  <-  hlsplay
 //   HLSOrigin (loopback test origin)  <-  hls-origin, hlsplay (embedded default), tests
+//   HLSOrigin  <-  TestSupport (shared test helpers, in no product)  <-  test targets
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(

@@ -77,19 +77,20 @@ struct Fixtures: Sendable {
         return Fixtures(ladder: ladder, fmp4Init: fmp4Init, fmp4Segment: fmp4Segment, plainMP4: plainMP4, packedAudio: packedAudio)
     }
 
+    /// Longest one media-making command may take, seconds (the ladder takes well under a minute).
+    private static let toolTimeoutSeconds = 600.0
+
     private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
+        let executable: URL
         if tool.hasPrefix("/") {
-            process.executableURL = URL(fileURLWithPath: tool)
+            executable = URL(fileURLWithPath: tool)
         } else {
             guard let url = findOnPath(tool) else { throw FixtureError.ffmpegMissing }
-            process.executableURL = url
+            executable = url
         }
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FixtureError.failed("\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        let result = try runProcess(executable, arguments, timeoutSeconds: toolTimeoutSeconds)
+        guard result.status == 0 else {
+            throw FixtureError.failed("\(tool) \(arguments.joined(separator: " ")) exited \(result.status)")
         }
     }
 }

@@ -17,14 +17,11 @@ import TestSupport
         let dir = tmp.appendingPathComponent("hlsplay-sps-bombs-\(String(digest, radix: 16))")
         if FileManager.default.fileExists(atPath: dir.appendingPathComponent("sps-bomb-midstream/seg1.ts").path) { return dir }
         let building = tmp.appendingPathComponent("hlsplay-sps-bombs-building-\(UUID().uuidString)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, building.path, "sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Fixtures.FixtureError.failed("make-media.sh exited \(process.terminationStatus) (ffmpeg and python3 needed)")
+        let made = try runProcess(URL(fileURLWithPath: "/bin/bash"),
+                                  [script.path, building.path, "sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"],
+                                  timeoutSeconds: 600)
+        guard made.status == 0 else {
+            throw Fixtures.FixtureError.failed("make-media.sh exited \(made.status) (ffmpeg and python3 needed)")
         }
         try? FileManager.default.moveItem(at: building, to: dir)
         try? FileManager.default.removeItem(at: building)

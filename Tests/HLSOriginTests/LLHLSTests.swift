@@ -13,13 +13,10 @@ enum LLSamples {
         let built = Repo.root.appendingPathComponent("Samples/build/short-2s")
         if FileManager.default.fileExists(atPath: built.appendingPathComponent("master.m3u8").path) { return built }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-llhls-short-2s")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
-                       "--duration", "8", "--segment", "2"]
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw SampleError(description: "make-ladder.sh failed (needs ffmpeg)") }
+        let made = try runProcess(URL(fileURLWithPath: "/bin/bash"),
+                                  [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
+                                   "--duration", "8", "--segment", "2"], timeoutSeconds: 600)
+        guard made.status == 0 else { throw SampleError(description: "make-ladder.sh failed (needs ffmpeg)") }
         return out
     }.mapError { $0 as? SampleError ?? SampleError(description: "\($0)") }
 
