@@ -239,8 +239,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// After a resync: the first media sequence at the new position; a frame from it (or later) is noted.
     var resyncFromSequence: Int?
     /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
-    /// size, bits per second: the audio-only fallback's evidence (VariantSelector).
-    var recentSegmentThroughputsBps: [Double] = []
+    /// size: the audio-only fallback's evidence (VariantSelector, OverSelectionCap).
+    var recentSegmentThroughput = RecentSegmentThroughput(count: PlayerSession.recentSegmentThroughputCount)
     /// Since when the variant's live playlist has not changed, and whether it is stale (RFC 8216 §6.2.1).
     var playlistStaleness = LivePlaylistStaleness()
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
@@ -636,10 +636,10 @@ public final class PlayerSession: @unchecked Sendable {
             }
             // Audio-only variants stay in the ladder: the selector falls back on them when no video
             // rung can be played (VariantSelector), and an audio-only stream is nothing else.
-            let mixed = mv.variants.contains { isAudioOnly($0) } && mv.variants.contains { !isAudioOnly($0) }
+            let audioOnly = AudioOnlyRungs.fallbackFlags(mv.variants)
             variants = mv.variants.enumerated().map { i, v in
                 VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
-                            audioOnly: mixed && isAudioOnly(v))
+                            audioOnly: audioOnly[i])
             }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
             multivariant = mv
@@ -764,11 +764,6 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
-    func isAudioOnly(_ v: VariantStream) -> Bool {
-        !v.codecs.isEmpty && v.codecs.allSatisfy { $0.hasPrefix("mp4a") || $0.hasPrefix("ac-3") || $0.hasPrefix("ec-3") || $0.hasPrefix("opus") || $0.hasPrefix("fLaC") }
-            && v.resolution == nil
-    }
-
     /// Parses a playlist. Media playlists see the multivariant playlist's
     /// variables (EXT-X-DEFINE IMPORT); QUERYPARAM reads the URL the playlist came from.
     func parsePlaylist(_ response: HTTPResponse, parentVariables: [String: String] = [:]) throws -> Playlist {
@@ -866,7 +861,7 @@ public final class PlayerSession: @unchecked Sendable {
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
                                peakBitrateCapBps: peakBitrateCaps().effectiveBps,
                                pinnedVariantIndex: configuration.pinnedVariantIndex,
-                               recentSegmentThroughputBps: recentSegmentThroughputsBps.min()),
+                               recentSegmentThroughputBps: recentSegmentThroughput.lowestBps),
              estimator.fastBps, estimator.slowBps)
         }
         let decision = configuration.selector.select(snapshot)

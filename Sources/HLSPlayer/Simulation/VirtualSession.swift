@@ -53,6 +53,7 @@ public final class VirtualSession {
     private var policyController: PolicyController?
     private var policyKnobs: PolicyKnobs?
     private var overSelectionCapBps: Int?
+    private var recentSegmentThroughput: RecentSegmentThroughput
     private var currentVariant: Int?
     private var lastFirstByteSeconds: Double?
     private var lastRTTSeconds: Double?
@@ -103,16 +104,21 @@ public final class VirtualSession {
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
+        recentSegmentThroughput = RecentSegmentThroughput(count: PlayerSession.recentSegmentThroughputCount)
     }
 
     private var now: MonotonicInstant { clock.now() }
     private var nowSeconds: Double { clock.now().seconds }
     private var rungs: [LadderRung] {
         ladder.variants.enumerated().map { i, v in
-            LadderRung(variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height)
+            LadderRung(variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height,
+                       audioOnly: v.audioOnly)
         }
     }
     private var ladderBitratesBps: [Int] { ladder.variants.map(\.bandwidthBps) }
+    /// The video rungs' BANDWIDTHs (all rungs' when none is video): what the startup cap ramps
+    /// through and the policy controller steps between (PlayerSession.videoLadderBitratesBps).
+    private var videoLadderBitratesBps: [Int] { AudioOnlyRungs.videoRungs(rungs).map(\.bandwidthBps) }
 
     /// Plays the session to its end (the stream's end, `--duration`, or the virtual time limit).
     public func run() -> SessionSummary {
@@ -514,9 +520,10 @@ public final class VirtualSession {
         let gate = EstimateGate.classify(nil, forcedCold: true, configuration: configuration.estimateStore)
         recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: nil, networkKey: nil, mode: configuration.startupCap.mode,
                                                     configuration: configuration.estimateStore)))
-        capEvent(.sessionStarted(gate: gate, ladder: rungs, at: now))
+        // The probe and the ramp step through the video rungs, not an audio-only fallback below them.
+        capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(rungs), at: now))
         if predictor != nil {
-            let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: ladderBitratesBps)
+            let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: videoLadderBitratesBps)
             if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem))) }
             policyController = made
             if let made { applyKnobs(made.knobs) }
@@ -541,7 +548,8 @@ public final class VirtualSession {
             ladder: rungs, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
             bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
             peakBitrateCapBps: effectivePeakCapBps,
-            pinnedVariantIndex: configuration.pinnedVariantIndex)
+            pinnedVariantIndex: configuration.pinnedVariantIndex,
+            recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
         let decision = configuration.selector.select(snapshot)
         recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
                                                                estimatorSlowBps: estimator.slowBps, mediaSequence: segmentIndex)))
@@ -600,6 +608,11 @@ public final class VirtualSession {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: MonotonicInstant(seconds: startedAt), endedAt: now, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
+        if recentSegmentThroughput.add(bytes: sample.bytes, transferSeconds: sample.transferSeconds) {
+            overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
+                recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
+                videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
+        }
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
             overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps,
