@@ -74,6 +74,9 @@ struct PiecewiseLink: SimulatedLink {
         #expect(summary.averageBitrateBps == 1_000_000)
         #expect(summary.segmentsBuffered == 10)
         #expect(lines.first?["simulation"] != nil, "the header says the log is simulated")
+        let configuration = lines.first?["configuration"] as? [String: Any]
+        #expect((configuration?["session"] as? [String: Any])?["loaderPollSeconds"] as? Double == 0.1, "the session tunables are in the header")
+        #expect(((configuration?["retry"] as? [String: Any])?["playlist"] as? [String: Any])?["maxAttempts"] as? Int == 5)
         #expect(lines.last?["type"] as? String == "summary")
     }
 
@@ -193,7 +196,7 @@ struct PiecewiseLink: SimulatedLink {
         let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000]), link)
         let (starts, retries) = Self.playlistRequests(lines)
         let rules = WedgeRules()
-        #expect(starts == rules.maxPlaylistReRequests + RetryPolicy.playlist.maxAttempts, "6 re-requests, then 5 attempts")
+        #expect(starts == rules.maxPlaylistReRequests + PlayerConfiguration(url: URL(string: "sim://test/master.m3u8")!).retry.playlist.maxAttempts, "6 re-requests, then 5 attempts")
         let delays = retries.compactMap { $0["delaySeconds"] as? Double }
         #expect(delays == Array(repeating: 0, count: rules.maxPlaylistReRequests) + [0.5, 1, 2, 4], "\(delays)")
         #expect(retries.last?["errorKind"] as? String == "firstByteTimeout")

@@ -7,7 +7,7 @@
 //
 // What it orders like PlayerSession (demux-only VOD): the loader (multivariant
 // playlist → gate → decide → media playlist → segments while the buffer is
-// under the forward-buffer target, polling every `loaderPollSeconds` when it is
+// under the forward-buffer target, polling every `session.loaderPollSeconds` when it is
 // full; a switch loads the new variant's playlist and decides again if the
 // cap moved meanwhile) and the monitor (every `monitorIntervalSeconds`:
 // advance the media clock, sample the buffer, the byte-progress rules on the
@@ -32,8 +32,6 @@ public final class VirtualSession {
     /// Describes the link in the log header (e.g. the trace file).
     public let linkDescription: String
 
-    /// How often the loader looks again while the buffer is at its target, seconds (PlayerSession sleeps as long).
-    static let loaderPollSeconds = 0.1
     /// The TCP round-trip time the real runs measure: the origin is on loopback and adds the trace's latency
     /// above TCP, so TCP_INFO reports microseconds (the latency shows in the first-byte time instead).
     static let loopbackRTTSeconds = 0.000_05
@@ -104,7 +102,7 @@ public final class VirtualSession {
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
-        recentSegmentThroughput = RecentSegmentThroughput(count: PlayerSession.recentSegmentThroughputCount)
+        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.session.recentSegmentThroughputCount)
     }
 
     private var now: MonotonicInstant { clock.now() }
@@ -500,7 +498,7 @@ public final class VirtualSession {
             recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
                                                    ok: false, errorKind: error.kind, errorMessage: error.message)))
             capEvent(.loadFailed(estimateBps: measuredEstimate, at: now))
-            switch RetryPolicy.playlist.decide(after: error, attemptsMade: attempts) {
+            switch configuration.retry.playlist.decide(after: error, attemptsMade: attempts) {
             case .retry(let delay):
                 recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                 attempts += 1
@@ -561,7 +559,7 @@ public final class VirtualSession {
     private func nextSegment() {
         guard stopReason == nil else { return }
         if timeline.bufferSeconds(at: now) >= forwardBufferTarget {
-            loaderWakeAt = nowSeconds + Self.loaderPollSeconds
+            loaderWakeAt = nowSeconds + configuration.session.loaderPollSeconds
             return
         }
         let previous = currentLoadVariant ?? 0
