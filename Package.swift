@@ -4,6 +4,7 @@ import PackageDescription
 // Module arrows point one way:
 //   HLSCore (pure)  <-  HLSNet (libcurl), HLSMedia (FFmpeg)  <-  HLSPlayer (threads, timers, clock)  <-  hlsplay
 //   HLSOrigin (loopback test origin)  <-  hls-origin, hlsplay (embedded default), tests
+//   HLSCore  <-  HLSReport (presentation: a session log as an HTML page)  <-  hlsplay
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
@@ -31,12 +32,14 @@ let package = Package(
         .target(name: "HLSMedia", dependencies: ["CFFmpeg"], swiftSettings: strict),
         .target(name: "HLSOrigin", swiftSettings: strict),
         .target(name: "HLSPlayer", dependencies: ["HLSCore", "HLSNet", "HLSMedia"], swiftSettings: strict),
-        .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin"], swiftSettings: strict),
+        .target(name: "HLSReport", dependencies: ["HLSCore"], swiftSettings: strict),
+        .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin", "HLSReport"], swiftSettings: strict),
         .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin"], swiftSettings: strict),
         .testTarget(name: "HLSCoreTests", dependencies: ["HLSCore"], swiftSettings: strict),
         .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
         .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia"], swiftSettings: strict),
         .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia"], swiftSettings: strict),
-        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "HLSReportTests", dependencies: ["HLSReport"], swiftSettings: strict),
+        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSReport"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )
