@@ -5,6 +5,7 @@ import PackageDescription
 //   HLSCore (pure)  <-  HLSNet (libcurl), HLSMedia (FFmpeg)  <-  HLSPlayer (threads, timers, clock)  <-  hlsplay
 //   HLSOrigin (loopback test origin)  <-  hls-origin, hlsplay (embedded default), tests
 //   HLSOrigin  <-  TestSupport (shared test helpers, in no product)  <-  test targets
+//   HLSCore  <-  HLSReport (presentation: a session log as an HTML page)  <-  hlsplay
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
@@ -32,7 +33,8 @@ let package = Package(
         .target(name: "HLSMedia", dependencies: ["CFFmpeg"], swiftSettings: strict),
         .target(name: "HLSOrigin", swiftSettings: strict),
         .target(name: "HLSPlayer", dependencies: ["HLSCore", "HLSNet", "HLSMedia"], swiftSettings: strict),
-        .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin"], swiftSettings: strict),
+        .target(name: "HLSReport", dependencies: ["HLSCore"], swiftSettings: strict),
+        .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin", "HLSReport"], swiftSettings: strict),
         .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin"], swiftSettings: strict),
         // Helpers every test target shares (process runner, repository paths, origin start, report
         // reading). A plain target no product names, so it never ships.
@@ -41,6 +43,7 @@ let package = Package(
         .testTarget(name: "HLSNetTests", dependencies: ["HLSNet", "HLSOrigin"], swiftSettings: strict),
         .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "HLSReportTests", dependencies: ["HLSReport", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSReport", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

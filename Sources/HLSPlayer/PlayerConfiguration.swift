@@ -79,6 +79,12 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// `reDecideBelowBufferSegments` (segment durations), `maxPlaylistReRequests` and
     /// `maxAbandonmentsPerSegment` (counts). The same rules in a real and a simulated session.
     public var wedge = WedgeRules()
+    /// The session loop's tunables (SessionTunables): `loaderPollSeconds`, `recentSegmentThroughputCount`
+    /// (count), `noFrameAtEndSeconds`, `decodeHangThresholdSeconds`. The same values in a real and a
+    /// simulated session.
+    public var session = SessionTunables()
+    /// The retry policies for playlists and for media (RetryPolicy): attempts, backoff, Retry-After.
+    public var retry = RetryPolicies()
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
     public var predictor: PredictorChoice = .model
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
@@ -138,7 +144,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
              startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
-             wedge, trickle, noProgressTimeoutSeconds,
+             wedge, session, retry, trickle, noProgressTimeoutSeconds,
              predictor, modelPath, policy, cmcd, redactURLs,
              requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
              maxResolution, maxForwardBufferBytes, allowAnyLocalFile
@@ -167,6 +173,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(networkLimit, forKey: .networkLimit)
         try c.encode(byteProgress, forKey: .byteProgress)
         try c.encode(wedge, forKey: .wedge)
+        try c.encode(session, forKey: .session)
+        try c.encode(retry, forKey: .retry)
         try c.encode(trickle, forKey: .trickle)
         // 0 when off, as on the command line (the log never holds nulls).
         try c.encode(noProgressTimeoutSeconds ?? 0, forKey: .noProgressTimeoutSeconds)

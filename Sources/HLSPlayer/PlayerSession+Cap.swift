@@ -33,9 +33,7 @@ extension PlayerSession {
                                                     configuration: configuration.estimateStore)))
         // The probe and the ramp step through the video rungs: a cold start probes the lowest video
         // rung, not an audio-only fallback below it.
-        let rungs = ladder()
-        let video = rungs.filter { $0.audioOnly != true }
-        capEvent(.sessionStarted(gate: gate, ladder: video.isEmpty ? rungs : video, at: clock.now()))
+        capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder()), at: clock.now()))
     }
 
     /// Feeds the cap controller and performs what it returns.
@@ -71,14 +69,11 @@ extension PlayerSession {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: startedAt, endedAt: response.finishedAt, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
-        if transferSeconds > 0 {
-            let throughput = Double(response.body.count) * 8 / transferSeconds
-            let videoRungs = videoLadderBitratesBps()
-            lock.withLock {
-                recentSegmentThroughputsBps.append(throughput)
-                if recentSegmentThroughputsBps.count > Self.recentSegmentThroughputCount { recentSegmentThroughputsBps.removeFirst() }
+        let videoRungs = videoLadderBitratesBps()
+        lock.withLock {
+            if recentSegmentThroughput.add(bytes: response.body.count, transferSeconds: transferSeconds) {
                 overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
-                    recentSegmentThroughputsBps.min(), current: overSelectionCapBps,
+                    recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
                     videoLadderBitratesBps: videoRungs, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
             }
         }

@@ -272,7 +272,7 @@ extension PlayerSession {
             guard !decodeHangReported, let last = lastDecodeProgressAt else { return nil }
             let idle = now.seconds(since: last)
             let position = timeline.positionSeconds(at: now)
-            guard idle >= Self.decodeHangThresholdSeconds, let due, due <= position else { return nil }
+            guard idle >= configuration.session.decodeHangThresholdSeconds, let due, due <= position else { return nil }
             decodeHangReported = true
             return (idle, position)
         }

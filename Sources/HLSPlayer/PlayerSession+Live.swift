@@ -173,7 +173,7 @@ extension PlayerSession {
     /// One blocking reload request, parsed.
     func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL) {
         let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
-                                 mediaSequence: request.msn, byteRange: nil, policy: .playlist)
+                                 mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
         }
@@ -275,7 +275,7 @@ extension PlayerSession {
             lock.withLock { freshConnectionNext = true }
             mediaPlaylists.removeAll()
             initCache = nil
-            let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist)
+            let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
             switch try parsePlaylist(top) {
             case .multivariant(let mv):
                 recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))

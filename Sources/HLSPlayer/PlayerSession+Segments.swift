@@ -27,7 +27,7 @@ extension PlayerSession {
         let initData = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
         let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                                 byteRange: segment.byteRange, policy: .segment,
+                                 byteRange: segment.byteRange, policy: configuration.retry.segment,
                                  segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
                                  isPart: part != nil)
 
@@ -226,7 +226,7 @@ extension PlayerSession {
         guard let map = segment.initializationSection else { return nil }
         if let cached = cache, cached.map == map { return cached.data }
         var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                             byteRange: map.byteRange, policy: .segment, track: track).body
+                             byteRange: map.byteRange, policy: configuration.retry.segment, track: track).body
         if let key, let iv = key.iv {
             // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
             data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)
@@ -238,7 +238,7 @@ extension PlayerSession {
     /// The 16 key bytes behind a key URI, fetched once per URI.
     func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
         if let cached = keyCache[uri] { return cached }
-        let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: .segment)
+        let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment)
         guard response.body.count == 16 else {
             throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
         }

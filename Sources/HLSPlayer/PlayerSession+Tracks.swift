@@ -103,7 +103,7 @@ extension PlayerSession {
 
         // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
         func reload() throws {
-            let response = try fetch(track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist, track: "audio")
+            let response = try fetch(track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist, track: "audio")
             guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
                 throw SessionFailure(category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))", url: shown(track.uri))
             }
@@ -160,7 +160,7 @@ extension PlayerSession {
         // there is one (shared MPEG-TS clock: exact A/V alignment), else anchored on its own start.
         do {
             let response = try fetch(segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
-                                     byteRange: segment.byteRange, policy: .segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+                                     byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio")
             let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
             var body = response.body
             if let aes {

@@ -239,8 +239,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// After a resync: the first media sequence at the new position; a frame from it (or later) is noted.
     var resyncFromSequence: Int?
     /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
-    /// size, bits per second: the audio-only fallback's evidence (VariantSelector).
-    var recentSegmentThroughputsBps: [Double] = []
+    /// size: the audio-only fallback's evidence (VariantSelector, OverSelectionCap).
+    var recentSegmentThroughput: RecentSegmentThroughput
     /// Since when the variant's live playlist has not changed, and whether it is stale (RFC 8216 §6.2.1).
     var playlistStaleness = LivePlaylistStaleness()
     /// The cap an over-selection abandon set (whatever the startup-cap mode): the
@@ -293,21 +293,13 @@ public final class PlayerSession: @unchecked Sendable {
     /// request is cancelled, a sleep is cut short, the buffer is closed).
     static let threadStopGraceSeconds = 5.0
 
-    /// Segment transfers whose lowest throughput is the recent-throughput evidence. Count.
-    static let recentSegmentThroughputCount = 3
     /// Decoding may run ahead of the clock by this much, seconds, so a frame is ready when its time comes.
     static let decodeLookaheadSeconds = 0.25
-    /// A stream fully loaded with nothing left to decode and still no frame
-    /// after this long ends in an error (all its segments were skipped), seconds.
-    static let noFrameAtEndSeconds = 1.0
     /// A frame up to this much before the start position still counts as at it
     /// (timestamp rounding), seconds.
     static let preciseStartToleranceSeconds = 0.001
     /// A video frame decoded more than this after its presentation time is counted late, seconds.
     static let lateFrameToleranceSeconds = 0.1
-    /// The decode loop counts as hung when, while playing, a due packet has
-    /// waited this long with no packet decoded, seconds.
-    static let decodeHangThresholdSeconds = 2.0
     /// Fault injection for tests: `HLSPLAY_INJECT_DECODE_HANG_SECONDS` makes the
     /// decode loop sleep once that long right after the first frame, standing
     /// in for a decoder that hangs. Never set in normal use.
@@ -352,6 +344,7 @@ public final class PlayerSession: @unchecked Sendable {
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
         progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
+        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.session.recentSegmentThroughputCount)
     }
 
     /// The directory a local top-level playlist may name files in (LocalFileScope): the real
@@ -535,7 +528,7 @@ public final class PlayerSession: @unchecked Sendable {
                 return false
             }
             if endWithoutFrameSince == nil { endWithoutFrameSince = now }
-            return now.seconds(since: endWithoutFrameSince!) >= Self.noFrameAtEndSeconds
+            return now.seconds(since: endWithoutFrameSince!) >= configuration.session.noFrameAtEndSeconds
         }
     }
 
@@ -621,7 +614,7 @@ public final class PlayerSession: @unchecked Sendable {
     func secondsSinceStart(_ instant: MonotonicInstant) -> Double { instant.seconds(since: sessionStart) }
 
     func startup() throws {
-        let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: .playlist)
+        let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
         let parsed = try parsePlaylist(top)
         let doneAt = secondsSinceStart(top.finishedAt)
         lock.withLock {
@@ -636,10 +629,10 @@ public final class PlayerSession: @unchecked Sendable {
             }
             // Audio-only variants stay in the ladder: the selector falls back on them when no video
             // rung can be played (VariantSelector), and an audio-only stream is nothing else.
-            let mixed = mv.variants.contains { isAudioOnly($0) } && mv.variants.contains { !isAudioOnly($0) }
+            let audioOnly = AudioOnlyRungs.fallbackFlags(mv.variants)
             variants = mv.variants.enumerated().map { i, v in
                 VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
-                            audioOnly: mixed && isAudioOnly(v))
+                            audioOnly: audioOnly[i])
             }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
             multivariant = mv
@@ -764,11 +757,6 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
-    func isAudioOnly(_ v: VariantStream) -> Bool {
-        !v.codecs.isEmpty && v.codecs.allSatisfy { $0.hasPrefix("mp4a") || $0.hasPrefix("ac-3") || $0.hasPrefix("ec-3") || $0.hasPrefix("opus") || $0.hasPrefix("fLaC") }
-            && v.resolution == nil
-    }
-
     /// Parses a playlist. Media playlists see the multivariant playlist's
     /// variables (EXT-X-DEFINE IMPORT); QUERYPARAM reads the URL the playlist came from.
     func parsePlaylist(_ response: HTTPResponse, parentVariables: [String: String] = [:]) throws -> Playlist {
@@ -795,7 +783,7 @@ public final class PlayerSession: @unchecked Sendable {
         guard let variant = variants.first(where: { $0.index == variantIndex }) else {
             throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
         }
-        let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: .playlist)
+        let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
         }
@@ -866,7 +854,7 @@ public final class PlayerSession: @unchecked Sendable {
                                bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
                                peakBitrateCapBps: peakBitrateCaps().effectiveBps,
                                pinnedVariantIndex: configuration.pinnedVariantIndex,
-                               recentSegmentThroughputBps: recentSegmentThroughputsBps.min()),
+                               recentSegmentThroughputBps: recentSegmentThroughput.lowestBps),
              estimator.fastBps, estimator.slowBps)
         }
         let decision = configuration.selector.select(snapshot)
@@ -917,7 +905,7 @@ public final class PlayerSession: @unchecked Sendable {
                 recorder.record(.byteBound(episode))
             }
             if gate != .load {
-                sleepUnlessStopping(0.1)
+                sleepUnlessStopping(configuration.session.loaderPollSeconds)
                 continue
             }
             if audio != nil, try loadAudioIfBehind(live: live) { continue }

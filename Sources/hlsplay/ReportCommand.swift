@@ -1,9 +1,10 @@
 // `hlsplay report SESSION.jsonl --html OUT.html [--title T]`: renders a
-// session log as a self-contained HTML timeline (HLSCore's TimelineReport).
+// session log as a self-contained HTML timeline (HLSReport's TimelineReport).
 
 import Foundation
 import HLSCore
 import HLSPlayer
+import HLSReport
 
 enum ReportCommand {
     static let usage = """

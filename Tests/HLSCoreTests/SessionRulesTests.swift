@@ -80,6 +80,36 @@ import Testing
         #expect(OverSelectionCap.afterEvidence(9_037_500, current: 620_000, ladderBitratesBps: Self.ladder, upSwitchSafetyFactor: 0.8) == nil)
     }
 
+    @Test func recentSegmentThroughput_keepsTheNewestTransfers_andGivesTheLowest() {
+        var recent = RecentSegmentThroughput(count: 3)
+        #expect(recent.lowestBps == nil)
+        let added = recent.add(bytes: 1000, transferSeconds: 0)
+        #expect(!added, "no measurable duration: not a sample")
+        recent.add(bytes: 125_000, transferSeconds: 1)   // 1 Mbit/s
+        recent.add(bytes: 500_000, transferSeconds: 1)   // 4 Mbit/s
+        recent.add(bytes: 250_000, transferSeconds: 1)   // 2 Mbit/s
+        #expect(recent.lowestBps == 1_000_000)
+        recent.add(bytes: 375_000, transferSeconds: 1)   // 3 Mbit/s: the 1 Mbit/s transfer drops out
+        #expect(recent.throughputsBps == [4_000_000, 2_000_000, 3_000_000])
+        #expect(recent.lowestBps == 2_000_000)
+    }
+
+    @Test func audioOnlyRungs_areFallbacksOnlyBesideVideo() {
+        func variant(_ codecs: [String], resolution: Resolution? = nil) -> VariantStream {
+            var v = VariantStream(uri: URL(string: "http://x/v.m3u8")!, bandwidthBps: 100_000)
+            v.codecs = codecs
+            v.resolution = resolution
+            return v
+        }
+        let audio = variant(["mp4a.40.2"]), video = variant(["avc1.4d401e", "mp4a.40.2"], resolution: Resolution(width: 640, height: 360))
+        #expect(AudioOnlyRungs.fallbackFlags([audio, video]) == [true, false])
+        #expect(AudioOnlyRungs.fallbackFlags([audio, audio]) == [false, false], "an audio-only stream has no fallback")
+        #expect(AudioOnlyRungs.fallbackFlags([variant([]), video]) == [false, false], "no CODECS: not known to be audio-only")
+        let ladder = [LadderRung(variantIndex: 0, bandwidthBps: 64_000, audioOnly: true), LadderRung(variantIndex: 1, bandwidthBps: 620_000)]
+        #expect(AudioOnlyRungs.videoRungs(ladder).map(\.variantIndex) == [1])
+        #expect(AudioOnlyRungs.videoRungs([ladder[0]]).map(\.variantIndex) == [0])
+    }
+
     @Test func overSelectionCap_afterRecentThroughput_liftsAnAudioOnlyCapToTheLowestVideoRung() {
         let video = [620_000, 1_310_000]
         // Capped below every video rung (the audio-only fallback): lifted once 0.8 × recent ≥ 620 kbit/s.

@@ -1,6 +1,7 @@
 import Foundation
 import HLSCore
 import HLSOrigin
+import HLSReport
 import Testing
 import TestSupport
 

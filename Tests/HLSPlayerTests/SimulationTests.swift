@@ -75,6 +75,9 @@ struct PiecewiseLink: SimulatedLink {
         #expect(summary.averageBitrateBps == 1_000_000)
         #expect(summary.segmentsBuffered == 10)
         #expect(lines.first?["simulation"] != nil, "the header says the log is simulated")
+        let configuration = lines.first?["configuration"] as? [String: Any]
+        #expect((configuration?["session"] as? [String: Any])?["loaderPollSeconds"] as? Double == 0.1, "the session tunables are in the header")
+        #expect(((configuration?["retry"] as? [String: Any])?["playlist"] as? [String: Any])?["maxAttempts"] as? Int == 5)
         #expect(lines.last?["type"] as? String == "summary")
     }
 
@@ -127,6 +130,57 @@ struct PiecewiseLink: SimulatedLink {
         #expect(summary.exitReason == .completed, "and the session played to the end: \(summary.error ?? "")")
     }
 
+    /// A ladder folder whose multivariant playlist lists an audio-only rung (CODECS audio only, no
+    /// RESOLUTION) beside video rungs, as a packager writes it; segments are byte ranges of one file
+    /// (`SimulatedLadder.load` takes a range's length), 2 s each.
+    static func writeLadderWithAudioOnlyRung(in dir: URL, segments: Int) throws {
+        let rungs: [(name: String, bps: Int, attributes: String)] = [
+            ("audio", 128_000, "CODECS=\"mp4a.40.2\""),
+            ("v1", 620_000, "RESOLUTION=640x360,CODECS=\"avc1.4d401e,mp4a.40.2\""),
+            ("v2", 1_500_000, "RESOLUTION=1280x720,CODECS=\"avc1.4d401f,mp4a.40.2\""),
+        ]
+        var top = "#EXTM3U\n"
+        for rung in rungs {
+            top += "#EXT-X-STREAM-INF:BANDWIDTH=\(rung.bps),\(rung.attributes)\n\(rung.name)/prog.m3u8\n"
+            let folder = dir.appendingPathComponent(rung.name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            var media = "#EXTM3U\n#EXT-X-VERSION:4\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+            let bytes = rung.bps / 8 * 2
+            for i in 0..<segments { media += "#EXTINF:2.0,\n#EXT-X-BYTERANGE:\(bytes)@\(i * bytes)\nmedia.ts\n" }
+            media += "#EXT-X-ENDLIST\n"
+            try media.write(to: folder.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        }
+        try top.write(to: dir.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
+    }
+
+    @Test func audioOnlyFallback_isSimulated_andRecentThroughputBringsTheSessionBackToVideo() throws {
+        // PlayerSession keeps an audio-only rung beside video rungs as a fallback, gives the selector
+        // the lowest of the last segment throughputs, and lifts a cap below every video rung when they
+        // support the lowest video rung (OverSelectionCap.afterRecentThroughput): the virtual session
+        // must do the same. 4 Mbit/s, then 250 kbit/s (not even the 620 kbit/s rung) from 20 s to 70 s,
+        // then 4 Mbit/s again.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-sim-audio-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.writeLadderWithAudioOnlyRung(in: dir, segments: 90)
+        let ladder = try SimulatedLadder.load(folder: dir)
+        let link = PiecewiseLink(pieces: [(0, 4_000_000), (20, 250_000), (70, 4_000_000)], delaySeconds: 0.02)
+        let (summary, lines) = try Self.run(ladder, link)
+        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }
+        let reasons = decisions.compactMap { ($0["decision"] as? [String: Any])?["reason"] as? String }
+        #expect(reasons.contains { $0.hasPrefix("audioOnly") }, "the audio-only rung is a fallback: \(reasons)")
+        // Every decision after the first segment's transfer is given the recent-throughput evidence.
+        let later = decisions.dropFirst()
+        #expect(!later.isEmpty)
+        #expect(later.allSatisfy { ($0["inputs"] as? [String: Any])?["recentSegmentThroughputBps"] is Double },
+                "decisions without recentSegmentThroughputBps")
+        // Audio-only while the link is down, video again after it recovers, and played to the end.
+        let buffered = lines.filter { $0["type"] as? String == "segment.buffered" }.compactMap { $0["variantIndex"] as? Int }
+        let lastAudio = try #require(buffered.lastIndex(of: 0), "audio-only segments buffered: \(buffered)")
+        #expect(lastAudio < buffered.count - 1 && buffered[(lastAudio + 1)...].allSatisfy { $0 > 0 }, "back to video: \(buffered)")
+        #expect(summary.exitReason == .completed, "\(summary.error ?? "")")
+    }
+
     /// The multivariant playlist's requests and the retries scheduled for them, from the log.
     static func playlistRequests(_ lines: [[String: Any]]) -> (starts: Int, retries: [[String: Any]]) {
         let starts = lines.filter { $0["type"] as? String == "request.start" && $0["purpose"] as? String == "multivariant-playlist" }
@@ -143,7 +197,7 @@ struct PiecewiseLink: SimulatedLink {
         let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000]), link)
         let (starts, retries) = Self.playlistRequests(lines)
         let rules = WedgeRules()
-        #expect(starts == rules.maxPlaylistReRequests + RetryPolicy.playlist.maxAttempts, "6 re-requests, then 5 attempts")
+        #expect(starts == rules.maxPlaylistReRequests + PlayerConfiguration(url: URL(string: "sim://test/master.m3u8")!).retry.playlist.maxAttempts, "6 re-requests, then 5 attempts")
         let delays = retries.compactMap { $0["delaySeconds"] as? Double }
         #expect(delays == Array(repeating: 0, count: rules.maxPlaylistReRequests) + [0.5, 1, 2, 4], "\(delays)")
         #expect(retries.last?["errorKind"] as? String == "firstByteTimeout")

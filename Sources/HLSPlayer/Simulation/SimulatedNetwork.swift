@@ -99,11 +99,14 @@ public struct SimulatedLadder: Sendable, Equatable {
         public var resolution: Resolution?
         public var playlistBytes: Int
         public var segments: [Segment]
-        public init(bandwidthBps: Int, resolution: Resolution?, playlistBytes: Int, segments: [Segment]) {
+        /// An audio-only fallback rung beside video rungs (AudioOnlyRungs), as PlayerSession reads it.
+        public var audioOnly: Bool
+        public init(bandwidthBps: Int, resolution: Resolution?, playlistBytes: Int, segments: [Segment], audioOnly: Bool = false) {
             self.bandwidthBps = bandwidthBps
             self.resolution = resolution
             self.playlistBytes = playlistBytes
             self.segments = segments
+            self.audioOnly = audioOnly
         }
     }
 
@@ -136,7 +139,8 @@ public struct SimulatedLadder: Sendable, Equatable {
             throw LoadError(description: "\(topURL.path) is a media playlist; the simulator needs a multivariant playlist with a ladder")
         }
         var variants: [Variant] = []
-        for v in mv.variants {
+        let audioOnly = AudioOnlyRungs.fallbackFlags(mv.variants)
+        for (index, v) in mv.variants.enumerated() {
             guard v.uri.isFileURL else { throw LoadError(description: "variant \(v.uri) is not a file beside the playlist") }
             let data = try read(v.uri)
             guard case .media(let media) = try parse(data, url: v.uri) else {
@@ -158,7 +162,8 @@ public struct SimulatedLadder: Sendable, Equatable {
                 segments.append(Segment(durationSeconds: s.durationSeconds, bytes: bytes))
             }
             guard !segments.isEmpty else { throw LoadError(description: "\(v.uri.path) has no segments") }
-            variants.append(Variant(bandwidthBps: v.bandwidthBps, resolution: v.resolution, playlistBytes: data.count, segments: segments))
+            variants.append(Variant(bandwidthBps: v.bandwidthBps, resolution: v.resolution, playlistBytes: data.count, segments: segments,
+                                    audioOnly: audioOnly[index]))
         }
         guard !variants.isEmpty else { throw LoadError(description: "\(topURL.path) lists no variants") }
         return SimulatedLadder(name: folder.lastPathComponent, multivariantBytes: top.count, variants: variants)

@@ -7,7 +7,7 @@
 //
 // What it orders like PlayerSession (demux-only VOD): the loader (multivariant
 // playlist → gate → decide → media playlist → segments while the buffer is
-// under the forward-buffer target, polling every `loaderPollSeconds` when it is
+// under the forward-buffer target, polling every `session.loaderPollSeconds` when it is
 // full; a switch loads the new variant's playlist and decides again if the
 // cap moved meanwhile) and the monitor (every `monitorIntervalSeconds`:
 // advance the media clock, sample the buffer, the byte-progress rules on the
@@ -32,8 +32,6 @@ public final class VirtualSession {
     /// Describes the link in the log header (e.g. the trace file).
     public let linkDescription: String
 
-    /// How often the loader looks again while the buffer is at its target, seconds (PlayerSession sleeps as long).
-    static let loaderPollSeconds = 0.1
     /// The TCP round-trip time the real runs measure: the origin is on loopback and adds the trace's latency
     /// above TCP, so TCP_INFO reports microseconds (the latency shows in the first-byte time instead).
     static let loopbackRTTSeconds = 0.000_05
@@ -53,6 +51,7 @@ public final class VirtualSession {
     private var policyController: PolicyController?
     private var policyKnobs: PolicyKnobs?
     private var overSelectionCapBps: Int?
+    private var recentSegmentThroughput: RecentSegmentThroughput
     private var currentVariant: Int?
     private var lastFirstByteSeconds: Double?
     private var lastRTTSeconds: Double?
@@ -103,16 +102,21 @@ public final class VirtualSession {
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
+        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.session.recentSegmentThroughputCount)
     }
 
     private var now: MonotonicInstant { clock.now() }
     private var nowSeconds: Double { clock.now().seconds }
     private var rungs: [LadderRung] {
         ladder.variants.enumerated().map { i, v in
-            LadderRung(variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height)
+            LadderRung(variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height,
+                       audioOnly: v.audioOnly)
         }
     }
     private var ladderBitratesBps: [Int] { ladder.variants.map(\.bandwidthBps) }
+    /// The video rungs' BANDWIDTHs (all rungs' when none is video): what the startup cap ramps
+    /// through and the policy controller steps between (PlayerSession.videoLadderBitratesBps).
+    private var videoLadderBitratesBps: [Int] { AudioOnlyRungs.videoRungs(rungs).map(\.bandwidthBps) }
 
     /// Plays the session to its end (the stream's end, `--duration`, or the virtual time limit).
     public func run() -> SessionSummary {
@@ -494,7 +498,7 @@ public final class VirtualSession {
             recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
                                                    ok: false, errorKind: error.kind, errorMessage: error.message)))
             capEvent(.loadFailed(estimateBps: measuredEstimate, at: now))
-            switch RetryPolicy.playlist.decide(after: error, attemptsMade: attempts) {
+            switch configuration.retry.playlist.decide(after: error, attemptsMade: attempts) {
             case .retry(let delay):
                 recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                 attempts += 1
@@ -514,9 +518,10 @@ public final class VirtualSession {
         let gate = EstimateGate.classify(nil, forcedCold: true, configuration: configuration.estimateStore)
         recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: nil, networkKey: nil, mode: configuration.startupCap.mode,
                                                     configuration: configuration.estimateStore)))
-        capEvent(.sessionStarted(gate: gate, ladder: rungs, at: now))
+        // The probe and the ramp step through the video rungs, not an audio-only fallback below them.
+        capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(rungs), at: now))
         if predictor != nil {
-            let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: ladderBitratesBps)
+            let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: videoLadderBitratesBps)
             if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem))) }
             policyController = made
             if let made { applyKnobs(made.knobs) }
@@ -541,7 +546,8 @@ public final class VirtualSession {
             ladder: rungs, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
             bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
             peakBitrateCapBps: effectivePeakCapBps,
-            pinnedVariantIndex: configuration.pinnedVariantIndex)
+            pinnedVariantIndex: configuration.pinnedVariantIndex,
+            recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
         let decision = configuration.selector.select(snapshot)
         recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
                                                                estimatorSlowBps: estimator.slowBps, mediaSequence: segmentIndex)))
@@ -553,7 +559,7 @@ public final class VirtualSession {
     private func nextSegment() {
         guard stopReason == nil else { return }
         if timeline.bufferSeconds(at: now) >= forwardBufferTarget {
-            loaderWakeAt = nowSeconds + Self.loaderPollSeconds
+            loaderWakeAt = nowSeconds + configuration.session.loaderPollSeconds
             return
         }
         let previous = currentLoadVariant ?? 0
@@ -600,6 +606,11 @@ public final class VirtualSession {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: MonotonicInstant(seconds: startedAt), endedAt: now, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
+        if recentSegmentThroughput.add(bytes: sample.bytes, transferSeconds: sample.transferSeconds) {
+            overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
+                recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
+                videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
+        }
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
             overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps,

@@ -1,5 +1,5 @@
 import Foundation
-import HLSCore
+import HLSReport
 import Testing
 import TestSupport
 
@@ -190,5 +190,15 @@ enum HandLog {
         } catch {
             #expect("\(error)" == "line 2 is not a JSON object")
         }
+    }
+
+    /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
+    @Test func timelineReport_hugeSummaryCounts_render() throws {
+        let log = [
+            #"{"type":"header","schema":"hlsplay.session-log","schemaVersion":1,"url":"http://x/","hlsplayVersion":"0.1.0"}"#,
+            #"{"type":"summary","t":1,"stallCount":1e300,"variantSwitches":-1e300,"playedSeconds":1e300}"#,
+        ].joined(separator: "\n") + "\n"
+        let html = try TimelineReport.render(sessionLog: log)
+        #expect(html.contains("9223372036854775807"))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HLSCore
 
 /// Renders an `hlsplay.session-log` (JSON Lines, see docs/session-log.md) as
 /// one self-contained HTML page: inline CSS and a hand-made inline SVG, no
