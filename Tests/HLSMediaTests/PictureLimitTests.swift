@@ -11,21 +11,9 @@ import TestSupport
 @Suite(.serialized) struct PictureLimitTests {
     /// The three SPS bombs, built once per version of the script into the temporary folder.
     static let media: Result<URL, any Error> = Result {
-        let script = Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
-        let digest = try Data(contentsOf: script).reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        let tmp = FileManager.default.temporaryDirectory
-        let dir = tmp.appendingPathComponent("hlsplay-sps-bombs-\(String(digest, radix: 16))")
-        if FileManager.default.fileExists(atPath: dir.appendingPathComponent("sps-bomb-midstream/seg1.ts").path) { return dir }
-        let building = tmp.appendingPathComponent("hlsplay-sps-bombs-building-\(UUID().uuidString)")
-        let made = try runProcess(URL(fileURLWithPath: "/bin/bash"),
-                                  [script.path, building.path, "sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"],
-                                  timeoutSeconds: 600)
-        guard made.status == 0 else {
-            throw Fixtures.FixtureError.failed("make-media.sh exited \(made.status) (ffmpeg and python3 needed)")
-        }
-        try? FileManager.default.moveItem(at: building, to: dir)
-        try? FileManager.default.removeItem(at: building)
-        return dir
+        try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
+                                  arguments: ["sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"],
+                                  directoryPrefix: "hlsplay-sps-bombs", timeoutSeconds: 600)
     }
 
     static func segment(_ path: String) throws -> Data {

@@ -20,27 +20,8 @@ import TestSupport
     /// beside its final name and renamed into place, so runs in parallel never see half of it.
     static let corpus: Result<URL, any Error> = Result {
         _ = try requireFFmpeg()
-        let script = Repo.root.appendingPathComponent("Tools/corpus/make-corpus.sh")
-        let bytes = try Data(contentsOf: script)
-        // FNV-1a of the script: a stable name across processes (Hasher is seeded per process).
-        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        let tmp = FileManager.default.temporaryDirectory
-        let dir = tmp.appendingPathComponent("hlsplay-corpus-\(String(digest, radix: 16))")
-        if FileManager.default.fileExists(atPath: dir.path) { return dir }
-        let building = tmp.appendingPathComponent("hlsplay-corpus-building-\(UUID().uuidString)")
-        let made = try runProcess(script, [building.path], standardInput: .nullDevice, timeoutSeconds: 180)
-        guard made.status == 0 else {
-            try? FileManager.default.removeItem(at: building)
-            throw TestSetupError("make-corpus.sh failed (\(made.status)): \(made.stderr.suffix(800))")
-        }
-        do {
-            try FileManager.default.moveItem(at: building, to: dir)
-        } catch {
-            // Another run got there first: use its corpus.
-            try? FileManager.default.removeItem(at: building)
-            guard FileManager.default.fileExists(atPath: dir.path) else { throw error }
-        }
-        return dir
+        return try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/corpus/make-corpus.sh"),
+                                         directoryPrefix: "hlsplay-corpus", timeoutSeconds: 180)
     }
 
     /// A case whose media and longest segment durations are read from the item's media playlist.

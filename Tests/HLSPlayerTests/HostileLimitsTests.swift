@@ -10,28 +10,11 @@ import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct HostileLimitsTests {
     /// The cases, built once into the temporary folder under a name made from the script's bytes
-    /// (as CorpusStreamTests does): later runs reuse them, a changed script builds anew.
+    /// (`scriptOutputBuiltOnce`): later runs reuse them, a changed script builds anew.
     static let media: Result<URL, any Error> = Result {
         _ = try requireFFmpeg()
-        let script = Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh")
-        let bytes = try Data(contentsOf: script)
-        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        let tmp = FileManager.default.temporaryDirectory
-        let dir = tmp.appendingPathComponent("hlsplay-hostile-\(String(digest, radix: 16))")
-        if FileManager.default.fileExists(atPath: dir.path) { return dir }
-        let building = tmp.appendingPathComponent("hlsplay-hostile-building-\(UUID().uuidString)")
-        let made = try runProcess(script, [building.path], standardInput: .nullDevice, timeoutSeconds: 300)
-        guard made.status == 0 else {
-            try? FileManager.default.removeItem(at: building)
-            throw TestSetupError("make-media.sh failed (\(made.status)): \(made.stderr.suffix(800))")
-        }
-        do {
-            try FileManager.default.moveItem(at: building, to: dir)
-        } catch {
-            try? FileManager.default.removeItem(at: building)
-            guard FileManager.default.fileExists(atPath: dir.path) else { throw error }
-        }
-        return dir
+        return try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
+                                         directoryPrefix: "hlsplay-hostile", timeoutSeconds: 300)
     }
 
     static func root() throws -> URL {
