@@ -114,7 +114,18 @@ import TestSupport
                                   "--startup-cap", mode, "--estimate-store", store.path, "--duration", "3"], timeoutSeconds: 60)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.summary?["startupGate"] as? String == "warm")
-        #expect(run.summary?["overSelections"] as? Int == 1)
+        // The top rung is abandoned first. A starved CPU (CI runs many sessions at once on two cores) can
+        // make the next, lower rung's delivery read slow enough to be abandoned as well; that is the rule
+        // working on what it measured, so the invariant is that every abandon steps strictly down the
+        // ladder, never the same rung again (F1's failure was re-requesting the abandoned rung forever).
+        let overSelected = run.events("request.byteProgress").filter {
+            ($0["assessment"] as? [String: Any])?["verdict"] as? String == "over-selected"
+        }
+        let abandonedRungsBps = overSelected.compactMap { ($0["snapshot"] as? [String: Any])?["rungBitrateBps"] as? Double }
+        #expect(abandonedRungsBps.count == overSelected.count)
+        #expect(abandonedRungsBps.first == 6_824_400, "first abandon on the top rung: \(abandonedRungsBps)")
+        #expect(zip(abandonedRungsBps, abandonedRungsBps.dropFirst()).allSatisfy { $1 < $0 }, "\(abandonedRungsBps)")
+        #expect(run.summary?["overSelections"] as? Int == overSelected.count)
         // The naive path — finishing the 7.2 Mbit/s rung's 6 s segment at 2 Mbit/s — takes over 20 s.
         let ttff = try #require(run.summary?["timeToFirstFrameSeconds"] as? Double)
         #expect(ttff < 12, "first frame after \(ttff) s")
