@@ -140,6 +140,15 @@ public struct PlayerConfiguration: Sendable, Encodable {
 
     public init(url: URL) { self.url = url }
 
+    /// The decision rules and tunables the session core reads (the same for a real and a simulated session).
+    public var core: SessionCore.Configuration {
+        SessionCore.Configuration(playback: playback, estimator: estimator, startupCap: startupCap, networkLimit: networkLimit,
+                                  byteProgress: byteProgress, upSwitchSafetyFactor: selector.upSwitchSafetyFactor,
+                                  recentSegmentThroughputCount: session.recentSegmentThroughputCount,
+                                  userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
+                                  startupBufferSetByUser: startupBufferSetByUser)
+    }
+
     enum CodingKeys: String, CodingKey {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
              pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,

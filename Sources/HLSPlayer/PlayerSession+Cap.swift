@@ -10,7 +10,7 @@ import HLSNet
 extension PlayerSession {
     /// The estimate when it is measured; nil while it is still the default.
     func measuredEstimate() -> Double? {
-        lock.withLock { estimator.hasEstimate ? estimator.estimateBps : nil }
+        lock.withLock { core.estimator.hasEstimate ? core.estimator.estimateBps : nil }
     }
 
     /// Classifies the estimate-availability gate from the store and starts the cap controller.
@@ -36,26 +36,24 @@ extension PlayerSession {
         capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder()), at: clock.now()))
     }
 
-    /// Feeds the cap controller and performs what it returns.
-    func capEvent(_ event: StartupCapEvent) {
-        let actions = lock.withLock { capController.event(event) }
+    /// Performs what the session core asked for, in order (outside the lock: the recorder has its own).
+    func perform(_ actions: [SessionCoreAction]) {
         for action in actions {
             switch action {
-            case .setPeakBitrateCap(let change):
-                recorder.record(.capChange(change))
-            case .seedEstimator(let seed):
-                lock.withLock {
-                    if seed.resetFirst { estimator.reset() }
-                    if let bps = seed.bps { estimator.seed(estimateBps: bps, weightSeconds: seed.weightSeconds) }
-                }
-                recorder.record(.capEstimatorSeed(seed))
-            case .reconnect(let reconnect):
+            case .record(let event):
+                recorder.record(event)
+            case .reconnectNext:
                 lock.withLock { freshConnectionNext = true }
-                recorder.record(.capReconnect(reconnect))
-            case .log(let note):
-                recorder.record(.capNote(note))
+            case .policyChanged:
+                // A policy's thresholds may be more than the stream can hold: logged when lowered.
+                logThresholdClamps()
             }
         }
+    }
+
+    /// Feeds the cap controller and performs what it returns.
+    func capEvent(_ event: StartupCapEvent) {
+        perform(lock.withLock { core.cap(event) })
     }
 
     /// Judges whether a segment's throughput sample is network-limited, logs the verdict, and tells the cap.
@@ -65,34 +63,14 @@ extension PlayerSession {
             bytes: response.body.count, transferSeconds: transferSeconds, firstByteSeconds: response.timings.firstByteSeconds,
             rttSeconds: response.tcpInfo?.rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: segment.isLiveEdge,
             mediaBitrateBps: segment.rungBitrateBps, tcpAppLimited: nil)
-        // Small segments fetched back to back are judged together (TransferCoalescer).
-        let (classified, transfers, runStartedAt) = coalescer.observation(
-            for: observation, startedAt: startedAt, endedAt: response.finishedAt, minimumBytes: configuration.networkLimit.minimumBytes)
-        let verdict = configuration.networkLimit.classify(classified)
-        let videoRungs = videoLadderBitratesBps()
-        lock.withLock {
-            if recentSegmentThroughput.add(bytes: response.body.count, transferSeconds: transferSeconds) {
-                overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
-                    recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
-                    videoLadderBitratesBps: videoRungs, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
-            }
-        }
-        if let evidence = verdict.evidenceBps {
-            lock.withLock {
-                networkLimitedSamples += 1
-                // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
-                overSelectionCapBps = OverSelectionCap.afterEvidence(
-                    evidence, current: overSelectionCapBps, ladderBitratesBps: variants.map(\.bandwidthBps),
-                    upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
-            }
-        }
-        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict, coalescedTransfers: transfers)))
-        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: response.finishedAt)))
+        perform(lock.withLock {
+            core.segmentTransferred(requestID: requestID, observation: observation, startedAt: startedAt, endedAt: response.finishedAt)
+        })
     }
 
     /// What the monitor found about the in-flight request.
     enum InFlightFinding {
-        case byteProgress(InFlightSnapshot, ByteProgressAssessment, requestID: Int)
+        case byteProgress(InFlightSnapshot, InFlightJudgement, requestID: Int)
         case trickle(TrickleSnapshot, TrickleAssessment, requestID: Int, purpose: RequestPurpose, url: String)
     }
 
@@ -118,24 +96,15 @@ extension PlayerSession {
             let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
             let snapshot = InFlightSnapshot(
                 bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: now.seconds(since: f.lastByteAt),
-                elapsedSeconds: now.seconds(since: f.startedAt), rttSeconds: lastRTTSeconds, segmentDurationSeconds: duration,
+                elapsedSeconds: now.seconds(since: f.startedAt), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
                 rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
-            let assessment = configuration.byteProgress.classify(snapshot)
-            switch assessment.remedy {
-            case .none:
-                break
-            case .reRequestOnFreshConnection:
-                inFlight?.abort = .wedged
+            let judgement = core.judgeInFlight(snapshot)
+            if let cancel = judgement.cancel {
+                inFlight?.abort = cancel == .wedged ? .wedged : .overSelected
                 f.token.cancel()
-                return .byteProgress(snapshot, assessment, requestID: f.requestID)
-            case .abandonAndCap:
-                // Abandoning pays only when there is a lower rung to go to; without one the trickle rule judges it.
-                if let rung = f.rungBitrateBps, OverSelectionCap.abandons(rungBps: rung, ladderBitratesBps: variants.map(\.bandwidthBps)) {
-                    inFlight?.abort = .overSelected
-                    f.token.cancel()
-                    return .byteProgress(snapshot, assessment, requestID: f.requestID)
-                }
+                return .byteProgress(snapshot, judgement, requestID: f.requestID)
             }
+            let assessment = judgement.assessment
             return judgeTrickle(f, at: now, bufferSeconds: bufferSeconds, wedgeWindowSeconds: assessment.wedgeWindowSeconds)
                 .map { .trickle($0.0, $0.1, requestID: f.requestID, purpose: f.purpose, url: f.url) }
         }
@@ -144,19 +113,8 @@ extension PlayerSession {
             return
         case let .trickle(snapshot, assessment, requestID, purpose, url):
             performTrickle(requestID: requestID, purpose: purpose, url: url, snapshot: snapshot, assessment: assessment, at: now)
-        case let .byteProgress(snapshot, assessment, requestID):
-            recorder.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot, assessment: assessment)))
-            switch assessment.remedy {
-            case .reRequestOnFreshConnection:
-                lock.withLock { freshConnectionNext = true }
-                capEvent(.wedgeDetected(estimateBps: measuredEstimate(), at: now))
-            case .abandonAndCap(let cap):
-                abandonForLowerRung(rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
-                                    elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
-                                    measuredBps: snapshot.measuredThroughputBps, ratio: assessment.overSelectionRatio ?? 0, at: now)
-            case .none:
-                break
-            }
+        case let .byteProgress(snapshot, judgement, requestID):
+            perform(lock.withLock { core.inFlightCancelled(requestID: requestID, snapshot: snapshot, judgement: judgement, at: now) })
         }
     }
 
@@ -165,26 +123,16 @@ extension PlayerSession {
     /// the choice is capped below the abandoned rung until delivery earns it back.
     func abandonForLowerRung(rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
                              measuredBps: Double?, ratio: Double, at now: MonotonicInstant) {
-        let partial = lock.withLock { () -> ThroughputSample? in
-            overSelectionCapBps = OverSelectionCap.afterAbandoning(
-                rungBitrateBps, suggestedCapBps: cap, current: overSelectionCapBps,
-                ladderBitratesBps: variants.map(\.bandwidthBps))
-            guard let elapsed = elapsedSeconds, bytesReceived > 0 else { return nil }
-            return ThroughputSample(bytes: bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
-        }
-        if let partial {
-            let verdict = lock.withLock { estimator.add(partial) }
-            recorder.record(.capNote(CapNote(kind: .overSelection, phase: lock.withLock { capController.phase },
-                detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
-                               partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, lock.withLock { overSelectionCapBps ?? 0 }))))
-        }
-        capEvent(.overSelected(suggestedCapBps: cap, ratio: ratio, measuredBps: measuredBps, at: now))
+        perform(lock.withLock {
+            core.abandonedForLowerRung(rungBitrateBps: rungBitrateBps, suggestedCapBps: cap, bytesReceived: bytesReceived,
+                                       elapsedSeconds: elapsedSeconds, measuredBps: measuredBps, ratio: ratio, at: now)
+        })
     }
 
     /// Stores the session's final estimate for the next start on this network.
     func saveEstimate() {
         let (key, snapshot, estimate, samples) = lock.withLock {
-            (networkKey, storeSnapshot, estimator.hasEstimate ? estimator.estimateBps : nil, networkLimitedSamples)
+            (networkKey, storeSnapshot, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, core.networkLimitedSamples)
         }
         guard let key, let estimate, samples > 0 else { return }
         let record = EstimateRecord(networkKey: key, valueBps: estimate, sampleCount: samples, measuredAt: Date().timeIntervalSince1970)

@@ -57,7 +57,7 @@ extension PlayerSession {
             let packet = buffer.take(timeoutSeconds: 0.05) { [self] p in
                 if !firstFrameSeen { return true }
                 let now = clock.now()
-                let (position, phase) = lock.withLock { (timeline.positionSeconds(at: now), timeline.phase) }
+                let (position, phase) = lock.withLock { (core.timeline.positionSeconds(at: now), core.timeline.phase) }
                 guard phase == .playing || phase == .stalled || phase == .startingUp else { return false }
                 return p.decodeSeconds <= position + Self.decodeLookaheadSeconds
             }
@@ -65,7 +65,7 @@ extension PlayerSession {
             guard let item = packet else {
                 // End of stream and nothing left: flush the frames the decoders still hold (also
                 // before a first frame: a short stream may end inside a decoder's reorder delay).
-                if !drained, lock.withLock({ timeline.endOfStream }), buffer.count == 0 {
+                if !drained, lock.withLock({ core.timeline.endOfStream }), buffer.count == 0 {
                     drained = true
                     for kind in Array(decoders.keys) { close(kind, checkLate: false, why: "at the end") }
                 }
@@ -164,7 +164,7 @@ extension PlayerSession {
         /// (`startsPlayback`), is the session's first frame.
         func count(_ frames: [DecodedFrame], offset: Double, variantIndex: Int, codec: String, startsPlayback: Bool, checkLate: Bool) {
             var video = 0, audio = 0, late = 0
-            let startPosition = frames.isEmpty ? 0 : lock.withLock { timeline.startPositionSeconds }
+            let startPosition = frames.isEmpty ? 0 : lock.withLock { core.timeline.startPositionSeconds }
             for frame in frames where !frame.isResamplerFlush {
                 switch frame.kind {
                 case .video: video += 1
@@ -191,7 +191,7 @@ extension PlayerSession {
                     }
                 } else if checkLate, frame.kind == .video, let pts {
                     let now = clock.now()
-                    let position = lock.withLock { timeline.positionSeconds(at: now) }
+                    let position = lock.withLock { core.timeline.positionSeconds(at: now) }
                     if pts < position - Self.lateFrameToleranceSeconds { late += 1 }
                 }
             }
@@ -240,7 +240,7 @@ extension PlayerSession {
     func markFirstFrame(kind: String, width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
         let now = clock.now()
         let (record, actions): (FirstFrame?, [PlaybackAction]) = lock.withLock {
-            guard !timeline.firstFrameDecoded else { return (nil, []) }
+            guard !core.timeline.firstFrameDecoded else { return (nil, []) }
             let at = secondsSinceStart(now)
             breakdown.firstFrameAtSeconds = at
             if let last = breakdown.firstSegmentLastByteAtSeconds, let first = breakdown.firstSegmentFirstByteAtSeconds {
@@ -248,7 +248,7 @@ extension PlayerSession {
                 breakdown.firstSegmentLastByteSeconds = last - first
             }
             breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
-            let actions = timeline.markFirstFrameDecoded(at: now)
+            let actions = core.timeline.markFirstFrameDecoded(at: now)
             return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
                                ptsSeconds: pts, breakdown: breakdown), actions)
         }
@@ -271,7 +271,7 @@ extension PlayerSession {
         let report: (idle: Double, position: Double)? = lock.withLock {
             guard !decodeHangReported, let last = lastDecodeProgressAt else { return nil }
             let idle = now.seconds(since: last)
-            let position = timeline.positionSeconds(at: now)
+            let position = core.timeline.positionSeconds(at: now)
             guard idle >= configuration.session.decodeHangThresholdSeconds, let due, due <= position else { return nil }
             decodeHangReported = true
             return (idle, position)

@@ -246,7 +246,7 @@ extension PlayerSession {
     func checkPlayheadInLiveWindow(_ playlist: MediaPlaylist, variantIndex: Int) {
         guard let first = playlist.segments.first else { return }
         let now = clock.now()
-        let position = lock.withLock { timeline.positionSeconds(at: now) }
+        let position = lock.withLock { core.timeline.positionSeconds(at: now) }
         guard let playing = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 }) else { return }
         if first.mediaSequence - playing.mediaSequence > playlist.segments.count {
             recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(format: "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap", playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
@@ -318,7 +318,7 @@ extension PlayerSession {
             lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
         }
         let (position, unchanged, td) = lock.withLock {
-            (timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
+            (core.timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
              liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist))
         }
         let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
@@ -356,10 +356,10 @@ extension PlayerSession {
             }
             buffer.discardAll()
             let (actions, dropped) = lock.withLock {
-                let dropped = timeline.bufferSeconds(at: now)
-                let actions = timeline.discardBuffered(at: now)
-                mainBufferedEndSeconds = timeline.bufferedEndSeconds
-                if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = timeline.bufferedEndSeconds }
+                let dropped = core.timeline.bufferSeconds(at: now)
+                let actions = core.timeline.discardBuffered(at: now)
+                mainBufferedEndSeconds = core.timeline.bufferedEndSeconds
+                if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = core.timeline.bufferedEndSeconds }
                 resyncFromSequence = to
                 return (actions, dropped)
             }

@@ -62,7 +62,7 @@ extension PlayerSession {
 
     /// Sets what the stream can hold ahead (the live window, the rest of a VOD) and logs the thresholds it lowers.
     func setThresholdCeiling(_ ceiling: PlaybackThresholdCeiling?) {
-        lock.withLock { timeline.setThresholdCeiling(ceiling) }
+        lock.withLock { core.timeline.setThresholdCeiling(ceiling) }
         logThresholdClamps()
     }
 
@@ -71,7 +71,7 @@ extension PlayerSession {
     /// knob) — not at every reload of a window that stays short.
     func logThresholdClamps() {
         let fresh: [ThresholdClamp] = lock.withLock {
-            let clamps = timeline.clampedThresholds
+            let clamps = core.timeline.clampedThresholds
             var fresh: [ThresholdClamp] = []
             for threshold in [ThresholdClamp.Threshold.startup, .resume] {
                 guard let clamp = clamps.first(where: { $0.threshold == threshold }) else {

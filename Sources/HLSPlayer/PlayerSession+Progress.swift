@@ -68,7 +68,7 @@ extension PlayerSession {
     func checkProgress(at now: MonotonicInstant, sample: BufferSample) {
         let timedOut: NoProgressRecord? = lock.withLock {
             guard case .timedOut(var record) = progressWatchdog.observe(
-                positionSeconds: sample.positionSeconds, bufferedEndSeconds: timeline.bufferedEndSeconds,
+                positionSeconds: sample.positionSeconds, bufferedEndSeconds: core.timeline.bufferedEndSeconds,
                 downloadedBytes: progressBytes, at: now) else { return nil }
             record.phase = sample.phase
             record.bufferSeconds = sample.bufferSeconds
@@ -115,10 +115,10 @@ extension PlayerSession {
         let average: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
         let elapsed = now.seconds(since: f.startedAt)
         let waited: Double
-        switch timeline.phase {
+        switch core.timeline.phase {
         case .playing, .ended: waited = 0
         case .startingUp: waited = elapsed
-        case .stalled: waited = min(elapsed, timeline.stallStartedAt.map { max(0, now.seconds(since: $0)) } ?? elapsed)
+        case .stalled: waited = min(elapsed, core.timeline.stallStartedAt.map { max(0, now.seconds(since: $0)) } ?? elapsed)
         }
         // A lower rung helps a variant's segment only: not a pinned variant, an audio rendition or a playlist.
         let lower = f.purpose == .segment && f.track == nil && configuration.pinnedVariantIndex == nil

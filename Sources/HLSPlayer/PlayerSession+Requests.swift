@@ -112,11 +112,11 @@ extension PlayerSession {
                 let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
                 var verdict: SampleVerdict?
                 var throughput: Double?
-                if let rtt = response.tcpInfo?.rttSeconds, rtt > 0 { lock.withLock { lastRTTSeconds = rtt } }
+                if let rtt = response.tcpInfo?.rttSeconds, rtt > 0 { lock.withLock { core.lastRTTSeconds = rtt } }
                 if purpose == .segment || purpose == .initSection {
-                    verdict = lock.withLock { estimator.add(sample) }
+                    verdict = lock.withLock { core.estimator.add(sample) }
                     throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
-                    if purpose == .segment { lock.withLock { lastFirstByteSeconds = response.timings.firstByteSeconds } }
+                    if purpose == .segment { lock.withLock { core.lastFirstByteSeconds = response.timings.firstByteSeconds } }
                     if purpose == .segment && !firstSegmentFetched {
                         lock.withLock {
                             breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
@@ -248,7 +248,7 @@ extension PlayerSession {
     /// request that is not a main-track segment: re-requested, then abandoned) and the ladder.
     func segmentWedgeOutcome(earlierWedges: Int, segmentDurationSeconds: Double?, variantIndex: Int?) -> WedgeRules.SegmentOutcome {
         let now = clock.now()
-        let ahead = lock.withLock { timeline.bufferSeconds(at: now) }
+        let ahead = lock.withLock { core.timeline.bufferSeconds(at: now) }
         let rung = segmentDurationSeconds == nil ? nil : variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
         return configuration.wedge.afterSegmentWedge(earlierWedges: earlierWedges, bufferSeconds: ahead,
                                                      segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
@@ -276,19 +276,19 @@ extension PlayerSession {
             if let i = variantIndex, let v = variants.first(where: { $0.index == i }), v.bandwidthBps > 0, purpose != .mediaPlaylist {
                 d.encodedBitrateKbps = CMCDData.kbps(v.bandwidthBps)
             }
-            let caps = peakBitrateCaps()
+            let caps = core.peakBitrateCaps
             let eligible = variants.map(\.bandwidthBps).filter(caps.admits)
             if let top = eligible.max() ?? variants.map(\.bandwidthBps).min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
-            if timeline.phase != .startingUp || timeline.bufferedEndSeconds > timeline.startPositionSeconds {
-                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: timeline.bufferSeconds(at: now))
+            if core.timeline.phase != .startingUp || core.timeline.bufferedEndSeconds > core.timeline.startPositionSeconds {
+                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: core.timeline.bufferSeconds(at: now))
             }
-            if estimator.hasEstimate { d.measuredThroughputKbps = CMCDData.throughputKbps(bps: estimator.estimateBps) }
+            if core.estimator.hasEstimate { d.measuredThroughputKbps = CMCDData.throughputKbps(bps: core.estimator.estimateBps) }
             if let live = isLive { d.streamType = live ? "l" : "v" }
             // `su`: this segment is needed before playback can start or resume.
-            let ahead = timeline.bufferedEndSeconds - timeline.positionSeconds(at: now)
-            switch timeline.phase {
-            case .startingUp: d.startup = purpose == .segment && ahead < timeline.startupThresholdSeconds
-            case .stalled: d.startup = purpose == .segment && ahead < timeline.resumeThresholdSeconds
+            let ahead = core.timeline.bufferedEndSeconds - core.timeline.positionSeconds(at: now)
+            switch core.timeline.phase {
+            case .startingUp: d.startup = purpose == .segment && ahead < core.timeline.startupThresholdSeconds
+            case .stalled: d.startup = purpose == .segment && ahead < core.timeline.resumeThresholdSeconds
             case .playing, .ended: d.startup = false
             }
             d.bufferStarvation = starvedSinceLastRequest

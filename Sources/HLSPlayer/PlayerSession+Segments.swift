@@ -12,14 +12,14 @@ extension PlayerSession {
                         part: Int? = nil, placeAt: Double? = nil) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
               var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
-            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the timeline", url: shown(segment.uri))
+            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the core.timeline", url: shown(segment.uri))
         }
         if segment.gap {
             // EXT-X-GAP: nothing to fetch; the media clock plays through the gap
             // (no stall), as a player shows the last frame over missing media.
             recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
             let now = clock.now()
-            let actions = lock.withLock { timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
+            let actions = lock.withLock { core.timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
             record(actions)
             return
         }
@@ -114,7 +114,7 @@ extension PlayerSession {
         // start waits for the policy's resume threshold instead of the startup one.
         let landing: (startingUp: Bool, bufferSeconds: Double) = lock.withLock {
             let audioEnd = audioTrackEnded ? end : (audioBufferedEndSeconds ?? end)
-            return (timeline.phase == .startingUp, max(0, min(end, audioEnd) - timeline.positionSeconds(at: clock.now())))
+            return (core.timeline.phase == .startingUp, max(0, min(end, audioEnd) - core.timeline.positionSeconds(at: clock.now())))
         }
         if landing.startingUp {
             evaluatePolicy(at: clock.now(), bufferSeconds: landing.bufferSeconds, phase: .startingUp, atSegmentLanding: true)

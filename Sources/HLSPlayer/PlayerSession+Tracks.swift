@@ -35,8 +35,8 @@ extension PlayerSession {
             case .main: mainBufferedEndSeconds = max(mainBufferedEndSeconds, end)
             case .alternateAudio: audioBufferedEndSeconds = max(audioBufferedEndSeconds ?? end, end)
             }
-            let actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
-            return (actions, timeline.bufferSeconds(at: now))
+            let actions = core.timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            return (actions, core.timeline.bufferSeconds(at: now))
         }
         record(actions)
         return ahead
@@ -56,9 +56,9 @@ extension PlayerSession {
             case .main: mainTrackEnded = true
             case .alternateAudio: audioTrackEnded = true
             }
-            var actions = timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
+            var actions = core.timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
             if mainTrackEnded && (audioBufferedEndSeconds == nil || audioTrackEnded) {
-                actions += timeline.markEndOfStream(at: now)
+                actions += core.timeline.markEndOfStream(at: now)
             }
             return actions
         }
@@ -190,7 +190,7 @@ extension PlayerSession {
             let end = start + segment.durationSeconds
             let ahead = extendBuffered(.alternateAudio, to: end)
             var record = SegmentBuffered(
-                variantIndex: lock.withLock { currentVariant } ?? variants[0].index, bandwidthBps: 0, mediaSequence: segment.mediaSequence,
+                variantIndex: lock.withLock { core.currentVariant } ?? variants[0].index, bandwidthBps: 0, mediaSequence: segment.mediaSequence,
                 startSeconds: start, durationSeconds: segment.durationSeconds, bytes: response.body.count,
                 videoPackets: 0, audioPackets: packets.count, corruptPackets: result.corruptPacketCount, demuxSeconds: demuxSeconds,
                 bufferedEndSeconds: end, bufferSeconds: ahead)

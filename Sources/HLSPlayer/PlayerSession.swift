@@ -182,9 +182,6 @@ public final class PlayerSession: @unchecked Sendable {
     /// CMCD session id, and whether the buffer ran dry since the last request (CMCD `bs`).
     let cmcdSessionID = UUID().uuidString.lowercased()
     var starvedSinceLastRequest = false
-    var coalescer = TransferCoalescer()
-    /// False when the startup threshold comes from the stream (LL-HLS PART-HOLD-BACK), not from the policy.
-    var policyGatesStart = true
     /// The request-rate bound's schedules (docs/session-log.md `request.paced`).
     var requestBound = RequestRateBound()
     /// LL-HLS: when the last blocking reload started; delta updates turned off
@@ -211,23 +208,13 @@ public final class PlayerSession: @unchecked Sendable {
     /// The variant's segments are all buffered (VOD) / the audio rendition's are.
     var mainTrackEnded = false
     var audioTrackEnded = false
-    var timeline: PlaybackTimeline
-    var estimator: BandwidthEstimator
-    var currentVariant: Int?
+    /// The decision state and its rules (SessionCore): the media clock, estimator, caps,
+    /// predictor and controller, current variant. Fed events; its actions performed by `perform`.
+    var core: SessionCore
     var isLive: Bool?
     var inFlight: InFlightRequest?
-    var capController: StartupCapController
-    /// RTT of the last connection, from TCP_INFO.
-    var lastRTTSeconds: Double?
-    /// Segment samples with evidence about the link (network-limited, or a lower bound).
-    var networkLimitedSamples = 0
     var networkKey: NetworkKey?
     var storeSnapshot: EstimateStoreSnapshot?
-    // Stall-risk prediction and playback policy.
-    var predictor: (any StallPredictor)?
-    var policyController: PolicyController?
-    var policyKnobs: PolicyKnobs?
-    var lastFirstByteSeconds: Double?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     var programDateAnchor: (mediaSeconds: Double, date: Date)?
     /// The start and resume thresholds lowered to what the stream can hold, as last logged (the value asked for).
@@ -238,14 +225,8 @@ public final class PlayerSession: @unchecked Sendable {
     var pendingLiveStep: LiveResyncAction?
     /// After a resync: the first media sequence at the new position; a frame from it (or later) is noted.
     var resyncFromSequence: Int?
-    /// Throughput of the last `recentSegmentThroughputCount` segment transfers, whatever their
-    /// size: the audio-only fallback's evidence (VariantSelector, OverSelectionCap).
-    var recentSegmentThroughput: RecentSegmentThroughput
     /// Since when the variant's live playlist has not changed, and whether it is stale (RFC 8216 §6.2.1).
     var playlistStaleness = LivePlaylistStaleness()
-    /// The cap an over-selection abandon set (whatever the startup-cap mode): the
-    /// abandoned rung is not chosen again until fresh delivery earns it back.
-    var overSelectionCapBps: Int?
     /// The progress watchdog (--no-progress-timeout) and the bytes it counts as new: media body bytes
     /// not received before, playlists when new or changed (see NoProgressWatchdog).
     var progressWatchdog: NoProgressWatchdog
@@ -340,11 +321,8 @@ public final class PlayerSession: @unchecked Sendable {
             httpConfig.localFileDirectory = Self.localFileDirectory(of: configuration.url)
         }
         client = HTTPClient(clock: clock, configuration: httpConfig)
-        timeline = PlaybackTimeline(configuration: configuration.playback)
-        estimator = BandwidthEstimator(configuration: configuration.estimator)
-        capController = StartupCapController(configuration: configuration.startupCap)
+        core = SessionCore(configuration: configuration.core, predictor: nil)
         progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
-        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.session.recentSegmentThroughputCount)
     }
 
     /// The directory a local top-level playlist may name files in (LocalFileScope): the real
@@ -435,9 +413,9 @@ public final class PlayerSession: @unchecked Sendable {
         monitorQueue.sync {}
         let now = clock.now()
         let (actions, start, position, reason, error, estimate, live, stats, bd) = lock.withLock {
-            let actions = timeline.finish(at: now)
-            return (actions, timeline.startPositionSeconds, timeline.positionSeconds(at: now), stopReason ?? .completed,
-                    stopError, estimator.hasEstimate ? estimator.estimateBps : nil, isLive, decodeStats, breakdown)
+            let actions = core.timeline.finish(at: now)
+            return (actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopReason ?? .completed,
+                    stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, breakdown)
         }
         record(actions)
         closePacingEpisodes(at: now)
@@ -471,23 +449,23 @@ public final class PlayerSession: @unchecked Sendable {
     func monitorTick() {
         let now = clock.now()
         let (actions, observed, phase, played) = lock.withLock {
-            let actions = timeline.advance(to: now)
+            let actions = core.timeline.advance(to: now)
             let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
-            let position = timeline.positionSeconds(at: now)
+            let position = core.timeline.positionSeconds(at: now)
             let latency = programDateAnchor.map { anchor in
                 Date().timeIntervalSince(anchor.date.addingTimeInterval(position - anchor.mediaSeconds))
             }
             var sample = BufferSample(
-                phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
-                bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
-                estimateBps: estimator.estimateBps, variantIndex: currentVariant,
+                phase: core.timeline.phase, positionSeconds: core.timeline.positionSeconds(at: now),
+                bufferedEndSeconds: core.timeline.bufferedEndSeconds, bufferSeconds: core.timeline.bufferSeconds(at: now),
+                estimateBps: core.estimator.estimateBps, variantIndex: core.currentVariant,
                 inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes,
                 liveLatencySeconds: (isLive ?? false) ? latency : nil)
             if let audioEnd = audioBufferedEndSeconds {
                 sample.videoBufferedEndSeconds = mainBufferedEndSeconds
                 sample.audioBufferedEndSeconds = audioEnd
             }
-            return (actions, sample, timeline.phase, timeline.playedSeconds(at: now))
+            return (actions, sample, core.timeline.phase, core.timeline.playedSeconds(at: now))
         }
         var sample = observed
         sample.bufferedBytes = buffer.bytes
@@ -523,7 +501,7 @@ public final class PlayerSession: @unchecked Sendable {
     func endedWithoutFrame(at now: MonotonicInstant) -> Bool {
         let pending = buffer.count
         return lock.withLock {
-            guard timeline.endOfStream, !timeline.firstFrameDecoded, pending == 0 else {
+            guard core.timeline.endOfStream, !core.timeline.firstFrameDecoded, pending == 0 else {
                 endWithoutFrameSince = nil
                 return false
             }
@@ -651,6 +629,11 @@ public final class PlayerSession: @unchecked Sendable {
                 breakdown.mediaPlaylistSeconds = 0
             }
         }
+        let allRungs = variants.map {
+            LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
+                       audioOnly: $0.audioOnly)
+        }
+        lock.withLock { core.ladderKnown(allRungs) }
         if let pinned = configuration.pinnedVariantIndex, !variants.contains(where: { $0.index == pinned }) {
             throw SessionFailure(category: .playlist, message: "--variant \(pinned): the playlist has variants \(variants.map(\.index))", url: nil)
         }
@@ -714,16 +697,16 @@ public final class PlayerSession: @unchecked Sendable {
         chooseAudioRendition(forVariant: decision.variantIndex)
         lock.withLock {
             isLive = live
-            timeline.setStartPosition(lowLatencyPlayStart ?? startSeconds)
+            core.timeline.setStartPosition(lowLatencyPlayStart ?? startSeconds)
             mainBufferedEndSeconds = startSeconds
             if audio != nil { audioBufferedEndSeconds = startSeconds }
             if live, Self.isLowLatency(playlist), let partTarget = playlist.partTargetSeconds {
                 // LL-HLS: waiting for the usual 2 s (4 s to resume) would add them to the latency;
                 // start with PART-HOLD-BACK buffered, resume with twice that.
                 let holdBack = playlist.serverControl?.partHoldBackSeconds ?? LowLatencyRules.defaultPartHoldBackPartTargets * partTarget
-                timeline.setStartupBufferSeconds(min(timeline.configuration.startupBufferSeconds, holdBack))
-                policyGatesStart = false
-                timeline.setResumeBufferSeconds(min(timeline.configuration.resumeBufferSeconds, 2 * holdBack))
+                core.timeline.setStartupBufferSeconds(min(core.timeline.configuration.startupBufferSeconds, holdBack))
+                core.policyGatesStart = false
+                core.timeline.setResumeBufferSeconds(min(core.timeline.configuration.resumeBufferSeconds, 2 * holdBack))
             }
             if live { liveResync = LiveResyncPolicy(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist)) }
         }
@@ -809,7 +792,7 @@ public final class PlayerSession: @unchecked Sendable {
             followLivePlaylistStaleness(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); timeline re-anchored", url: shown(url))))
+                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); core.timeline re-anchored", url: shown(url))))
             }
         }
     }
@@ -819,15 +802,10 @@ public final class PlayerSession: @unchecked Sendable {
         return liveTimeline.startSeconds(ofMediaSequence: mediaSequence)
     }
 
-    /// Every peak-bitrate cap in force (call under `lock`).
-    func peakBitrateCaps() -> PeakBitrateCaps {
-        PeakBitrateCaps(userBps: configuration.preferredPeakBitRateBps, policyBps: policyKnobs?.peakBitrateCapBps,
-                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
-    }
 
     /// The cap in force: the lowest of every peak-bitrate cap (nil: none).
     func effectivePeakCapBps() -> Int? {
-        lock.withLock { peakBitrateCaps().effectiveBps }
+        lock.withLock { core.peakBitrateCaps.effectiveBps }
     }
 
     /// The selector's ladder: one variant per rung (redundant variants are the failover's business).
@@ -850,16 +828,16 @@ public final class PlayerSession: @unchecked Sendable {
     func decide(mediaSequence: Int?) -> SelectionDecision {
         let now = clock.now()
         let (snapshot, fast, slow) = lock.withLock {
-            (SelectionSnapshot(ladder: ladder(), estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
-                               bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
-                               peakBitrateCapBps: peakBitrateCaps().effectiveBps,
+            (SelectionSnapshot(ladder: ladder(), estimateBps: core.estimator.estimateBps, estimateIsMeasured: core.estimator.hasEstimate,
+                               bufferSeconds: core.timeline.bufferSeconds(at: now), currentVariantIndex: core.currentVariant,
+                               peakBitrateCapBps: core.peakBitrateCaps.effectiveBps,
                                pinnedVariantIndex: configuration.pinnedVariantIndex,
-                               recentSegmentThroughputBps: recentSegmentThroughput.lowestBps),
-             estimator.fastBps, estimator.slowBps)
+                               recentSegmentThroughputBps: core.recentSegmentThroughput.lowestBps),
+             core.estimator.fastBps, core.estimator.slowBps)
         }
         let decision = configuration.selector.select(snapshot)
         recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
-        lock.withLock { currentVariant = decision.variantIndex }
+        lock.withLock { core.currentVariant = decision.variantIndex }
         return decision
     }
 
@@ -869,10 +847,10 @@ public final class PlayerSession: @unchecked Sendable {
     func forwardBufferState(at now: MonotonicInstant) -> (ForwardBufferLevel, ForwardBufferBounds) {
         let bytes = buffer.bytes
         return lock.withLock {
-            (ForwardBufferLevel(bufferSeconds: timeline.bufferSeconds(at: now), bufferedBytes: bytes,
+            (ForwardBufferLevel(bufferSeconds: core.timeline.bufferSeconds(at: now), bufferedBytes: bytes,
                                 expectedSegmentBytes: lastSegmentPacketBytes),
              ForwardBufferBounds(targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
-                                 floorSeconds: max(timeline.startupThresholdSeconds, timeline.resumeThresholdSeconds)))
+                                 floorSeconds: max(core.timeline.startupThresholdSeconds, core.timeline.resumeThresholdSeconds)))
         }
     }
 
@@ -922,7 +900,7 @@ public final class PlayerSession: @unchecked Sendable {
             pendingDecision = nil
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
-                let bufferedEnd = lock.withLock { timeline.bufferedEndSeconds }
+                let bufferedEnd = lock.withLock { core.timeline.bufferedEndSeconds }
                 _ = try mediaPlaylist(for: variantIndex, forceReload: live)
                 if !live, let p = mediaPlaylists[variantIndex], let t = vodTimelines[variantIndex] {
                     // VOD ladders may not share media sequence numbers: continue by time (a binary search).
@@ -934,7 +912,7 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 currentLoadIndex = variantIndex
                 // The cap moved while the playlist loaded (a stall or wedge meanwhile): decide again.
-                if effectivePeakCapBps() != capAtDecision { continue }
+                if lock.withLock({ core.capMoved(since: capAtDecision) }) { continue }
             }
             guard var playlist = mediaPlaylists[variantIndex] else { continue }
             if live && Self.isLowLatency(playlist) {
@@ -946,7 +924,7 @@ public final class PlayerSession: @unchecked Sendable {
             guard let segment = playlist.segment(withMediaSequence: nextMediaSequence) else {
                 if playlist.endList {
                     endTrack(.main)
-                    if lock.withLock({ timeline.endOfStream }) { return }
+                    if lock.withLock({ core.timeline.endOfStream }) { return }
                     continue
                 }
                 // Live: the next segment is not published yet, or has left the window.

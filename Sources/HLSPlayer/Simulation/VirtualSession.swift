@@ -43,20 +43,8 @@ public final class VirtualSession {
     private var connection: SimulatedConnection
     private var link: any SimulatedLink { connection.link }
 
-    // Decision state: the same value types PlayerSession holds.
-    private var timeline: PlaybackTimeline
-    private var estimator: BandwidthEstimator
-    private var capController: StartupCapController
-    private var predictor: (any StallPredictor)?
-    private var policyController: PolicyController?
-    private var policyKnobs: PolicyKnobs?
-    private var overSelectionCapBps: Int?
-    private var recentSegmentThroughput: RecentSegmentThroughput
-    private var currentVariant: Int?
-    private var lastFirstByteSeconds: Double?
-    private var lastRTTSeconds: Double?
-    private var networkLimitedSamples = 0
-    private var coalescer = TransferCoalescer()
+    // Decision state: the session core PlayerSession feeds too.
+    private var core: SessionCore
     private var breakdown = StartupBreakdown()
 
     // Loader state.
@@ -99,10 +87,8 @@ public final class VirtualSession {
         connection = SimulatedConnection(link: link)
         recorder = try SessionRecorder(logPath: logPath, harPath: nil, clock: clock, sessionStart: clock.now(), wallStart: Date(),
                                        outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
-        timeline = PlaybackTimeline(configuration: configuration.playback)
-        estimator = BandwidthEstimator(configuration: configuration.estimator)
-        capController = StartupCapController(configuration: configuration.startupCap)
-        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.session.recentSegmentThroughputCount)
+        core = SessionCore(configuration: configuration.core, predictor: nil)
+        core.ladderKnown(rungs)
     }
 
     private var now: MonotonicInstant { clock.now() }
@@ -128,8 +114,8 @@ public final class VirtualSession {
         header.simulation = SimulationHeader(ladder: ladder.name, link: linkDescription)
         recorder.writeHeader(header)
         let (chosen, problem) = SessionDecisions.makePredictor(configuration, defaultModelPath: ModelLocator.defaultModelPath)
-        predictor = chosen
-        if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: problem))) }
+        core.predictor = chosen
+        if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "core.predictor", message: problem))) }
 
         request(.multivariant)
         let interval = configuration.monitorIntervalSeconds
@@ -170,11 +156,11 @@ public final class VirtualSession {
                                                    status: nil, bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link),
                                                    ok: false, errorKind: .cancelled, errorMessage: "session stopped")))
         }
-        record(timeline.finish(at: now))
+        record(core.timeline.finish(at: now))
         recorder.record(.decodeStats(DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)))
         recorder.setBreakdown(breakdown)
-        let (start, position, estimate) = (timeline.startPositionSeconds, timeline.positionSeconds(at: now),
-                                           estimator.hasEstimate ? estimator.estimateBps : nil)
+        let (start, position, estimate) = (core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now),
+                                           core.estimator.hasEstimate ? core.estimator.estimateBps : nil)
         return recorder.finish { builder in
             builder.summary(url: configuration.url.absoluteString, isLive: false, exitReason: stopReason ?? .completed, error: stopError,
                             startPositionSeconds: start, finalPositionSeconds: position,
@@ -185,22 +171,22 @@ public final class VirtualSession {
     // MARK: - Monitor (PlayerSession.monitorTick)
 
     private func monitorTick() {
-        record(timeline.advance(to: now))
+        record(core.timeline.advance(to: now))
         let transfer = inFlight?.transfer
         let received = transfer.map { $0.bodyBytesReceived(at: nowSeconds, link: link) }
         let sample = BufferSample(
-            phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now),
-            bufferedEndSeconds: timeline.bufferedEndSeconds, bufferSeconds: timeline.bufferSeconds(at: now),
-            estimateBps: estimator.estimateBps, variantIndex: currentVariant,
+            phase: core.timeline.phase, positionSeconds: core.timeline.positionSeconds(at: now),
+            bufferedEndSeconds: core.timeline.bufferedEndSeconds, bufferSeconds: core.timeline.bufferSeconds(at: now),
+            estimateBps: core.estimator.estimateBps, variantIndex: core.currentVariant,
             inFlightIdleSeconds: transfer.map { nowSeconds - $0.lastByteAt(at: nowSeconds, link: link) }, inFlightBytes: received,
             liveLatencySeconds: nil)
         recorder.record(.bufferSample(sample))
         checkInFlight(bufferSeconds: sample.bufferSeconds)
         capEvent(.tick(now))
         evaluatePolicy(bufferSeconds: sample.bufferSeconds, phase: sample.phase)
-        if timeline.phase == .ended {
+        if core.timeline.phase == .ended {
             stop(.completed)
-        } else if let limit = configuration.durationLimitSeconds, timeline.playedSeconds(at: now) >= limit {
+        } else if let limit = configuration.durationLimitSeconds, core.timeline.playedSeconds(at: now) >= limit {
             stop(.durationReached)
         }
     }
@@ -221,7 +207,7 @@ public final class VirtualSession {
         }
     }
 
-    private var measuredEstimate: Double? { estimator.hasEstimate ? estimator.estimateBps : nil }
+    private var measuredEstimate: Double? { core.estimator.hasEstimate ? core.estimator.estimateBps : nil }
 
     // MARK: - Byte progress (PlayerSession.checkInFlight)
 
@@ -243,63 +229,33 @@ public final class VirtualSession {
         let snapshot = InFlightSnapshot(
             bytesReceived: body, bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
             secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link), elapsedSeconds: t - f.transfer.startedAt,
-            rttSeconds: lastRTTSeconds, segmentDurationSeconds: duration, rungBitrateBps: rungBps,
+            rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration, rungBitrateBps: rungBps,
             measuredThroughputBps: body > 0 && sinceFirst > 0 ? Double(body) * 8 / sinceFirst : nil,
             forwardBufferSeconds: bufferSeconds)
-        let assessment = configuration.byteProgress.classify(snapshot)
-        switch assessment.remedy {
-        case .none:
-            return
-        case .reRequestOnFreshConnection:
-            inFlight?.abort = .wedged
-        case .abandonAndCap:
-            guard OverSelectionCap.abandons(rungBps: rungBps, ladderBitratesBps: ladderBitratesBps) else { return }
-            inFlight?.abort = .overSelected
-        }
+        let judgement = core.judgeInFlight(snapshot)
+        guard let cancel = judgement.cancel else { return }
+        inFlight?.abort = cancel == .wedged ? .wedged : .overSelected
         connection.cancel(f.transfer, at: t)
-        recorder.record(.byteProgress(ByteProgressRecord(requestID: f.requestID, snapshot: snapshot, assessment: assessment)))
-        switch assessment.remedy {
-        case .reRequestOnFreshConnection:
-            capEvent(.wedgeDetected(estimateBps: measuredEstimate, at: now))
-        case .abandonAndCap(let cap):
-            overSelectionCapBps = OverSelectionCap.afterAbandoning(rungBps, suggestedCapBps: cap,
-                                                                   current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps)
-            if snapshot.measuredThroughputBps != nil, body > 0 {
-                let partial = ThroughputSample(bytes: body, transferSeconds: snapshot.elapsedSeconds, firstByteSeconds: 0)
-                let verdict = estimator.add(partial)
-                recorder.record(.capNote(CapNote(kind: .overSelection, phase: capController.phase,
-                    detail: String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
-                                   partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, overSelectionCapBps ?? 0))))
-            }
-            capEvent(.overSelected(suggestedCapBps: cap, ratio: assessment.overSelectionRatio ?? 0, measuredBps: snapshot.measuredThroughputBps, at: now))
-        case .none:
-            break
-        }
+        perform(core.inFlightCancelled(requestID: f.requestID, snapshot: snapshot, judgement: judgement, at: now))
     }
 
-    // MARK: - Cap (PlayerSession.capEvent)
+    // MARK: - Core actions
 
-    private func capEvent(_ event: StartupCapEvent) {
-        for action in capController.event(event) {
+    private func perform(_ actions: [SessionCoreAction]) {
+        for action in actions {
             switch action {
-            case .setPeakBitrateCap(let change):
-                recorder.record(.capChange(change))
-            case .seedEstimator(let seed):
-                if seed.resetFirst { estimator.reset() }
-                if let bps = seed.bps { estimator.seed(estimateBps: bps, weightSeconds: seed.weightSeconds) }
-                recorder.record(.capEstimatorSeed(seed))
-            case .reconnect(let reconnect):
-                recorder.record(.capReconnect(reconnect))
-            case .log(let note):
-                recorder.record(.capNote(note))
+            case .record(let event): recorder.record(event)
+            // Every simulated request after the first reuses the one connection; a fresh one costs nothing here.
+            case .reconnectNext, .policyChanged: break
             }
         }
     }
+
+    private func capEvent(_ event: StartupCapEvent) { perform(core.cap(event)) }
 
     // MARK: - Predictor and controller (PlayerSession.evaluatePolicy)
 
     private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
-        guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return }
         let t = nowSeconds
         let segmentInFlight: StallFeatures.InFlight? = inFlight.flatMap { f in
             guard case .segment = f.work else { return nil }
@@ -308,35 +264,15 @@ public final class VirtualSession {
                 bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
                 elapsedSeconds: t - f.transfer.startedAt, secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link))
         }
-        let features = StallFeatures.atTick(
-            bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: ladderBitratesBps,
-            currentRungBps: currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
-            firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
-            cpuPressureAvg10Percent: nil, decodeLagRatio: nil, thermalMaxCelsius: nil)
-        let (risk, actions) = controller.evaluate(predictor, features: features, at: now)
-        policyController = controller
-        for case .changePolicy(let change) in actions { applyKnobs(change.knobs) }
-        recorder.record(.stallRisk(StallRiskSample(predictor: predictor.predictorName, risk: risk, horizonSeconds: predictor.horizonSeconds,
-                                                    policy: controller.policy, phase: phase, features: features)))
-        for action in actions {
-            switch action {
-            case .changePolicy(let change): recorder.record(.policyChange(change))
-            case .predictorFailed(let failure): recorder.record(.predictorFailed(failure))
-            case .predictorRecovered(let recovery): recorder.record(.predictorRecovered(recovery))
-            }
-        }
-    }
-
-    private func applyKnobs(_ knobs: PolicyKnobs) {
-        policyKnobs = knobs
-        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
-                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: true)
+        perform(core.policyStep(bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
+                                currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
+                                device: DeviceReadings(), at: now))
     }
 
     private var forwardBufferTarget: Double {
-        configuration.forwardBufferTargetSeconds(policySeconds: policyKnobs?.preferredForwardBufferDurationSeconds,
-                                                 startupSeconds: timeline.configuration.startupBufferSeconds,
-                                                 resumeSeconds: timeline.configuration.resumeBufferSeconds)
+        configuration.forwardBufferTargetSeconds(policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
+                                                 startupSeconds: core.timeline.configuration.startupBufferSeconds,
+                                                 resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
     }
 
     // MARK: - Loader (PlayerSession.startup / fetchSegments / fetchAndBuffer)
@@ -401,13 +337,13 @@ public final class VirtualSession {
         let timings = TimingsRecord(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: firstByte, totalSeconds: total)
         let transferSeconds = max(0, total - firstByte)
         let sample = ThroughputSample(bytes: transfer.bodyBytes, transferSeconds: transferSeconds, firstByteSeconds: firstByte)
-        lastRTTSeconds = Self.loopbackRTTSeconds
+        core.lastRTTSeconds = Self.loopbackRTTSeconds
         var verdict: SampleVerdict?
         var throughput: Double?
         if case .segment = f.work {
-            verdict = estimator.add(sample)
+            verdict = core.estimator.add(sample)
             throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
-            lastFirstByteSeconds = firstByte
+            core.lastFirstByteSeconds = firstByte
             if !firstSegmentFetched { breakdown.firstSegmentFirstByteAtSeconds = transfer.firstByteAt }
         }
         recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: 200,
@@ -452,7 +388,7 @@ public final class VirtualSession {
                                                bytes: received, ok: false, errorKind: .cancelled,
                                                errorMessage: abort == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
         let outcome: WedgeRules.SegmentOutcome = abort == .wedged
-            ? configuration.wedge.afterSegmentWedge(earlierWedges: wedgeReRequests, bufferSeconds: timeline.bufferSeconds(at: now),
+            ? configuration.wedge.afterSegmentWedge(earlierWedges: wedgeReRequests, bufferSeconds: core.timeline.bufferSeconds(at: now),
                                                     segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
                                                     rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps)
             : .abandon
@@ -520,51 +456,44 @@ public final class VirtualSession {
                                                     configuration: configuration.estimateStore)))
         // The probe and the ramp step through the video rungs, not an audio-only fallback below them.
         capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(rungs), at: now))
-        if predictor != nil {
+        if core.predictor != nil {
             let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: videoLadderBitratesBps)
             if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem))) }
-            policyController = made
-            if let made { applyKnobs(made.knobs) }
+            core.policyControllerStarted(made)
         }
         let decision = decide(segmentIndex: nil)
         pendingDecision = decision
-        timeline.setStartPosition(0)
+        core.timeline.setStartPosition(0)
         request(.mediaPlaylist(variant: decision.variantIndex, afterStartup: true, capAtDecision: nil))
     }
 
-    /// Every peak-bitrate cap in force.
-    private var peakBitrateCaps: PeakBitrateCaps {
-        PeakBitrateCaps(userBps: configuration.preferredPeakBitRateBps, policyBps: policyKnobs?.peakBitrateCapBps,
-                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
-    }
-
     /// The cap in force: the lowest of every peak-bitrate cap (nil: none).
-    private var effectivePeakCapBps: Int? { peakBitrateCaps.effectiveBps }
+    private var effectivePeakCapBps: Int? { core.peakBitrateCaps.effectiveBps }
 
     private func decide(segmentIndex: Int?) -> SelectionDecision {
         let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
-            bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
+            ladder: rungs, estimateBps: core.estimator.estimateBps, estimateIsMeasured: core.estimator.hasEstimate,
+            bufferSeconds: core.timeline.bufferSeconds(at: now), currentVariantIndex: core.currentVariant,
             peakBitrateCapBps: effectivePeakCapBps,
             pinnedVariantIndex: configuration.pinnedVariantIndex,
-            recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
+            recentSegmentThroughputBps: core.recentSegmentThroughput.lowestBps)
         let decision = configuration.selector.select(snapshot)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
-                                                               estimatorSlowBps: estimator.slowBps, mediaSequence: segmentIndex)))
-        currentVariant = decision.variantIndex
+        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: core.estimator.fastBps,
+                                                               estimatorSlowBps: core.estimator.slowBps, mediaSequence: segmentIndex)))
+        core.currentVariant = decision.variantIndex
         return decision
     }
 
     /// The loader's top: wait while the buffer is full, end the stream, or decide and fetch the next segment.
     private func nextSegment() {
         guard stopReason == nil else { return }
-        if timeline.bufferSeconds(at: now) >= forwardBufferTarget {
+        if core.timeline.bufferSeconds(at: now) >= forwardBufferTarget {
             loaderWakeAt = nowSeconds + configuration.session.loaderPollSeconds
             return
         }
         let previous = currentLoadVariant ?? 0
         guard let variant = currentLoadVariant.map({ ladder.variants[$0] }), nextSegmentIndex < variant.segments.count else {
-            record(timeline.markEndOfStream(at: now))
+            record(core.timeline.markEndOfStream(at: now))
             loaderDone = true
             return
         }
@@ -574,7 +503,7 @@ public final class VirtualSession {
         let v = decision.variantIndex
         if v != previous || !loadedPlaylists.contains(v) {
             // VOD ladders may not share segment boundaries: continue by time.
-            let bufferedEnd = timeline.bufferedEndSeconds
+            let bufferedEnd = core.timeline.bufferedEndSeconds
             var start = 0.0
             var index = ladder.variants[v].segments.count
             for (i, s) in ladder.variants[v].segments.enumerated() {
@@ -589,7 +518,7 @@ public final class VirtualSession {
             currentLoadVariant = v
         }
         guard nextSegmentIndex < ladder.variants[v].segments.count else {
-            record(timeline.markEndOfStream(at: now))
+            record(core.timeline.markEndOfStream(at: now))
             loaderDone = true
             return
         }
@@ -601,36 +530,22 @@ public final class VirtualSession {
     private func classifySample(requestID: Int, sample: ThroughputSample, variant: Int, index: Int, startedAt: Double) {
         let observation = TransferObservation(
             bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
-            rttSeconds: lastRTTSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false,
+            rttSeconds: core.lastRTTSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false,
             mediaBitrateBps: Double(ladder.variants[variant].bandwidthBps), tcpAppLimited: nil)
-        let (classified, transfers, runStartedAt) = coalescer.observation(
-            for: observation, startedAt: MonotonicInstant(seconds: startedAt), endedAt: now, minimumBytes: configuration.networkLimit.minimumBytes)
-        let verdict = configuration.networkLimit.classify(classified)
-        if recentSegmentThroughput.add(bytes: sample.bytes, transferSeconds: sample.transferSeconds) {
-            overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
-                recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
-                videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
-        }
-        if let evidence = verdict.evidenceBps {
-            networkLimitedSamples += 1
-            overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps,
-                                                                    ladderBitratesBps: ladderBitratesBps,
-                                                                    upSwitchSafetyFactor: configuration.selector.upSwitchSafetyFactor)
-        }
-        recorder.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict, coalescedTransfers: transfers)))
-        capEvent(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: now)))
+        perform(core.segmentTransferred(requestID: requestID, observation: observation, startedAt: MonotonicInstant(seconds: startedAt),
+                                        endedAt: now))
     }
 
     private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
         let segments = ladder.variants[v].segments
         let start = segments.prefix(i).reduce(0) { $0 + $1.durationSeconds }
         let end = start + segments[i].durationSeconds
-        if timeline.phase == .startingUp {
+        if core.timeline.phase == .startingUp {
             // The controller judges the start itself (PlayerSession.fetchAndBuffer).
-            evaluatePolicy(bufferSeconds: max(0, end - timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
+            evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
         }
-        record(timeline.appendBuffered(upTo: end, at: now))
-        let ahead = timeline.bufferSeconds(at: now)
+        record(core.timeline.appendBuffered(upTo: end, at: now))
+        let ahead = core.timeline.bufferSeconds(at: now)
         let rung = ladder.variants[v]
         if let previous = lastBufferedVariant, previous != v {
             recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: v, fromBandwidthBps: ladder.variants[previous].bandwidthBps,
@@ -652,7 +567,7 @@ public final class VirtualSession {
                 breakdown.firstSegmentLastByteSeconds = last - first
             }
             breakdown.firstFrameDecodeSeconds = 0
-            let actions = timeline.markFirstFrameDecoded(at: now)
+            let actions = core.timeline.markFirstFrameDecoded(at: now)
             recorder.record(.firstFrame(FirstFrame(timeToFirstFrameSeconds: nowSeconds, variantIndex: v, width: rung.resolution?.width,
                                                    height: rung.resolution?.height, ptsSeconds: nil, breakdown: breakdown)))
             capEvent(.firstFrame(at: now))

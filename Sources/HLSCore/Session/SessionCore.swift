@@ -1,0 +1,298 @@
+// The session core: the decision state a playing session holds and the rules
+// that move it, as one value type both shells feed — PlayerSession (threads,
+// libcurl, FFmpeg, a wall-clock monitor) and VirtualSession (a manual clock
+// and a simulated link). It never reads a clock or performs I/O: every event
+// is a mutating method that takes the time it happened and returns the
+// actions for the shell to perform, in order (write an event to the log, put
+// the next request on a fresh connection, cancel the request in flight).
+//
+// What it owns: the media clock (PlaybackTimeline), the bandwidth estimator,
+// the startup/recovery cap, the over-selection cap and the recent-throughput
+// evidence behind it, the network-limit coalescer, the stall predictor and
+// the policy controller with its knobs, the current variant, and the last
+// connection's RTT and first-byte time. What stays in a shell: requests and
+// their bytes, demux and decode, playlists, live and LL-HLS pacing, the
+// estimate store file — I/O, and state that only describes I/O.
+//
+// docs/architecture.md ("The session core") shows which event moves what.
+
+/// What the core asks its shell to do, in order.
+public enum SessionCoreAction: Sendable, Equatable {
+    /// Write this event to the session log.
+    case record(SessionEvent)
+    /// The next request goes on a fresh connection (a wedge, or the cap's reconnect).
+    case reconnectNext
+    /// The policy controller changed the playback policy: the start and resume thresholds moved.
+    case policyChanged
+}
+
+/// Why the core wants the request in flight cancelled.
+public enum InFlightCancel: String, Sendable, Equatable {
+    /// No byte for the wedge window: the same request again on a fresh connection (WedgeRules decides).
+    case wedged
+    /// Far below the rung's bitrate with too little buffer: abandoned, the choice capped below the rung.
+    case overSelected = "over-selected"
+}
+
+/// The monitor's judgement of the request in flight (`SessionCore.judgeInFlight`).
+public struct InFlightJudgement: Sendable, Equatable {
+    /// What the byte-progress rules found, whatever they concluded.
+    public var assessment: ByteProgressAssessment
+    /// Cancel the request for this reason; nil: let it run (the trickle rule may still judge it).
+    public var cancel: InFlightCancel?
+}
+
+public struct SessionCore: Sendable {
+    /// The decision rules and their tunables: the parts of the player's configuration the core reads.
+    public struct Configuration: Sendable, Equatable {
+        public var playback: PlaybackConfiguration
+        public var estimator: BandwidthEstimator.Configuration
+        public var startupCap: StartupCapConfiguration
+        public var networkLimit: NetworkLimitClassifier
+        public var byteProgress: ByteProgressClassifier
+        /// The selector's up-switch safety factor also sets how far delivery evidence lifts an over-selection cap.
+        public var upSwitchSafetyFactor: Double
+        /// Segment transfers whose slowest throughput is the audio-only fallback's evidence, count.
+        public var recentSegmentThroughputCount: Int
+        /// `--peak-bitrate`: the user's own cap, bits per second (nil: none).
+        public var userPeakBitrateBps: Int?
+        /// The user set `--resume-buffer` / `--startup-buffer`: a policy's value does not override it.
+        public var resumeBufferSetByUser: Bool
+        public var startupBufferSetByUser: Bool
+
+        public init(playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
+                    networkLimit: NetworkLimitClassifier, byteProgress: ByteProgressClassifier, upSwitchSafetyFactor: Double,
+                    recentSegmentThroughputCount: Int, userPeakBitrateBps: Int?, resumeBufferSetByUser: Bool, startupBufferSetByUser: Bool) {
+            self.playback = playback
+            self.estimator = estimator
+            self.startupCap = startupCap
+            self.networkLimit = networkLimit
+            self.byteProgress = byteProgress
+            self.upSwitchSafetyFactor = upSwitchSafetyFactor
+            self.recentSegmentThroughputCount = recentSegmentThroughputCount
+            self.userPeakBitrateBps = userPeakBitrateBps
+            self.resumeBufferSetByUser = resumeBufferSetByUser
+            self.startupBufferSetByUser = startupBufferSetByUser
+        }
+    }
+
+    public let configuration: Configuration
+    /// The media clock: position, buffered end, phase (startingUp, playing, stalled, ended).
+    public var timeline: PlaybackTimeline
+    public var estimator: BandwidthEstimator
+    public var capController: StartupCapController
+    /// nil with `--predictor off`; set once, before the first event that uses it.
+    public var predictor: (any StallPredictor)?
+    public var policyController: PolicyController?
+    /// The knobs of the policy in force (nil: no controller).
+    public private(set) var policyKnobs: PolicyKnobs?
+    /// Whether a policy's startup threshold gates the first start (false where the stream cannot hold it).
+    public var policyGatesStart = true
+    /// The cap an over-selection abandon set: the abandoned rung is not chosen again until fresh delivery earns it back.
+    public private(set) var overSelectionCapBps: Int?
+    public private(set) var recentSegmentThroughput: RecentSegmentThroughput
+    public private(set) var coalescer = TransferCoalescer()
+    /// Segment samples with evidence about the link (network-limited, or a lower bound): the estimate store keeps
+    /// a session's estimate only when there is at least one.
+    public private(set) var networkLimitedSamples = 0
+    /// The variant the last selection chose.
+    public var currentVariant: Int?
+    /// RTT of the last connection (TCP_INFO), seconds.
+    public var lastRTTSeconds: Double?
+    /// First-byte time of the last segment, seconds.
+    public var lastFirstByteSeconds: Double?
+    /// Every rung's BANDWIDTH and the video rungs' (all rungs' when none is video), bits per second;
+    /// empty until the ladder is known (`ladderKnown`).
+    public private(set) var ladderBitratesBps: [Int] = []
+    public private(set) var videoLadderBitratesBps: [Int] = []
+
+    public init(configuration: Configuration, predictor: (any StallPredictor)?) {
+        self.configuration = configuration
+        self.predictor = predictor
+        timeline = PlaybackTimeline(configuration: configuration.playback)
+        estimator = BandwidthEstimator(configuration: configuration.estimator)
+        capController = StartupCapController(configuration: configuration.startupCap)
+        recentSegmentThroughput = RecentSegmentThroughput(count: configuration.recentSegmentThroughputCount)
+    }
+
+    /// The estimate when it is measured; nil while it is still the default.
+    public var measuredEstimateBps: Double? { estimator.hasEstimate ? estimator.estimateBps : nil }
+
+    /// Every peak-bitrate cap in force; `effectiveBps` is the one selection uses.
+    public var peakBitrateCaps: PeakBitrateCaps {
+        PeakBitrateCaps(userBps: configuration.userPeakBitrateBps, policyBps: policyKnobs?.peakBitrateCapBps,
+                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
+    }
+
+    /// Whether the cap in force differs from the one a decision was made under: a decision made before the
+    /// cap moved (while a playlist loaded, say) is made again.
+    public func capMoved(since capAtDecisionBps: Int?) -> Bool { peakBitrateCaps.effectiveBps != capAtDecisionBps }
+
+    // MARK: - Events
+
+    /// The ladder is known (the multivariant playlist, or a media playlist played alone).
+    public mutating func ladderKnown(_ rungs: [LadderRung]) {
+        ladderBitratesBps = rungs.map(\.bandwidthBps)
+        videoLadderBitratesBps = AudioOnlyRungs.videoRungs(rungs).map(\.bandwidthBps)
+    }
+
+    /// Starts the policy controller (nil: none) and applies its first policy's knobs.
+    public mutating func policyControllerStarted(_ controller: PolicyController?) {
+        policyController = controller
+        if let controller { applyKnobs(controller.knobs) }
+    }
+
+    /// Feeds the startup/recovery cap and performs what is the core's to perform (seeding the estimator).
+    public mutating func cap(_ event: StartupCapEvent) -> [SessionCoreAction] {
+        var out: [SessionCoreAction] = []
+        for action in capController.event(event) {
+            switch action {
+            case .setPeakBitrateCap(let change):
+                out.append(.record(.capChange(change)))
+            case .seedEstimator(let seed):
+                if seed.resetFirst { estimator.reset() }
+                if let bps = seed.bps { estimator.seed(estimateBps: bps, weightSeconds: seed.weightSeconds) }
+                out.append(.record(.capEstimatorSeed(seed)))
+            case .reconnect(let reconnect):
+                out.append(.reconnectNext)
+                out.append(.record(.capReconnect(reconnect)))
+            case .log(let note):
+                out.append(.record(.capNote(note)))
+            }
+        }
+        return out
+    }
+
+    /// A segment transfer completed: the estimator has had its sample (the shell adds it, as it has the
+    /// timings); this judges the transfer network-limited or not (small transfers back to back are judged
+    /// together), lets fresh delivery lift an over-selection cap, and tells the startup/recovery cap.
+    public mutating func segmentTransferred(requestID: Int, observation: TransferObservation, startedAt: MonotonicInstant,
+                                            endedAt: MonotonicInstant) -> [SessionCoreAction] {
+        let (classified, transfers, runStartedAt) = coalescer.observation(
+            for: observation, startedAt: startedAt, endedAt: endedAt, minimumBytes: configuration.networkLimit.minimumBytes)
+        let verdict = configuration.networkLimit.classify(classified)
+        if recentSegmentThroughput.add(bytes: observation.bytes, transferSeconds: observation.transferSeconds) {
+            overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
+                recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
+                videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
+        }
+        if let evidence = verdict.evidenceBps {
+            networkLimitedSamples += 1
+            // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
+            overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps,
+                                                                 upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
+        }
+        var out: [SessionCoreAction] = [.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict,
+                                                                                  coalescedTransfers: transfers)))]
+        out += cap(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: endedAt)))
+        return out
+    }
+
+    /// The byte-progress rules on the request in flight (a segment, or a playlist with duration and rung 0).
+    /// Pure: the shell cancels the request when `cancel` is set, then reports it with `inFlightCancelled`.
+    public func judgeInFlight(_ snapshot: InFlightSnapshot) -> InFlightJudgement {
+        let assessment = configuration.byteProgress.classify(snapshot)
+        switch assessment.remedy {
+        case .none:
+            return InFlightJudgement(assessment: assessment, cancel: nil)
+        case .reRequestOnFreshConnection:
+            return InFlightJudgement(assessment: assessment, cancel: .wedged)
+        case .abandonAndCap:
+            // Abandoning pays only when there is a lower rung to go to.
+            let abandons = OverSelectionCap.abandons(rungBps: snapshot.rungBitrateBps, ladderBitratesBps: ladderBitratesBps)
+            return InFlightJudgement(assessment: assessment, cancel: abandons ? .overSelected : nil)
+        }
+    }
+
+    /// The shell cancelled the request in flight on the core's judgement: log it with its inputs; a wedge puts
+    /// the next request on a fresh connection and tells the cap; an over-selection caps the choice below the
+    /// abandoned rung and feeds the abandoned transfer's throughput to the estimator (it is evidence too).
+    public mutating func inFlightCancelled(requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
+                                           at now: MonotonicInstant) -> [SessionCoreAction] {
+        var out: [SessionCoreAction] = [.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot,
+                                                                                 assessment: judgement.assessment)))]
+        switch judgement.cancel {
+        case nil:
+            break
+        case .wedged:
+            out.append(.reconnectNext)
+            out += cap(.wedgeDetected(estimateBps: measuredEstimateBps, at: now))
+        case .overSelected:
+            guard case .abandonAndCap(let cap) = judgement.assessment.remedy else { break }
+            out += abandonedForLowerRung(rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
+                                         elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
+                                         measuredBps: snapshot.measuredThroughputBps, ratio: judgement.assessment.overSelectionRatio ?? 0, at: now)
+        }
+        return out
+    }
+
+    /// After abandoning a fetch for a lower rung (over-selected, or trickling over its budget): the choice is
+    /// capped below the abandoned rung until delivery earns it back, and the transfer's throughput so far
+    /// (when `elapsedSeconds` is known and bytes came) goes to the estimator.
+    public mutating func abandonedForLowerRung(rungBitrateBps: Double, suggestedCapBps: Double, bytesReceived: Int, elapsedSeconds: Double?,
+                                               measuredBps: Double?, ratio: Double, at now: MonotonicInstant) -> [SessionCoreAction] {
+        overSelectionCapBps = OverSelectionCap.afterAbandoning(rungBitrateBps, suggestedCapBps: suggestedCapBps, current: overSelectionCapBps,
+                                                               ladderBitratesBps: ladderBitratesBps)
+        var out: [SessionCoreAction] = []
+        if let elapsed = elapsedSeconds, bytesReceived > 0 {
+            let partial = ThroughputSample(bytes: bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
+            let verdict = estimator.add(partial)
+            let detail = String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
+                                partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, overSelectionCapBps ?? 0)
+            out.append(.record(.capNote(CapNote(kind: .overSelection, phase: capController.phase, detail: detail))))
+        }
+        out += cap(.overSelected(suggestedCapBps: suggestedCapBps, ratio: ratio, measuredBps: measuredBps, at: now))
+        return out
+    }
+
+    /// One predictor and controller step: on the monitor while playing, and before the first start once per
+    /// segment that lands (with the buffer that segment makes) to judge the start. `device` carries what the
+    /// shell read about the machine (nil fields where it has none).
+    public mutating func policyStep(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool, currentRungBps: Int?,
+                                    inFlight: StallFeatures.InFlight?, device: DeviceReadings, at now: MonotonicInstant) -> [SessionCoreAction] {
+        guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return [] }
+        let features = StallFeatures.atTick(
+            bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: ladderBitratesBps, currentRungBps: currentRungBps,
+            inFlight: inFlight, firstByteSeconds: lastFirstByteSeconds, rttSeconds: lastRTTSeconds,
+            cpuPressureAvg10Percent: device.cpuPressureAvg10Percent, decodeLagRatio: device.decodeLagRatio,
+            thermalMaxCelsius: device.thermalMaxCelsius)
+        let (risk, actions) = controller.evaluate(predictor, features: features, at: now)
+        policyController = controller
+        var changed = false
+        for case .changePolicy(let change) in actions {
+            applyKnobs(change.knobs)
+            changed = true
+        }
+        var out: [SessionCoreAction] = [.record(.stallRisk(StallRiskSample(predictor: predictor.predictorName, risk: risk,
+                                                                          horizonSeconds: predictor.horizonSeconds,
+                                                                          policy: controller.policy, phase: phase, features: features)))]
+        for action in actions {
+            switch action {
+            case .changePolicy(let change): out.append(.record(.policyChange(change)))
+            case .predictorFailed(let failure): out.append(.record(.predictorFailed(failure)))
+            case .predictorRecovered(let recovery): out.append(.record(.predictorRecovered(recovery)))
+            }
+        }
+        if changed { out.append(.policyChanged) }
+        return out
+    }
+
+    /// Applies a policy's knobs to the media clock's thresholds. A value the user set on the command line wins.
+    public mutating func applyKnobs(_ knobs: PolicyKnobs) {
+        policyKnobs = knobs
+        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
+                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: policyGatesStart)
+    }
+}
+
+/// What a shell read about the machine for the stall predictor; nil where it has no reading (a simulated session).
+public struct DeviceReadings: Sendable, Equatable {
+    public var cpuPressureAvg10Percent: Double?
+    public var decodeLagRatio: Double?
+    public var thermalMaxCelsius: Double?
+    public init(cpuPressureAvg10Percent: Double? = nil, decodeLagRatio: Double? = nil, thermalMaxCelsius: Double? = nil) {
+        self.cpuPressureAvg10Percent = cpuPressureAvg10Percent
+        self.decodeLagRatio = decodeLagRatio
+        self.thermalMaxCelsius = thermalMaxCelsius
+    }
+}

@@ -1,0 +1,205 @@
+// The session core's events and the actions they return: each test is named
+// after what a shell is asked to do (cancel as wedged and reconnect, abandon
+// and cap, decide again when the cap moved, change policy), on virtual time.
+
+import Foundation
+import Testing
+@testable import HLSCore
+
+@Suite struct SessionCoreTests {
+    static let ladderBps = [300_000, 620_000, 1_310_000, 3_720_000, 7_230_000]
+    static let rungs = ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: $0.element) }
+
+    static func configuration(mode: StartupCapMode = .auto, userPeakBps: Int? = nil) -> SessionCore.Configuration {
+        var cap = StartupCapConfiguration()
+        cap.mode = mode
+        return SessionCore.Configuration(playback: PlaybackConfiguration(), estimator: BandwidthEstimator.Configuration(), startupCap: cap,
+                                         networkLimit: NetworkLimitClassifier(), byteProgress: ByteProgressClassifier(),
+                                         upSwitchSafetyFactor: 0.7, recentSegmentThroughputCount: 3, userPeakBitrateBps: userPeakBps,
+                                         resumeBufferSetByUser: false, startupBufferSetByUser: false)
+    }
+
+    static func at(_ seconds: Double) -> MonotonicInstant { MonotonicInstant(seconds: seconds) }
+
+    /// A core that has started on the ladder with a warm estimate (no startup cap).
+    static func started(mode: StartupCapMode = .auto, predictor: (any StallPredictor)? = nil) -> SessionCore {
+        var core = SessionCore(configuration: configuration(mode: mode), predictor: predictor)
+        core.ladderKnown(rungs)
+        let record = EstimateRecord(networkKey: NetworkKey(originHost: "127.0.0.1", localNetwork: "loopback"), valueBps: 50e6,
+                                    sampleCount: 10, measuredAt: 0)
+        _ = core.cap(.sessionStarted(gate: .warm(record), ladder: rungs, at: at(0)))
+        return core
+    }
+
+    /// A segment of the top rung (7.23 Mbit/s, 6 s) arriving at `throughputBps`, `elapsed` seconds in.
+    static func topRungInFlight(throughputBps: Double, elapsed: Double, idle: Double = 0.01, buffer: Double = 0) -> InFlightSnapshot {
+        let received = Int(throughputBps * elapsed / 8)
+        return InFlightSnapshot(bytesReceived: received, bytesExpected: 7_230_000 * 6 / 8, secondsSinceLastByte: idle, elapsedSeconds: elapsed,
+                                rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 7_230_000,
+                                measuredThroughputBps: received > 0 ? throughputBps : nil, forwardBufferSeconds: buffer)
+    }
+
+    static func records(_ actions: [SessionCoreAction]) -> [SessionEvent] {
+        actions.compactMap { if case .record(let e) = $0 { e } else { nil } }
+    }
+
+    // MARK: - Abandon
+
+    @Test func overSelectedFetch_cancelledAsOverSelected_capsBelowTheRung_andFeedsTheEstimator() {
+        // Startup cap off: only the over-selection cap moves (in auto the cap also recovers; next test).
+        var core = Self.started(mode: .off)
+        #expect(core.peakBitrateCaps.effectiveBps == nil, "a warm start is uncapped")
+        let snapshot = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
+        let judgement = core.judgeInFlight(snapshot)
+        #expect(judgement.cancel == .overSelected)
+        let estimateBefore = core.estimator.estimateBps
+        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: judgement, at: Self.at(3.2))
+        // Logged with its inputs first, then the estimator's note, then the cap's own record.
+        guard case .record(.byteProgress(let record))? = actions.first else {
+            Issue.record("the first action records the judgement: \(actions)")
+            return
+        }
+        #expect(record.requestID == 7 && record.snapshot == snapshot)
+        #expect(Self.records(actions).contains { if case .capNote(let n) = $0 { n.kind == .overSelection } else { false } })
+        // Capped at the rung at or below 0.7 × 2 Mbit/s: 1.31 Mbit/s — the abandoned rung is out of reach.
+        #expect(core.overSelectionCapBps == 1_310_000)
+        #expect(core.peakBitrateCaps.effectiveBps == 1_310_000)
+        #expect(core.estimator.estimateBps < estimateBefore, "the abandoned transfer's 2 Mbit/s pulls the 50 Mbit/s estimate down")
+        #expect(!actions.contains(.reconnectNext), "with the startup cap off an abandon keeps the connection")
+    }
+
+    @Test func overSelectedFetch_inAutoMode_capRecoversFromTheLowestRung_onAFreshConnection() {
+        var core = Self.started(mode: .auto)
+        let snapshot = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
+        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
+        #expect(core.overSelectionCapBps == 1_310_000)
+        #expect(core.capController.phase == .recovering)
+        #expect(core.peakBitrateCaps.effectiveBps == 300_000, "the recovery probe is the lowest of the caps")
+        #expect(actions.contains(.reconnectNext))
+        let seed = Self.records(actions).compactMap { if case .capEstimatorSeed(let s) = $0 { s } else { nil } }.first
+        #expect(seed?.bps == 2_000_000, "the abandoned transfer's throughput is the recovery's prior")
+    }
+
+    @Test func overSelection_onTheLowestRung_isNotAbandoned() {
+        let core = Self.started()
+        let lowest = InFlightSnapshot(bytesReceived: 40_000, bytesExpected: 300_000 * 6 / 8, secondsSinceLastByte: 0.01, elapsedSeconds: 4,
+                                      rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 300_000,
+                                      measuredThroughputBps: 80_000, forwardBufferSeconds: 0)
+        let judgement = core.judgeInFlight(lowest)
+        #expect(judgement.assessment.verdict == .overSelected, "the rule's verdict stands")
+        #expect(judgement.cancel == nil, "but there is no lower rung to go to")
+    }
+
+    @Test func healthyFetch_isLeftAlone() {
+        let core = Self.started()
+        let judgement = core.judgeInFlight(Self.topRungInFlight(throughputBps: 20_000_000, elapsed: 3.2))
+        #expect(judgement.cancel == nil)
+        #expect(judgement.assessment.verdict == .healthy)
+    }
+
+    // MARK: - Wedge
+
+    @Test func wedgedRequest_cancelledAsWedged_nextRequestOnAFreshConnection_capRecovers() {
+        var core = Self.started()
+        let silent = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 5, idle: 4)
+        let judgement = core.judgeInFlight(silent)
+        #expect(judgement.cancel == .wedged)
+        let actions = core.inFlightCancelled(requestID: 3, snapshot: silent, judgement: judgement, at: Self.at(5))
+        #expect(actions.contains(.reconnectNext))
+        #expect(core.capController.phase == .recovering)
+        #expect(core.peakBitrateCaps.effectiveBps != nil, "recovery probes low")
+        #expect(core.overSelectionCapBps == nil, "a wedge is not an over-selection")
+    }
+
+    // MARK: - Decide again when the cap moved
+
+    @Test func capMovedWhileAPlaylistLoaded_decisionIsMadeAgain() {
+        var core = Self.started()
+        let capAtDecision = core.peakBitrateCaps.effectiveBps
+        #expect(!core.capMoved(since: capAtDecision))
+        _ = core.cap(.stallStarted(estimateBps: 1_000_000, at: Self.at(10)))
+        #expect(core.capMoved(since: capAtDecision), "a stall put the cap into recovery")
+    }
+
+    @Test func userCap_alwaysInForce() {
+        var core = SessionCore(configuration: Self.configuration(mode: .off, userPeakBps: 1_000_000), predictor: nil)
+        core.ladderKnown(Self.rungs)
+        _ = core.cap(.sessionStarted(gate: .cold(.noEstimate), ladder: Self.rungs, at: Self.at(0)))
+        #expect(core.peakBitrateCaps.effectiveBps == 1_000_000)
+    }
+
+    // MARK: - Delivery earns rungs back
+
+    @Test func networkLimitedSamples_liftTheOverSelectionCap() {
+        var core = Self.started()
+        let snapshot = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
+        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
+        #expect(core.overSelectionCapBps == 1_310_000)
+        // Three 1 MB segments at 40 Mbit/s, network-limited: 0.7 × 40 Mbit/s supports the top rung again.
+        var t = 4.0
+        for id in 2...4 {
+            let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+                                                  mediaBitrateBps: 1_310_000)
+            let actions = core.segmentTransferred(requestID: id, observation: observation, startedAt: Self.at(t), endedAt: Self.at(t + 0.2))
+            #expect(Self.records(actions).contains { if case .sampleVerdict(let v) = $0 { v.requestID == id } else { false } })
+            t += 2
+        }
+        #expect(core.networkLimitedSamples == 3)
+        #expect((core.overSelectionCapBps ?? Int.max) > 1_310_000, "fresh delivery earned rungs back: \(String(describing: core.overSelectionCapBps))")
+    }
+
+    // MARK: - Cap actions the shell performs
+
+    @Test func capReconnect_becomesReconnectNext_beforeItsRecord() {
+        var core = SessionCore(configuration: Self.configuration(), predictor: nil)
+        core.ladderKnown(Self.rungs)
+        let actions = core.cap(.sessionStarted(gate: .recovery(.stall, priorBps: 2_000_000), ladder: Self.rungs, at: Self.at(0)))
+        if let i = actions.firstIndex(of: .reconnectNext) {
+            #expect(i + 1 < actions.count)
+            if case .record(.capReconnect) = actions[i + 1] {} else { Issue.record("reconnect then its record: \(actions)") }
+        }
+        // A seed the cap asks for is performed by the core, not the shell.
+        let seeds = Self.records(actions).compactMap { if case .capEstimatorSeed(let s) = $0 { s } else { nil } }
+        if let seed = seeds.first, let bps = seed.bps {
+            #expect(abs(core.estimator.estimateBps - bps) < 1, "seeded at \(bps): \(core.estimator.estimateBps)")
+        }
+    }
+
+    // MARK: - Policy
+
+    @Test func policyStep_riskHigh_changesPolicy_appliesItsKnobs_andSaysSo() throws {
+        var core = Self.started(predictor: BufferThresholdPredictor())
+        core.policyControllerStarted(try PolicyController(ladderBitratesBps: Self.ladderBps, initialPolicy: .lowLatency))
+        _ = core.timeline.appendBuffered(upTo: 6, at: Self.at(0))
+        _ = core.timeline.markFirstFrameDecoded(at: Self.at(0))
+        let before = core.policyKnobs
+        var changed = false
+        var t = 1.0
+        // Buffer 1 s (under the threshold predictor's 2 s) for long enough to pass the controller's dwell.
+        while t < 60 && !changed {
+            let actions = core.policyStep(bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: 7_230_000,
+                                          inFlight: nil, device: DeviceReadings(), at: Self.at(t))
+            #expect(Self.records(actions).contains { if case .stallRisk(let r) = $0 { r.risk == 1 } else { false } })
+            changed = actions.contains(.policyChanged)
+            if changed {
+                #expect(Self.records(actions).contains { if case .policyChange = $0 { true } else { false } })
+            }
+            t += 0.25
+        }
+        #expect(changed, "a sustained risk of 1 changes the policy")
+        #expect(core.policyKnobs != before)
+        #expect(core.policyController?.policy != .lowLatency)
+    }
+
+    @Test func policyStep_withoutPredictor_orWhileStartingUp_doesNothing() throws {
+        var core = Self.started()
+        #expect(core.policyStep(bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
+                                device: DeviceReadings(), at: Self.at(1)).isEmpty)
+        var withPredictor = Self.started(predictor: BufferThresholdPredictor())
+        withPredictor.policyControllerStarted(try PolicyController(ladderBitratesBps: Self.ladderBps))
+        #expect(withPredictor.policyStep(bufferSeconds: 1, phase: .startingUp, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
+                                         device: DeviceReadings(), at: Self.at(1)).isEmpty)
+        #expect(!withPredictor.policyStep(bufferSeconds: 1, phase: .startingUp, atSegmentLanding: true, currentRungBps: nil, inFlight: nil,
+                                          device: DeviceReadings(), at: Self.at(1)).isEmpty, "a landing segment judges the start")
+    }
+}
