@@ -143,7 +143,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// The decision rules and tunables the session core reads (the same for a real and a simulated session).
     public var core: SessionCore.Configuration {
         SessionCore.Configuration(playback: playback, estimator: estimator, startupCap: startupCap, networkLimit: networkLimit,
-                                  byteProgress: byteProgress, upSwitchSafetyFactor: selector.upSwitchSafetyFactor,
+                                  byteProgress: byteProgress, selector: selector, pinnedVariantIndex: pinnedVariantIndex,
                                   recentSegmentThroughputCount: session.recentSegmentThroughputCount,
                                   userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
                                   startupBufferSetByUser: startupBufferSetByUser)

@@ -827,17 +827,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// Runs the selector on a snapshot and logs the decision with its inputs.
     func decide(mediaSequence: Int?) -> SelectionDecision {
         let now = clock.now()
-        let (snapshot, fast, slow) = lock.withLock {
-            (SelectionSnapshot(ladder: ladder(), estimateBps: core.estimator.estimateBps, estimateIsMeasured: core.estimator.hasEstimate,
-                               bufferSeconds: core.timeline.bufferSeconds(at: now), currentVariantIndex: core.currentVariant,
-                               peakBitrateCapBps: core.peakBitrateCaps.effectiveBps,
-                               pinnedVariantIndex: configuration.pinnedVariantIndex,
-                               recentSegmentThroughputBps: core.recentSegmentThroughput.lowestBps),
-             core.estimator.fastBps, core.estimator.slowBps)
-        }
-        let decision = configuration.selector.select(snapshot)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: fast, estimatorSlowBps: slow, mediaSequence: mediaSequence)))
-        lock.withLock { core.currentVariant = decision.variantIndex }
+        let (decision, record) = lock.withLock { core.decide(ladder: ladder(), at: now, mediaSequence: mediaSequence) }
+        perform([record])
         return decision
     }
 

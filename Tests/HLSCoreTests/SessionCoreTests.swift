@@ -15,7 +15,7 @@ import Testing
         cap.mode = mode
         return SessionCore.Configuration(playback: PlaybackConfiguration(), estimator: BandwidthEstimator.Configuration(), startupCap: cap,
                                          networkLimit: NetworkLimitClassifier(), byteProgress: ByteProgressClassifier(),
-                                         upSwitchSafetyFactor: 0.7, recentSegmentThroughputCount: 3, userPeakBitrateBps: userPeakBps,
+                                         selector: VariantSelector(), pinnedVariantIndex: nil, recentSegmentThroughputCount: 3, userPeakBitrateBps: userPeakBps,
                                          resumeBufferSetByUser: false, startupBufferSetByUser: false)
     }
 
@@ -201,5 +201,51 @@ import Testing
                                          device: DeviceReadings(), at: Self.at(1)).isEmpty)
         #expect(!withPredictor.policyStep(bufferSeconds: 1, phase: .startingUp, atSegmentLanding: true, currentRungBps: nil, inFlight: nil,
                                           device: DeviceReadings(), at: Self.at(1)).isEmpty, "a landing segment judges the start")
+    }
+}
+
+@Suite struct SessionCoreDecisionTests {
+    @Test func decide_underTheOverSelectionCap_becomesTheCurrentVariant_loggedWithItsInputs() {
+        var core = SessionCoreTests.started(mode: .off)
+        let snapshot = SessionCoreTests.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
+        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
+        let (decision, record) = core.decide(ladder: SessionCoreTests.rungs, at: SessionCoreTests.at(3.3), mediaSequence: 0)
+        #expect(SessionCoreTests.ladderBps[decision.variantIndex] <= 1_310_000, "the abandoned rung and those above it are out of reach")
+        #expect(core.currentVariant == decision.variantIndex)
+        guard case .record(.variantDecision(let logged)) = record else {
+            Issue.record("the decision is logged: \(record)")
+            return
+        }
+        #expect(logged.inputs.peakBitrateCapBps == 1_310_000)
+        #expect(logged.mediaSequence == 0)
+    }
+
+    @Test func overSelectionCapLifted_byNetworkLimitedDelivery_isLoggedWithItsReason() {
+        var core = SessionCoreTests.started(mode: .off)
+        let snapshot = SessionCoreTests.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
+        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
+        var notes: [CapNote] = []
+        var t = 4.0
+        for id in 2...4 {
+            let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+                                                  mediaBitrateBps: 1_310_000)
+            let actions = core.segmentTransferred(requestID: id, observation: observation, startedAt: SessionCoreTests.at(t),
+                                                  endedAt: SessionCoreTests.at(t + 0.2))
+            notes += SessionCoreTests.records(actions).compactMap { if case .capNote(let n) = $0, n.kind == .overSelectionCapMoved { n } else { nil } }
+            t += 2
+        }
+        #expect(!notes.isEmpty, "the cap moved and the log says so")
+        #expect(notes.first?.detail.hasPrefix("over-selection cap 1310000 bps → ") == true, "from the abandon's cap: \(notes)")
+        #expect(notes.contains { $0.detail.contains("network-limited") })
+    }
+
+    @Test func overSelectionCap_unchanged_logsNothing() {
+        var core = SessionCoreTests.started(mode: .off)
+        let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+                                              mediaBitrateBps: 1_310_000)
+        let actions = core.segmentTransferred(requestID: 2, observation: observation, startedAt: SessionCoreTests.at(1),
+                                              endedAt: SessionCoreTests.at(1.2))
+        #expect(core.overSelectionCapBps == nil)
+        #expect(!SessionCoreTests.records(actions).contains { if case .capNote(let n) = $0 { n.kind == .overSelectionCapMoved } else { false } })
     }
 }

@@ -147,6 +147,9 @@ public enum CapNoteKind: String, Sendable, Equatable, Codable {
     case ignoredByMode = "ignored-by-mode"
     /// The runtime abandoned an over-selected fetch: what it measured and the cap it set (any mode).
     case overSelection = "over-selection"
+    /// Fresh delivery moved the over-selection cap (network-limited evidence lifted it, or the recent
+    /// segments' slowest throughput set or lowered it for the audio-only fallback): from, to, and why.
+    case overSelectionCapMoved = "over-selection-cap-moved"
 }
 
 /// A decision that does not change the cap, for the log.

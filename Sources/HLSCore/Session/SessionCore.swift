@@ -50,8 +50,11 @@ public struct SessionCore: Sendable {
         public var startupCap: StartupCapConfiguration
         public var networkLimit: NetworkLimitClassifier
         public var byteProgress: ByteProgressClassifier
-        /// The selector's up-switch safety factor also sets how far delivery evidence lifts an over-selection cap.
-        public var upSwitchSafetyFactor: Double
+        /// The variant selector; its up-switch safety factor also sets how far delivery evidence lifts an over-selection cap.
+        public var selector: VariantSelector
+        /// `--variant`: play this variant whatever the estimate (nil: choose).
+        public var pinnedVariantIndex: Int?
+        public var upSwitchSafetyFactor: Double { selector.upSwitchSafetyFactor }
         /// Segment transfers whose slowest throughput is the audio-only fallback's evidence, count.
         public var recentSegmentThroughputCount: Int
         /// `--peak-bitrate`: the user's own cap, bits per second (nil: none).
@@ -61,14 +64,15 @@ public struct SessionCore: Sendable {
         public var startupBufferSetByUser: Bool
 
         public init(playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
-                    networkLimit: NetworkLimitClassifier, byteProgress: ByteProgressClassifier, upSwitchSafetyFactor: Double,
-                    recentSegmentThroughputCount: Int, userPeakBitrateBps: Int?, resumeBufferSetByUser: Bool, startupBufferSetByUser: Bool) {
+                    networkLimit: NetworkLimitClassifier, byteProgress: ByteProgressClassifier, selector: VariantSelector,
+                    pinnedVariantIndex: Int?, recentSegmentThroughputCount: Int, userPeakBitrateBps: Int?, resumeBufferSetByUser: Bool, startupBufferSetByUser: Bool) {
             self.playback = playback
             self.estimator = estimator
             self.startupCap = startupCap
             self.networkLimit = networkLimit
             self.byteProgress = byteProgress
-            self.upSwitchSafetyFactor = upSwitchSafetyFactor
+            self.selector = selector
+            self.pinnedVariantIndex = pinnedVariantIndex
             self.recentSegmentThroughputCount = recentSegmentThroughputCount
             self.userPeakBitrateBps = userPeakBitrateBps
             self.resumeBufferSetByUser = resumeBufferSetByUser
@@ -130,6 +134,21 @@ public struct SessionCore: Sendable {
 
     // MARK: - Events
 
+    /// Chooses a variant from `ladder` (the rungs selection may use) with the estimate, the buffer at `now`,
+    /// every cap in force and the recent throughput; the decision becomes the current variant and is logged
+    /// with its inputs (`mediaSequence`: the segment it is for, nil at the start).
+    public mutating func decide(ladder: [LadderRung], at now: MonotonicInstant, mediaSequence: Int?) -> (SelectionDecision, SessionCoreAction) {
+        let snapshot = SelectionSnapshot(
+            ladder: ladder, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
+            bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
+            peakBitrateCapBps: peakBitrateCaps.effectiveBps, pinnedVariantIndex: configuration.pinnedVariantIndex,
+            recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
+        let decision = configuration.selector.select(snapshot)
+        currentVariant = decision.variantIndex
+        return (decision, .record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
+                                                                         estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence))))
+    }
+
     /// The ladder is known (the multivariant playlist, or a media playlist played alone).
     public mutating func ladderKnown(_ rungs: [LadderRung]) {
         ladderBitratesBps = rungs.map(\.bandwidthBps)
@@ -171,21 +190,36 @@ public struct SessionCore: Sendable {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: startedAt, endedAt: endedAt, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
+        var out: [SessionCoreAction] = []
         if recentSegmentThroughput.add(bytes: observation.bytes, transferSeconds: observation.transferSeconds) {
+            let before = overSelectionCapBps
             overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
                 recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
                 videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
+            out += overSelectionCapMoved(from: before, because: String(
+                format: "the slowest of the last %d segment transfers ran at %.0f bps", recentSegmentThroughput.count,
+                recentSegmentThroughput.lowestBps ?? 0))
         }
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
             // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
+            let before = overSelectionCapBps
             overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps,
                                                                  upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
+            out += overSelectionCapMoved(from: before, because: String(format: "request %d delivered %.0f bps, network-limited", requestID, evidence))
         }
-        var out: [SessionCoreAction] = [.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict,
-                                                                                  coalescedTransfers: transfers)))]
+        out.insert(.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict,
+                                                              coalescedTransfers: transfers))), at: 0)
         out += cap(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: endedAt)))
         return out
+    }
+
+    /// A note for the log when the over-selection cap moved on fresh delivery (nothing when it did not).
+    private func overSelectionCapMoved(from before: Int?, because reason: String) -> [SessionCoreAction] {
+        guard overSelectionCapBps != before else { return [] }
+        let shown = { (bps: Int?) in bps.map { "\($0) bps" } ?? "none" }
+        return [.record(.capNote(CapNote(kind: .overSelectionCapMoved, phase: capController.phase,
+                                         detail: "over-selection cap \(shown(before)) → \(shown(overSelectionCapBps)): \(reason)")))]
     }
 
     /// The byte-progress rules on the request in flight (a segment, or a playlist with duration and rung 0).

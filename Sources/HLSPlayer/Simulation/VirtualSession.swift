@@ -471,16 +471,8 @@ public final class VirtualSession {
     private var effectivePeakCapBps: Int? { core.peakBitrateCaps.effectiveBps }
 
     private func decide(segmentIndex: Int?) -> SelectionDecision {
-        let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: core.estimator.estimateBps, estimateIsMeasured: core.estimator.hasEstimate,
-            bufferSeconds: core.timeline.bufferSeconds(at: now), currentVariantIndex: core.currentVariant,
-            peakBitrateCapBps: effectivePeakCapBps,
-            pinnedVariantIndex: configuration.pinnedVariantIndex,
-            recentSegmentThroughputBps: core.recentSegmentThroughput.lowestBps)
-        let decision = configuration.selector.select(snapshot)
-        recorder.record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: core.estimator.fastBps,
-                                                               estimatorSlowBps: core.estimator.slowBps, mediaSequence: segmentIndex)))
-        core.currentVariant = decision.variantIndex
+        let (decision, record) = core.decide(ladder: rungs, at: now, mediaSequence: segmentIndex)
+        perform([record])
         return decision
     }
 
