@@ -553,22 +553,21 @@ public final class PlayerSession: @unchecked Sendable {
     /// The warnings said so far in this process.
     static let warnings = SaidOnce()
 
+    /// Logs what the media clock did (SessionCore.mediaClock) and tells the live rules; a stall also marks the
+    /// buffer starved for CMCD.
     func record(_ actions: [PlaybackAction]) {
         for action in actions {
+            perform(lock.withLock { core.mediaClock(action, sessionStart: sessionStart) })
             switch action {
-            case let .started(at, position, buffered):
-                recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
+            case let .started(at, _, _):
                 liveEvent(.playbackStarted(at: at))
-            case let .stallStarted(at, position):
-                recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))
-                capEvent(.stallStarted(estimateBps: measuredEstimate(), at: at))
+            case let .stallStarted(at, _):
                 lock.withLock { starvedSinceLastRequest = true }
                 liveEvent(.stallStarted(at: at))
-            case let .stallEnded(at, position, stall, buffered):
-                recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
+            case let .stallEnded(at, _, _, _):
                 liveEvent(.stallEnded(at: at))
-            case let .ended(at, position):
-                recorder.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))
+            case .ended:
+                break
             }
         }
     }

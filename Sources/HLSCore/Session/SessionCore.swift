@@ -149,6 +149,24 @@ public struct SessionCore: Sendable {
                                                                          estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence))))
     }
 
+    /// The media clock did something (started, stalled, resumed, ended): its record, stamped in seconds since
+    /// `sessionStart`; a stall also tells the startup/recovery cap.
+    public mutating func mediaClock(_ action: PlaybackAction, sessionStart: MonotonicInstant) -> [SessionCoreAction] {
+        switch action {
+        case let .started(at, position, buffered):
+            return [.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position,
+                                                            bufferSeconds: buffered)))]
+        case let .stallStarted(at, position):
+            return [.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))]
+                + cap(.stallStarted(estimateBps: measuredEstimateBps, at: at))
+        case let .stallEnded(at, position, stall, buffered):
+            return [.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position,
+                                                     bufferSeconds: buffered, stallSeconds: stall)))]
+        case let .ended(at, position):
+            return [.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))]
+        }
+    }
+
     /// The ladder is known (the multivariant playlist, or a media playlist played alone).
     public mutating func ladderKnown(_ rungs: [LadderRung]) {
         ladderBitratesBps = rungs.map(\.bandwidthBps)

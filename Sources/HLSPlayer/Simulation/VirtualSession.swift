@@ -192,22 +192,9 @@ public final class VirtualSession {
     }
 
     private func record(_ actions: [PlaybackAction]) {
-        for action in actions {
-            switch action {
-            case let .started(at, position, buffered):
-                recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: buffered)))
-            case let .stallStarted(at, position):
-                recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: 0)))
-                capEvent(.stallStarted(estimateBps: measuredEstimate, at: at))
-            case let .stallEnded(at, position, stall, buffered):
-                recorder.record(.stallEnd(PlaybackChange(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: buffered, stallSeconds: stall)))
-            case let .ended(at, position):
-                recorder.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds, positionSeconds: position)))
-            }
-        }
+        for action in actions { perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0))) }
     }
 
-    private var measuredEstimate: Double? { core.estimator.hasEstimate ? core.estimator.estimateBps : nil }
 
     // MARK: - Byte progress (PlayerSession.checkInFlight)
 
@@ -433,7 +420,7 @@ public final class VirtualSession {
         case .failedAttempt(let error):
             recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
                                                    ok: false, errorKind: error.kind, errorMessage: error.message)))
-            capEvent(.loadFailed(estimateBps: measuredEstimate, at: now))
+            capEvent(.loadFailed(estimateBps: core.measuredEstimateBps, at: now))
             switch configuration.retry.playlist.decide(after: error, attemptsMade: attempts) {
             case .retry(let delay):
                 recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
