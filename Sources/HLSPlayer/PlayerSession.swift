@@ -268,6 +268,8 @@ public final class PlayerSession: @unchecked Sendable {
     var stopError: String?
     var stopCategory: SessionFailure.Category?
     var breakdown = StartupBreakdown()
+    /// The first `playback.started` was logged (it carries the start wait after the first frame).
+    var playbackStartRecorded = false
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
     /// Video packets the decode loop skipped so far waiting for an independent frame for a new decoder.
@@ -579,7 +581,12 @@ public final class PlayerSession: @unchecked Sendable {
         for action in actions {
             switch action {
             case let .started(at, position, buffered):
-                recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered)))
+                let (firstFrameAt, isFirstStart) = lock.withLock {
+                    defer { playbackStartRecorded = true }
+                    return (breakdown.firstFrameAtSeconds, !playbackStartRecorded)
+                }
+                recorder.record(.playbackStarted(.started(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered,
+                                                          firstFrameAtSeconds: firstFrameAt, isFirstStart: isFirstStart)))
                 liveEvent(.playbackStarted(at: at))
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))

@@ -58,6 +58,8 @@ public final class VirtualSession {
     private var networkLimitedSamples = 0
     private var coalescer = TransferCoalescer()
     private var breakdown = StartupBreakdown()
+    /// The first `playback.started` was logged (it carries the start wait after the first frame).
+    private var playbackStartRecorded = false
 
     // Loader state.
     private enum Work: Equatable {
@@ -209,7 +211,9 @@ public final class VirtualSession {
         for action in actions {
             switch action {
             case let .started(at, position, buffered):
-                recorder.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: buffered)))
+                recorder.record(.playbackStarted(.started(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: buffered,
+                                                          firstFrameAtSeconds: breakdown.firstFrameAtSeconds, isFirstStart: !playbackStartRecorded)))
+                playbackStartRecorded = true
             case let .stallStarted(at, position):
                 recorder.record(.stallStart(PlaybackChange(atSeconds: at.seconds, positionSeconds: position, bufferSeconds: 0)))
                 capEvent(.stallStarted(estimateBps: measuredEstimate, at: at))
