@@ -26,7 +26,8 @@ enum SummaryFormatter {
         lines.append("    first segment transfer \(sec(b.firstSegmentLastByteSeconds))")
         lines.append("    demux                  \(sec(b.demuxSeconds))")
         lines.append("    first frame decode     \(sec(b.firstFrameDecodeSeconds))")
-        let wait = s.startupWaitSeconds.map { ", \(sec($0)) after the first frame (start buffer)" } ?? ""
+        // The wait for the start buffer after the first frame (none: it was there with the first frame).
+        let wait = s.startupWaitSeconds.map { $0 < 0.0005 ? ", with the first frame" : ", \(sec($0)) after the first frame (waiting for the start buffer)" } ?? ""
         lines.append("  playback start           \(s.timeToPlaybackStartSeconds.map { sec($0) } ?? "never")\(wait)")
         lines.append("  first video, first audio \(s.timeToFirstVideoSeconds.map { sec($0) } ?? "none"), \(s.timeToFirstAudioSeconds.map { sec($0) } ?? "none")")
         lines.append("  stalls                   \(s.stallCount) (\(String(format: "%.3f", s.stallSeconds)) s)")
