@@ -59,12 +59,28 @@ import Testing
         #expect(q.linearQoE == 3 && q.linearQoEPerChunk == 1)
     }
 
-    @Test func chunksBufferedOutOfMediaOrder_areJudgedInMediaOrder() {
-        let q = SessionQoE.compute(chunks: [threeChunks[2], threeChunks[0], threeChunks[1]], startPositionSeconds: 0,
-                                   finalPositionSeconds: 12, stallCount: 0, stallSeconds: 0, ladderTopBps: nil)
-        // Same switches as in media order (1 → 3 → 2), and μ from the highest played chunk.
-        #expect(q.playedSwitches == 2 && q.meanSwitchMagnitudeBps == 1_500_000)
+    @Test func bufferDiscarded_theDroppedMediaIsNotPlayed() throws {
+        // 0–12 s buffered, then a live resync at position 5 drops what is ahead: new chunks (v0) start at 5.
+        // The first v2 chunk played 4–5 only; the v1 chunk at 8–12 was dropped whole.
+        let chunks = threeChunks + [chunk(0, 1, at: 5, bytes: 400_000), chunk(0, 1, at: 9, bytes: 400_000)]
+        let q = SessionQoE.compute(chunks: chunks, startPositionSeconds: 0, finalPositionSeconds: 13,
+                                   stallCount: 0, stallSeconds: 0, ladderTopBps: 3_000_000)
+        #expect(q.playedChunks == 4)
+        #expect(q.rungs == [RungPlayTime(variantIndex: 0, bandwidthBps: 1_000_000, playedSeconds: 12),
+                            RungPlayTime(variantIndex: 2, bandwidthBps: 3_000_000, playedSeconds: 1)])
+        // (1 × 12 + 3 × 1) ÷ 13 s.
+        #expect(abs(try #require(q.averageDeclaredBitrateBps) - 15_000_000.0 / 13) < 1e-6)
+        // v0 → v2 → v0 → v0: two switches of 2 Mbit/s; 1 + 3 + 1 + 1 − 0 − 4 = 2.
+        #expect(q.playedSwitches == 2 && q.meanSwitchMagnitudeBps == 2_000_000)
+        #expect(q.linearQoE == 2)
+    }
+
+    @Test func noLadderSeen_muIsTheHighestChunkPlayed() {
+        let q = SessionQoE.compute(chunks: threeChunks, startPositionSeconds: 0, finalPositionSeconds: 12,
+                                   stallCount: 1, stallSeconds: 1, ladderTopBps: nil)
         #expect(q.linearQoERebufferWeight == 3)
+        // 6 − 3 × 1 − 3.
+        #expect(q.linearQoE == 0)
     }
 
     @Test func nothingPlayed_figuresWithoutADenominatorAreAbsent() {

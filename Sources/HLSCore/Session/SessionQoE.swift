@@ -96,19 +96,25 @@ public struct SessionQoE: Sendable, Equatable, Codable {
     /// The QoE of a session that buffered `chunks` (in the order buffered), played the media interval
     /// `startPositionSeconds`…`finalPositionSeconds`, and stalled `stallCount` times for `stallSeconds`
     /// in all; `ladderTopBps` is the highest declared BANDWIDTH of the ladder (μ's basis; nil: the highest
-    /// of the chunks). A chunk counts as played when some of its media time lies in the played interval;
-    /// the bitrate averages and per-rung times weigh it by that much, the linear QoE counts it whole.
+    /// of the chunks). A chunk counts as played when some of its media time lies in the played interval
+    /// and was not discarded before it played (a later chunk starting before its end); the bitrate averages
+    /// and per-rung times weigh it by that much, the linear QoE counts it whole.
     public static func compute(chunks: [QoEChunk], startPositionSeconds: Double, finalPositionSeconds: Double,
                                stallCount: Int, stallSeconds: Double, ladderTopBps: Int?) -> SessionQoE {
+        // Chunks are appended at the end of the buffer, so a chunk that starts before an earlier one ends
+        // means the buffer was discarded there (a live resync): the earlier chunk's media from that point on
+        // was dropped unplayed. Each chunk's media ends at the earliest start of any chunk buffered after it.
+        var playedEnds = chunks.map { $0.startSeconds + $0.durationSeconds }
+        var laterStart = Double.infinity
+        for i in chunks.indices.reversed() {
+            playedEnds[i] = min(playedEnds[i], laterStart)
+            laterStart = min(laterStart, chunks[i].startSeconds)
+        }
         var played: [(chunk: QoEChunk, seconds: Double)] = []
-        for c in chunks {
-            let overlap = min(c.startSeconds + c.durationSeconds, finalPositionSeconds) - max(c.startSeconds, startPositionSeconds)
+        for (c, end) in zip(chunks, playedEnds) {
+            let overlap = min(end, finalPositionSeconds) - max(c.startSeconds, startPositionSeconds)
             if overlap > 0 { played.append((c, overlap)) }
         }
-        // Played in media order (stable: chunks buffered at one position keep their buffering order).
-        played = played.enumerated().sorted {
-            ($0.element.chunk.startSeconds, $0.offset) < ($1.element.chunk.startSeconds, $1.offset)
-        }.map(\.element)
 
         let playedSeconds = played.reduce(0) { $0 + $1.seconds }
         var declared = 0.0, measured = 0.0
