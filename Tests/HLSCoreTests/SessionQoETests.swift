@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func noDeclaredBitrate_noLinearQoE_butTheMeasuredBitrateStays() {
-        // A media playlist played directly: no BANDWIDTH, so μ would be 0 and the score meaningless.
+        // Chunks declaring no bitrate (0) and no ladder: μ would be 0 and the score meaningless.
         let q = SessionQoE.compute(chunks: [chunk(0, 0, at: 0, bytes: 500_000)], startPositionSeconds: 0,
                                    finalPositionSeconds: 4, stallCount: 0, stallSeconds: 0, ladderTopBps: nil)
         #expect(q.linearQoERebufferWeight == 0 && q.linearQoE == nil)
