@@ -557,7 +557,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// buffer starved for CMCD.
     func record(_ actions: [PlaybackAction]) {
         for action in actions {
-            perform(lock.withLock { core.mediaClock(action, sessionStart: sessionStart) })
+            perform(lock.withLock { core.mediaClock(action, sessionStart: sessionStart, firstFrameAtSeconds: breakdown.firstFrameAtSeconds) })
             switch action {
             case let .started(at, _, _):
                 liveEvent(.playbackStarted(at: at))

@@ -344,10 +344,20 @@ private struct Renderer {
             ("average-bitrate", bitrate(number(s?["averageBitrateBps"])), "average bitrate"),
             ("exit-reason", (s?["exitReason"] as? String).map(esc) ?? (s == nil ? "cut short" : "—"), "exit reason"),
         ]
+        if let start = number(s?["timeToPlaybackStartSeconds"]) {
+            let wait = number(s?["startupWaitSeconds"]).map { String(format: ", %.2f s after the first frame", $0) } ?? ""
+            items.insert(("playback-start", seconds(start), "playback start" + wait), at: 1)
+        }
         if let played = number(s?["playedSeconds"]) { items.append(("played", seconds(played), "media played")) }
         if let session = number(s?["sessionSeconds"]) { items.append(("session", seconds(session), "session length")) }
         if let switches = number(s?["variantSwitches"]) { items.append(("switches", String(Int(saturating: switches)), "variant switches")) }
         if let predictor = s?["predictor"] as? String { items.append(("predictor", esc(predictor), "stall predictor")) }
+        let qoe = s?["qoe"] as? [String: Any]
+        if let ratio = number(qoe?["rebufferRatio"]) { items.append(("rebuffer-ratio", String(format: "%.1f %%", ratio * 100), "rebuffer ratio")) }
+        if let score = number(qoe?["linearQoE"]) {
+            let perChunk = number(qoe?["linearQoEPerChunk"]).map { String(format: ", %.2f per chunk", $0) } ?? ""
+            items.append(("linear-qoe", String(format: "%.2f", score), "linear QoE" + perChunk))
+        }
         out += "<div class=\"figures\">\n"
         for (id, value, label) in items {
             out += "<div class=\"figure\" id=\"figure-\(id)\"><b>\(value)</b><span>\(label)</span></div>\n"

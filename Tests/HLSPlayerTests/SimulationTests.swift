@@ -95,6 +95,69 @@ struct PiecewiseLink: SimulatedLink {
         #expect(stalls == summary.stallCount)
     }
 
+    /// Wall time = playback start + media played + stalled + the time after the end was played, within a
+    /// monitor tick, with the wait for the start buffer after the first frame in the start.
+    static func expectSessionTimeAddsUp(_ summary: SessionSummary, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let start = try #require(summary.timeToPlaybackStartSeconds, sourceLocation: sourceLocation)
+        let tail = summary.playbackEndedAtSeconds.map { summary.sessionSeconds - $0 } ?? 0
+        let accounted = start + summary.playedSeconds + summary.stallSeconds + tail
+        #expect(abs(summary.sessionSeconds - accounted) <= 0.25 + 1e-6,
+                "session \(summary.sessionSeconds) s vs start \(start) + played \(summary.playedSeconds) + stalled \(summary.stallSeconds) + tail \(tail)",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test func startBufferWait_isReported_andTheSessionTimeAddsUp() throws {
+        // 2 Mbit/s for a 1 Mbit/s rung: each 2 s segment takes 1 s. The first frame comes with the first
+        // segment; a 6 s start buffer needs two more, so playback starts about 2 s after the first frame.
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [1_000_000]), PiecewiseLink(pieces: [(0, 2_000_000)])) {
+            $0.playback.startupBufferSeconds = 6
+        }
+        let ttff = try #require(summary.timeToFirstFrameSeconds)
+        let start = try #require(summary.timeToPlaybackStartSeconds)
+        let wait = try #require(summary.startupWaitSeconds)
+        #expect(abs(wait - 2) < 0.05, "start wait \(wait) s")
+        #expect(abs(start - (ttff + wait)) < 1e-9)
+        #expect(summary.startup.playbackStartAtSeconds == start && summary.startup.startupWaitSeconds == wait)
+        let started = try #require(lines.first { $0["type"] as? String == "playback.started" })
+        #expect(started["atSeconds"] as? Double == start)
+        #expect(started["startupWaitSeconds"] as? Double == wait && started["timeToFirstFrameSeconds"] as? Double == ttff)
+        #expect(summary.exitReason == .completed && summary.playbackEndedAtSeconds != nil)
+        try Self.expectSessionTimeAddsUp(summary)
+        // The old headline alone misses the wait: first frame + played + stalled falls short by it.
+        #expect(summary.sessionSeconds - (ttff + summary.playedSeconds + summary.stallSeconds) > 1.5)
+        // QoE from the same pure code as the real player's: 10 chunks of one 1 Mbit/s rung, no stall.
+        let q = try #require(summary.qoe)
+        #expect(q.playedChunks == 10 && q.playedSwitches == 0 && q.rebufferRatio == 0)
+        #expect(q.averageDeclaredBitrateBps == 1_000_000)
+        #expect(q.rungs == [RungPlayTime(variantIndex: 0, bandwidthBps: 1_000_000, playedSeconds: summary.playedSeconds)])
+        #expect(q.linearQoE == 10 && q.linearQoEPerChunk == 1)
+    }
+
+    @Test func slowLink_withStalls_theSessionTimeAddsUp_andQoEPaysForTheRebuffering() throws {
+        let (summary, _) = try Self.run(Self.ladder(rungsBps: [1_000_000]), PiecewiseLink(pieces: [(0, 500_000)]))
+        #expect(summary.stallCount >= 2)
+        try Self.expectSessionTimeAddsUp(summary)
+        let q = try #require(summary.qoe)
+        let ratio = try #require(q.rebufferRatio)
+        #expect(abs(ratio - summary.stallSeconds / (summary.playedSeconds + summary.stallSeconds)) < 1e-9)
+        // μ = 1 (the only rung, Mbit/s): 10 chunks of 1 Mbit/s, less 1 per second stalled.
+        #expect(abs(try #require(q.linearQoE) - (10 - summary.stallSeconds)) < 1e-9)
+    }
+
+    @Test func neverStarted_playbackStartAbsent_nothingPlayed() throws {
+        // The link dies after the playlists and part of the first segment: no frame, no start; with one
+        // attempt per segment the session ends in an error, having played nothing.
+        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [1_000_000]), PiecewiseLink(pieces: [(0, 2_000_000), (0.5, 0)])) {
+            $0.retry.segment.maxAttempts = 1
+        }
+        #expect(summary.exitReason == .error && summary.timeToFirstFrameSeconds == nil)
+        #expect(summary.timeToPlaybackStartSeconds == nil && summary.startupWaitSeconds == nil)
+        #expect(summary.playbackEndedAtSeconds == nil)
+        #expect(summary.playedSeconds == 0 && summary.stallSeconds == 0)
+        #expect(!lines.contains { $0["type"] as? String == "playback.started" })
+        #expect(summary.qoe?.playedChunks == 0 && summary.qoe?.linearQoE == nil)
+    }
+
     @Test func selector_climbsTheLadder_onAFastLink_andTheCapStartsAtTheBottom() throws {
         let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000, 3_000_000], segments: 30),
                                             PiecewiseLink(pieces: [(0, 20_000_000)], delaySeconds: 0.02))

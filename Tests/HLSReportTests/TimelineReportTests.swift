@@ -46,7 +46,9 @@ enum HandLog {
 
     static var summary: String {
         json(["type": "summary", "url": hostileURL, "exitReason": "durationReached", "timeToFirstFrameSeconds": 1.5,
-              "stallCount": 2, "stallSeconds": 3.0, "averageBitrateBps": 1_500_000])
+              "stallCount": 2, "stallSeconds": 3.0, "averageBitrateBps": 1_500_000,
+              "timeToPlaybackStartSeconds": 2.5, "startupWaitSeconds": 1.0,
+              "qoe": ["playedChunks": 4, "rebufferRatio": 0.25, "linearQoE": -3.5, "linearQoEPerChunk": -0.875]])
     }
 
     static var whole: String { ([header] + events + [summary]).joined(separator: "\n") + "\n" }
@@ -134,6 +136,9 @@ enum HandLog {
         #expect(html.contains("id=\"figure-stall-seconds\"><b>3.00 s</b>"))
         #expect(html.contains("id=\"figure-average-bitrate\"><b>1.5 Mb/s</b>"))
         #expect(html.contains("id=\"figure-exit-reason\"><b>durationReached</b>"))
+        #expect(html.contains("id=\"figure-playback-start\"><b>2.50 s</b><span>playback start, 1.00 s after the first frame</span>"))
+        #expect(html.contains("id=\"figure-rebuffer-ratio\"><b>25.0 %</b>"))
+        #expect(html.contains("id=\"figure-linear-qoe\"><b>-3.50</b><span>linear QoE, -0.88 per chunk</span>"))
         #expect(!html.contains("id=\"truncated\""))
     }
 

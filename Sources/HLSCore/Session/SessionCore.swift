@@ -99,6 +99,8 @@ public struct SessionCore: Sendable {
     /// Segment samples with evidence about the link (network-limited, or a lower bound): the estimate store keeps
     /// a session's estimate only when there is at least one.
     public private(set) var networkLimitedSamples = 0
+    /// The first `playback.started` was logged (it carries the start wait after the first frame).
+    public private(set) var playbackStartRecorded = false
     /// The variant the last selection chose.
     public var currentVariant: Int?
     /// RTT of the last connection (TCP_INFO), seconds.
@@ -150,12 +152,14 @@ public struct SessionCore: Sendable {
     }
 
     /// The media clock did something (started, stalled, resumed, ended): its record, stamped in seconds since
-    /// `sessionStart`; a stall also tells the startup/recovery cap.
-    public mutating func mediaClock(_ action: PlaybackAction, sessionStart: MonotonicInstant) -> [SessionCoreAction] {
+    /// `sessionStart`; the first start carries the wait since the first frame (`firstFrameAtSeconds`, session
+    /// seconds, nil before one); a stall also tells the startup/recovery cap.
+    public mutating func mediaClock(_ action: PlaybackAction, sessionStart: MonotonicInstant, firstFrameAtSeconds: Double?) -> [SessionCoreAction] {
         switch action {
         case let .started(at, position, buffered):
-            return [.record(.playbackStarted(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position,
-                                                            bufferSeconds: buffered)))]
+            defer { playbackStartRecorded = true }
+            return [.record(.playbackStarted(.started(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered,
+                                                      firstFrameAtSeconds: firstFrameAtSeconds, isFirstStart: !playbackStartRecorded)))]
         case let .stallStarted(at, position):
             return [.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))]
                 + cap(.stallStarted(estimateBps: measuredEstimateBps, at: at))

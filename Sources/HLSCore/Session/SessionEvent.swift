@@ -444,6 +444,23 @@ public struct PlaybackChange: Sendable, Equatable, Codable {
     public var positionSeconds: Double
     public var bufferSeconds: Double?
     public var stallSeconds: Double?
+    /// The session's first `playback.started` only: when the first frame was decoded (seconds since session
+    /// start), and how long playback then waited for the start buffer (`atSeconds` minus that).
+    public var timeToFirstFrameSeconds: Double? = nil
+    public var startupWaitSeconds: Double? = nil
+
+    /// The `playback.started` record: for the session's first start (`isFirstStart`), with the first frame's
+    /// time and the start wait after it (absent when no frame was decoded, e.g. demux only before a frame).
+    public static func started(atSeconds: Double, positionSeconds: Double, bufferSeconds: Double,
+                               firstFrameAtSeconds: Double?, isFirstStart: Bool) -> PlaybackChange {
+        var change = PlaybackChange(atSeconds: atSeconds, positionSeconds: positionSeconds, bufferSeconds: bufferSeconds)
+        if isFirstStart, let first = firstFrameAtSeconds {
+            change.timeToFirstFrameSeconds = first
+            change.startupWaitSeconds = max(0, atSeconds - first)
+        }
+        return change
+    }
+
     public init(atSeconds: Double, positionSeconds: Double, bufferSeconds: Double? = nil, stallSeconds: Double? = nil) {
         self.atSeconds = atSeconds
         self.positionSeconds = positionSeconds
@@ -468,6 +485,11 @@ public struct StartupBreakdown: Sendable, Equatable, Codable {
     public var firstSegmentLastByteAtSeconds: Double?
     public var demuxedAtSeconds: Double?
     public var firstFrameAtSeconds: Double?
+    /// When the media clock first started (the first `playback.started`), and how long after the first
+    /// frame that was (the wait for the start buffer). Known only after the first frame, so only the
+    /// summary's `startup` and the first `playback.started` carry them, never `frame.first`'s breakdown.
+    public var playbackStartAtSeconds: Double?
+    public var startupWaitSeconds: Double?
     public init() {}
 }
 

@@ -22,6 +22,15 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     public var error: String?
     /// The first frame playback waited for (video; audio when the stream starts without video).
     public var timeToFirstFrameSeconds: Double?
+    /// When the media clock first started advancing (`playback.started`), seconds since session start;
+    /// absent when playback never started.
+    public var timeToPlaybackStartSeconds: Double? = nil
+    /// Playback start minus the first frame: the wait for the start buffer after the first frame was decoded,
+    /// seconds (absent without either).
+    public var startupWaitSeconds: Double? = nil
+    /// When the end of the stream was played (`playback.ended`), seconds since session start (absent: it was not).
+    /// The session's wall time is timeToPlaybackStartSeconds + playedSeconds + stallSeconds + the time after this.
+    public var playbackEndedAtSeconds: Double? = nil
     /// The first decoded video and audio frames, seconds since session start (absent: none of that kind).
     public var timeToFirstVideoSeconds: Double?
     public var timeToFirstAudioSeconds: Double?
@@ -84,6 +93,9 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     /// held it in all (seconds); absent when it never did (`buffer.byteBound`).
     public var byteBoundEpisodes: Int? = nil
     public var byteBoundSeconds: Double? = nil
+    /// Quality of experience: played bitrate, rebuffering, switches, time per rung, linear QoE (`SessionQoE`).
+    /// Absent in logs written before it existed.
+    public var qoe: SessionQoE? = nil
 }
 
 /// Folds events into a summary.
@@ -100,7 +112,10 @@ public struct SummaryBuilder: Sendable {
     private var firstOfKind: [String: Double] = [:]
     private var iFramesOnly = false
     private var decode = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
-    private var segments: [(start: Double, duration: Double, bandwidth: Int)] = []
+    private var segments: [QoEChunk] = []
+    private var playbackStartedAt: Double?
+    private var playbackEndedAt: Double?
+    private var ladderTopBps: Int?
     private var lastBreakdown = StartupBreakdown()
     private var gate: String?
     private var capChanges = 0
@@ -138,7 +153,14 @@ public struct SummaryBuilder: Sendable {
         case .segmentBuffered(let e) where e.track == "audio":
             audioSegments += 1
         case .segmentBuffered(let e):
-            segments.append((e.startSeconds, e.durationSeconds, e.bandwidthBps))
+            segments.append(QoEChunk(variantIndex: e.variantIndex, bandwidthBps: e.bandwidthBps,
+                                     startSeconds: e.startSeconds, durationSeconds: e.durationSeconds, bytes: e.bytes))
+        case .playbackStarted(let e):
+            if playbackStartedAt == nil { playbackStartedAt = e.atSeconds }
+        case .playbackEnded(let e):
+            playbackEndedAt = e.atSeconds
+        case .variantDecision(let e):
+            if let top = e.inputs.ladder.map(\.bandwidthBps).max() { ladderTopBps = max(ladderTopBps ?? 0, top) }
         case .segmentSkipped:
             skipped += 1
         case .firstFrame(let e):
@@ -199,12 +221,12 @@ public struct SummaryBuilder: Sendable {
         var covered = 0.0
         var last: Int?
         for s in segments {
-            let overlap = min(s.start + s.duration, finalPositionSeconds) - max(s.start, startPositionSeconds)
+            let overlap = min(s.startSeconds + s.durationSeconds, finalPositionSeconds) - max(s.startSeconds, startPositionSeconds)
             if overlap > 0 {
-                weighted += Double(s.bandwidth) * overlap
+                weighted += Double(s.bandwidthBps) * overlap
                 covered += overlap
             }
-            if s.start <= finalPositionSeconds || last == nil { last = s.bandwidth }
+            if s.startSeconds <= finalPositionSeconds || last == nil { last = s.bandwidthBps }
         }
         var summary = SessionSummary(
             url: url, isLive: isLive, exitReason: exitReason, error: error,
@@ -225,6 +247,16 @@ public struct SummaryBuilder: Sendable {
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
         summary.trickleVerdicts = trickleVerdicts
+        summary.timeToPlaybackStartSeconds = playbackStartedAt
+        if let start = playbackStartedAt, let first = firstFrame?.timeToFirstFrameSeconds {
+            summary.startupWaitSeconds = max(0, start - first)
+        }
+        summary.playbackEndedAtSeconds = playbackEndedAt
+        summary.startup.playbackStartAtSeconds = playbackStartedAt
+        summary.startup.startupWaitSeconds = summary.startupWaitSeconds
+        summary.qoe = SessionQoE.compute(chunks: segments, startPositionSeconds: startPositionSeconds,
+                                         finalPositionSeconds: finalPositionSeconds, stallCount: stallCount,
+                                         stallSeconds: stallSeconds, ladderTopBps: ladderTopBps)
         if pacedRequests > 0 {
             summary.pacedRequests = pacedRequests
             summary.pacedSeconds = pacedSeconds

@@ -192,7 +192,7 @@ public final class VirtualSession {
     }
 
     private func record(_ actions: [PlaybackAction]) {
-        for action in actions { perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0))) }
+        for action in actions { perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0), firstFrameAtSeconds: breakdown.firstFrameAtSeconds)) }
     }
 
 
