@@ -10,8 +10,8 @@ Tools/install-deps.sh
 Samples/make-all.sh
 swift build --build-tests
 # The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
-# binaries just built, reading logs) and the characterization grid's shard partition, merge
-# and log readings (about 20 s).
+# binaries just built, reading logs), the characterization grid's shard partition, merge
+# and log readings, and the training results file and trace groups (about 20 s).
 python3 -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.

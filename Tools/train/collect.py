@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import recording_groups  # noqa: E402
 import sim  # noqa: E402
 from hlsplay_tools import Origin, read_log, run_hlsplay  # noqa: E402
 
@@ -57,7 +58,9 @@ TRACES_ROOT = os.path.join(os.path.dirname(REPO), "shared", "data", "traces")
 # (models/stall-logistic-v1.json training.trainTraces / heldOutTraces), so the
 # held-out networks were seen by neither v1 nor v2. Chosen so that the 0.62
 # Mbit/s bottom rung of the ladder is sometimes not sustainable (stalls in a fair
-# share of sessions), with every source family on both sides.
+# share of sessions), with every source family on both sides. That puts the Norway
+# HSDPA dataset, one recording-source group (recording_groups.py: its Pensieve and
+# Sabre files cannot be told apart), on both sides; a new split must not cut a group.
 TRAIN_TRACES = [
     "pensieve/hsdpa_norway/norway_bus_11",
     "pensieve/hsdpa_norway/norway_car_12",
@@ -86,6 +89,11 @@ HELD_OUT_TRACES = [
     "sabre/4G_lte_belgium/report_train_0003.json",
     "mahimahi/TMobile-UMTS-driving.down",
 ]
+_new_crossings = (recording_groups.crossing_groups(TRAIN_TRACES, HELD_OUT_TRACES)
+                  - recording_groups.PUBLISHED_SPLIT_CROSSINGS)
+if _new_crossings:
+    raise RuntimeError(f"collect.py: the split puts recording groups {sorted(_new_crossings)} on both sides "
+                       "(Tools/train/recording_groups.py)")
 OFFSET_FRACTIONS = [0.0, 0.5]        # session start within the trace, as a fraction of its length
 SESSION_MEDIA_SECONDS = 90.0         # --duration: media played per session
 SESSION_WALL_LIMIT_SECONDS = 240.0   # SIGTERM after this (the log still ends in a summary)

@@ -15,13 +15,13 @@ With --tag, stores the totals in results-v2.json under "onOff"[tag].
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reallogs  # noqa: E402  (it puts Tools/lib on the path)
+import results_file  # noqa: E402
 from hlsplay_tools import read_jsonl  # noqa: E402
 
 BITRATE_TOLERANCE = 0.10  # the issue's "no more than 10 % lower"
@@ -107,12 +107,10 @@ def main():
     print("off:", off)
     print("verdict:", verdict)
     if args.tag:
-        res = json.load(open(args.results)) if os.path.exists(args.results) else {}
-        res.setdefault("onOff", {})[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict,
-                                                     pairs=per)
-        with open(args.results, "w") as fh:
-            json.dump(res, fh, indent=2)
-            fh.write("\n")
+        # One entry per tag: the other tags' entries stay.
+        on_off = results_file.load(args.results).get("onOff", {})
+        on_off[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict, pairs=per)
+        results_file.update(args.results, {"onOff": on_off}, "Tools/train/onoff_report.py --tag TAG (one entry per tag)")
 
 
 if __name__ == "__main__":

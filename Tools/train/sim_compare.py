@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import reallogs  # noqa: E402
+import results_file  # noqa: E402
 import sim  # noqa: E402
 import train  # noqa: E402
 
@@ -99,13 +100,10 @@ def main():
         table.append(row)
     overall = dict(realModelAUC=train.auc(all_real_sc, all_real_lab), simModelAUC=train.auc(all_sim_sc, all_sim_lab),
                    model=os.path.basename(args.model))
-    res = json.load(open(args.results)) if os.path.exists(args.results) else {}
-    res["simVsReal"] = dict(perTrace=table, overall=overall,
-                            note="same derived trace files and session lengths; sim player is BBA-0 with a 20 s "
-                                 "buffer cap, no controller")
-    with open(args.results, "w") as fh:
-        json.dump(res, fh, indent=2)
-        fh.write("\n")
+    results_file.update(args.results, {"simVsReal": dict(
+        perTrace=table, overall=overall,
+        note="same derived trace files and session lengths; sim player is BBA-0 with a 20 s buffer cap, no controller")},
+        "Tools/train/sim_compare.py")
 
     def fm(x, p=2):
         return "—" if x is None else f"{x:.{p}f}"

@@ -29,6 +29,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results_file  # noqa: E402
 import sim  # noqa: E402
 
 HORIZON_SECONDS = 5.0
@@ -444,9 +445,7 @@ def main():
     with open(args.golden, "w") as fh:
         json.dump(dict(model=os.path.basename(args.out), vectors=golden, metricsCheck=check), fh, indent=2)
         fh.write("\n")
-    with open(args.results, "w") as fh:
-        json.dump(results, fh, indent=2)
-        fh.write("\n")
+    results_file.update(args.results, results, "Tools/train/train.py")
 
     def fmt(x, p=3):
         return "—" if x is None else f"{x:.{p}f}"

@@ -24,8 +24,9 @@ beside it.
 
 Writes models/stall-logistic-v2.json (schema hlsplay.stall-model v1, what
 LogisticModelPredictor loads), models/stall-logistic-v2.golden.json (vectors +
-probabilities + a metric cross-check for the Swift tests) and
-Tools/train/results-v2.json (figures for docs/stall-prediction.md).
+probabilities + a metric cross-check for the Swift tests) and its own keys of
+Tools/train/results-v2.json (figures for docs/stall-prediction.md; the keys the
+other scripts wrote stay, see results_file.py).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import collect  # noqa: E402
 import reallogs  # noqa: E402
+import results_file  # noqa: E402
 import sim  # noqa: E402
 import train  # noqa: E402
 
@@ -58,6 +60,13 @@ CV_FOLDS = 4
 TARGET_MEDIAN_LEAD_SECONDS = 3.0
 EXTRA_FEATURES = [("inFlightElapsedSeconds", "log1p", 0.0, 60.0)]
 FEATURE_SETS = {"v1-inputs": train.MODEL_FEATURES, "v1-inputs+elapsed": train.MODEL_FEATURES + EXTRA_FEATURES}
+RESULTS_WRITER = "Tools/train/train_real.py"
+
+
+def write_results(path, results):
+    """Stores this script's keys in the shared results file; every key another script
+    wrote (or that was merged by hand) stays as it was."""
+    return results_file.update(path, results, RESULTS_WRITER)
 
 
 # ---- baselines as the runtime computes them (with the device penalty) ----------
@@ -315,9 +324,7 @@ def main():
     with open(args.golden, "w") as fh:
         json.dump(dict(model=os.path.basename(args.out), vectors=golden, metricsCheck=check), fh, indent=2)
         fh.write("\n")
-    with open(args.results, "w") as fh:
-        json.dump(results, fh, indent=2)
-        fh.write("\n")
+    write_results(args.results, results)
 
     def fmt(x, p=3):
         return "—" if x is None else f"{x:.{p}f}"

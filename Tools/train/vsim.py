@@ -34,6 +34,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import collect  # noqa: E402
 import reallogs  # noqa: E402
+import results_file  # noqa: E402
 
 DEFAULT_MODEL = os.path.join(REPO, "models", "stall-logistic-v2.json")
 
@@ -119,13 +120,11 @@ def compare(args):
                                     timeToFirstFrameSeconds=s.get("timeToFirstFrameSeconds")))
                 for r, s in pairs]
     if args.results:
-        res = json.load(open(args.results)) if os.path.exists(args.results) else {}
-        res[args.results_key] = dict(dataDirectory=args.data,phases=args.phases, byArm=table, sessions=sessions,
-                                       note="hlsplay simulate (the player's decision code, virtual time) on each real "
-                                            "session's trace file, predictor, model and policy constants")
-        with open(args.results, "w") as fh:
-            json.dump(res, fh, indent=2)
-            fh.write("\n")
+        results_file.update(args.results, {args.results_key: dict(
+            dataDirectory=args.data, phases=args.phases, byArm=table, sessions=sessions,
+            note="hlsplay simulate (the player's decision code, virtual time) on each real "
+                 "session's trace file, predictor, model and policy constants")},
+            f"Tools/train/vsim.py compare --phases {args.phases} --results-key {args.results_key}")
 
 
 def onoff(args):
