@@ -107,11 +107,11 @@ var configuration = OriginConfiguration()
 /// Reads the command line into the globals above; throws the first mistake.
 @MainActor func parseArguments(_ argv: [String]) throws(UsageError) {
     var words = OptionWords(argv)
-    /// A duration option's value in seconds, at least `minimum` (or above it when `strictly`).
-    func seconds(_ option: String, above minimum: Double = 0, strictly: Bool = true) throws(UsageError) -> Double {
+    /// A duration option's value in seconds: > 0, or ≥ 0 when `allowZero`.
+    func seconds(_ option: String, allowZero: Bool = false) throws(UsageError) -> Double {
         let v = try words.value(for: option)
-        guard let d = OptionValue.seconds(v), strictly ? d > minimum : d >= minimum else {
-            throw UsageError(message: "\(option): '\(v)' is not a duration \(strictly ? ">" : "≥") \(minimum) s (e.g. 2.5, 2s, 500ms)")
+        guard let d = OptionValue.seconds(v), d > 0 || (allowZero && d == 0) else {
+            throw UsageError(message: "\(option): '\(v)' is not a duration \(allowZero ? "≥" : ">") 0 s (e.g. 2.5, 2s, 500ms)")
         }
         return d
     }
@@ -145,7 +145,7 @@ var configuration = OriginConfiguration()
             }
             configuration.rateBitsPerSecond = r
         case "--rtt":
-            configuration.rttSeconds = try seconds(arg, strictly: false)
+            configuration.rttSeconds = try seconds(arg, allowZero: true)
         case "--faults":
             scenarioFiles.append(try words.value(for: arg))
         case "--trace":
