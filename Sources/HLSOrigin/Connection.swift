@@ -288,7 +288,7 @@ final class Connection: @unchecked Sendable {
                                rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
                                tracePositionSeconds: state?.tracePositionSeconds,
                                linkCollapsed: state?.collapsed == true ? true : nil,
-                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil)
+                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil, clientAddress: clientAddress)
     }
 
     private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {

@@ -57,7 +57,9 @@ extension OriginTests {
         kill(origin.process.processIdentifier, SIGTERM)
         origin.process.waitUntilExit()
         #expect(origin.process.terminationStatus == 0)
-        #expect(try requestLog(log).map { $0["status"] as? Int } == [200])
+        let entries = try requestLog(log)
+        #expect(entries.map { $0["status"] as? Int } == [200])
+        #expect(entries.map { $0["clientAddress"] as? String } == ["::1"])
     }
 
     @Test func bind_bracketedIPv6AndEqualsForm_areAccepted() throws {
@@ -189,6 +191,7 @@ extension OriginTests {
         let text = try String(contentsOf: log, encoding: .utf8)
         #expect(!text.contains("SECRET"), "credentials written to the log: \(text)")
         let entry = try #require(try requestLog(log).first)
+        #expect(entry["clientAddress"] as? String == "127.0.0.1")
         let headers = try #require(entry["headers"] as? [String: String])
         #expect(headers["host"] == "127.0.0.1")
         #expect(headers["range"] == "bytes=10-19")
