@@ -24,8 +24,10 @@ extension OriginHTTP {
 
     /// Headers of the 204 answer to OPTIONS. The header names a preflight asks for
     /// (`Access-Control-Request-Headers`, e.g. `cmcd-request,range`) are echoed, each kept only if it is an HTTP
-    /// token, so a client cannot inject a header line through them; none asked, none echoed.
-    static func preflightHeaders(requestedHeaders: String?) -> [(String, String)] {
+    /// token, so a client cannot inject a header line through them; none asked, none echoed. A preflight that asks
+    /// `Access-Control-Request-Private-Network: true` (Chrome's Private Network Access, for a public page loading
+    /// from a loopback or private address) is granted it.
+    static func preflightHeaders(requestedHeaders: String?, privateNetwork: String? = nil) -> [(String, String)] {
         var headers: [(String, String)] = [
             ("Allow", allowedMethods),
             ("Access-Control-Allow-Methods", allowedMethods),
@@ -35,6 +37,9 @@ extension OriginHTTP {
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && $0.unicodeScalars.allSatisfy(isTokenCharacter) }
         if !names.isEmpty { headers.append(("Access-Control-Allow-Headers", names.joined(separator: ", "))) }
+        if privateNetwork?.trimmingCharacters(in: .whitespaces).lowercased() == "true" {
+            headers.append(("Access-Control-Allow-Private-Network", "true"))
+        }
         return headers
     }
 

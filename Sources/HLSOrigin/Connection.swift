@@ -342,7 +342,8 @@ final class Connection: @unchecked Sendable {
     /// preflight, the request headers it asked for, echoed (`OriginHTTP.preflightHeaders`). Pays the RTT like any
     /// answer. Returns whether the connection may continue.
     private func respondToOptions(_ head: HTTPRequestHead, keepAlive: Bool, entry: RequestLogEntry) -> Bool {
-        let headers = OriginHTTP.preflightHeaders(requestedHeaders: head.header("Access-Control-Request-Headers"))
+        let headers = OriginHTTP.preflightHeaders(requestedHeaders: head.header("Access-Control-Request-Headers"),
+                                                  privateNetwork: head.header("Access-Control-Request-Private-Network"))
         let sender = ResponseSender(fd: fd, server: server, connectionID: id)
         guard firstByteDelay(nil, entry: entry) else { finish(entry, sender: sender, status: 0, body: 0); return false }
         let ok = sender.send(headerBlock(status: 204, headers: headers, keepAlive: keepAlive))

@@ -133,7 +133,8 @@ extension OriginTests {
 
     @Test func cors_preflightAnswers204EchoingTheRequestedHeaders_beforeFaults() throws {
         var config = OriginConfiguration()
-        config.faults = [FaultRule(pathPattern: "seg0.ts", action: .status(code: 503, retryAfterSeconds: 1))]
+        config.faults = [FaultRule(pathPattern: "seg0.ts", action: .status(code: 503, retryAfterSeconds: 1)),
+                         FaultRule(pathPattern: "seg1.m4s", action: .blackHole)]
         let f = try Fixture(configuration: config)
         let log = f.root.appendingPathComponent("requests.jsonl")
         config.requestLogURL = log
@@ -150,12 +151,18 @@ extension OriginTests {
         #expect(preflight.headers["access-control-allow-headers"] == "cmcd-request, CMCD-Object, range")
         #expect(preflight.headers["access-control-max-age"] == "600")
         #expect(preflight.headers["content-length"] == nil, "a 204 has no Content-Length (RFC 9110 §8.6)")
+        #expect(preflight.headers["access-control-allow-private-network"] == nil, "not asked, not granted")
         // The connection stays usable (no stray body bytes) and the fault still applies to the GET.
         let get = try c.get("/v/seg0.ts", headers: ["Origin: http://player.example"])
         #expect(get.status == 503 && get.headers["access-control-allow-origin"] == "*")
         // A header name that is not a token is dropped, not echoed; none asked, none echoed.
         c.request("OPTIONS", "/v/index.m3u8", headers: ["Access-Control-Request-Headers: x-ok, bad name, x(y)"])
         #expect(try c.readResponse(head: true).headers["access-control-allow-headers"] == "x-ok")
+        c.request("OPTIONS", "/v/index.m3u8", headers: ["Access-Control-Request-Method: GET", "Access-Control-Request-Private-Network: true"])
+        #expect(try c.readResponse(head: true).headers["access-control-allow-private-network"] == "true")
+        // A black-holed path still answers its preflight; the GET is black-holed as before.
+        c.request("OPTIONS", "/v/seg1.m4s", headers: ["Access-Control-Request-Method: GET"])
+        #expect(try c.readResponse(head: true).status == 204)
         c.request("OPTIONS", "*")
         let plain = try c.readResponse(head: true)
         #expect(plain.status == 204 && plain.headers["allow"] == "GET, HEAD, OPTIONS")
@@ -164,9 +171,12 @@ extension OriginTests {
         c.request("DELETE", "/v/index.m3u8")
         let delete = try c.readResponse()
         #expect(delete.status == 405 && delete.headers["allow"] == "GET, HEAD, OPTIONS")
+        let hole = try RawClient(port: server.port, timeout: 0.5)
+        hole.request("GET", "/v/seg1.m4s")
+        #expect(hole.readToEnd().end == .timeout)
         server.stop()
         let entries = try requestLog(log)
-        #expect(entries.filter { $0["method"] as? String == "OPTIONS" }.map { $0["status"] as? Int } == [204, 204, 204])
+        #expect(entries.filter { $0["method"] as? String == "OPTIONS" }.map { $0["status"] as? Int } == [204, 204, 204, 204, 204])
         #expect(entries.filter { $0["method"] as? String == "OPTIONS" }.allSatisfy { $0["fault"] == nil })
     }
 
