@@ -9,7 +9,7 @@ public enum OriginError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .socket(what, err): return "\(what): \(String(cString: strerror(err)))"
-        case let .badBindAddress(a): return "bad bind address \(a)"
+        case let .badBindAddress(a): return "bind address '\(a)' is not an IPv4 or IPv6 address literal (e.g. 127.0.0.1, ::1)"
         case .alreadyStarted: return "server already started"
         }
     }

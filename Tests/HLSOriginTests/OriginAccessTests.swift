@@ -99,6 +99,14 @@ extension OriginTests {
         #expect(BindAddress("localhost") == nil)
         #expect(BindAddress("[127.0.0.1]") == nil)
         let f = try Fixture()
+        var refused = OriginConfiguration()
+        refused.bindAddress = "localhost"
+        #expect(throws: (any Error).self) { try OriginServer(root: f.root, configuration: refused).start(port: 0) }
+        do {
+            try OriginServer(root: f.root, configuration: refused).start(port: 0)
+        } catch {
+            #expect("\(error)".contains("'localhost' is not an IPv4 or IPv6 address literal"))
+        }
         var config = OriginConfiguration()
         config.bindAddress = "::1"
         let server = OriginServer(root: f.root, configuration: config)
