@@ -12,10 +12,14 @@ extension OriginHTTP {
     static let exposedHeaders = "Content-Length, Content-Range, Accept-Ranges, Date, Age, Retry-After, Content-Type, Cache-Control"
 
     /// Sent on every answer, errors and faults included, so a script sees the real status instead of a network error.
-    /// `*` (no credentials): the origin serves public test content and sets no cookies.
+    /// `*` (no credentials): the origin serves public test content and sets no cookies. `Timing-Allow-Origin`
+    /// lets the page's Resource Timing entries for these answers carry their real timings and sizes (responseStart,
+    /// transferSize…), which a cross-origin resource otherwise reports as zero: what a player in a page measured
+    /// can then be compared with this origin's log.
     static let corsHeaders: [(String, String)] = [
         ("Access-Control-Allow-Origin", "*"),
         ("Access-Control-Expose-Headers", exposedHeaders),
+        ("Timing-Allow-Origin", "*"),
     ]
 
     /// How long a browser may cache a preflight answer, seconds (`Access-Control-Max-Age`): browsers cap it at

@@ -130,6 +130,7 @@ extension OriginTests {
         #expect([whole.status, ranged.status, missing.status, faulted.status] == [200, 206, 404, 503] as [Int])
         for r in [whole, ranged, missing, faulted] {
             #expect(r.headers["access-control-allow-origin"] == "*")
+            #expect(r.headers["timing-allow-origin"] == "*")
             let exposed = Set((r.headers["access-control-expose-headers"] ?? "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces).lowercased()
             })
