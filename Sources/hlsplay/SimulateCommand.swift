@@ -75,7 +75,9 @@ enum SimulateCommand {
                     }
                     rttSeconds = v
                 default:
-                    if refused.contains(word) { return usageError("'\(word)' does not apply to a simulated session") }
+                    if words.isOption(word) && refused.contains(word) { return usageError("'\(word)' does not apply to a simulated session") }
+                    // An operand after `--` that looks like an option stays an operand for the player's parser.
+                    if !words.isOption(word), word.hasPrefix("-"), word != "-", !rest.contains("--") { rest.append("--") }
                     // Everything else is the player's (values included, as separate words or after `=`).
                     rest.append(words.passOn())
                 }

@@ -94,6 +94,14 @@ import TestSupport
         }
         let simulate = try runProcess(Repo.hlsplay, ["simulate", "ladder", "--trace=t", "--rtt=soon"])
         #expect(simulate.status == 64 && simulate.stderr.contains("--rtt: 'soon' is not a duration"), "\(simulate.stderr)")
+        // After `--` a word that looks like an option is an operand (here a ladder folder named -ladder).
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("-ladder"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let dashed = try runProcess(Repo.hlsplay, ["simulate", "--trace=t", "--", "-ladder"], currentDirectory: dir)
+        #expect(dashed.status != 64 && dashed.stderr.contains("-ladder/master.m3u8"), "\(dashed.stderr)")
+        let undashed = try runProcess(Repo.hlsplay, ["simulate", "--trace=t", "-ladder"], currentDirectory: dir)
+        #expect(undashed.status == 64 && undashed.stderr.contains("unknown option '-ladder'"), "\(undashed.stderr)")
         let report = try runProcess(Repo.hlsplay, ["report", "--html"])
         #expect(report.status == 64 && report.stderr.contains("--html needs a value"), "\(report.stderr)")
     }
