@@ -14,8 +14,8 @@ usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE [--t
                   [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
                   [--log FILE] [--help] [--version]
 
-Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges), with CORS headers
-and OPTIONS preflights answered so browser players on other origins can load from it.
+Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 or --bind ADDR (GET/HEAD, keep-alive, byte ranges), with
+CORS headers and OPTIONS preflights answered so browser players on other origins can load from it.
 Every option takes its value as `--opt value` or `--opt=value`; `--` ends the options.
 Durations: 2.5 (seconds), 2s, 500ms, 250us, 1.5min, 1h. Rates: 2000000, 500k, 2m, 2mbit, 1.5mbps (bit/s).
   --bind ADDR         IP address literal to listen on (default 127.0.0.1): IPv4 or IPv6 (::1, [::1]);
