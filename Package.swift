@@ -4,6 +4,7 @@ import PackageDescription
 // Module arrows point one way:
 //   HLSCore (pure)  <-  HLSNet (libcurl), HLSMedia (FFmpeg)  <-  HLSPlayer (threads, timers, clock)  <-  hlsplay
 //   HLSOrigin (loopback test origin)  <-  hls-origin, hlsplay (embedded default), tests
+//   HLSCore (the shared command-line grammar, the version)  <-  hls-origin
 //   HLSOrigin  <-  TestSupport (shared test helpers, in no product)  <-  test targets
 //   HLSCore  <-  HLSReport (presentation: a session log as an HTML page)  <-  hlsplay
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
@@ -35,7 +36,7 @@ let package = Package(
         .target(name: "HLSPlayer", dependencies: ["HLSCore", "HLSNet", "HLSMedia"], swiftSettings: strict),
         .target(name: "HLSReport", dependencies: ["HLSCore"], swiftSettings: strict),
         .executableTarget(name: "hlsplay", dependencies: ["HLSPlayer", "HLSOrigin", "HLSReport"], swiftSettings: strict),
-        .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin"], swiftSettings: strict),
+        .executableTarget(name: "hls-origin", dependencies: ["HLSOrigin", "HLSCore"], swiftSettings: strict),
         // Helpers every test target shares (process runner, repository paths, origin start, report
         // reading). A plain target no product names, so it never ships.
         .target(name: "TestSupport", dependencies: ["HLSOrigin"], path: "Tests/TestSupport", swiftSettings: strict),

@@ -2,7 +2,7 @@ import Foundation
 
 /// Configuration of an `OriginServer`.
 public struct OriginConfiguration: Sendable {
-    /// IPv4 address to bind. Loopback only by default.
+    /// IP address literal to bind, IPv4 or IPv6 (`BindAddress`). Loopback only by default.
     public var bindAddress: String
     /// If set, one JSON object per request is appended to this file (JSON Lines).
     public var requestLogURL: URL?

@@ -288,7 +288,7 @@ final class Connection: @unchecked Sendable {
                                rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
                                tracePositionSeconds: state?.tracePositionSeconds,
                                linkCollapsed: state?.collapsed == true ? true : nil,
-                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil)
+                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil, clientAddress: clientAddress)
     }
 
     private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {
@@ -310,9 +310,13 @@ final class Connection: @unchecked Sendable {
         return delay <= 0 || server.interruptibleSleep(delay)
     }
 
+    /// Status line, `headers`, then what every response carries: `Date`, the CORS headers (`OriginHTTP.corsHeaders`,
+    /// so a player in a web page on another origin can read any answer, errors included) and `Connection`.
     private func headerBlock(status: Int, headers: [(String, String)], keepAlive: Bool) -> String {
         var s = "HTTP/1.1 \(status) \(HTTPStatus.reason(status))\r\n"
         for (k, v) in headers { s += "\(k): \(v)\r\n" }
+        s += "Date: \(OriginHTTP.httpDate(Date()))\r\n"
+        for (k, v) in OriginHTTP.corsHeaders { s += "\(k): \(v)\r\n" }
         s += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
         return s
     }
@@ -334,6 +338,20 @@ final class Connection: @unchecked Sendable {
         return ok && keepAlive
     }
 
+    /// Answers OPTIONS (a CORS preflight or a plain one): 204 with the methods the origin serves and, for a
+    /// preflight, the request headers it asked for, echoed (`OriginHTTP.preflightHeaders`). Pays the RTT like any
+    /// answer. Returns whether the connection may continue.
+    private func respondToOptions(_ head: HTTPRequestHead, keepAlive: Bool, entry: RequestLogEntry) -> Bool {
+        let headers = OriginHTTP.preflightHeaders(requestedHeaders: head.header("Access-Control-Request-Headers"),
+                                                  privateNetwork: head.header("Access-Control-Request-Private-Network"))
+        let sender = ResponseSender(fd: fd, server: server, connectionID: id)
+        guard firstByteDelay(nil, entry: entry) else { finish(entry, sender: sender, status: 0, body: 0); return false }
+        let ok = sender.send(headerBlock(status: 204, headers: headers, keepAlive: keepAlive))
+        finish(entry, sender: sender, status: 204, body: 0)
+        if !keepAlive { shutdown(fd, Int32(SHUT_WR)) }
+        return ok && keepAlive
+    }
+
     /// Handles one request. Returns whether to keep reading requests on this connection.
     private func handle(_ headBytes: ArraySlice<UInt8>) -> Bool {
         guard let head = HTTPRequestHead.parse(headBytes) else {
@@ -345,6 +363,7 @@ final class Connection: @unchecked Sendable {
         }
         let decodedPath = OriginHTTP.decodedPath(ofTarget: head.target)
         var entry = newEntry(method: head.method, path: decodedPath ?? head.target, range: head.header("Range"))
+        entry.headers = OriginHTTP.loggedHeaders(head.headers)
         if let q = head.target.firstIndex(of: "?") {
             let query = head.target[head.target.index(after: q)...].prefix { $0 != "#" }
             if !query.isEmpty { entry.query = String(query) }
@@ -360,6 +379,11 @@ final class Connection: @unchecked Sendable {
                 return respondSimple(status: 400, method: head.method, keepAlive: false, entry: entry, extraHeaders: [])
             }
             if !discard(n) { keepAlive = false }
+        }
+
+        // CORS preflight (and any OPTIONS): answered before the fault decision point, which applies to GET and HEAD.
+        if head.method == "OPTIONS" {
+            return respondToOptions(head, keepAlive: keepAlive, entry: entry)
         }
 
         // The fault decision point.
@@ -389,7 +413,7 @@ final class Connection: @unchecked Sendable {
 
         guard head.method == "GET" || head.method == "HEAD" else {
             return respondSimple(status: 405, method: head.method, keepAlive: keepAlive, entry: entry,
-                                 extraHeaders: [("Allow", "GET, HEAD")], fault: fault)
+                                 extraHeaders: [("Allow", OriginHTTP.allowedMethods)], fault: fault)
         }
         let filePath: String
         switch OriginHTTP.resolve(target: head.target, root: server.root.path) {

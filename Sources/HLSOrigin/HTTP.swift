@@ -52,6 +52,7 @@ enum HTTPStatus {
     static func reason(_ code: Int) -> String {
         switch code {
         case 200: return "OK"
+        case 204: return "No Content"
         case 206: return "Partial Content"
         case 400: return "Bad Request"
         case 403: return "Forbidden"

@@ -9,7 +9,7 @@ public enum OriginError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .socket(what, err): return "\(what): \(String(cString: strerror(err)))"
-        case let .badBindAddress(a): return "bad bind address \(a)"
+        case let .badBindAddress(a): return "bind address '\(a)' is not an IPv4 or IPv6 address literal (e.g. 127.0.0.1, ::1)"
         case .alreadyStarted: return "server already started"
         }
     }
@@ -85,8 +85,11 @@ public final class OriginServer: @unchecked Sendable {
 
     public var port: UInt16 { state.lock(); defer { state.unlock() }; return _port }
 
-    /// `http://ADDRESS:PORT/`
-    public var baseURL: URL { URL(string: "http://\(configuration.bindAddress):\(port)/")! }
+    /// `http://ADDRESS:PORT/`, an IPv6 address in brackets (`http://[::1]:PORT/`).
+    public var baseURL: URL {
+        let host = BindAddress(configuration.bindAddress)?.urlHost ?? configuration.bindAddress
+        return URL(string: "http://\(host):\(port)/")!
+    }
 
     /// Number of request heads read so far (including faulted and malformed ones).
     public var requestCount: Int { state.lock(); defer { state.unlock() }; return _requestCount }
@@ -100,29 +103,31 @@ public final class OriginServer: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         guard !started else { throw OriginError.alreadyStarted }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, configuration.bindAddress, &addr.sin_addr) == 1 else {
+        guard let address = BindAddress(configuration.bindAddress) else {
             throw OriginError.badBindAddress(configuration.bindAddress)
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var storage = address.socketAddress(port: port)
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw OriginError.socket("socket", errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // `::` means IPv6 only, whatever the system's net.ipv6.bindv6only default: `0.0.0.0` is the IPv4 wildcard.
+        if address.family == AF_INET6 {
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard bound == 0 else { let e = errno; close(fd); throw OriginError.socket("bind", e) }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketAddressLength) }
+        }
+        guard bound == 0 else { let e = errno; close(fd); throw OriginError.socket("bind \(address.urlHost)", e) }
         guard listen(fd, 512) == 0 else { let e = errno; close(fd); throw OriginError.socket("listen", e) }
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
         }
         if let url = configuration.requestLogURL {
             do { log = try RequestLogWriter(url: url) } catch { close(fd); throw error }
         }
-        _port = UInt16(bigEndian: addr.sin_port)
+        _port = BindAddress.port(of: storage)
         listenFD = fd
         started = true
         startTime = monotonicNow()
@@ -223,8 +228,8 @@ public final class OriginServer: @unchecked Sendable {
             var pfd = pollfd(fd: lfd, events: Int16(POLLIN), revents: 0)
             let r = poll(&pfd, 1, 100)
             if r <= 0 { continue }
-            var peer = sockaddr_in()
-            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            var peer = sockaddr_storage()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let cfd = withUnsafeMutablePointer(to: &peer) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(lfd, $0, &peerLength) }
             }
@@ -301,11 +306,27 @@ public final class OriginServer: @unchecked Sendable {
         }
     }
 
-    /// Dotted-quad form of an IPv4 peer address.
-    private static func addressString(_ peer: sockaddr_in) -> String {
-        var address = peer.sin_addr
-        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-        guard inet_ntop(AF_INET, &address, &text, socklen_t(text.count)) != nil else { return "?" }
+    /// Text form of a peer address: dotted quad for IPv4, RFC 5952 text for IPv6 (`::1`).
+    private static func addressString(_ peer: sockaddr_storage) -> String {
+        var peer = peer
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let converted: UnsafePointer<CChar>? = withUnsafePointer(to: &peer) { pointer in
+            switch Int32(pointer.pointee.ss_family) {
+            case AF_INET:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    var address = $0.pointee.sin_addr
+                    return inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
+                }
+            case AF_INET6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var address = $0.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
+                }
+            default:
+                return nil
+            }
+        }
+        guard converted != nil else { return "?" }
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

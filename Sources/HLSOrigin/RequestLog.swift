@@ -40,6 +40,12 @@ public struct RequestLogEntry: Codable, Sendable, Equatable {
     public var refused: String? = nil
     /// With `refused: outsideRoot`: the real path the request led to.
     public var resolvedPath: String? = nil
+    /// The client's IP address (`127.0.0.1`, `::1`; with `--bind 0.0.0.0`, which machine asked).
+    public var clientAddress: String? = nil
+    /// The request's header fields, names lowercased, repeated fields joined (`OriginHTTP.loggedHeaders`): the
+    /// ground truth of what a client sent (CMCD headers, `Range`, `User-Agent`). `Cookie` keeps its names only,
+    /// `Authorization` its scheme only. Absent for a head that could not be parsed.
+    public var headers: [String: String]? = nil
 }
 
 /// A line of the request log about a connection rather than a request: one the origin closed because it took too

@@ -2,7 +2,7 @@ import Foundation
 import HLSCore
 
 /// The hlsplay version, written into every session log header.
-public let hlsplayVersion = "0.1.0"
+public let hlsplayVersion = ProjectVersion.string
 
 /// Which stall-risk predictor feeds the playback policy controller.
 public enum PredictorChoice: String, Sendable, Codable, CaseIterable {

@@ -1,19 +1,26 @@
 import Dispatch
 import Foundation
 import Glibc
+import HLSCore
 import HLSOrigin
 
 let usage = """
-usage: hls-origin ROOT [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
+usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
                   [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
                   [--trickle PATTERN]
                   [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
                   [--live [--window SEGMENTS] [--live-event] [--expire-at-once]] [--ll-hls [--part-target DURATION]]
                   [--max-connections N] [--max-connections-per-address N]
                   [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
-                  [--log FILE] [--help]
+                  [--log FILE] [--help] [--version]
 
-Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ranges).
+Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 or --bind ADDR (GET/HEAD, keep-alive, byte ranges), with
+CORS headers and OPTIONS preflights answered so browser players on other origins can load from it.
+Every option takes its value as `--opt value` or `--opt=value`; `--` ends the options.
+Durations: 2.5 (seconds), 2s, 500ms, 250us, 1.5min, 1h. Rates: 2000000, 500k, 2m, 2mbit, 1.5mbps (bit/s).
+  --bind ADDR         IP address literal to listen on (default 127.0.0.1): IPv4 or IPv6 (::1, [::1]);
+                      0.0.0.0 or :: listens on every interface, so other machines can reach it
+                      (host names are refused, not looked up)
   --port N            port to bind (0 = ephemeral, default)
   --rate RATE         constant link rate shared by all connections: 2mbit, 500kbit, 2000000 (bits/s)
   --trace FILE        replay a throughput trace (looped) on the shared link from server start:
@@ -51,51 +58,33 @@ Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 (GET/HEAD, keep-alive, byte ra
                       how long a kept-alive connection may idle between requests (default 60s)
   --follow-symlinks   serve files that symbolic links lead to outside ROOT (default: 403; links that
                       stay inside ROOT, and a ROOT that is itself a link, are followed either way)
-  --log FILE          write a JSON Lines request log
+  --log FILE          write a JSON Lines request log, one line per request with its header fields
+                      (Cookie: names only; Authorization: scheme only)
   --help              show this help
-The first line on stdout is `listening on http://127.0.0.1:PORT/`. Runs until SIGINT/SIGTERM.
+  --version           print the version (the same as hlsplay's) and exit
+The first line on stdout is `listening on http://ADDR:PORT/` (an IPv6 ADDR in brackets). Runs until
+SIGINT/SIGTERM (exit 0). Exit 64: usage error; 66: unreadable trace or fault file; 1: cannot bind.
 """
 
+/// What a usage error prints after its message: the synopsis's first lines, not the whole help.
+let shortUsage = """
+usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE] [--rtt DURATION] [--log FILE] ...
+       hls-origin --help | --version
+Durations: 2.5, 2s, 500ms; rates: 2000000, 500k, 2mbit; --opt=value or --opt value.
+See 'hls-origin --help'.
+"""
+
+/// A usage error: the message naming the bad word, the short usage, exit 64 (EX_USAGE).
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("hls-origin: \(message)\n\(usage)\n".utf8))
+    FileHandle.standardError.write(Data("hls-origin: \(message)\n\(shortUsage)\n".utf8))
     exit(64)
-}
-
-/// "2mbit", "500kbit", "2000000", "1.5mbps" → bits/s.
-func parseRate(_ s: String) -> Double? {
-    let lower = s.lowercased()
-    let numberPart = lower.prefix { $0.isNumber || $0 == "." }
-    let suffix = lower.dropFirst(numberPart.count)
-    guard let value = Double(numberPart), value > 0 else { return nil }
-    let scale: Double
-    switch suffix {
-    case "", "bit", "bps", "b/s": scale = 1
-    case "k", "kbit", "kbps", "kb/s": scale = 1e3
-    case "m", "mbit", "mbps", "mb/s": scale = 1e6
-    case "g", "gbit", "gbps", "gb/s": scale = 1e9
-    default: return nil
-    }
-    return value * scale
-}
-
-/// "50ms", "0.05s", "1s", "1" → seconds.
-func parseDuration(_ s: String) -> Double? {
-    let lower = s.lowercased()
-    let numberPart = lower.prefix { $0.isNumber || $0 == "." }
-    let suffix = lower.dropFirst(numberPart.count)
-    guard let value = Double(numberPart), value >= 0 else { return nil }
-    switch suffix {
-    case "", "s": return value
-    case "ms": return value / 1e3
-    case "us": return value / 1e6
-    default: return nil
-    }
 }
 
 /// "20s:5s", "20:5", "1500ms:2s" → (at, duration) in seconds.
 func parseWindow(_ s: String) -> (Double, Double)? {
     let parts = s.split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.count == 2, let at = parseDuration(String(parts[0])), let d = parseDuration(String(parts[1])), d > 0 else {
+    guard parts.count == 2, let at = OptionValue.seconds(String(parts[0])), at >= 0,
+          let d = OptionValue.seconds(String(parts[1])), d > 0 else {
         return nil
     }
     return (at, d)
@@ -114,97 +103,117 @@ var lowLatency = false
 var partTargetSeconds = LowLatencyConfiguration.defaultPartTargetSeconds
 var port: UInt16 = 0
 var configuration = OriginConfiguration()
-var args = CommandLine.arguments.dropFirst()
-while let arg = args.popFirst() {
-    func value() -> String {
-        guard let v = args.popFirst() else { fail("\(arg) needs a value") }
-        return v
+
+/// Reads the command line into the globals above; throws the first mistake.
+@MainActor func parseArguments(_ argv: [String]) throws(UsageError) {
+    var words = OptionWords(argv)
+    /// A duration option's value in seconds: > 0, or ≥ 0 when `allowZero`.
+    func seconds(_ option: String, allowZero: Bool = false) throws(UsageError) -> Double {
+        let v = try words.value(for: option)
+        guard let d = OptionValue.seconds(v), d > 0 || (allowZero && d == 0) else {
+            throw UsageError(message: "\(option): '\(v)' is not a duration \(allowZero ? "≥" : ">") 0 s (e.g. 2.5, 2s, 500ms)")
+        }
+        return d
     }
-    switch arg {
-    case "--help", "-h":
-        print(usage)
-        exit(0)
-    case "--port":
-        let v = value()
-        guard let p = UInt16(v) else { fail("bad port \(v)") }
-        port = p
-    case "--rate":
-        let v = value()
-        guard let r = parseRate(v) else { fail("bad rate \(v)") }
-        configuration.rateBitsPerSecond = r
-    case "--rtt":
-        let v = value()
-        guard let d = parseDuration(v) else { fail("bad duration \(v)") }
-        configuration.rttSeconds = d
-    case "--faults":
-        scenarioFiles.append(value())
-    case "--trace":
-        tracePath = value()
-    case "--trace-format":
-        let v = value()
-        guard let f = TraceFormat(rawValue: v.lowercased()) else { fail("bad trace format \(v)") }
-        traceFormat = f
-    case "--fault-404":
-        scenario.faults.append(FaultRule(pathPattern: value(), action: .status(code: 404, retryAfterSeconds: nil)))
-    case "--fault-503":
-        scenario.faults.append(FaultRule(pathPattern: value(), action: .status(code: 503, retryAfterSeconds: 1)))
-    case "--black-hole":
-        scenario.faults.append(FaultRule(pathPattern: value(), action: .blackHole))
-    case "--trickle":
-        scenario.faults.append(FaultRule(pathPattern: value(), action: .trickle(bytes: 188, everySeconds: 0.5)))
-    case "--collapse":
-        let v = value()
-        guard let (at, d) = parseWindow(v) else { fail("bad window \(v) (want AT:DURATION)") }
-        scenario.linkCollapses.append(LinkCollapse(atSeconds: at, durationSeconds: d))
-    case "--stale-playlist":
-        let v = value()
-        guard let (at, d) = parseWindow(v) else { fail("bad window \(v) (want AT:DURATION)") }
-        scenario.stalePlaylists.append(StalePlaylist(atSeconds: at, durationSeconds: d))
-    case "--live":
-        live = true
-    case "--live-event":
-        live = true
-        liveEvent = true
-    case "--ll-hls":
-        live = true
-        lowLatency = true
-    case "--part-target":
-        let v = value()
-        guard let d = parseDuration(v), d > 0 else { fail("bad part target \(v)") }
-        partTargetSeconds = d
-    case "--expire-at-once":
-        expireAtOnce = true
-    case "--window":
-        let v = value()
-        guard let n = Int(v), n > 0 else { fail("bad window length \(v)") }
-        windowSegments = n
-    case "--max-connections":
-        let v = value()
-        guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
-        configuration.maxConnections = n
-    case "--max-connections-per-address":
-        let v = value()
-        guard let n = Int(v), n > 0 else { fail("bad connection count \(v)") }
-        configuration.maxConnectionsPerAddress = n
-    case "--header-timeout":
-        let v = value()
-        guard let d = parseDuration(v), d > 0 else { fail("bad header timeout \(v)") }
-        configuration.headerTimeoutSeconds = d
-    case "--keep-alive-timeout":
-        let v = value()
-        guard let d = parseDuration(v), d > 0 else { fail("bad keep-alive timeout \(v)") }
-        configuration.keepAliveIdleSeconds = d
-    case "--follow-symlinks":
-        configuration.followSymlinks = true
-    case "--log":
-        configuration.requestLogURL = URL(fileURLWithPath: value())
-    default:
-        if arg.hasPrefix("-") { fail("unknown option \(arg)") }
-        if root != nil { fail("unexpected argument \(arg)") }
-        root = arg
+    func count(_ option: String, what: String) throws(UsageError) -> Int {
+        let v = try words.value(for: option)
+        guard let n = Int(v), n > 0 else { throw UsageError(message: "\(option): '\(v)' is not \(what) (a whole number ≥ 1)") }
+        return n
+    }
+    while let arg = try words.next() {
+        switch arg {
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        case "--version":
+            print("hls-origin \(ProjectVersion.string)")
+            exit(0)
+        case "--bind":
+            let v = try words.value(for: arg)
+            guard let address = BindAddress(v) else {
+                throw UsageError(message: "--bind: '\(v)' is not an IPv4 or IPv6 address literal (e.g. 127.0.0.1, ::1, 0.0.0.0); host names are not looked up")
+            }
+            configuration.bindAddress = address.literal
+        case "--port":
+            let v = try words.value(for: arg)
+            guard let p = UInt16(v) else { throw UsageError(message: "--port: '\(v)' is not a port number (0-65535; 0 picks a free one)") }
+            port = p
+        case "--rate":
+            let v = try words.value(for: arg)
+            guard let r = OptionValue.bitsPerSecond(v), r > 0 else {
+                throw UsageError(message: "--rate: '\(v)' is not a bit rate > 0 (e.g. 2000000, 500k, 2mbit, 1.5mbps)")
+            }
+            configuration.rateBitsPerSecond = r
+        case "--rtt":
+            configuration.rttSeconds = try seconds(arg, allowZero: true)
+        case "--faults":
+            scenarioFiles.append(try words.value(for: arg))
+        case "--trace":
+            tracePath = try words.value(for: arg)
+        case "--trace-format":
+            let v = try words.value(for: arg)
+            guard let f = TraceFormat(rawValue: v.lowercased()) else {
+                throw UsageError(message: "--trace-format: '\(v)' is not one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            traceFormat = f
+        case "--fault-404":
+            scenario.faults.append(FaultRule(pathPattern: try words.value(for: arg), action: .status(code: 404, retryAfterSeconds: nil)))
+        case "--fault-503":
+            scenario.faults.append(FaultRule(pathPattern: try words.value(for: arg), action: .status(code: 503, retryAfterSeconds: 1)))
+        case "--black-hole":
+            scenario.faults.append(FaultRule(pathPattern: try words.value(for: arg), action: .blackHole))
+        case "--trickle":
+            scenario.faults.append(FaultRule(pathPattern: try words.value(for: arg), action: .trickle(bytes: 188, everySeconds: 0.5)))
+        case "--collapse", "--stale-playlist":
+            let v = try words.value(for: arg)
+            guard let (at, d) = parseWindow(v) else {
+                throw UsageError(message: "\(arg): '\(v)' is not a window AT:DURATION (e.g. 20:5, 20s:500ms)")
+            }
+            if arg == "--collapse" {
+                scenario.linkCollapses.append(LinkCollapse(atSeconds: at, durationSeconds: d))
+            } else {
+                scenario.stalePlaylists.append(StalePlaylist(atSeconds: at, durationSeconds: d))
+            }
+        case "--live":
+            live = true
+        case "--live-event":
+            live = true
+            liveEvent = true
+        case "--ll-hls":
+            live = true
+            lowLatency = true
+        case "--part-target":
+            partTargetSeconds = try seconds(arg)
+        case "--expire-at-once":
+            expireAtOnce = true
+        case "--window":
+            windowSegments = try count(arg, what: "a window length in segments")
+        case "--max-connections":
+            configuration.maxConnections = try count(arg, what: "a connection count")
+        case "--max-connections-per-address":
+            configuration.maxConnectionsPerAddress = try count(arg, what: "a connection count")
+        case "--header-timeout":
+            configuration.headerTimeoutSeconds = try seconds(arg)
+        case "--keep-alive-timeout":
+            configuration.keepAliveIdleSeconds = try seconds(arg)
+        case "--follow-symlinks":
+            configuration.followSymlinks = true
+        case "--log":
+            configuration.requestLogURL = URL(fileURLWithPath: try words.value(for: arg))
+        default:
+            if words.isOption(arg) { throw UsageError(message: "unknown option '\(words.current)'") }
+            if let root { throw UsageError(message: "unexpected argument '\(arg)' (ROOT is already '\(root)')") }
+            root = arg
+        }
     }
 }
-guard let root else { fail("missing ROOT") }
+
+do {
+    try parseArguments(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail(error.message)
+}
+guard let root else { fail("missing ROOT (the folder to serve)") }
 var isDirectory: ObjCBool = false
 guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
     fail("ROOT is not a directory: \(root)")

@@ -1,15 +1,11 @@
-// Hand-made command-line parsing: split argv keeping each word's position,
-// match words to options, validate values, then run. A usage error names
-// the word at fault and exits 64 (EX_USAGE).
+// Hand-made command-line parsing on the grammar every command shares (HLSCore's
+// OptionWords and OptionValue: `--opt value` or `--opt=value`, durations such as
+// 2.5, 2s, 500ms): match words to options, validate values, then run. A usage
+// error (HLSCore's UsageError) names the word at fault and exits 64 (EX_USAGE).
 
 import Foundation
 import HLSCore
 import HLSPlayer
-
-struct UsageError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
 
 struct Arguments {
     /// The largest value a seconds option takes (about 31.7 years): far beyond any session, and
@@ -66,7 +62,8 @@ struct Arguments {
     With no URL, plays the embedded sample ladder from a loopback origin that
     hlsplay starts itself.
 
-    options:
+    options (each as '--opt value' or '--opt=value'; '--' ends them; SECONDS may
+    carry a unit: 2.5, 2s, 500ms, 1.5min; RATE: 3000000, 3000k, 3m, 3mbit):
       --headless                 run without video output (the only mode)
       --duration SECONDS         stop after this much media has played
       --json                     print the summary as one JSON object on stdout
@@ -135,21 +132,18 @@ struct Arguments {
 
     static func parse(_ argv: [String]) throws(UsageError) -> Arguments {
         var a = Arguments()
-        var i = 0
+        var words = OptionWords(argv)
         func value(for option: String) throws(UsageError) -> String {
-            guard i + 1 < argv.count else { throw UsageError(message: "\(option) needs a value") }
-            i += 1
-            return argv[i]
+            try words.value(for: option)
         }
         func seconds(_ option: String, allowZero: Bool = true) throws(UsageError) -> Double {
             let word = try value(for: option)
-            guard let v = Double(word), v.isFinite, v > 0 || (allowZero && v == 0), v <= Self.maxOptionSeconds else {
-                throw UsageError(message: "\(option): '\(word)' is not a number of seconds\(allowZero ? " ≥ 0" : " > 0") and ≤ 1e9")
+            guard let v = OptionValue.seconds(word), v > 0 || (allowZero && v == 0), v <= Self.maxOptionSeconds else {
+                throw UsageError(message: "\(option): '\(word)' is not a duration\(allowZero ? " ≥ 0" : " > 0") and ≤ 1e9 s (e.g. 2.5, 2s, 500ms)")
             }
             return v
         }
-        while i < argv.count {
-            let word = argv[i]
+        while let word = try words.next() {
             switch word {
             case "--headless": a.headless = true
             case "--json": a.json = true
@@ -225,8 +219,8 @@ struct Arguments {
                 if w == "off" {
                     a.noProgressTimeoutSeconds = 0
                 } else {
-                    guard let v = Double(w), v.isFinite, v >= 0 else {
-                        throw UsageError(message: "--no-progress-timeout: '\(w)' is not a number of seconds ≥ 0 or 'off'")
+                    guard let v = OptionValue.seconds(w), v <= Self.maxOptionSeconds else {
+                        throw UsageError(message: "--no-progress-timeout: '\(w)' is not a duration ≥ 0 and ≤ 1e9 s (e.g. 60, 90s, 2min) or 'off'")
                     }
                     a.noProgressTimeoutSeconds = v
                 }
@@ -250,37 +244,25 @@ struct Arguments {
                 }
                 a.audioLanguage = w
             default:
-                if word.hasPrefix("-") && word != "-" {
-                    throw UsageError(message: "unknown option '\(word)'")
+                if words.isOption(word) {
+                    throw UsageError(message: "unknown option '\(words.current)'")
                 }
                 if a.url != nil {
                     throw UsageError(message: "unexpected argument '\(word)' (the URL is already '\(a.url!)')")
                 }
                 a.url = word
             }
-            i += 1
         }
         return a
     }
 
     /// "268435456", "262144k", "256m", "0.25g" → bytes (k, m, g: powers of 1024); nil if not a size.
-    static func parseByteSize(_ s: String) -> Int? {
-        var text = s.lowercased()
-        for suffix in ["ib", "b"] where text.hasSuffix(suffix) && text.count > suffix.count { text.removeLast(suffix.count); break }
-        var factor = 1.0
-        if text.hasSuffix("k") { factor = 1024; text.removeLast() } else if text.hasSuffix("m") { factor = 1_048_576; text.removeLast() } else if text.hasSuffix("g") { factor = 1_073_741_824; text.removeLast() }
-        guard let v = Double(text), v.isFinite, v >= 0, v * factor < Double(Int.max / 2) else { return nil }
-        return Int((v * factor).rounded())
-    }
+    static func parseByteSize(_ s: String) -> Int? { OptionValue.bytes(s) }
 
     /// "3000000", "3000k", "3m", "3mbit", "2.5M" → bits per second.
     static func parseRate(_ s: String) -> Int? {
-        var text = s.lowercased()
-        for suffix in ["bit", "bps", "b"] where text.hasSuffix(suffix) { text.removeLast(suffix.count); break }
-        var factor = 1.0
-        if text.hasSuffix("k") { factor = 1e3; text.removeLast() } else if text.hasSuffix("m") { factor = 1e6; text.removeLast() } else if text.hasSuffix("g") { factor = 1e9; text.removeLast() }
-        guard let v = Double(text), v.isFinite, v >= 0, v * factor < Double(Int.max) else { return nil }
-        return Int((v * factor).rounded())
+        guard let bps = OptionValue.bitsPerSecond(s), bps < Double(Int.max) else { return nil }
+        return Int(bps.rounded())
     }
 }
 

@@ -36,29 +36,32 @@ enum CheckCommand {
         var json = false
         var base: URL?
         var files: [String] = []
-        var i = 0
-        while i < arguments.count {
-            let word = arguments[i]
-            switch word {
-            case "--json": json = true
-            case "--help", "-h":
-                StandardStreams.print(usage)
-                return 0
-            case "--base":
-                guard i + 1 < arguments.count, let u = URL(string: arguments[i + 1]) else {
-                    say("--base needs a URL")
-                    return 64
+        var words = OptionWords(arguments)
+        do {
+            while let word = try words.next() {
+                switch word {
+                case "--json": json = true
+                case "--help", "-h":
+                    StandardStreams.print(usage)
+                    return 0
+                case "--base":
+                    let value = try words.value(for: word)
+                    guard let u = URL(string: value) else {
+                        say("--base: '\(value)' is not a URL")
+                        return 64
+                    }
+                    base = u
+                default:
+                    if words.isOption(word) {
+                        say("unknown option '\(words.current)'")
+                        return 64
+                    }
+                    files.append(word)
                 }
-                base = u
-                i += 1
-            default:
-                if word.hasPrefix("-") {
-                    say("unknown option '\(word)'")
-                    return 64
-                }
-                files.append(word)
             }
-            i += 1
+        } catch {
+            say(error.message)
+            return 64
         }
         guard !files.isEmpty else {
             say("no playlist file given")

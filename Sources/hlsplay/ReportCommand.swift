@@ -24,38 +24,35 @@ enum ReportCommand {
         var input: String?
         var output: String?
         var title: String?
-        var index = 0
         func usageError(_ message: String) -> Int32 {
             Console.error("hlsplay report: \(message)", text: StandardStreams.outgoing)
             Console.error("Try 'hlsplay report --help'.", text: StandardStreams.outgoing)
             return 64
         }
-        while index < arguments.count {
-            let word = arguments[index]
-            switch word {
-            case "-h", "--help":
-                StandardStreams.print(usage)
-                return 0
-            case "--no-redact":
-                break // read by StandardStreams.outgoing
-            case "--html", "--title":
-                guard index + 1 < arguments.count else { return usageError("'\(word)' needs a value") }
-                let value = arguments[index + 1]
-                if word == "--html" {
+        var words = OptionWords(arguments)
+        do {
+            while let word = try words.next() {
+                switch word {
+                case "-h", "--help":
+                    StandardStreams.print(usage)
+                    return 0
+                case "--no-redact":
+                    break // read by StandardStreams.outgoing
+                case "--html":
+                    let value = try words.value(for: word)
                     guard output == nil else { return usageError("'--html' given twice") }
                     guard !value.isEmpty else { return usageError("'--html' needs a non-empty path") }
                     output = value
-                } else {
-                    title = value
+                case "--title":
+                    title = try words.value(for: word)
+                default:
+                    if words.isOption(word) { return usageError("unknown option '\(words.current)'") }
+                    guard input == nil else { return usageError("unexpected argument '\(word)' (one session log only)") }
+                    input = word
                 }
-                index += 2
-                continue
-            default:
-                if word.hasPrefix("-") && word != "-" { return usageError("unknown option '\(word)'") }
-                guard input == nil else { return usageError("unexpected argument '\(word)' (one session log only)") }
-                input = word
             }
-            index += 1
+        } catch {
+            return usageError(error.message)
         }
         guard let input else { return usageError("missing the session log (SESSION.jsonl)") }
         guard let output else { return usageError("missing '--html OUT.html'") }

@@ -53,34 +53,37 @@ enum SimulateCommand {
         var traceFormat: TraceFormat?
         var rttSeconds: Double?
         var rest: [String] = []
-        var i = 0
-        while i < argv.count {
-            let word = argv[i]
-            switch word {
-            case "-h", "--help":
-                StandardStreams.print(usage)
-                return 0
-            case "--trace", "--trace-format", "--rtt":
-                guard i + 1 < argv.count else { return usageError("'\(word)' needs a value") }
-                let value = argv[i + 1]
-                if word == "--trace" {
-                    tracePath = value
-                } else if word == "--trace-format" {
+        var words = OptionWords(argv)
+        do {
+            while let word = try words.next() {
+                switch word {
+                case "-h", "--help":
+                    StandardStreams.print(usage)
+                    return 0
+                case "--trace":
+                    tracePath = try words.value(for: word)
+                case "--trace-format":
+                    let value = try words.value(for: word)
                     guard let f = TraceFormat(rawValue: value.lowercased()) else {
                         return usageError("--trace-format: '\(value)' is not one of \(TraceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
                     }
                     traceFormat = f
-                } else {
-                    guard let v = Double(value), v.isFinite, v >= 0 else { return usageError("--rtt: '\(value)' is not a number of seconds ≥ 0") }
+                case "--rtt":
+                    let value = try words.value(for: word)
+                    guard let v = OptionValue.seconds(value), v <= Arguments.maxOptionSeconds else {
+                        return usageError("--rtt: '\(value)' is not a duration ≥ 0 and ≤ 1e9 s (e.g. 0.05, 50ms)")
+                    }
                     rttSeconds = v
+                default:
+                    if words.isOption(word) && refused.contains(word) { return usageError("'\(word)' does not apply to a simulated session") }
+                    // An operand after `--` that looks like an option stays an operand for the player's parser.
+                    if !words.isOption(word), word.hasPrefix("-"), word != "-", !rest.contains("--") { rest.append("--") }
+                    // Everything else is the player's (values included, as separate words or after `=`).
+                    rest.append(words.passOn())
                 }
-                i += 2
-                continue
-            default:
-                if refused.contains(word) { return usageError("'\(word)' does not apply to a simulated session") }
-                rest.append(word)
             }
-            i += 1
+        } catch {
+            return usageError(error.message)
         }
         let arguments: Arguments
         do {

@@ -62,7 +62,7 @@ extension OriginTests {
         #expect(rtt.stderr.contains("5parsecs"))
         let connections = try runOriginToExit([dir, "--max-connections", "0"])
         #expect(connections.status == 64)
-        #expect(connections.stderr.contains("bad connection count 0"))
+        #expect(connections.stderr.contains("--max-connections: '0' is not a connection count"))
         let missing = try runOriginToExit([])
         #expect(missing.status == 64)
         let help = try runOriginToExit(["--help"])

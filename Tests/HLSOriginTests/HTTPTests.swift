@@ -129,7 +129,7 @@ extension OriginTests {
         c.send("abc")
         let r = try c.readResponse()
         #expect(r.status == 405)
-        #expect(r.headers["allow"] == "GET, HEAD")
+        #expect(r.headers["allow"] == "GET, HEAD, OPTIONS")
         #expect(try c.get("/v/seg1.m4s").status == 200)
 
         let g = try f.client()
