@@ -23,6 +23,9 @@ static inline CURLcode hls_curl_setopt_xferinfocb(CURL *h, CURLoption o, hls_cur
 typedef int (*hls_curl_sockopt_cb)(void *clientp, curl_socket_t fd, curlsocktype purpose);
 static inline CURLcode hls_curl_setopt_sockoptcb(CURL *h, CURLoption o, hls_curl_sockopt_cb v) { return curl_easy_setopt(h, o, v); }
 
+typedef int (*hls_curl_debug_cb)(CURL *handle, curl_infotype type, char *data, size_t size, void *userptr);
+static inline CURLcode hls_curl_setopt_debugcb(CURL *h, CURLoption o, hls_curl_debug_cb v) { return curl_easy_setopt(h, o, v); }
+
 static inline CURLcode hls_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode hls_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode hls_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }

@@ -258,6 +258,12 @@ public final class HTTPClient: @unchecked Sendable {
         check(hls_curl_setopt_ptr(easy, CURLOPT_XFERINFODATA, context), "XFERINFODATA")
         check(hls_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
         check(hls_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
+        // The request headers as libcurl really sends them (Host, User-Agent, Range, the caller's
+        // own) reach only a debug callback, which libcurl calls only in verbose mode; with the
+        // callback set, verbose text goes to it and nowhere else.
+        check(hls_curl_setopt_debugcb(easy, CURLOPT_DEBUGFUNCTION, transferDebugCallback), "DEBUGFUNCTION")
+        check(hls_curl_setopt_ptr(easy, CURLOPT_DEBUGDATA, context), "DEBUGDATA")
+        check(hls_curl_setopt_long(easy, CURLOPT_VERBOSE, 1), "VERBOSE")
         return failure
     }
 
@@ -267,6 +273,10 @@ public final class HTTPClient: @unchecked Sendable {
         var connectionReused = false
         var effectiveURL: String?
         var responseCode = 0
+        /// CURLINFO_HTTP_VERSION as text; nil when no response came.
+        var httpVersion: String?
+        var primaryIP: String?
+        var localPort: Int?
     }
 
     private func readInfo(easy: UnsafeMutableRawPointer) -> TransferInfo {
@@ -291,6 +301,22 @@ public final class HTTPClient: @unchecked Sendable {
         if hls_curl_getinfo_str(easy, CURLINFO_EFFECTIVE_URL, &cString) == CURLE_OK, let cString {
             info.effectiveURL = String(cString: cString)
         }
+        value = 0
+        if hls_curl_getinfo_long(easy, CURLINFO_HTTP_VERSION, &value) == CURLE_OK {
+            switch value {
+            case CURL_HTTP_VERSION_1_0: info.httpVersion = "HTTP/1.0"
+            case CURL_HTTP_VERSION_1_1: info.httpVersion = "HTTP/1.1"
+            case CURL_HTTP_VERSION_2_0: info.httpVersion = "HTTP/2"
+            case CURL_HTTP_VERSION_3: info.httpVersion = "HTTP/3"
+            default: info.httpVersion = nil
+            }
+        }
+        cString = nil
+        if hls_curl_getinfo_str(easy, CURLINFO_PRIMARY_IP, &cString) == CURLE_OK, let cString, cString.pointee != 0 {
+            info.primaryIP = String(cString: cString)
+        }
+        value = 0
+        if hls_curl_getinfo_long(easy, CURLINFO_LOCAL_PORT, &value) == CURLE_OK, value > 0 { info.localPort = value }
         return info
     }
 
@@ -301,10 +327,13 @@ public final class HTTPClient: @unchecked Sendable {
         let received = context.networkBodyBytes
         let status = context.statusCode ?? info.responseCode
         let retryAfter = context.headers["retry-after"].flatMap { parseRetryAfter($0, now: Date()) }
+        let exchange = exchange(request: request, context: context, info: info, status: status, finishedAt: finishedAt)
 
         func fail(_ kind: LoadErrorKind, _ message: String) -> Result<HTTPResponse, LoadError> {
-            .failure(LoadError(kind: kind, url: urlString, httpStatus: status >= 400 ? status : nil,
-                               retryAfterSeconds: retryAfter, bytesReceived: received, message: message))
+            var error = LoadError(kind: kind, url: urlString, httpStatus: status >= 400 ? status : nil,
+                                  retryAfterSeconds: retryAfter, bytesReceived: received, message: message)
+            error.exchange = exchange
+            return .failure(error)
         }
 
         if let reason = context.abortReason, !(reason == .rangeComplete) {
@@ -314,7 +343,7 @@ public final class HTTPClient: @unchecked Sendable {
             case .stall(let s): return fail(.transferTimeout, String(format: "no byte for %.3f s after %d body bytes", s, received))
             case .total(let s): return fail(.transferTimeout, String(format: "request exceeded %.3f s", s))
             case .tooLarge(let limit): return fail(.responseTooLarge, "body exceeds \(limit) bytes")
-            case .errorStatusBodyTooLong: return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter)
+            case .errorStatusBodyTooLong: return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter, exchange: exchange)
             case .rangeComplete: break
             }
         }
@@ -362,7 +391,7 @@ public final class HTTPClient: @unchecked Sendable {
             }
         }
         if status >= 400 {
-            return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter)
+            return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter, exchange: exchange)
         }
         let effective = info.effectiveURL.flatMap { URL(string: $0) } ?? request.url
         return .success(HTTPResponse(statusCode: status, headers: context.headers, body: context.body,
@@ -370,16 +399,45 @@ public final class HTTPClient: @unchecked Sendable {
                                      connectionReused: info.connectionReused, timings: info.timings,
                                      tcpInfo: tcpInfo, startedAt: context.startedAt, finishedAt: finishedAt,
                                      contentLength: context.contentLength,
-                                     rangeSlicedLocally: context.slicingRange, bytesReceived: received))
+                                     rangeSlicedLocally: context.slicingRange, bytesReceived: received, exchange: exchange))
     }
 
     private func errorStatus(request: HTTPRequest, context: TransferContext, status: Int,
-                             retryAfter: Double?) -> Result<HTTPResponse, LoadError> {
+                             retryAfter: Double?, exchange: HTTPExchange) -> Result<HTTPResponse, LoadError> {
         let snippet = String(decoding: context.body.prefix(200), as: UTF8.self)
             .replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
-        return .failure(LoadError(kind: .httpStatus, url: request.url.absoluteString, httpStatus: status,
-                                  retryAfterSeconds: retryAfter, bytesReceived: context.networkBodyBytes,
-                                  message: snippet.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(snippet)"))
+        var error = LoadError(kind: .httpStatus, url: request.url.absoluteString, httpStatus: status,
+                              retryAfterSeconds: retryAfter, bytesReceived: context.networkBodyBytes,
+                              message: snippet.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(snippet)")
+        error.exchange = exchange
+        return .failure(error)
+    }
+
+    /// What went over the wire, from libcurl's reports and the transfer's own record. libcurl's
+    /// phase times are kept; a transfer hlsplay cut short (cancelled, timed out) or that failed
+    /// gets its end from the client's clock when libcurl's total falls short of it (libcurl
+    /// finalises its total only for a transfer it completed), and its first byte from the
+    /// header callback when libcurl recorded none.
+    private func exchange(request: HTTPRequest, context: TransferContext, info: TransferInfo, status: Int,
+                          finishedAt: MonotonicInstant) -> HTTPExchange {
+        let t = info.timings
+        let elapsed = max(0, finishedAt.seconds(since: context.startedAt))
+        let firstByteAt = context.firstByteAt.map { max(0, $0.seconds(since: context.startedAt)) }
+        let firstByte: Double? = t.firstByteSeconds > 0 ? t.firstByteSeconds : firstByteAt
+        let total = max(t.totalSeconds, elapsed, firstByte ?? 0)
+        let connect = max(t.connectSeconds, t.nameLookupSeconds)
+        let sent = context.requestHeaderBlock.map(HTTPExchange.parseRequestHeaderBlock)
+        return HTTPExchange(
+            url: request.url.absoluteString, method: sent?.method ?? "GET",
+            httpVersion: info.httpVersion ?? context.statusLineVersion,
+            requestHeaders: sent?.fields ?? [], requestHeaderBytes: context.requestHeaderBlock.map { $0.utf8.count },
+            status: status > 0 ? status : nil, statusText: context.statusText,
+            responseHeaders: context.responseFields, responseHeaderBytes: context.statusCode == nil ? nil : context.responseHeaderBytes,
+            bodyBytesReceived: context.networkBodyBytes, redirectCount: info.redirectCount,
+            serverIPAddress: info.primaryIP, localPort: info.localPort,
+            timings: HTTPExchange.Timings(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect,
+                                          tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
+                                          firstByteSeconds: firstByte, totalSeconds: total))
     }
 }
 
@@ -445,7 +503,16 @@ final class TransferContext {
     }()
 
     var statusCode: Int?
+    /// The last status line's reason phrase and protocol ("OK", "HTTP/1.1").
+    var statusText = ""
+    var statusLineVersion: String?
     var headers: [String: String] = [:]
+    /// The final response's headers in order, names as received (`headers` is the lookup table).
+    var responseFields: [HTTPExchange.Field] = []
+    /// Bytes of the final response's status line and headers.
+    var responseHeaderBytes = 0
+    /// The last request header block libcurl sent (CURLINFO_HEADER_OUT), request line included.
+    var requestHeaderBlock: String?
     var contentLength: Int?
     var body = Data()
     var networkBodyBytes = 0
@@ -514,11 +581,18 @@ final class TransferContext {
             // A new response (after a redirect or a 1xx): start over.
             let parts = trimmed.split(separator: " ", maxSplits: 2)
             statusCode = parts.count > 1 ? Int(parts[1]) : nil
+            let parsed = HTTPExchange.parseStatusLine(trimmed)
+            statusText = parsed?.reason ?? ""
+            statusLineVersion = parsed?.version
             headers = [:]
+            responseFields = []
+            responseHeaderBytes = line.utf8.count
             contentLength = nil
             return
         }
+        responseHeaderBytes += line.utf8.count
         guard let colon = trimmed.firstIndex(of: ":") else { return }
+        if let field = HTTPExchange.parseField(trimmed) { responseFields.append(field) }
         let name = trimmed[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
         let value = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
@@ -592,6 +666,15 @@ private func transferHeaderCallback(_ ptr: UnsafeMutablePointer<CChar>?, _ size:
     let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: length), as: UTF8.self)
     context.header(line)
     return length
+}
+
+private func transferDebugCallback(_ handle: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
+                                   _ size: Int, _ userptr: UnsafeMutableRawPointer?) -> Int32 {
+    // Only the request headers are kept; the rest of the verbose stream (text, body bytes) is dropped.
+    guard type == CURLINFO_HEADER_OUT, let userptr, let data, size > 0 else { return 0 }
+    let context = Unmanaged<TransferContext>.fromOpaque(userptr).takeUnretainedValue()
+    context.requestHeaderBlock = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
+    return 0
 }
 
 private func transferProgressCallback(_ clientp: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,

@@ -145,11 +145,13 @@ public struct HTTPResponse: Sendable {
     public var rangeSlicedLocally: Bool
     /// Body bytes that came over the network (differs from `body.count` when sliced locally).
     public var bytesReceived: Int
+    /// What went over the wire (request headers sent, status line, headers in order); nil for a local file.
+    public var exchange: HTTPExchange?
 
     public init(statusCode: Int, headers: [String: String], body: Data, effectiveURL: URL, redirectCount: Int,
                 connectionReused: Bool, timings: RequestTimings, tcpInfo: TCPInfoSnapshot?,
                 startedAt: MonotonicInstant, finishedAt: MonotonicInstant, contentLength: Int?,
-                rangeSlicedLocally: Bool = false, bytesReceived: Int? = nil) {
+                rangeSlicedLocally: Bool = false, bytesReceived: Int? = nil, exchange: HTTPExchange? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
@@ -163,6 +165,7 @@ public struct HTTPResponse: Sendable {
         self.contentLength = contentLength
         self.rangeSlicedLocally = rangeSlicedLocally
         self.bytesReceived = bytesReceived ?? body.count
+        self.exchange = exchange
     }
 }
 

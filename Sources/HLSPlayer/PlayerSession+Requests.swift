@@ -97,6 +97,8 @@ extension PlayerSession {
                     recorder.record(.requestEnd(RequestEnd(requestID: requestID, url: shown(url), purpose: purpose, status: nil,
                                                            bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
                                                            errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+                    recorder.addHAREntry(harEntry(requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
+                                                  startedAt: startedAt, failure: e, abort: abort))
                     recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                     continue
                 case .failedAttempt(let error):
@@ -127,10 +129,9 @@ extension PlayerSession {
                     requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
                     bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
                     tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
-                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
-                                           requestHeaders: rangeText.map { [("Range", "bytes=\($0)")] } ?? [],
-                                           status: response.statusCode, responseHeaders: harHeaders(response.headers), bytes: response.body.count,
-                                           timings: timings, error: nil))
+                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, startedAt: wallStart,
+                                           exchange: response.exchange ?? Self.localExchange(response, url: request.url),
+                                           contentBytes: response.body.count, failure: nil, errorText: nil))
                 if let segment {
                     classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
                 }
@@ -143,9 +144,8 @@ extension PlayerSession {
                 recorder.record(.requestEnd(RequestEnd(
                     requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
                     bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
-                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, url: shown(url), startedAt: wallStart,
-                                           requestHeaders: [], status: error.httpStatus, responseHeaders: [:], bytes: error.bytesReceived,
-                                           timings: nil, error: shownDescription(error, url: url)))
+                recorder.addHAREntry(harEntry(requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
+                                              startedAt: startedAt, failure: error, abort: abort))
                 if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
@@ -227,21 +227,39 @@ extension PlayerSession {
         }
     }
 
-    /// A failed request's error for the HAR, naming the URL as `shown` does (the error's own
-    /// URL is the request's whole, with its userinfo and query).
-    func shownDescription(_ error: LoadError, url: URL) -> String {
-        var shownError = error
-        shownError.url = shown(url)
-        return shownError.description
+    /// The HAR entry of a failed or cut-short attempt: what went over the wire until it ended
+    /// (status, headers, bytes, the times it really ran) and why it ended — the session's reason
+    /// for cancelling it (`cancelled: wedged`, `cancelled: over-selected`, ...) before the error.
+    func harEntry(requestID: Int, purpose: RequestPurpose, request: HTTPRequest, wallStart: Date, startedAt: MonotonicInstant,
+                  failure error: LoadError, abort: InFlightRequest.Abort?) -> HAREntry {
+        let exchange = error.exchange ?? HTTPExchange(
+            url: request.url.absoluteString, bodyBytesReceived: error.bytesReceived,
+            timings: .init(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: nil,
+                           totalSeconds: max(0, clock.now().seconds(since: startedAt))))
+        var text = error.description
+        if error.kind == .cancelled {
+            let cause: String
+            switch abort {
+            case .wedged?: cause = "wedged (no byte for the wedge window)"
+            case .overSelected?: cause = "over-selected (the rest would arrive too late; decided again lower)"
+            case .liveResync?: cause = "live resync"
+            case .trickleReRequest?: cause = "trickle (re-requested on a fresh connection)"
+            case .trickleFailed(let message)?: cause = "trickle: \(message)"
+            case nil: cause = isStopping ? "session stopping" : "by the session"
+            }
+            text = "cancelled: \(cause) — \(text)"
+        }
+        return .make(requestID: requestID, purpose: purpose, startedAt: wallStart, exchange: exchange,
+                     contentBytes: error.bytesReceived, failure: error.kind, errorText: text)
     }
 
-    /// Response headers for the HAR: cookies a server sets are credentials, redacted like a
-    /// URL's query values unless --no-redact.
-    func harHeaders(_ headers: [String: String]) -> [String: String] {
-        guard configuration.redactURLs, headers["set-cookie"] != nil else { return headers }
-        var redacted = headers
-        redacted["set-cookie"] = URLRedaction.placeholder
-        return redacted
+    /// A local file's read as an exchange (no HTTP: no version, no headers sent).
+    static func localExchange(_ response: HTTPResponse, url: URL) -> HTTPExchange {
+        HTTPExchange(url: url.absoluteString, status: response.statusCode,
+                     responseHeaders: response.headers.sorted { $0.key < $1.key }.map { HTTPExchange.Field(name: $0.key, value: $0.value) },
+                     bodyBytesReceived: response.bytesReceived,
+                     timings: .init(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0,
+                                    firstByteSeconds: response.timings.firstByteSeconds, totalSeconds: response.timings.totalSeconds))
     }
 
     /// What a wedged request gets (WedgeRules): the buffer now, the wedged rung (none for a

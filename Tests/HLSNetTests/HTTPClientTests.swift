@@ -482,4 +482,83 @@ struct HTTPClientTests {
         let error = try #require(expectFailure(client().fetch(request)))
         #expect(error.kind == .nameResolution)
     }
+
+    // MARK: - What went over the wire (HTTPExchange)
+
+    @Test func exchange_requestHeadersAsSent_statusLineAndHeadersAsReceived() throws {
+        let whole = testBody(10_000)
+        let server = LoopbackServer { _, c in
+            c.respond(status: 206, reason: "Partial Content",
+                      headers: [("Content-Range", "bytes 2500-3499/\(whole.count)"), ("X-First", "1"), ("X-First", "2")],
+                      body: whole.subdata(in: 2500..<3500))
+        }
+        defer { server.stop() }
+        var request = HTTPRequest(url: server.url("/r?token=abc&x"), byteRange: ByteRange(length: 1000, offset: 2500))
+        request.headers = [(name: "X-Session", value: "abc")]
+        let response = try #require(expectSuccess(client().fetch(request)))
+        let exchange = try #require(response.exchange)
+        let sent = Dictionary(exchange.requestHeaders.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        // What libcurl really sent: its own headers and the caller's, the same the server received.
+        #expect(sent["host"] == "127.0.0.1:\(server.port)")
+        #expect(sent["user-agent"]?.hasPrefix("hlsplay/") == true)
+        #expect(sent["range"] == "bytes=2500-3499")
+        #expect(sent["x-session"] == "abc")
+        #expect(exchange.method == "GET")
+        #expect(exchange.url == server.url("/r?token=abc&x").absoluteString)
+        #expect((exchange.requestHeaderBytes ?? 0) > 40)
+        #expect(exchange.httpVersion == "HTTP/1.1")
+        #expect(exchange.status == 206)
+        #expect(exchange.statusText == "Partial Content")
+        // In order, names as received, a repeated header twice.
+        let names = exchange.responseHeaders.map(\.name)
+        #expect(names == ["Content-Length", "Content-Range", "X-First", "X-First"], "\(names)")
+        #expect(exchange.responseHeaders.filter { $0.name == "X-First" }.map(\.value) == ["1", "2"])
+        #expect((exchange.responseHeaderBytes ?? 0) > 60)
+        #expect(exchange.bodyBytesReceived == 1000)
+        #expect(exchange.serverIPAddress == "127.0.0.1")
+        #expect((exchange.localPort ?? 0) > 0)
+        let t = exchange.timings
+        #expect(t.nameLookupSeconds <= t.connectSeconds)
+        #expect(t.connectSeconds <= (t.firstByteSeconds ?? -1))
+        #expect((t.firstByteSeconds ?? .infinity) <= t.totalSeconds)
+    }
+
+    @Test func exchange_ofACancelledTransfer_keepsItsStatusBytesAndTheTimeItRan() throws {
+        let server = LoopbackServer { _, c in
+            c.sendHead(status: 200, contentLength: 100_000)
+            c.send(testBody(11_250))
+            c.holdUntilPeerCloses(seconds: 5)
+        }
+        defer { server.stop() }
+        let token = CancellationToken()
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.5)
+            token.cancel()
+        }
+        let error = try #require(expectFailure(client().fetch(HTTPRequest(url: server.url("/wedge")), cancellation: token)))
+        #expect(error.kind == .cancelled)
+        #expect(error.httpStatus == nil, "a cancelled 200 is no HTTP error")
+        let exchange = try #require(error.exchange)
+        #expect(exchange.status == 200)
+        #expect(exchange.statusText == "OK")
+        #expect(exchange.bodyBytesReceived == 11_250)
+        #expect(exchange.responseHeaders.contains { $0.name == "Content-Length" && $0.value == "100000" })
+        #expect(exchange.timings.firstByteSeconds != nil)
+        // It ran until the cancellation, not 0 s.
+        #expect(exchange.timings.totalSeconds >= 0.45, "\(exchange.timings)")
+    }
+
+    @Test func exchange_ofARefusedConnection_hasNoStatusAndItsTime() throws {
+        // A port nothing listens on: bind one, close it, connect there.
+        let server = LoopbackServer { _, c in c.respond(body: Data()) }
+        let url = server.url("/x")
+        server.stop()
+        let error = try #require(expectFailure(client().fetch(HTTPRequest(url: url))))
+        #expect(error.kind == .connect)
+        let exchange = try #require(error.exchange)
+        #expect(exchange.status == nil)
+        #expect(exchange.responseHeaders.isEmpty)
+        #expect(exchange.timings.firstByteSeconds == nil)
+        #expect(exchange.timings.totalSeconds >= 0)
+    }
 }

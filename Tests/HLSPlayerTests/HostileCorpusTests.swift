@@ -260,8 +260,9 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
             #expect(summary?["type"] as? String == "summary", "\(name): the log does not end with the summary (\(run.outcome))")
             let error = summary?["error"] as? String ?? ""
             for text in spec.summaryError { #expect(error.contains(text), "\(name): the summary's error lacks \"\(text)\": \(error)") }
-            outputs += [("stdout", run.stdout), ("stderr", run.stderr), ("log", rawLog),
-                        ("HAR", (try? String(contentsOf: har, encoding: .utf8)) ?? "")]
+            let harText = (try? String(contentsOf: har, encoding: .utf8)) ?? ""
+            if !harText.isEmpty { expectValidHAR(text: harText) }
+            outputs += [("stdout", run.stdout), ("stderr", run.stderr), ("log", rawLog), ("HAR", harText)]
             print("hostile \(name): \(run.outcome), peak RSS \(String(format: "%.1f", rssMiB)) MiB, \(String(format: "%.1f", run.seconds)) s")
         }
         for (what, text) in outputs {

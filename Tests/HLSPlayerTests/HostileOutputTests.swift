@@ -77,6 +77,7 @@ import TestSupport
         expectValidLog(outputs.run, sourceLocation: sourceLocation)
         #expect(!outputs.harText.isEmpty, "a HAR was written", sourceLocation: sourceLocation)
         #expect((try? JSONSerialization.jsonObject(with: Data(outputs.harText.utf8))) != nil, "the HAR is JSON", sourceLocation: sourceLocation)
+        expectValidHAR(text: outputs.harText, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: [false, true])

@@ -54,6 +54,8 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
         parsed.append(obj)
     }
     let harObject = (try? Data(contentsOf: har)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    // Every HAR a test makes is checked against HAR 1.2, whatever the test is about.
+    expectValidHAR(at: har)
     let second = ((try? String(contentsOf: dir.appendingPathComponent("session-2.jsonl"), encoding: .utf8)) ?? "")
         .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     return Run(status: result.status, stdout: result.stdout, stderr: result.stderr, logLines: parsed, rawLogLines: rawLines,

@@ -48,6 +48,9 @@ public struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Bytes of body received before the failure.
     public var bytesReceived: Int
     public var message: String
+    /// What went over the wire (status, headers, timings, bytes) when an HTTP request was made;
+    /// nil for errors raised before one (a refused scheme, a local file).
+    public var exchange: HTTPExchange?
 
     public init(kind: LoadErrorKind, url: String, httpStatus: Int? = nil, retryAfterSeconds: Double? = nil,
                 bytesReceived: Int = 0, message: String) {

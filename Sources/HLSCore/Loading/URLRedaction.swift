@@ -12,6 +12,16 @@ public enum URLRedaction {
     /// The placeholder written instead of a secret.
     public static let placeholder = "REDACTED"
 
+    /// Request and response headers whose values are credentials: a basic-auth header libcurl
+    /// builds from a URL's userinfo, a bearer token, a session cookie.
+    public static let credentialHeaderNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    /// A header's value as it may be logged: a credential header's (any case of its name) is
+    /// replaced; any other is kept (URLs inside it are redacted with the text around them).
+    public static func redactedHeaderValue(name: String, value: String) -> String {
+        credentialHeaderNames.contains(name.lowercased()) ? placeholder : value
+    }
+
     /// `url` as it may be logged: userinfo replaced, each query value replaced
     /// (names kept, so the shape of the URL stays readable), fragment dropped.
     public static func redacted(_ url: URL) -> String {

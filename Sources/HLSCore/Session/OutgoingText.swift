@@ -20,6 +20,18 @@ public struct OutgoingText: Sendable {
         redactsURLs ? URLRedaction.redactingURLs(in: text) : text
     }
 
+    /// A header's value in a structured record (the HAR): a credential header's value
+    /// (Authorization, Cookie, Set-Cookie, ...) replaced (`URLRedaction.redactedHeaderValue`).
+    public func headerValue(name: String, value: String) -> String {
+        redactsURLs ? URLRedaction.redactedHeaderValue(name: name, value: value) : value
+    }
+
+    /// A query parameter's value taken out of its URL (the HAR's `queryString`): replaced
+    /// as it is inside the URL; an empty value stays empty.
+    public func queryValue(_ value: String) -> String {
+        redactsURLs && !value.isEmpty ? URLRedaction.placeholder : value
+    }
+
     /// Encoded JSON (a session-log line, the HAR document, the `--json` summary):
     /// redacted, and DEL and C1 controls written as `\u` escapes. JSONEncoder escapes
     /// C0 controls itself but leaves DEL and U+0080–U+009F raw, which a terminal
