@@ -182,7 +182,7 @@ public final class CancellationToken: @unchecked Sendable {
 /// Client-wide settings.
 public struct HTTPClientConfiguration: Sendable {
     /// Version string used in the default User-Agent.
-    public static let hlsplayVersion = "0.1.0"
+    public static let hlsplayVersion = ProjectVersion.string
 
     /// Redirects followed per request before failing as `.redirect`.
     public var maxRedirects: Int

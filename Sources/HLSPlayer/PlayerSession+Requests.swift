@@ -112,17 +112,12 @@ extension PlayerSession {
                 let timings = TimingsRecord(response.timings)
                 let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
                 let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
-                var verdict: SampleVerdict?
-                var throughput: Double?
-                if let rtt = response.tcpInfo?.rttSeconds, rtt > 0 { lock.withLock { core.lastRTTSeconds = rtt } }
-                if purpose == .segment || purpose == .initSection {
-                    verdict = lock.withLock { core.estimator.add(sample) }
-                    throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
-                    if purpose == .segment { lock.withLock { core.lastFirstByteSeconds = response.timings.firstByteSeconds } }
-                    if purpose == .segment && !firstSegmentFetched {
-                        lock.withLock {
-                            breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
-                        }
+                let (verdict, throughput) = lock.withLock {
+                    core.transferCompleted(purpose: purpose, sample: sample, rttSeconds: response.tcpInfo?.rttSeconds)
+                }
+                if purpose == .segment && !firstSegmentFetched {
+                    lock.withLock {
+                        breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
                     }
                 }
                 recorder.record(.requestEnd(RequestEnd(

@@ -204,6 +204,18 @@ public struct SessionCore: Sendable {
         return out
     }
 
+    /// A request completed: its connection's RTT (when measured) is kept; a segment's or init section's
+    /// throughput goes to the estimator (the verdict says whether it was taken, and the throughput as the
+    /// estimator reads it, bits per second); a segment's first-byte time is kept for the stall features.
+    public mutating func transferCompleted(purpose: RequestPurpose, sample: ThroughputSample,
+                                           rttSeconds: Double?) -> (verdict: SampleVerdict?, throughputBps: Double?) {
+        if let rttSeconds, rttSeconds > 0 { lastRTTSeconds = rttSeconds }
+        guard purpose == .segment || purpose == .initSection else { return (nil, nil) }
+        let verdict = estimator.add(sample)
+        if purpose == .segment { lastFirstByteSeconds = sample.firstByteSeconds }
+        return (verdict, sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds))
+    }
+
     /// A segment transfer completed: the estimator has had its sample (the shell adds it, as it has the
     /// timings); this judges the transfer network-limited or not (small transfers back to back are judged
     /// together), lets fresh delivery lift an over-selection cap, and tells the startup/recovery cap.

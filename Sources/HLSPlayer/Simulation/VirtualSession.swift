@@ -324,15 +324,8 @@ public final class VirtualSession {
         let timings = TimingsRecord(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: firstByte, totalSeconds: total)
         let transferSeconds = max(0, total - firstByte)
         let sample = ThroughputSample(bytes: transfer.bodyBytes, transferSeconds: transferSeconds, firstByteSeconds: firstByte)
-        core.lastRTTSeconds = Self.loopbackRTTSeconds
-        var verdict: SampleVerdict?
-        var throughput: Double?
-        if case .segment = f.work {
-            verdict = core.estimator.add(sample)
-            throughput = sample.throughputBps(minimumSeconds: configuration.estimator.minimumTransferSeconds)
-            core.lastFirstByteSeconds = firstByte
-            if !firstSegmentFetched { breakdown.firstSegmentFirstByteAtSeconds = transfer.firstByteAt }
-        }
+        let (verdict, throughput) = core.transferCompleted(purpose: purpose(of: f.work), sample: sample, rttSeconds: Self.loopbackRTTSeconds)
+        if case .segment = f.work, !firstSegmentFetched { breakdown.firstSegmentFirstByteAtSeconds = transfer.firstByteAt }
         recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: 200,
                                                bytes: transfer.bodyBytes, ok: true, connectionReused: f.requestID > 1, timings: timings,
                                                throughputBps: throughput, sampleVerdict: verdict)))
