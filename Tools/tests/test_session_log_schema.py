@@ -4,7 +4,7 @@ and real sessions against hls-origin on loopback (a segment answering 404, one a
 the retries run out, an alternate audio rendition, a `--duration` run). Every line of every log must
 validate; with every object the schema lists closed, every key in the logs must be one the schema
 (and so docs/session-log.md) names; a line that breaks the schema must fail it. The pandas one-liner
-of docs/session-log.md is checked when pandas is installed.
+and the DuckDB one of docs/session-log.md are checked when pandas or duckdb is installed.
 
 Needs the `jsonschema` module (Debian python3-jsonschema, installed by Tools/install-deps.sh) and the
 debug binaries (`swift build --build-tests`, which Tools/test.sh runs first);
@@ -12,7 +12,7 @@ HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks other binaries.
 
 Run: python3 -B -m unittest discover -s Tools/tests -p test_session_log_schema.py
 """
-import copy, json, os, subprocess, sys, tempfile, unittest
+import copy, json, os, re, subprocess, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -140,7 +140,53 @@ class Logs:
             return [(n, json.loads(l)) for n, l in enumerate(f, 1) if l.strip()]
 
 
+class SchemaTests(unittest.TestCase):
+    """The schemas themselves (no logs needed)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.line_schema = load_schema("session-log.schema.json")
+        cls.summary_schema = load_schema("summary.schema.json")
+
+    def test_schemas_are_draft_2020_12_schemas(self):
+        for s in (self.line_schema, self.summary_schema):
+            self.assertEqual(s["$schema"], "https://json-schema.org/draft/2020-12/schema")
+            jsonschema.Draft202012Validator.check_schema(s)
+
+    def test_docs_name_every_key_and_value_of_the_schema(self):
+        # With the test above: a key in a log is in the schema, and the schema's keys and values are
+        # in docs/session-log.md (in backticks), so a key in a log is documented.
+        with open(os.path.join(tools.REPO, "docs", "session-log.md"), encoding="utf-8") as f:
+            named = set()
+            prose = re.sub(r"^```.*?^```", "", f.read(), flags=re.S | re.M)  # the code examples aside
+            for quoted in re.findall(r"`([^`]+)`", prose):
+                for word in re.findall(r"[A-Za-z][A-Za-z0-9_.-]*", quoted):  # `stall.start`, `host.os`
+                    named.add(word.rstrip(".-"))
+                    named.update(word.split("."))
+        missing = set()
+
+        def walk(s, where):
+            if not isinstance(s, dict):
+                return
+            for k, v in s.get("properties", {}).items():
+                if k not in named:
+                    missing.add(f"{where}: key {k}")
+                walk(v, f"{where}.{k}")
+            walk(s.get("items"), where + "[]")
+            for e in s.get("enum", []):
+                if isinstance(e, str) and e not in named:
+                    missing.add(f"{where}: value {e}")
+            for k, d in s.get("$defs", {}).items():
+                walk(d, k)
+
+        walk(self.line_schema, "line")
+        walk(self.summary_schema, "summary")
+        self.assertEqual(sorted(missing), [], "named in docs/schema but not in docs/session-log.md")
+
+
 class SessionLogSchemaTests(unittest.TestCase):
+    """Real and simulated logs against the schemas."""
+
     @classmethod
     def setUpClass(cls):
         cls.line_schema = load_schema("session-log.schema.json")
@@ -149,11 +195,6 @@ class SessionLogSchemaTests(unittest.TestCase):
         cls.strict = validator(closed(cls.line_schema), closed(cls.summary_schema))
         cls.summary_v = validator(cls.summary_schema, cls.summary_schema)
         cls.logs = Logs.make()
-
-    def test_schemas_are_draft_2020_12_schemas(self):
-        for s in (self.line_schema, self.summary_schema):
-            self.assertEqual(s["$schema"], "https://json-schema.org/draft/2020-12/schema")
-            jsonschema.Draft202012Validator.check_schema(s)
 
     def test_the_sessions_ran_as_meant(self):
         # What each log is there for: without these, "every line validates" would prove less.
@@ -253,6 +294,22 @@ class SessionLogSchemaTests(unittest.TestCase):
         stalls = df[df["type"] == "stall.end"]
         self.assertEqual(len(stalls), lines[-1][1]["stallCount"])
         self.assertAlmostEqual(stalls["stallSeconds"].sum(), lines[-1][1]["stallSeconds"], places=3)
+
+    def test_duckdb_one_liner_of_the_docs(self):
+        try:
+            import duckdb
+        except ImportError:
+            self.skipTest("duckdb is not installed (PyPI only, not a dependency); the one-liner is not checked")
+        path = self.logs.paths["simulate-ladder-2s-evdo"]
+        source = f"read_json_auto('{path}', field_appearance_threshold = 0, sample_size = -1)"  # as the docs write it
+        lines = self.logs.lines("simulate-ladder-2s-evdo")
+        summary = lines[-1][1]
+        self.assertEqual(duckdb.sql(f"SELECT count(*) FROM {source}").fetchall()[0][0], len(lines))
+        stalls = duckdb.sql(f"SELECT t, stallSeconds FROM {source} WHERE type = 'stall.end'").fetchall()
+        self.assertEqual(len(stalls), summary["stallCount"])
+        self.assertAlmostEqual(sum(s for _, s in stalls), summary["stallSeconds"], places=3)
+        self.assertEqual(duckdb.sql(f"SELECT exitReason FROM {source} WHERE type = 'summary'").fetchall()[0][0],
+                         summary["exitReason"])
 
 
 if __name__ == "__main__":
