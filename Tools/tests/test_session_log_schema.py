@@ -1,7 +1,8 @@
 """docs/schema/session-log.schema.json (one line of a session log) and docs/schema/summary.schema.json
 (the summary) against real logs: `hlsplay simulate` on several ladders and traces (one with stalls),
 and real sessions against hls-origin on loopback (a segment answering 404, one answering 503 until
-the retries run out, an alternate audio rendition, a `--duration` run). Every line of every log must
+the retries run out, an alternate audio rendition, `--duration` runs, the resolution and byte limits,
+a short live window). Every line of every log must
 validate; with every object the schema lists closed, every key in the logs must be one the schema
 (and so docs/session-log.md) names; a line that breaks the schema must fail it. The pandas one-liner
 and the DuckDB one of docs/session-log.md are checked when pandas or duckdb is installed.
@@ -86,7 +87,7 @@ def problems(v, obj):
 
 
 class Logs:
-    """The logs the tests validate, made once (about 20 s)."""
+    """The logs the tests validate, made once (about 30 s)."""
     made = None
 
     @classmethod
@@ -121,6 +122,11 @@ class Logs:
             ("real-503", "short-2s", ["--fault-503", "seg_00001.ts"], ["--cold"]),
             ("real-alt-audio", "variants/alt-audio", ["--rate", "8mbit"], []),
             ("real-duration", "ladder-2s", ["--rate", "3mbit"], ["--duration", "4"]),
+            # Rungs above the resolution limit left out, and a byte bound below a few segments.
+            ("real-limits", "ladder-2s", ["--rate", "8mbit"],
+             ["--max-resolution", "640x360", "--max-buffer-bytes", "400k", "--duration", "6"]),
+            # A live window of two 2 s segments: shorter than three target durations.
+            ("real-live", "short-2s", ["--live", "--window", "2"], ["--duration", "4"]),
         ]:
             log = self.path(name)
             with tools.Origin(os.path.join(SAMPLES, root), origin_args, build=BUILD) as origin:
@@ -203,6 +209,8 @@ class SessionLogSchemaTests(unittest.TestCase):
         self.assertEqual(logs.status["real-503"], 69, "a segment answering 503 until the retries run out")
         self.assertEqual(logs.status["real-duration"], 0)
         self.assertEqual(logs.status["real-alt-audio"], 0)
+        self.assertEqual(logs.status["real-limits"], 0)
+        self.assertEqual(logs.status["real-live"], 0)
         seen = {}
         for name in logs.paths:
             for _, o in logs.lines(name):
@@ -211,9 +219,13 @@ class SessionLogSchemaTests(unittest.TestCase):
         self.assertIn("real-404", seen.get("error", ()))
         self.assertIn("real-503", seen.get("request.retry", ()))
         self.assertIn("real-alt-audio", seen.get("audio.rendition", ()))
+        self.assertIn("real-limits", seen.get("resolution.limit", ()))
+        self.assertIn("real-limits", seen.get("buffer.byteBound", ()))
+        self.assertIn("real-live", seen.get("live.window", ()))
         for name in logs.paths:
             self.assertEqual(logs.lines(name)[-1][1].get("exitReason"),
                              {"real-404": "error", "real-503": "error", "real-duration": "durationReached",
+                              "real-limits": "durationReached", "real-live": "durationReached",
                               "simulate-ladder-2s-norway-heuristic": "durationReached"}.get(name, "completed"), name)
         for t in ("header", "summary", "request.start", "request.progress", "request.end", "playlist.loaded",
                   "abr.decision", "abr.switch", "segment.buffered", "buffer.sample", "frame.first",
