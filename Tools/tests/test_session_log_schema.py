@@ -28,7 +28,7 @@ except ImportError as e:  # a clear failure, not a silent skip: CI installs it (
 
 BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
 SAMPLES = os.path.join(tools.REPO, "Samples", "build")
-TRACES = "/work/shared/data/traces"
+TRACES = os.path.join(tools.REPO, "..", "shared", "data", "traces")  # as Tests/TestSupport Repo.sharedData
 SCHEMA_DIR = os.path.join(tools.REPO, "docs", "schema")
 # A real session's time limit: the runs below take a few seconds each; generous for a loaded machine.
 SESSION_TIMEOUT_SECONDS = 120
