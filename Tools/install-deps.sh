@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hlsplay needs, only those missing.
 set -euo pipefail
-# chromium: the timeline report test renders the page headless.
-packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium)
+# chromium: the timeline report test renders the page headless. python3-jsonschema: the session-log
+# schema test (Tools/tests/test_session_log_schema.py) validates real logs against docs/schema.
+packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium
+          python3-jsonschema)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,7 +11,8 @@ Samples/make-all.sh
 swift build --build-tests
 # The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
 # binaries just built, reading logs), the characterization grid's shard partition, merge
-# and log readings, and the training results file and trace groups (about 20 s).
+# and log readings, the training results file and trace groups (about 20 s), and the session-log
+# JSON Schema (docs/schema) against simulated and real logs (about 40 s).
 python3 -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
