@@ -95,8 +95,8 @@ extension PlayerSession {
             let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
             let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
             let snapshot = InFlightSnapshot(
-                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: now.seconds(since: f.lastByteAt),
-                elapsedSeconds: now.seconds(since: f.startedAt), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
+                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
+                elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
                 rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
             let judgement = core.judgeInFlight(snapshot)
             if let cancel = judgement.cancel {

@@ -59,8 +59,8 @@ extension PlayerSession {
                 currentRungBps: core.currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
                 inFlight: segmentInFlight.map { f in
                     StallFeatures.InFlight(bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
-                                           elapsedSeconds: now.seconds(since: f.startedAt),
-                                           secondsSinceLastByte: now.seconds(since: f.lastByteAt))
+                                           elapsedSeconds: f.elapsedSeconds(at: now),
+                                           secondsSinceLastByte: f.idleSeconds(at: now))
                 },
                 device: DeviceReadings(cpuPressureAvg10Percent: cpu,
                                        decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),

@@ -76,7 +76,7 @@ extension PlayerSession {
                 var what = f.purpose.rawValue
                 if let msn = f.mediaSequence { what += " \(msn)" }
                 if let track = f.track { what += " (\(track))" }
-                return String(format: "%@ %@: %d bytes, last byte %.1f s ago", what, f.url, f.bytes, now.seconds(since: f.lastByteAt))
+                return String(format: "%@ %@: %d bytes, last byte %.1f s ago", what, f.url, f.bytes, f.idleSeconds(at: now))
             }
             return record
         }
@@ -113,7 +113,7 @@ extension PlayerSession {
         let recent = inFlight?.rateWindow.rateBps(windowSeconds: window)
         let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
         let average: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
-        let elapsed = now.seconds(since: f.startedAt)
+        let elapsed = f.elapsedSeconds(at: now)
         let waited: Double
         switch core.timeline.phase {
         case .playing, .ended: waited = 0
@@ -125,7 +125,7 @@ extension PlayerSession {
             && f.rungBitrateBps.map { rung in variants.contains { Double($0.bandwidthBps) < rung } } == true
         let snapshot = TrickleSnapshot(
             bytesReceived: f.bytes, bytesExpected: f.expectedBytes, rungBitrateBps: f.rungBitrateBps, segmentDurationSeconds: duration,
-            elapsedSeconds: elapsed, secondsSinceLastByte: now.seconds(since: f.lastByteAt), averageRateBps: average,
+            elapsedSeconds: elapsed, secondsSinceLastByte: f.idleSeconds(at: now), averageRateBps: average,
             recentRateBps: recent, rateWindowSeconds: window, forwardBufferSeconds: bufferSeconds, waitedSeconds: waited,
             lowerRungAvailable: lower, reRequestsSoFar: f.trickleReRequests, wedgeWindowSeconds: wedgeWindowSeconds)
         let assessment = rule.classify(snapshot)

@@ -73,6 +73,13 @@ struct InFlightRequest {
     var rateWindow = ByteRateWindow()
     var trickleReRequests = 0
     var trickleWaitLogged = false
+
+    // The monitor reads its clock before it takes the lock under which the transfer notes its bytes, so a
+    // byte may carry a later instant than the monitor's `now`: durations are never below 0.
+    /// Seconds since the last byte (or the start, before one) at `now`, never negative.
+    func idleSeconds(at now: MonotonicInstant) -> Double { max(0, now.seconds(since: lastByteAt)) }
+    /// Seconds since the request started at `now`, never negative.
+    func elapsedSeconds(at now: MonotonicInstant) -> Double { max(0, now.seconds(since: startedAt)) }
 }
 
 /// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
@@ -450,7 +457,7 @@ public final class PlayerSession: @unchecked Sendable {
         let now = clock.now()
         let (actions, observed, phase, played) = lock.withLock {
             let actions = core.timeline.advance(to: now)
-            let idle = inFlight.map { now.seconds(since: $0.lastByteAt) }
+            let idle = inFlight.map { $0.idleSeconds(at: now) }
             let position = core.timeline.positionSeconds(at: now)
             let latency = programDateAnchor.map { anchor in
                 Date().timeIntervalSince(anchor.date.addingTimeInterval(position - anchor.mediaSeconds))

@@ -34,7 +34,7 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
     let har = dir.appendingPathComponent("session.har")
     // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
     // `hlsplay simulate` takes no --har (writesHAR false).
-    let arguments = args.contains("--log") ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
+    let arguments = args.contains(where: { $0 == "--log" || $0.hasPrefix("--log=") }) ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
     // Each run gets its own cache directory, so the estimate store starts empty
     // (cold) unless a test passes --estimate-store, and no user file is touched.
     var environment = environmentWithFreshCache(dir.appendingPathComponent("cache"))
