@@ -14,7 +14,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "hlsplay", targets: ["hlsplay"]),
-        .executable(name: "hls-origin", targets: ["hls-origin"]),
+        .executable(name: "hls-origin", targets: ["hls-origin"])
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +45,8 @@ let package = Package(
         .testTarget(name: "HLSMediaTests", dependencies: ["HLSMedia", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HLSReportTests", dependencies: ["HLSReport", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSReport", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSReport", "TestSupport"], exclude: ["Fixtures"],
+            swiftSettings: strict)
     ]
 )

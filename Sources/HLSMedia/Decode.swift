@@ -76,7 +76,8 @@ private final class PictureGate: @unchecked Sendable {
 /// AVCodecContext.get_format for decoders with a `PictureLimit`: called when the decoder has
 /// parsed a parameter set and before it allocates anything of that size. Returning
 /// AV_PIX_FMT_NONE makes the decoder fail instead.
-private let limitedGetFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = { context, formats in
+private let limitedGetFormat: @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPixelFormat>?) -> AVPixelFormat = {
+    context, formats in
     guard let context, let opaque = context.pointee.opaque else { return avcodec_default_get_format(context, formats) }
     let gate = Unmanaged<PictureGate>.fromOpaque(opaque).takeUnretainedValue()
     let c = context.pointee
@@ -109,8 +110,10 @@ public final class TrackDecoder: @unchecked Sendable {
     ///   - pictureLimit: video: the largest picture the decoder may allocate; larger pictures —
     ///     in the codec parameters, or parsed later from the bitstream — make it throw
     ///     `pictureAboveLimit` before anything of that size is allocated. nil: FFmpeg's own limits only.
-    public init(parameters: CodecParameters, threadCount: Int = 0, lowDelay: Bool = false,
-                pictureLimit: PictureLimit? = nil) throws(MediaError) {
+    public init(
+        parameters: CodecParameters, threadCount: Int = 0, lowDelay: Bool = false,
+        pictureLimit: PictureLimit? = nil
+    ) throws(MediaError) {
         kind = parameters.kind
         timeBase = parameters.timeBase.seconds
         codecName = parameters.codecName
@@ -226,8 +229,10 @@ public final class TrackDecoder: @unchecked Sendable {
                 let pts = ts == hls_nopts_value() ? nil : Double(ts) * timeBase
                 switch kind {
                 case .video:
-                    frames.append(DecodedFrame(kind: .video, ptsSeconds: pts, width: Int(frame.pointee.width),
-                                               height: Int(frame.pointee.height), sampleCount: 0))
+                    frames.append(
+                        DecodedFrame(
+                            kind: .video, ptsSeconds: pts, width: Int(frame.pointee.width),
+                            height: Int(frame.pointee.height), sampleCount: 0))
                 case .audio:
                     let samples = try resampler?.convert(frame) ?? 0
                     frames.append(DecodedFrame(kind: .audio, ptsSeconds: pts, width: 0, height: 0, sampleCount: samples))
@@ -251,14 +256,14 @@ public final class TrackDecoder: @unchecked Sendable {
 final class AudioResampler {
     static let outputRate: Int32 = 48_000
     static let outputChannels: Int32 = 2
-    static let bytesPerFrame = 4  // S16 x 2 channels
+    static let bytesPerFrame = 4 // S16 x 2 channels
 
     private var swr: OpaquePointer?
     private var inputLayout = AVChannelLayout()
     private var inputFormat: Int32 = -1
     private var inputRate: Int32 = 0
     private var output: UnsafeMutableRawPointer?
-    private var outputCapacity = 0  // in sample frames
+    private var outputCapacity = 0 // in sample frames
     /// Total samples per channel produced since creation.
     private(set) var totalSamples = 0
 
@@ -290,8 +295,10 @@ final class AudioResampler {
         return try run(input: nil, inputSamples: 0, capacity: capacity)
     }
 
-    private func run(input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, inputSamples: Int32,
-                     capacity: Int) throws(MediaError) -> Int {
+    private func run(
+        input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, inputSamples: Int32,
+        capacity: Int
+    ) throws(MediaError) -> Int {
         if capacity > outputCapacity {
             output?.deallocate()
             output = UnsafeMutableRawPointer.allocate(byteCount: capacity * Self.bytesPerFrame, alignment: 16)
@@ -319,7 +326,8 @@ final class AudioResampler {
             av_channel_layout_default(&layout, max(frame.pointee.ch_layout.nb_channels, 1))
         }
         if swr != nil, inputFormat == frame.pointee.format, inputRate == frame.pointee.sample_rate,
-           av_channel_layout_compare(&layout, &inputLayout) == 0 {
+            av_channel_layout_compare(&layout, &inputLayout) == 0
+        {
             return
         }
         swr_free(&swr)
@@ -332,9 +340,11 @@ final class AudioResampler {
         av_channel_layout_default(&outLayout, Self.outputChannels)
         defer { av_channel_layout_uninit(&outLayout) }
         do {
-            try check(swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, Self.outputRate,
-                                          &inputLayout, AVSampleFormat(frame.pointee.format), inputRate, 0, nil),
-                      "swr_alloc_set_opts2")
+            try check(
+                swr_alloc_set_opts2(
+                    &swr, &outLayout, AV_SAMPLE_FMT_S16, Self.outputRate,
+                    &inputLayout, AVSampleFormat(frame.pointee.format), inputRate, 0, nil),
+                "swr_alloc_set_opts2")
             try check(swr_init(swr), "swr_init")
         } catch {
             // Forget the half-made context and the input it was for, so nothing uses it

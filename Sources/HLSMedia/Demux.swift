@@ -133,7 +133,8 @@ public final class CodecParameters: @unchecked Sendable, CustomStringConvertible
         let a = parameters.pointee, b = other.parameters.pointee
         func same(_ x: Int32, _ y: Int32) -> Bool { x == y || x == 0 || y == 0 }
         guard a.codec_id == b.codec_id, same(a.width, b.width), same(a.height, b.height), same(a.sample_rate, b.sample_rate),
-              same(a.ch_layout.nb_channels, b.ch_layout.nb_channels) else { return false }
+            same(a.ch_layout.nb_channels, b.ch_layout.nb_channels)
+        else { return false }
         func record(_ p: AVCodecParameters) -> UnsafeMutablePointer<UInt8>? {
             guard p.extradata_size > 0, let x = p.extradata, x.pointee != 0 else { return nil }
             return x
@@ -243,20 +244,25 @@ public enum SegmentDemuxer {
     ///   FFmpeg's own limits.
     /// - Throws when nothing playable comes out: empty input, an unopenable container,
     ///   no audio/video stream, or no packet at all.
-    public static func demux(segment: Data, initializationSection: Data? = nil,
-                             hint: ContainerHint = .mpegTS,
-                             codecParameters: CodecParameterSource = .probe,
-                             pictureLimit: PictureLimit? = nil) throws(MediaError) -> DemuxResult {
+    public static func demux(
+        segment: Data, initializationSection: Data? = nil,
+        hint: ContainerHint = .mpegTS,
+        codecParameters: CodecParameterSource = .probe,
+        pictureLimit: PictureLimit? = nil
+    ) throws(MediaError) -> DemuxResult {
         var (result, messages) = try FFmpegLog.collecting { () throws(MediaError) -> DemuxResult in
-            try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters,
-                          pictureLimit: pictureLimit)
+            try demuxOnce(
+                segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: codecParameters,
+                pictureLimit: pictureLimit)
         }
         result.ffmpegMessages = messages
         return result
     }
 
-    private static func demuxOnce(segment: Data, initializationSection: Data?, hint: ContainerHint,
-                                  codecParameters: CodecParameterSource, pictureLimit: PictureLimit?) throws(MediaError) -> DemuxResult {
+    private static func demuxOnce(
+        segment: Data, initializationSection: Data?, hint: ContainerHint,
+        codecParameters: CodecParameterSource, pictureLimit: PictureLimit?
+    ) throws(MediaError) -> DemuxResult {
         guard !segment.isEmpty else { throw .emptyInput }
         var bytes = segment
         if let initializationSection, !initializationSection.isEmpty {
@@ -287,8 +293,9 @@ public enum SegmentDemuxer {
         func parameters(for index: Int) throws(MediaError) -> CodecParameters? {
             if let known = byIndex[index] { return known }
             guard index >= 0, index < Int(format.pointee.nb_streams),
-                  let stream = format.pointee.streams[index],
-                  stream.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE else { return nil }
+                let stream = format.pointee.streams[index],
+                stream.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE
+            else { return nil }
             let params = try CodecParameters(stream: stream)
             byIndex[index] = params
             tracks.append(params)
@@ -313,7 +320,7 @@ public enum SegmentDemuxer {
                     throw error
                 }
                 retries = 0
-                guard let params else {  // a stream without a known codec: skip its packets
+                guard let params else { // a stream without a known codec: skip its packets
                     var p: UnsafeMutablePointer<AVPacket>? = packet
                     av_packet_free(&p)
                     continue
@@ -346,13 +353,15 @@ public enum SegmentDemuxer {
         // of a PES after its first; a wrong one (a new period after a discontinuity) shows as
         // uneven steps. Then the segment is demuxed again with a probe.
         for index in adoptedAudioStreams where !audioStepsAreEven(packets.filter { $0.parameters.streamIndex == index }) {
-            return try demuxOnce(segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe,
-                                 pictureLimit: pictureLimit)
+            return try demuxOnce(
+                segment: segment, initializationSection: initializationSection, hint: hint, codecParameters: .probe,
+                pictureLimit: pictureLimit)
         }
         // Tracks seen in the stream table but without valid dimensions are still listed;
         // the decoder learns the real values from the bitstream.
-        return DemuxResult(packets: packets, tracks: tracks.sorted { $0.streamIndex < $1.streamIndex },
-                           corruptPacketCount: corrupt, warnings: warnings)
+        return DemuxResult(
+            packets: packets, tracks: tracks.sorted { $0.streamIndex < $1.streamIndex },
+            corruptPacketCount: corrupt, warnings: warnings)
     }
 
     /// avformat_find_stream_info with each stream's probe decoder on one thread (as FFmpeg does

@@ -47,10 +47,15 @@ enum FFmpegStatus {
     case failed(Int32)
 
     init(_ code: Int32) {
-        if code >= 0 { self = .ok }
-        else if code == hls_averror_eagain() { self = .again }
-        else if code == hls_averror_eof() { self = .endOfStream }
-        else { self = .failed(code) }
+        if code >= 0 {
+            self = .ok
+        } else if code == hls_averror_eagain() {
+            self = .again
+        } else if code == hls_averror_eof() {
+            self = .endOfStream
+        } else {
+            self = .failed(code)
+        }
     }
 }
 

@@ -85,7 +85,7 @@ final class MemoryInput {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         // Per-segment demux must be cheap: the bytes are all here, so probe little.
         context.pointee.probesize = Int64(min(max(bytes.count, 2048), 512 * 1024))
-        context.pointee.max_analyze_duration = 500_000  // µs
+        context.pointee.max_analyze_duration = 500_000 // µs
         context.pointee.io_open = { _, _, _, _, _ in hls_averror(EPERM) }
 
         let inputFormat: UnsafePointer<AVInputFormat>?

@@ -53,12 +53,14 @@ enum PictureSizeProbe {
                     stream.packets += 1
                     var out: UnsafeMutablePointer<UInt8>?
                     var outSize: Int32 = 0
-                    _ = av_parser_parse2(parser, stream.context, &out, &outSize, packet.pointee.data, packet.pointee.size,
-                                         packet.pointee.pts, packet.pointee.dts, packet.pointee.pos)
+                    _ = av_parser_parse2(
+                        parser, stream.context, &out, &outSize, packet.pointee.data, packet.pointee.size,
+                        packet.pointee.pts, packet.pointee.dts, packet.pointee.pos)
                     let p = parser.pointee
                     if p.coded_width > 0 || p.width > 0 {
-                        sizes[index] = Size(width: Int(p.width), height: Int(p.height),
-                                            codedWidth: Int(max(p.coded_width, p.width)), codedHeight: Int(max(p.coded_height, p.height)))
+                        sizes[index] = Size(
+                            width: Int(p.width), height: Int(p.height),
+                            codedWidth: Int(max(p.coded_width, p.width)), codedHeight: Int(max(p.coded_height, p.height)))
                     }
                 }
                 if parsers.allSatisfy({ sizes[$0.key] != nil || $0.value.packets >= maxPacketsPerStream }) { break }
@@ -75,8 +77,9 @@ enum PictureSizeProbe {
         for (_, size) in sizes.sorted(by: { $0.key < $1.key })
         where !limit.admits(width: size.width, height: size.height, codedWidth: size.codedWidth, codedHeight: size.codedHeight) {
             let larger = size.codedWidth * size.codedHeight > size.width * size.height
-            return .pictureAboveLimit(width: larger ? size.codedWidth : size.width, height: larger ? size.codedHeight : size.height,
-                                      limit: limit.description)
+            return .pictureAboveLimit(
+                width: larger ? size.codedWidth : size.width, height: larger ? size.codedHeight : size.height,
+                limit: limit.description)
         }
         return nil
     }

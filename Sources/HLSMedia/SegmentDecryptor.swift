@@ -70,8 +70,9 @@ public enum SegmentDecryptor {
         out.withUnsafeMutableBytes { dst in
             data.withUnsafeBytes { src in
                 ivCopy.withUnsafeMutableBufferPointer { ivp in
-                    av_aes_crypt(aes.pointer, dst.bindMemory(to: UInt8.self).baseAddress, src.bindMemory(to: UInt8.self).baseAddress,
-                                 Int32(data.count / 16), ivp.baseAddress, 1)
+                    av_aes_crypt(
+                        aes.pointer, dst.bindMemory(to: UInt8.self).baseAddress, src.bindMemory(to: UInt8.self).baseAddress,
+                        Int32(data.count / 16), ivp.baseAddress, 1)
                 }
             }
         }

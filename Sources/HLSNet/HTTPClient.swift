@@ -50,8 +50,10 @@ public final class HTTPClient: @unchecked Sendable {
     /// Blocking; call from a worker thread. Concurrent calls on one client are
     /// serialised. `onProgress` is called on the calling thread for each body
     /// chunk received (arrival time from the injected clock, size, running total).
-    public func fetch(_ request: HTTPRequest, cancellation: CancellationToken? = nil,
-                      onProgress: ((ByteProgress) -> Void)? = nil) -> Result<HTTPResponse, LoadError> {
+    public func fetch(
+        _ request: HTTPRequest, cancellation: CancellationToken? = nil,
+        onProgress: ((ByteProgress) -> Void)? = nil
+    ) -> Result<HTTPResponse, LoadError> {
         let urlString = request.url.absoluteString
         let scheme = request.url.scheme?.lowercased()
         switch scheme {
@@ -63,20 +65,26 @@ public final class HTTPClient: @unchecked Sendable {
             }
         case "file", nil:
             guard configuration.allowFileURLs else {
-                return .failure(LoadError(kind: .unsupportedScheme, url: urlString,
-                                          message: "local files are only read for the top-level URL"))
+                return .failure(
+                    LoadError(
+                        kind: .unsupportedScheme, url: urlString,
+                        message: "local files are only read for the top-level URL"))
             }
             return fetchFile(request)
         default:
-            return .failure(LoadError(kind: .unsupportedScheme, url: urlString,
-                                      message: "scheme \(scheme ?? "") is not fetched (only http and https)"))
+            return .failure(
+                LoadError(
+                    kind: .unsupportedScheme, url: urlString,
+                    message: "scheme \(scheme ?? "") is not fetched (only http and https)"))
         }
         if let cancellation, cancellation.isCancelled {
             return .failure(LoadError(kind: .cancelled, url: urlString, message: "cancelled before start"))
         }
         guard let easy, let multi else {
-            return .failure(LoadError(kind: .other, url: urlString,
-                                      message: "libcurl failed to initialise (\(curlGlobalInitCode.rawValue))"))
+            return .failure(
+                LoadError(
+                    kind: .other, url: urlString,
+                    message: "libcurl failed to initialise (\(curlGlobalInitCode.rawValue))"))
         }
         return fetchLock.withLock {
             performTransfer(request, easy: easy, multi: multi, cancellation: cancellation, onProgress: onProgress)
@@ -97,8 +105,10 @@ public final class HTTPClient: @unchecked Sendable {
         free(resolved)
         if let directory = configuration.localFileDirectory, !localPath(real, isInside: directory) {
             let shownPath = real == path ? path : "\(path) (really \(real))"
-            return .failure(LoadError(kind: .localFileRefused, url: urlString,
-                                      message: "\(shownPath) is outside \(directory)"))
+            return .failure(
+                LoadError(
+                    kind: .localFileRefused, url: urlString,
+                    message: "\(shownPath) is outside \(directory)"))
         }
         // O_NONBLOCK: a FIFO must not hang the open; it is refused below like every non-regular file.
         let fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -119,8 +129,10 @@ public final class HTTPClient: @unchecked Sendable {
             let available = size - start
             let wanted = request.byteRange.map { min(max(0, $0.length), available) } ?? available
             if wanted > request.maxBodyBytes {
-                return .failure(LoadError(kind: .responseTooLarge, url: urlString,
-                                          message: "\(wanted) bytes exceed the \(request.maxBodyBytes)-byte limit"))
+                return .failure(
+                    LoadError(
+                        kind: .responseTooLarge, url: urlString,
+                        message: "\(wanted) bytes exceed the \(request.maxBodyBytes)-byte limit"))
             }
             try handle.seek(toOffset: UInt64(start))
             data = wanted > 0 ? (try handle.read(upToCount: wanted) ?? Data()) : Data()
@@ -129,23 +141,28 @@ public final class HTTPClient: @unchecked Sendable {
         }
         let finished = clock.now()
         let total = finished.seconds(since: started)
-        return .success(HTTPResponse(statusCode: 200, headers: ["content-length": String(data.count)], body: data,
-                                     effectiveURL: request.url.isFileURL ? request.url : URL(fileURLWithPath: path),
-                                     redirectCount: 0, connectionReused: false,
-                                     timings: RequestTimings(firstByteSeconds: total, totalSeconds: total),
-                                     tcpInfo: nil, startedAt: started, finishedAt: finished,
-                                     contentLength: data.count))
+        return .success(
+            HTTPResponse(
+                statusCode: 200, headers: ["content-length": String(data.count)], body: data,
+                effectiveURL: request.url.isFileURL ? request.url : URL(fileURLWithPath: path),
+                redirectCount: 0, connectionReused: false,
+                timings: RequestTimings(firstByteSeconds: total, totalSeconds: total),
+                tcpInfo: nil, startedAt: started, finishedAt: finished,
+                contentLength: data.count))
     }
 
     // MARK: - HTTP
 
-    private func performTransfer(_ request: HTTPRequest, easy: UnsafeMutableRawPointer, multi: UnsafeMutableRawPointer,
-                                 cancellation: CancellationToken?,
-                                 onProgress: ((ByteProgress) -> Void)?) -> Result<HTTPResponse, LoadError> {
+    private func performTransfer(
+        _ request: HTTPRequest, easy: UnsafeMutableRawPointer, multi: UnsafeMutableRawPointer,
+        cancellation: CancellationToken?,
+        onProgress: ((ByteProgress) -> Void)?
+    ) -> Result<HTTPResponse, LoadError> {
         let urlString = request.url.absoluteString
-        let context = TransferContext(client: self, easy: easy, clock: clock, request: request,
-                                      cancellation: cancellation, onProgress: onProgress,
-                                      tcpSampleIntervalSeconds: configuration.tcpInfoSampleIntervalSeconds)
+        let context = TransferContext(
+            client: self, easy: easy, clock: clock, request: request,
+            cancellation: cancellation, onProgress: onProgress,
+            tcpSampleIntervalSeconds: configuration.tcpInfoSampleIntervalSeconds)
         let box = Unmanaged.passRetained(context)
         defer { box.release() }
 
@@ -160,8 +177,10 @@ public final class HTTPClient: @unchecked Sendable {
         }
 
         curl_easy_reset(easy)
-        if let error = configure(easy: easy, request: request, headerList: headerList,
-                                 context: box.toOpaque(), errorBuffer: UnsafeMutableRawPointer(context.errorBuffer)) {
+        if let error = configure(
+            easy: easy, request: request, headerList: headerList,
+            context: box.toOpaque(), errorBuffer: UnsafeMutableRawPointer(context.errorBuffer))
+        {
             curl_easy_reset(easy) // forget the pointers into this transfer's context
             return .failure(error)
         }
@@ -169,8 +188,10 @@ public final class HTTPClient: @unchecked Sendable {
         let addCode = curl_multi_add_handle(multi, easy)
         guard addCode == CURLM_OK else {
             curl_easy_reset(easy)
-            return .failure(LoadError(kind: .other, url: urlString,
-                                      message: "curl_multi_add_handle: \(String(cString: curl_multi_strerror(addCode)))"))
+            return .failure(
+                LoadError(
+                    kind: .other, url: urlString,
+                    message: "curl_multi_add_handle: \(String(cString: curl_multi_strerror(addCode)))"))
         }
         context.startedAt = clock.now()
 
@@ -213,21 +234,25 @@ public final class HTTPClient: @unchecked Sendable {
         // The handle keeps pointers to the header list and the context until reset.
         curl_easy_reset(easy)
 
-        return finish(request: request, context: context, curlResult: curlResult, multiFailure: multiFailure,
-                      info: info, tcpInfo: tcpInfo, finishedAt: finishedAt)
+        return finish(
+            request: request, context: context, curlResult: curlResult, multiFailure: multiFailure,
+            info: info, tcpInfo: tcpInfo, finishedAt: finishedAt)
     }
 
     /// Sets every option for one transfer; returns the error of the first option curl refuses.
-    private func configure(easy: UnsafeMutableRawPointer, request: HTTPRequest,
-                           headerList: UnsafeMutablePointer<curl_slist>?,
-                           context: UnsafeMutableRawPointer, errorBuffer: UnsafeMutableRawPointer) -> LoadError? {
+    private func configure(
+        easy: UnsafeMutableRawPointer, request: HTTPRequest,
+        headerList: UnsafeMutablePointer<curl_slist>?,
+        context: UnsafeMutableRawPointer, errorBuffer: UnsafeMutableRawPointer
+    ) -> LoadError? {
         let urlString = request.url.absoluteString
         var failure: LoadError? = nil
         func check(_ code: CURLcode, _ what: String) {
             guard failure == nil, code != CURLE_OK else { return }
             let kind: LoadErrorKind = code == CURLE_UNSUPPORTED_PROTOCOL ? .unsupportedScheme : .other
-            failure = LoadError(kind: kind, url: urlString,
-                                message: "curl_easy_setopt(\(what)): \(String(cString: curl_easy_strerror(code)))")
+            failure = LoadError(
+                kind: kind, url: urlString,
+                message: "curl_easy_setopt(\(what)): \(String(cString: curl_easy_strerror(code)))")
         }
         check(hls_curl_setopt_str(easy, CURLOPT_URL, urlString), "URL")
         check(hls_curl_setopt_str(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
@@ -238,8 +263,10 @@ public final class HTTPClient: @unchecked Sendable {
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
         check(hls_curl_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "USERAGENT")
-        check(hls_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                                   max(1, Int((configuration.connectTimeoutSeconds * 1000).rounded()))), "CONNECTTIMEOUT_MS")
+        check(
+            hls_curl_setopt_long(
+                easy, CURLOPT_CONNECTTIMEOUT_MS,
+                max(1, Int((configuration.connectTimeoutSeconds * 1000).rounded()))), "CONNECTTIMEOUT_MS")
         if let total = request.totalTimeoutSeconds {
             // Backstop only: the transfer loop enforces it first so the error kind is right.
             check(hls_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(((total + 1) * 1000).rounded()))), "TIMEOUT_MS")
@@ -285,12 +312,13 @@ public final class HTTPClient: @unchecked Sendable {
             var micros: curl_off_t = 0
             return hls_curl_getinfo_off(easy, what, &micros) == CURLE_OK ? Double(micros) / 1e6 : 0
         }
-        info.timings = RequestTimings(nameLookupSeconds: seconds(CURLINFO_NAMELOOKUP_TIME_T),
-                                      connectSeconds: seconds(CURLINFO_CONNECT_TIME_T),
-                                      tlsSeconds: seconds(CURLINFO_APPCONNECT_TIME_T),
-                                      firstByteSeconds: seconds(CURLINFO_STARTTRANSFER_TIME_T),
-                                      totalSeconds: seconds(CURLINFO_TOTAL_TIME_T),
-                                      redirectSeconds: seconds(CURLINFO_REDIRECT_TIME_T))
+        info.timings = RequestTimings(
+            nameLookupSeconds: seconds(CURLINFO_NAMELOOKUP_TIME_T),
+            connectSeconds: seconds(CURLINFO_CONNECT_TIME_T),
+            tlsSeconds: seconds(CURLINFO_APPCONNECT_TIME_T),
+            firstByteSeconds: seconds(CURLINFO_STARTTRANSFER_TIME_T),
+            totalSeconds: seconds(CURLINFO_TOTAL_TIME_T),
+            redirectSeconds: seconds(CURLINFO_REDIRECT_TIME_T))
         var value = 0
         if hls_curl_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &value) == CURLE_OK { info.redirectCount = value }
         value = 1
@@ -320,9 +348,11 @@ public final class HTTPClient: @unchecked Sendable {
         return info
     }
 
-    private func finish(request: HTTPRequest, context: TransferContext, curlResult: CURLcode?, multiFailure: String?,
-                        info: TransferInfo, tcpInfo: TCPInfoSnapshot?,
-                        finishedAt: MonotonicInstant) -> Result<HTTPResponse, LoadError> {
+    private func finish(
+        request: HTTPRequest, context: TransferContext, curlResult: CURLcode?, multiFailure: String?,
+        info: TransferInfo, tcpInfo: TCPInfoSnapshot?,
+        finishedAt: MonotonicInstant
+    ) -> Result<HTTPResponse, LoadError> {
         let urlString = request.url.absoluteString
         let received = context.networkBodyBytes
         let status = context.statusCode ?? info.responseCode
@@ -330,8 +360,9 @@ public final class HTTPClient: @unchecked Sendable {
         let exchange = exchange(request: request, context: context, info: info, status: status, finishedAt: finishedAt)
 
         func fail(_ kind: LoadErrorKind, _ message: String) -> Result<HTTPResponse, LoadError> {
-            var error = LoadError(kind: kind, url: urlString, httpStatus: status >= 400 ? status : nil,
-                                  retryAfterSeconds: retryAfter, bytesReceived: received, message: message)
+            var error = LoadError(
+                kind: kind, url: urlString, httpStatus: status >= 400 ? status : nil,
+                retryAfterSeconds: retryAfter, bytesReceived: received, message: message)
             error.exchange = exchange
             return .failure(error)
         }
@@ -343,7 +374,8 @@ public final class HTTPClient: @unchecked Sendable {
             case .stall(let s): return fail(.transferTimeout, String(format: "no byte for %.3f s after %d body bytes", s, received))
             case .total(let s): return fail(.transferTimeout, String(format: "request exceeded %.3f s", s))
             case .tooLarge(let limit): return fail(.responseTooLarge, "body exceeds \(limit) bytes")
-            case .errorStatusBodyTooLong: return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter, exchange: exchange)
+            case .errorStatusBodyTooLong:
+                return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter, exchange: exchange)
             case .rangeComplete: break
             }
         }
@@ -351,7 +383,8 @@ public final class HTTPClient: @unchecked Sendable {
         let code = curlResult ?? CURLE_OK
         let rangeComplete = context.abortReason == .rangeComplete
         if code != CURLE_OK && !rangeComplete {
-            let curlMessage = context.curlErrorMessage.isEmpty
+            let curlMessage =
+                context.curlErrorMessage.isEmpty
                 ? String(cString: curl_easy_strerror(code)) : context.curlErrorMessage
             let message = "curl error \(code.rawValue): \(curlMessage)"
             switch code {
@@ -365,10 +398,10 @@ public final class HTTPClient: @unchecked Sendable {
                 }
                 return fail(.transferTimeout, message)
             case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-                 CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
-                 CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
-                 CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
-                 CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
+                CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
+                CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
+                CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
+                CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED, CURLE_SSL_CLIENTCERT:
                 return fail(.tls, message)
             case CURLE_TOO_MANY_REDIRECTS:
                 return fail(.redirect, message)
@@ -380,7 +413,7 @@ public final class HTTPClient: @unchecked Sendable {
                 }
                 return fail(.unsupportedScheme, message)
             case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_SEND_ERROR,
-                 CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
+                CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
                 return fail(.truncatedBody, message)
             case CURLE_FILESIZE_EXCEEDED:
                 return fail(.responseTooLarge, message)
@@ -394,21 +427,26 @@ public final class HTTPClient: @unchecked Sendable {
             return errorStatus(request: request, context: context, status: status, retryAfter: retryAfter, exchange: exchange)
         }
         let effective = info.effectiveURL.flatMap { URL(string: $0) } ?? request.url
-        return .success(HTTPResponse(statusCode: status, headers: context.headers, body: context.body,
-                                     effectiveURL: effective, redirectCount: info.redirectCount,
-                                     connectionReused: info.connectionReused, timings: info.timings,
-                                     tcpInfo: tcpInfo, startedAt: context.startedAt, finishedAt: finishedAt,
-                                     contentLength: context.contentLength,
-                                     rangeSlicedLocally: context.slicingRange, bytesReceived: received, exchange: exchange))
+        return .success(
+            HTTPResponse(
+                statusCode: status, headers: context.headers, body: context.body,
+                effectiveURL: effective, redirectCount: info.redirectCount,
+                connectionReused: info.connectionReused, timings: info.timings,
+                tcpInfo: tcpInfo, startedAt: context.startedAt, finishedAt: finishedAt,
+                contentLength: context.contentLength,
+                rangeSlicedLocally: context.slicingRange, bytesReceived: received, exchange: exchange))
     }
 
-    private func errorStatus(request: HTTPRequest, context: TransferContext, status: Int,
-                             retryAfter: Double?, exchange: HTTPExchange) -> Result<HTTPResponse, LoadError> {
+    private func errorStatus(
+        request: HTTPRequest, context: TransferContext, status: Int,
+        retryAfter: Double?, exchange: HTTPExchange
+    ) -> Result<HTTPResponse, LoadError> {
         let snippet = String(decoding: context.body.prefix(200), as: UTF8.self)
             .replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
-        var error = LoadError(kind: .httpStatus, url: request.url.absoluteString, httpStatus: status,
-                              retryAfterSeconds: retryAfter, bytesReceived: context.networkBodyBytes,
-                              message: snippet.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(snippet)")
+        var error = LoadError(
+            kind: .httpStatus, url: request.url.absoluteString, httpStatus: status,
+            retryAfterSeconds: retryAfter, bytesReceived: context.networkBodyBytes,
+            message: snippet.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(snippet)")
         error.exchange = exchange
         return .failure(error)
     }
@@ -418,8 +456,10 @@ public final class HTTPClient: @unchecked Sendable {
     /// gets its end from the client's clock when libcurl's total falls short of it (libcurl
     /// finalises its total only for a transfer it completed), and its first byte from the
     /// header callback when libcurl recorded none.
-    private func exchange(request: HTTPRequest, context: TransferContext, info: TransferInfo, status: Int,
-                          finishedAt: MonotonicInstant) -> HTTPExchange {
+    private func exchange(
+        request: HTTPRequest, context: TransferContext, info: TransferInfo, status: Int,
+        finishedAt: MonotonicInstant
+    ) -> HTTPExchange {
         let t = info.timings
         let elapsed = max(0, finishedAt.seconds(since: context.startedAt))
         let firstByteAt = context.firstByteAt.map { max(0, $0.seconds(since: context.startedAt)) }
@@ -435,9 +475,10 @@ public final class HTTPClient: @unchecked Sendable {
             responseHeaders: context.responseFields, responseHeaderBytes: context.statusCode == nil ? nil : context.responseHeaderBytes,
             bodyBytesReceived: context.networkBodyBytes, redirectCount: info.redirectCount,
             serverIPAddress: info.primaryIP, localPort: info.localPort,
-            timings: HTTPExchange.Timings(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect,
-                                          tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
-                                          firstByteSeconds: firstByte, totalSeconds: total))
+            timings: HTTPExchange.Timings(
+                nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect,
+                tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
+                firstByteSeconds: firstByte, totalSeconds: total))
     }
 }
 
@@ -519,8 +560,10 @@ final class TransferContext {
     var slicingRange = false
     var bodyStarted = false
 
-    init(client: HTTPClient, easy: UnsafeMutableRawPointer, clock: any MonotonicClock, request: HTTPRequest,
-         cancellation: CancellationToken?, onProgress: ((ByteProgress) -> Void)?, tcpSampleIntervalSeconds: Double) {
+    init(
+        client: HTTPClient, easy: UnsafeMutableRawPointer, clock: any MonotonicClock, request: HTTPRequest,
+        cancellation: CancellationToken?, onProgress: ((ByteProgress) -> Void)?, tcpSampleIntervalSeconds: Double
+    ) {
         self.client = client
         self.easy = easy
         self.clock = clock
@@ -648,8 +691,10 @@ final class TransferContext {
     }
 }
 
-private func transferWriteCallback(_ ptr: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                                   _ userdata: UnsafeMutableRawPointer?) -> Int {
+private func transferWriteCallback(
+    _ ptr: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ userdata: UnsafeMutableRawPointer?
+) -> Int {
     guard let userdata else { return 0 }
     let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
@@ -657,8 +702,10 @@ private func transferWriteCallback(_ ptr: UnsafeMutablePointer<CChar>?, _ size: 
     return context.write(UnsafeRawBufferPointer(start: ptr, count: length)) ? length : 0
 }
 
-private func transferHeaderCallback(_ ptr: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
-                                    _ userdata: UnsafeMutableRawPointer?) -> Int {
+private func transferHeaderCallback(
+    _ ptr: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int,
+    _ userdata: UnsafeMutableRawPointer?
+) -> Int {
     guard let userdata else { return 0 }
     let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
     let length = size * count
@@ -668,8 +715,10 @@ private func transferHeaderCallback(_ ptr: UnsafeMutablePointer<CChar>?, _ size:
     return length
 }
 
-private func transferDebugCallback(_ handle: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
-                                   _ size: Int, _ userptr: UnsafeMutableRawPointer?) -> Int32 {
+private func transferDebugCallback(
+    _ handle: UnsafeMutableRawPointer?, _ type: curl_infotype, _ data: UnsafeMutablePointer<CChar>?,
+    _ size: Int, _ userptr: UnsafeMutableRawPointer?
+) -> Int32 {
     // Only the request headers are kept; the rest of the verbose stream (text, body bytes) is dropped.
     guard type == CURLINFO_HEADER_OUT, let userptr, let data, size > 0 else { return 0 }
     let context = Unmanaged<TransferContext>.fromOpaque(userptr).takeUnretainedValue()
@@ -677,8 +726,10 @@ private func transferDebugCallback(_ handle: UnsafeMutableRawPointer?, _ type: c
     return 0
 }
 
-private func transferProgressCallback(_ clientp: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
-                                      _ ultotal: curl_off_t, _ ulnow: curl_off_t) -> Int32 {
+private func transferProgressCallback(
+    _ clientp: UnsafeMutableRawPointer?, _ dltotal: curl_off_t, _ dlnow: curl_off_t,
+    _ ultotal: curl_off_t, _ ulnow: curl_off_t
+) -> Int32 {
     guard let clientp else { return 0 }
     let context = Unmanaged<TransferContext>.fromOpaque(clientp).takeUnretainedValue()
     let now = context.clock.now()

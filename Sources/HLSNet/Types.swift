@@ -38,9 +38,11 @@ public struct HTTPRequest: Sendable {
     /// the stuck connection.
     public var freshConnection = false
 
-    public init(url: URL, byteRange: ByteRange? = nil, headers: [(name: String, value: String)] = [],
-                maxBodyBytes: Int = 256 << 20, firstByteTimeoutSeconds: Double = 10,
-                stallTimeoutSeconds: Double = 10, totalTimeoutSeconds: Double? = nil) {
+    public init(
+        url: URL, byteRange: ByteRange? = nil, headers: [(name: String, value: String)] = [],
+        maxBodyBytes: Int = 256 << 20, firstByteTimeoutSeconds: Double = 10,
+        stallTimeoutSeconds: Double = 10, totalTimeoutSeconds: Double? = nil
+    ) {
         self.url = url
         self.byteRange = byteRange
         self.headers = headers
@@ -65,8 +67,10 @@ public struct RequestTimings: Sendable, Equatable, Codable {
     public var totalSeconds: Double
     public var redirectSeconds: Double
 
-    public init(nameLookupSeconds: Double = 0, connectSeconds: Double = 0, tlsSeconds: Double = 0,
-                firstByteSeconds: Double = 0, totalSeconds: Double = 0, redirectSeconds: Double = 0) {
+    public init(
+        nameLookupSeconds: Double = 0, connectSeconds: Double = 0, tlsSeconds: Double = 0,
+        firstByteSeconds: Double = 0, totalSeconds: Double = 0, redirectSeconds: Double = 0
+    ) {
         self.nameLookupSeconds = nameLookupSeconds
         self.connectSeconds = connectSeconds
         self.tlsSeconds = tlsSeconds
@@ -109,8 +113,10 @@ public struct TCPInfoSnapshot: Sendable, Equatable, Codable {
     /// Whether the delivery-rate sample was application-limited (not network-limited).
     public var deliveryRateAppLimited: Bool?
 
-    public init(rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int,
-                congestionWindowSegments: Int, deliveryRateBytesPerSecond: Double?, deliveryRateAppLimited: Bool?) {
+    public init(
+        rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int,
+        congestionWindowSegments: Int, deliveryRateBytesPerSecond: Double?, deliveryRateAppLimited: Bool?
+    ) {
         self.rttSeconds = rttSeconds
         self.rttVarianceSeconds = rttVarianceSeconds
         self.totalRetransmits = totalRetransmits
@@ -148,10 +154,12 @@ public struct HTTPResponse: Sendable {
     /// What went over the wire (request headers sent, status line, headers in order); nil for a local file.
     public var exchange: HTTPExchange?
 
-    public init(statusCode: Int, headers: [String: String], body: Data, effectiveURL: URL, redirectCount: Int,
-                connectionReused: Bool, timings: RequestTimings, tcpInfo: TCPInfoSnapshot?,
-                startedAt: MonotonicInstant, finishedAt: MonotonicInstant, contentLength: Int?,
-                rangeSlicedLocally: Bool = false, bytesReceived: Int? = nil, exchange: HTTPExchange? = nil) {
+    public init(
+        statusCode: Int, headers: [String: String], body: Data, effectiveURL: URL, redirectCount: Int,
+        connectionReused: Bool, timings: RequestTimings, tcpInfo: TCPInfoSnapshot?,
+        startedAt: MonotonicInstant, finishedAt: MonotonicInstant, contentLength: Int?,
+        rangeSlicedLocally: Bool = false, bytesReceived: Int? = nil, exchange: HTTPExchange? = nil
+    ) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
@@ -204,10 +212,12 @@ public struct HTTPClientConfiguration: Sendable {
     /// Minimum spacing of TCP_INFO samples taken during a transfer.
     public var tcpInfoSampleIntervalSeconds: Double
 
-    public init(maxRedirects: Int = 5, verifyTLS: Bool = true,
-                userAgent: String = "hlsplay/\(HTTPClientConfiguration.hlsplayVersion)",
-                connectTimeoutSeconds: Double = 10, allowFileURLs: Bool = false, localFileDirectory: String? = nil,
-                pollIntervalSeconds: Double = 0.05, tcpInfoSampleIntervalSeconds: Double = 0.1) {
+    public init(
+        maxRedirects: Int = 5, verifyTLS: Bool = true,
+        userAgent: String = "hlsplay/\(HTTPClientConfiguration.hlsplayVersion)",
+        connectTimeoutSeconds: Double = 10, allowFileURLs: Bool = false, localFileDirectory: String? = nil,
+        pollIntervalSeconds: Double = 0.05, tcpInfoSampleIntervalSeconds: Double = 0.1
+    ) {
         self.maxRedirects = maxRedirects
         self.verifyTLS = verifyTLS
         self.userAgent = userAgent

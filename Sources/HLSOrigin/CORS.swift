@@ -19,7 +19,7 @@ extension OriginHTTP {
     static let corsHeaders: [(String, String)] = [
         ("Access-Control-Allow-Origin", "*"),
         ("Access-Control-Expose-Headers", exposedHeaders),
-        ("Timing-Allow-Origin", "*"),
+        ("Timing-Allow-Origin", "*")
     ]
 
     /// How long a browser may cache a preflight answer, seconds (`Access-Control-Max-Age`): browsers cap it at
@@ -35,7 +35,7 @@ extension OriginHTTP {
         var headers: [(String, String)] = [
             ("Allow", allowedMethods),
             ("Access-Control-Allow-Methods", allowedMethods),
-            ("Access-Control-Max-Age", "\(preflightMaxAgeSeconds)"),
+            ("Access-Control-Max-Age", "\(preflightMaxAgeSeconds)")
         ]
         let names = (requestedHeaders ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }

@@ -161,12 +161,14 @@ public enum FaultAction: Sendable, Codable, Equatable {
         let type = try c.decode(String.self, forKey: .type)
         switch type {
         case "status":
-            self = .status(code: try c.decode(Int.self, forKey: .code),
-                           retryAfterSeconds: try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds))
+            self = .status(
+                code: try c.decode(Int.self, forKey: .code),
+                retryAfterSeconds: try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds))
         case "blackHole": self = .blackHole
         case "stallAfterBytes":
-            self = .stallAfterBytes(bytes: try c.decode(Int.self, forKey: .bytes),
-                                    seconds: try c.decodeIfPresent(Double.self, forKey: .seconds))
+            self = .stallAfterBytes(
+                bytes: try c.decode(Int.self, forKey: .bytes),
+                seconds: try c.decodeIfPresent(Double.self, forKey: .seconds))
         case "resetConnection": self = .resetConnection
         case "truncateAfterBytes": self = .truncateAfterBytes(bytes: try c.decode(Int.self, forKey: .bytes))
         case "slowFirstByte": self = .slowFirstByte(seconds: try c.decode(Double.self, forKey: .seconds))

@@ -37,7 +37,10 @@ final class ResponseSender {
                 continuing = true
                 // Shorter waits are skipped: reservations are cumulative, so the next chunk absorbs them.
                 if delay >= Self.minimumSleepSeconds,
-                   !server.interruptibleSleep(delay.isFinite ? delay : Self.outageSleepSeconds) { return false }
+                    !server.interruptibleSleep(delay.isFinite ? delay : Self.outageSleepSeconds)
+                {
+                    return false
+                }
             }
             var written = 0
             while written < n {
@@ -169,10 +172,13 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Logs a connection the origin closed while waiting for a request head (timeout or eviction).
-    private func logWaitEnded(_ event: ConnectionLogEntry.Event, sentStatus: Int? = nil,
-                              eviction: ConnectionSlot.Eviction? = nil) {
-        var record = ConnectionLogEntry(event: event, at: server.now(), connectionID: id, clientAddress: clientAddress,
-                                        accepted: accepted)
+    private func logWaitEnded(
+        _ event: ConnectionLogEntry.Event, sentStatus: Int? = nil,
+        eviction: ConnectionSlot.Eviction? = nil
+    ) {
+        var record = ConnectionLogEntry(
+            event: event, at: server.now(), connectionID: id, clientAddress: clientAddress,
+            accepted: accepted)
         record.waitingSince = waitingSince
         record.headBytes = pending.count
         record.requestsReceived = requestIndex
@@ -282,13 +288,14 @@ final class Connection: @unchecked Sendable {
     private func newEntry(method: String, path: String, range: String?) -> RequestLogEntry {
         let t = server.now()
         let (state, rtt) = server.link(atSeconds: t)
-        return RequestLogEntry(accepted: t, firstByteSent: nil, lastByteSent: nil, method: method, path: path,
-                               query: nil, range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
-                               requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription(atSeconds: t),
-                               rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
-                               tracePositionSeconds: state?.tracePositionSeconds,
-                               linkCollapsed: state?.collapsed == true ? true : nil,
-                               rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil, clientAddress: clientAddress)
+        return RequestLogEntry(
+            accepted: t, firstByteSent: nil, lastByteSent: nil, method: method, path: path,
+            query: nil, range: range, status: 0, bytesSent: 0, bodyBytesSent: 0, connectionID: id,
+            requestIndex: requestIndex, fault: nil, shaping: server.shapingDescription(atSeconds: t),
+            rateBitsPerSecond: state?.rateBitsPerSecond, trace: state?.traceName,
+            tracePositionSeconds: state?.tracePositionSeconds,
+            linkCollapsed: state?.collapsed == true ? true : nil,
+            rttSeconds: rtt > 0 ? rtt : nil, blockedSeconds: nil, clientAddress: clientAddress)
     }
 
     private func finish(_ entry: RequestLogEntry, sender: ResponseSender?, status: Int, body: Int) {
@@ -322,8 +329,10 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Sends a short text response. Returns whether the connection may continue.
-    private func respondSimple(status: Int, method: String, keepAlive: Bool, entry: RequestLogEntry,
-                               extraHeaders: [(String, String)], fault: FaultAction? = nil) -> Bool {
+    private func respondSimple(
+        status: Int, method: String, keepAlive: Bool, entry: RequestLogEntry,
+        extraHeaders: [(String, String)], fault: FaultAction? = nil
+    ) -> Bool {
         let body = Array("\(status) \(HTTPStatus.reason(status))\n".utf8)
         var headers = extraHeaders
         headers.append(("Content-Type", "text/plain; charset=utf-8"))
@@ -342,8 +351,9 @@ final class Connection: @unchecked Sendable {
     /// preflight, the request headers it asked for, echoed (`OriginHTTP.preflightHeaders`). Pays the RTT like any
     /// answer. Returns whether the connection may continue.
     private func respondToOptions(_ head: HTTPRequestHead, keepAlive: Bool, entry: RequestLogEntry) -> Bool {
-        let headers = OriginHTTP.preflightHeaders(requestedHeaders: head.header("Access-Control-Request-Headers"),
-                                                  privateNetwork: head.header("Access-Control-Request-Private-Network"))
+        let headers = OriginHTTP.preflightHeaders(
+            requestedHeaders: head.header("Access-Control-Request-Headers"),
+            privateNetwork: head.header("Access-Control-Request-Private-Network"))
         let sender = ResponseSender(fd: fd, server: server, connectionID: id)
         guard firstByteDelay(nil, entry: entry) else { finish(entry, sender: sender, status: 0, body: 0); return false }
         let ok = sender.send(headerBlock(status: 204, headers: headers, keepAlive: keepAlive))
@@ -387,8 +397,9 @@ final class Connection: @unchecked Sendable {
         }
 
         // The fault decision point.
-        let context = RequestContext(method: head.method, path: decodedPath ?? head.target, connectionID: id,
-                                     requestIndexOnConnection: requestIndex, secondsSinceStart: entry.accepted)
+        let context = RequestContext(
+            method: head.method, path: decodedPath ?? head.target, connectionID: id,
+            requestIndexOnConnection: requestIndex, secondsSinceStart: entry.accepted)
         let fault = server.faultPolicy.fault(for: context)
         entry.fault = fault?.logDescription
 
@@ -405,15 +416,17 @@ final class Connection: @unchecked Sendable {
             return false
         case let .status(code, retry)?:
             let headers: [(String, String)] = retry.map { [("Retry-After", "\($0)")] } ?? []
-            return respondSimple(status: code, method: head.method, keepAlive: keepAlive, entry: entry,
-                                 extraHeaders: headers, fault: fault)
+            return respondSimple(
+                status: code, method: head.method, keepAlive: keepAlive, entry: entry,
+                extraHeaders: headers, fault: fault)
         default:
             break
         }
 
         guard head.method == "GET" || head.method == "HEAD" else {
-            return respondSimple(status: 405, method: head.method, keepAlive: keepAlive, entry: entry,
-                                 extraHeaders: [("Allow", OriginHTTP.allowedMethods)], fault: fault)
+            return respondSimple(
+                status: 405, method: head.method, keepAlive: keepAlive, entry: entry,
+                extraHeaders: [("Allow", OriginHTTP.allowedMethods)], fault: fault)
         }
         let filePath: String
         switch OriginHTTP.resolve(target: head.target, root: server.root.path) {
@@ -427,7 +440,8 @@ final class Connection: @unchecked Sendable {
         }
         // Symbolic links: whatever the path leads to must lie under ROOT (what it does not lead to is a 404 below).
         if !server.configuration.followSymlinks,
-           case let .outside(realPath) = OriginHTTP.confine(filePath, rootRealPath: server.rootRealPath) {
+            case let .outside(realPath) = OriginHTTP.confine(filePath, rootRealPath: server.rootRealPath)
+        {
             entry.refused = "outsideRoot"
             entry.resolvedPath = realPath
             return respondSimple(status: 403, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
@@ -452,8 +466,9 @@ final class Connection: @unchecked Sendable {
                 case let .reject(status, _):
                     entry.blockedSeconds = now - entry.accepted
                     if let stale { entry.fault = stale }
-                    return respondSimple(status: status, method: head.method, keepAlive: keepAlive, entry: entry,
-                                         extraHeaders: [], fault: fault)
+                    return respondSimple(
+                        status: status, method: head.method, keepAlive: keepAlive, entry: entry,
+                        extraHeaders: [], fault: fault)
                 case let .wait(until):
                     guard server.interruptibleSleep(max(0.0005, until - now)) else {
                         finish(entry, sender: nil, status: 0, body: 0)
@@ -473,8 +488,9 @@ final class Connection: @unchecked Sendable {
             } else if let sequence = LiveServer.sequence(inTarget: head.target) {
                 if let stale { entry.fault = stale }
                 if !live.segmentAvailable(filePath: filePath, sequence: sequence, atSeconds: entry.accepted) {
-                    return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry,
-                                         extraHeaders: [], fault: fault)
+                    return respondSimple(
+                        status: 404, method: head.method, keepAlive: keepAlive, entry: entry,
+                        extraHeaders: [], fault: fault)
                 }
             }
         }
@@ -488,8 +504,10 @@ final class Connection: @unchecked Sendable {
             return respondSimple(status: 404, method: head.method, keepAlive: keepAlive, entry: entry, extraHeaders: [], fault: fault)
         }
         let size = generated?.count ?? Int(st.st_size)
-        var headers: [(String, String)] = [("Content-Type", OriginHTTP.contentType(forPath: filePath)),
-                                           ("Accept-Ranges", "bytes"), ("Cache-Control", "no-cache")]
+        var headers: [(String, String)] = [
+            ("Content-Type", OriginHTTP.contentType(forPath: filePath)),
+            ("Accept-Ranges", "bytes"), ("Cache-Control", "no-cache")
+        ]
         var status = 200
         var first = 0
         var length = size
@@ -501,8 +519,9 @@ final class Connection: @unchecked Sendable {
             length = b - a + 1
             headers.append(("Content-Range", "bytes \(a)-\(b)/\(size)"))
         case .unsatisfiable:
-            return respondSimple(status: 416, method: head.method, keepAlive: keepAlive, entry: entry,
-                                 extraHeaders: [("Content-Range", "bytes */\(size)")], fault: fault)
+            return respondSimple(
+                status: 416, method: head.method, keepAlive: keepAlive, entry: entry,
+                extraHeaders: [("Content-Range", "bytes */\(size)")], fault: fault)
         }
         headers.append(("Content-Length", "\(length)"))
 
@@ -570,7 +589,7 @@ final class Connection: @unchecked Sendable {
             } else {
                 n = buffer.withUnsafeMutableBytes { pread(file, $0.baseAddress, want, off_t(first + sent)) }
             }
-            if n <= 0 { ok = false; break }   // file shrank or I/O error: cannot honour Content-Length
+            if n <= 0 { ok = false; break } // file shrank or I/O error: cannot honour Content-Length
             if !buffer.withUnsafeBytes({ sender.send(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) { ok = false; break }
             sent += n
         }

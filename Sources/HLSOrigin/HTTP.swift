@@ -33,8 +33,8 @@ struct HTTPRequestHead: Sendable {
         let requestLine = lines.removeFirst()
         let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
-              parts[0].allSatisfy({ $0.isLetter && $0.isUppercase }),
-              parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0"
+            parts[0].allSatisfy({ $0.isLetter && $0.isUppercase }),
+            parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0"
         else { return nil }
         var headers: [(String, String)] = []
         for line in lines where !line.isEmpty {

@@ -30,9 +30,11 @@ public struct LiveConfiguration: Sendable, Equatable {
     /// Query parameter carrying a live segment's media sequence number: `seg_00003.ts?live=42`.
     public static let sequenceQueryName = "live"
 
-    public init(windowSegments: Int = LiveConfiguration.defaultWindowSegments, event: Bool = false,
-                stalePlaylists: [StalePlaylist] = [], lowLatency: LowLatencyConfiguration? = nil,
-                keepsExpiredSegments: Bool = true) {
+    public init(
+        windowSegments: Int = LiveConfiguration.defaultWindowSegments, event: Bool = false,
+        stalePlaylists: [StalePlaylist] = [], lowLatency: LowLatencyConfiguration? = nil,
+        keepsExpiredSegments: Bool = true
+    ) {
         self.windowSegments = max(1, windowSegments)
         self.event = event
         self.stalePlaylists = stalePlaylists
@@ -72,8 +74,10 @@ public struct VODPlaylist: Sendable, Equatable {
         totalDurationSeconds = t
     }
 
-    private static let droppedHeaderTags = ["#EXTM3U", "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-PLAYLIST-TYPE", "#EXT-X-ENDLIST",
-                                            "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PROGRAM-DATE-TIME"]
+    private static let droppedHeaderTags = [
+        "#EXTM3U", "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-PLAYLIST-TYPE", "#EXT-X-ENDLIST",
+        "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PROGRAM-DATE-TIME"
+    ]
 
     /// Parses a finished (VOD) media playlist; nil for multivariant playlists, playlists that are already live
     /// (no ENDLIST and no PLAYLIST-TYPE:VOD), and playlists without a positive-duration segment.
@@ -94,17 +98,17 @@ public struct VODPlaylist: Sendable, Equatable {
                     duration = Double(value.trimmingCharacters(in: .whitespaces))
                     pending.append(line)
                 } else if line == "#EXT-X-DISCONTINUITY" || line.hasPrefix("#EXT-X-PROGRAM-DATE-TIME") {
-                    continue   // the live generator writes its own
+                    continue // the live generator writes its own
                 } else if duration == nil && segments.isEmpty && pending.isEmpty {
                     if !droppedHeaderTags.contains(where: { line.hasPrefix($0) }) { header.append(line) }
                 } else if line.hasPrefix("#EXT-X-") && !droppedHeaderTags.contains(where: { line.hasPrefix($0) }) {
                     pending.append(line)
                 } else if !line.hasPrefix("#EXT") {
-                    continue   // comment
+                    continue // comment
                 }
                 continue
             }
-            guard let d = duration else { return nil }   // URI without EXTINF
+            guard let d = duration else { return nil } // URI without EXTINF
             segments.append(Segment(tags: pending, uri: line, durationSeconds: d))
             pending = []
             duration = nil
@@ -261,7 +265,7 @@ final class LiveServer: @unchecked Sendable {
         for (key, p) in candidates where sequence >= 0 {
             let dir = (key as NSString).deletingLastPathComponent
             guard p.segmentAvailable(sequence, atSeconds: clock, configuration: configuration),
-                  Self.segmentPath(uri: p.segments[sequence % p.segments.count].uri, playlistDirectory: dir) == path
+                Self.segmentPath(uri: p.segments[sequence % p.segments.count].uri, playlistDirectory: dir) == path
             else { continue }
             return true
         }

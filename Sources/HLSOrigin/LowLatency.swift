@@ -79,8 +79,9 @@ public struct LowLatencyPlaylist: Sendable {
         var plans: [SegmentPartPlan] = []
         for s in vod.segments {
             guard !s.tags.contains(where: { $0.hasPrefix("#EXT-X-BYTERANGE") }), let bytes = segmentBytes(s),
-                  let plan = SegmentPartPlan.plan(segment: bytes, durationSeconds: s.durationSeconds,
-                                                  partTargetSeconds: ll.partTargetSeconds)
+                let plan = SegmentPartPlan.plan(
+                    segment: bytes, durationSeconds: s.durationSeconds,
+                    partTargetSeconds: ll.partTargetSeconds)
             else { return nil }
             plans.append(plan)
         }
@@ -135,8 +136,10 @@ public struct LowLatencyPlaylist: Sendable {
         var content: Double
         if let part {
             let parts = plan(ofSequence: msn).parts
-            content = part < parts.count ? vod.startSeconds(ofSequence: msn) + parts[part].endSeconds
-                                         : vod.startSeconds(ofSequence: msn + 1) + plan(ofSequence: msn + 1).parts[0].endSeconds
+            content =
+                part < parts.count
+                ? vod.startSeconds(ofSequence: msn) + parts[part].endSeconds
+                : vod.startSeconds(ofSequence: msn + 1) + plan(ofSequence: msn + 1).parts[0].endSeconds
         } else {
             content = vod.startSeconds(ofSequence: msn + 1)
         }
@@ -195,11 +198,12 @@ public struct LowLatencyPlaylist: Sendable {
         var out = ["#EXTM3U", "#EXT-X-VERSION:\(LowLatencyConfiguration.playlistVersion)"]
         out += vod.header.filter { !$0.hasPrefix("#EXT-X-VERSION") }
         if configuration.event { out.append("#EXT-X-PLAYLIST-TYPE:EVENT") }
-        out.append("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(Self.format(partHoldBackSeconds))"
-                   + ",CAN-SKIP-UNTIL=\(Self.format(skipBoundarySeconds))")
+        out.append(
+            "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(Self.format(partHoldBackSeconds))"
+                + ",CAN-SKIP-UNTIL=\(Self.format(skipBoundarySeconds))")
         out.append("#EXT-X-PART-INF:PART-TARGET=\(Self.format(partTargetSeconds))")
         let first = configuration.event ? 0 : max(0, e.segment - configuration.windowSegments)
-        let playlistEnd = vod.startSeconds(ofSequence: e.segment)   // end of the last complete segment
+        let playlistEnd = vod.startSeconds(ofSequence: e.segment) // end of the last complete segment
         out.append("#EXT-X-MEDIA-SEQUENCE:\(first)")
         out.append("#EXT-X-DISCONTINUITY-SEQUENCE:\(vod.discontinuitySequence(firstSequence: first))")
         var firstListed = first
@@ -258,7 +262,7 @@ extension LiveConfiguration {
         var candidate = max(t, clock)
         for _ in 0...stalePlaylists.count {
             guard let frozen = stalePlaylists.first(where: { candidate >= $0.atSeconds && candidate < $0.atSeconds + $0.durationSeconds }),
-                  frozen.atSeconds < clock
+                frozen.atSeconds < clock
             else { return candidate }
             candidate = max(clock, frozen.atSeconds + frozen.durationSeconds)
         }
@@ -288,15 +292,17 @@ extension LiveServer {
                 }
                 let needed = ll.clockWhenAvailable(msn: msn, part: directives.part)
                 if clock + 1e-9 < needed {
-                    return waitOrGiveUp(until: configuration.serverTime(whenClockReaches: needed, from: t), now: t,
-                                        accepted: accepted, limit: ll.blockingLimitSeconds)
+                    return waitOrGiveUp(
+                        until: configuration.serverTime(whenClockReaches: needed, from: t), now: t,
+                        accepted: accepted, limit: ll.blockingLimitSeconds)
                 }
             }
             let reports = renditionReports(for: filePath)
             return .content(Array(ll.text(clock: clock, startDate: startDateValue, skip: directives.skip, reports: reports).utf8))
         }
         guard let sequence = LiveServer.sequence(inTarget: target),
-              let (key, ll) = lowLatencyOwner(ofSegment: filePath, sequence: sequence) else { return .notLowLatency }
+            let (key, ll) = lowLatencyOwner(ofSegment: filePath, sequence: sequence)
+        else { return .notLowLatency }
         _ = key
         let edge = ll.edge(clock: clock)
         let first = ll.configuration.event ? 0 : max(0, edge.segment - configuration.windowSegments)
@@ -319,8 +325,9 @@ extension LiveServer {
         guard ll.partsAhead(of: acceptedEdge, msn: sequence, part: part) == 0 else {
             return .reject(status: 404, reason: "part not hinted yet")
         }
-        return waitOrGiveUp(until: configuration.serverTime(whenClockReaches: ll.clockWhenAvailable(msn: sequence, part: part), from: t),
-                            now: t, accepted: accepted, limit: ll.blockingLimitSeconds)
+        return waitOrGiveUp(
+            until: configuration.serverTime(whenClockReaches: ll.clockWhenAvailable(msn: sequence, part: part), from: t),
+            now: t, accepted: accepted, limit: ll.blockingLimitSeconds)
     }
 
     private func waitOrGiveUp(until: Double, now: Double, accepted: Double, limit: Double) -> LowLatencyAnswer {
@@ -363,10 +370,12 @@ extension LiveServer {
         lock.unlock()
         guard let vod = vod(at: key) else { return nil }
         let dir = (key as NSString).deletingLastPathComponent
-        let ll = LowLatencyPlaylist(vod: vod, segmentBytes: { segment in
-            Self.segmentPath(uri: segment.uri, playlistDirectory: dir)
-                .flatMap { try? [UInt8](Data(contentsOf: URL(fileURLWithPath: $0))) }
-        }, configuration: configuration)
+        let ll = LowLatencyPlaylist(
+            vod: vod,
+            segmentBytes: { segment in
+                Self.segmentPath(uri: segment.uri, playlistDirectory: dir)
+                    .flatMap { try? [UInt8](Data(contentsOf: URL(fileURLWithPath: $0))) }
+            }, configuration: configuration)
         lock.lock()
         lowLatencyPlaylists[key] = .some(ll)
         lock.unlock()
@@ -410,7 +419,8 @@ extension LiveServer {
             for name in files.sorted() where name.hasSuffix(".m3u8") {
                 let path = Self.normalize(folder + "/" + name)
                 guard path != key, let text = try? String(contentsOfFile: path, encoding: .utf8),
-                      text.contains("#EXT-X-STREAM-INF") else { continue }
+                    text.contains("#EXT-X-STREAM-INF")
+                else { continue }
                 let members = Self.mediaPlaylistURIs(inMultivariant: text).compactMap {
                     Self.segmentPath(uri: $0, playlistDirectory: folder)
                 }

@@ -48,9 +48,10 @@ public final class OriginServer: @unchecked Sendable {
     private(set) var startTime: Double = monotonicNow()
 
     public convenience init(root: URL, configuration: OriginConfiguration = .init()) {
-        self.init(root: root, configuration: configuration,
-                  faultPolicy: RuleFaultPolicy(rules: configuration.faults),
-                  shaper: configuration.makeShaper())
+        self.init(
+            root: root, configuration: configuration,
+            faultPolicy: RuleFaultPolicy(rules: configuration.faults),
+            shaper: configuration.makeShaper())
     }
 
     /// Plug-in form: a custom per-request fault decision point and a custom link shaper
@@ -248,8 +249,9 @@ public final class OriginServer: @unchecked Sendable {
             if case let .refuse(limit) = admit(id: id, address: address) {
                 state.unlock()
                 close(cfd)
-                var record = ConnectionLogEntry(event: .refused, at: now(), connectionID: id, clientAddress: address,
-                                                accepted: acceptedAt)
+                var record = ConnectionLogEntry(
+                    event: .refused, at: now(), connectionID: id, clientAddress: address,
+                    accepted: acceptedAt)
                 record.limit = limit
                 record.limitValue = limitValue(limit)
                 writeLog(record)
@@ -283,8 +285,10 @@ public final class OriginServer: @unchecked Sendable {
         let admission = configuration.admission
         guard !admission.fits(open: openCount, openFromAddress: openByAddress[address] ?? 0) else { return .admit(evicting: []) }
         let occupants = connections.compactMap { id, slot in
-            slot.eviction == nil ? ConnectionAdmission.Occupant(id: id, address: slot.address, waitingSince: slot.waitingSince,
-                                                                requestsReceived: slot.requestsReceived) : nil
+            slot.eviction == nil
+                ? ConnectionAdmission.Occupant(
+                    id: id, address: slot.address, waitingSince: slot.waitingSince,
+                    requestsReceived: slot.requestsReceived) : nil
         }
         let decision = admission.decide(address: address, occupants: occupants)
         if case let .admit(evictions) = decision {

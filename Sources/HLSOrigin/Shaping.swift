@@ -82,8 +82,10 @@ public struct LinkState: Sendable, Equatable {
     /// e.g. `trace=x.json pos=12.300s rate=2000000bps` or `rate=8000000bps`.
     public var description: String
 
-    public init(rateBitsPerSecond: Double?, traceName: String? = nil, tracePositionSeconds: Double? = nil,
-                latencySeconds: Double? = nil, collapsed: Bool = false, description: String) {
+    public init(
+        rateBitsPerSecond: Double?, traceName: String? = nil, tracePositionSeconds: Double? = nil,
+        latencySeconds: Double? = nil, collapsed: Bool = false, description: String
+    ) {
         self.rateBitsPerSecond = rateBitsPerSecond
         self.traceName = traceName
         self.tracePositionSeconds = tracePositionSeconds
@@ -198,8 +200,9 @@ public final class TraceShaper: LinkShaper, @unchecked Sendable {
         var d = isTrace ? "trace=\(schedule.trace.name) pos=\(String(format: "%.3f", position))s " : ""
         d += "rate=\(Int(rate))bps"
         if collapsed { d += " collapsed" }
-        return LinkState(rateBitsPerSecond: rate, traceName: isTrace ? schedule.trace.name : nil,
-                         tracePositionSeconds: isTrace ? position : nil, latencySeconds: piece.latencySeconds,
-                         collapsed: collapsed, description: d)
+        return LinkState(
+            rateBitsPerSecond: rate, traceName: isTrace ? schedule.trace.name : nil,
+            tracePositionSeconds: isTrace ? position : nil, latencySeconds: piece.latencySeconds,
+            collapsed: collapsed, description: d)
     }
 }

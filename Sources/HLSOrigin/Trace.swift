@@ -74,8 +74,9 @@ public struct ThroughputTrace: Sendable, Equatable {
     /// A constant-rate link as a one-piece trace.
     public static func constant(bitsPerSecond: Double, name: String? = nil) -> ThroughputTrace {
         // A one-second piece can never be rejected.
-        var t = try! ThroughputTrace(name: name ?? "rate=\(Int(bitsPerSecond))bps",
-                                     pieces: [Piece(durationSeconds: 1, rateBitsPerSecond: bitsPerSecond)])
+        var t = try! ThroughputTrace(
+            name: name ?? "rate=\(Int(bitsPerSecond))bps",
+            pieces: [Piece(durationSeconds: 1, rateBitsPerSecond: bitsPerSecond)])
         t.isConstantRate = true
         return t
     }
@@ -121,7 +122,7 @@ public struct ThroughputTrace: Sendable, Equatable {
         guard loopBytes > 0 else { return nil }
         var loops = (bytes / loopBytes).rounded(.down)
         var rest = bytes - loops * loopBytes
-        if rest <= 0 { loops -= 1; rest += loopBytes }   // exactly on a loop boundary: end of the previous loop
+        if rest <= 0 { loops -= 1; rest += loopBytes } // exactly on a loop boundary: end of the previous loop
         // Smallest i with cumulativeBytes[i + 1] >= rest.
         var lo = 0, hi = pieces.count - 1
         while lo < hi {
@@ -140,9 +141,11 @@ public struct ThroughputTrace: Sendable, Equatable {
         let lower = fileName.lowercased()
         if lower.hasSuffix(".json") { return .sabre }
         if lower.hasSuffix(".down") || lower.hasSuffix(".up") { return .mahimahi }
-        guard let first = text.split(whereSeparator: \.isNewline).first(where: {
-            !$0.trimmingCharacters(in: .whitespaces).isEmpty
-        }) else { return nil }
+        guard
+            let first = text.split(whereSeparator: \.isNewline).first(where: {
+                !$0.trimmingCharacters(in: .whitespaces).isEmpty
+            })
+        else { return nil }
         let trimmed = first.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .sabre }
         let fields = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
@@ -238,10 +241,13 @@ public struct ThroughputTrace: Sendable, Equatable {
         do { entries = try JSONDecoder().decode([Entry].self, from: Data(text.utf8)) } catch {
             throw TraceError("\(name): not a Sabre network JSON array: \(error)")
         }
-        return try ThroughputTrace(name: name, pieces: entries.map {
-            Piece(durationSeconds: $0.duration_ms / 1000, rateBitsPerSecond: $0.bandwidth_kbps * 1000,
-                  latencySeconds: $0.latency_ms.map { $0 / 1000 })
-        })
+        return try ThroughputTrace(
+            name: name,
+            pieces: entries.map {
+                Piece(
+                    durationSeconds: $0.duration_ms / 1000, rateBitsPerSecond: $0.bandwidth_kbps * 1000,
+                    latencySeconds: $0.latency_ms.map { $0 / 1000 })
+            })
     }
 }
 

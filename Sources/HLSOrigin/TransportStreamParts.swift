@@ -67,7 +67,7 @@ public struct SegmentPartPlan: Sendable, Equatable {
         var pat: [UInt8]?
         var pmt: [UInt8]?
         var pmtPID: Int?
-        var payloadPID: Int?          // PID of the PES packet being written
+        var payloadPID: Int? // PID of the PES packet being written
         var videoStarts: [(offset: Int, dts: Int64, randomAccess: Bool)] = []
         var offset = 0
         while offset < bytes.count {
@@ -96,14 +96,14 @@ public struct SegmentPartPlan: Sendable, Equatable {
                 if pmt == nil { pmt = Array(bytes[offset..<end]) }
                 continue
             }
-            if pid == 0x1FFF || pid < 0x20 { continue }   // null packets, SDT and other tables
+            if pid == 0x1FFF || pid < 0x20 { continue } // null packets, SDT and other tables
             if unitStart {
                 payloadPID = pid
                 if let (streamID, dts) = pesHeader(bytes[payload..<end]), (0xE0...0xEF).contains(streamID) {
                     videoStarts.append((offset, dts, randomAccess))
                 }
             } else if payloadPID != pid {
-                return nil   // PES packets interleave: a cut at a PES start could split another stream's packet
+                return nil // PES packets interleave: a cut at a PES start could split another stream's packet
             }
         }
         guard let pat, let pmt, let first = videoStarts.first else { return nil }
@@ -111,7 +111,7 @@ public struct SegmentPartPlan: Sendable, Equatable {
         // Greedy cuts on the video decode timeline; part 0 starts at byte 0.
         func seconds(_ dts: Int64) -> Double {
             var d = dts - first.dts
-            if d < 0 { d += 1 << 33 }   // 33-bit wrap
+            if d < 0 { d += 1 << 33 } // 33-bit wrap
             return Double(d) / 90_000
         }
         let tolerance = boundaryToleranceSeconds
@@ -126,7 +126,7 @@ public struct SegmentPartPlan: Sendable, Equatable {
                 if t - start <= partTargetSeconds + tolerance { chosen = i; i += 1; continue }
                 break
             }
-            if chosen == nil, i < videoStarts.count { chosen = i; i += 1 }   // a frame longer than the target
+            if chosen == nil, i < videoStarts.count { chosen = i; i += 1 } // a frame longer than the target
             guard let c = chosen, seconds(videoStarts[c].dts) < durationSeconds - tolerance else { break }
             cuts.append((videoStarts[c].offset, seconds(videoStarts[c].dts), videoStarts[c].randomAccess))
         }
@@ -135,8 +135,10 @@ public struct SegmentPartPlan: Sendable, Equatable {
             let last = k + 1 == cuts.count
             let endOffset = last ? bytes.count : cuts[k + 1].offset
             let endSeconds = last ? durationSeconds : cuts[k + 1].start
-            parts.append(Part(fileRange: cut.offset..<endOffset, startSeconds: cut.start,
-                              durationSeconds: endSeconds - cut.start, independent: cut.randomAccess))
+            parts.append(
+                Part(
+                    fileRange: cut.offset..<endOffset, startSeconds: cut.start,
+                    durationSeconds: endSeconds - cut.start, independent: cut.randomAccess))
         }
         return SegmentPartPlan(parts: parts, psiPackets: pat + pmt)
     }
@@ -149,7 +151,7 @@ public struct SegmentPartPlan: Sendable, Equatable {
         guard p.count >= table + 8, p[table] == 0x00 else { return nil }
         let sectionLength = Int(p[table + 1] & 0x0F) << 8 | Int(p[table + 2])
         var e = table + 8
-        let end = min(p.count, table + 3 + sectionLength - 4)   // minus CRC
+        let end = min(p.count, table + 3 + sectionLength - 4) // minus CRC
         while e + 4 <= end {
             let program = Int(p[e]) << 8 | Int(p[e + 1])
             let pid = Int(p[e + 2] & 0x1F) << 8 | Int(p[e + 3])

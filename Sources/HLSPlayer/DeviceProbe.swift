@@ -32,9 +32,10 @@ enum DeviceProbe {
     /// The hottest thermal zone, °C; nil when there is none.
     static func thermalMaxCelsius() -> Double? {
         guard !thermalZonePaths.isEmpty else { return nil }
-        return ThermalZoneReading.maxCelsius(thermalZonePaths.map { path in
-            (try? String(contentsOfFile: path, encoding: .utf8)).flatMap(ThermalZoneReading.celsius(fromSysfsText:))
-        })
+        return ThermalZoneReading.maxCelsius(
+            thermalZonePaths.map { path in
+                (try? String(contentsOfFile: path, encoding: .utf8)).flatMap(ThermalZoneReading.celsius(fromSysfsText:))
+            })
     }
 }
 

@@ -10,7 +10,8 @@ enum EstimateStoreFile {
     /// `$XDG_CACHE_HOME/hlsplay/estimates.json`, else `~/.cache/hlsplay/estimates.json`.
     static var defaultPath: String {
         let env = ProcessInfo.processInfo.environment
-        let cache = env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let cache =
+            env["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (env["HOME"] ?? NSHomeDirectory()) + "/.cache"
         return cache + "/hlsplay/estimates.json"
     }

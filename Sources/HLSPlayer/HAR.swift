@@ -96,15 +96,18 @@ struct HAREntry: Encodable, Sendable {
             }
         }
         let firstByte = min(end, max(connectEnd, milliseconds(firstByteSeconds)))
-        return Timings(dns: lookupEnd, connect: round(connectEnd - lookupEnd), ssl: ssl,
-                       wait: round(firstByte - connectEnd), receive: round(end - firstByte))
+        return Timings(
+            dns: lookupEnd, connect: round(connectEnd - lookupEnd), ssl: ssl,
+            wait: round(firstByte - connectEnd), receive: round(end - firstByte))
     }
 
     /// An entry for one request attempt. `exchange` is what went over the wire; `contentBytes` the
     /// body handed to the player (a range cut out of a whole 200 is smaller than what arrived);
     /// `failure` the error when the request did not succeed, `errorText` its description.
-    static func make(requestID: Int, purpose: RequestPurpose, startedAt: Date, exchange: HTTPExchange, contentBytes: Int,
-                     failure: LoadErrorKind?, errorText: String?) -> HAREntry {
+    static func make(
+        requestID: Int, purpose: RequestPurpose, startedAt: Date, exchange: HTTPExchange, contentBytes: Int,
+        failure: LoadErrorKind?, errorText: String?
+    ) -> HAREntry {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let timings = timings(exchange.timings, failedKind: failure)
@@ -113,15 +116,17 @@ struct HAREntry: Encodable, Sendable {
         let aborted = failure.map { $0 != .httpStatus } ?? false
         return HAREntry(
             startedDateTime: formatter.string(from: startedAt), time: timings.totalMilliseconds,
-            request: Request(method: exchange.method, url: exchange.url, httpVersion: version,
-                             headers: exchange.requestHeaders.map { Field(name: $0.name, value: $0.value) },
-                             queryString: queryString(of: exchange.url), headersSize: exchange.requestHeaderBytes ?? -1),
-            response: Response(status: status, statusText: exchange.statusText, httpVersion: version,
-                               headers: exchange.responseHeaders.map { Field(name: $0.name, value: $0.value) },
-                               content: Content(size: contentBytes, mimeType: exchange.responseHeader("content-type") ?? "x-unknown"),
-                               redirectURL: (300..<400).contains(status) ? exchange.responseHeader("location") ?? "" : "",
-                               headersSize: exchange.responseHeaderBytes ?? -1, bodySize: exchange.bodyBytesReceived,
-                               _error: errorText, _errorKind: failure?.rawValue, _aborted: aborted),
+            request: Request(
+                method: exchange.method, url: exchange.url, httpVersion: version,
+                headers: exchange.requestHeaders.map { Field(name: $0.name, value: $0.value) },
+                queryString: queryString(of: exchange.url), headersSize: exchange.requestHeaderBytes ?? -1),
+            response: Response(
+                status: status, statusText: exchange.statusText, httpVersion: version,
+                headers: exchange.responseHeaders.map { Field(name: $0.name, value: $0.value) },
+                content: Content(size: contentBytes, mimeType: exchange.responseHeader("content-type") ?? "x-unknown"),
+                redirectURL: (300..<400).contains(status) ? exchange.responseHeader("location") ?? "" : "",
+                headersSize: exchange.responseHeaderBytes ?? -1, bodySize: exchange.bodyBytesReceived,
+                _error: errorText, _errorKind: failure?.rawValue, _aborted: aborted),
             timings: timings, serverIPAddress: exchange.serverIPAddress, connection: exchange.localPort.map(String.init),
             _purpose: purpose.rawValue, _requestID: requestID, _redirectCount: exchange.redirectCount > 0 ? exchange.redirectCount : nil)
     }

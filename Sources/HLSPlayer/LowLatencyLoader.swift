@@ -90,8 +90,10 @@ public final class LowLatencyLoader {
                 return .failure(.notLowLatency(playlistURL))
             }
             accept(p)
-            return .success(ReloadOutcome(request: nil, playlist: p, elapsedSeconds: clock.now().seconds(since: started),
-                                          mergedDelta: false, deltaMergeFailure: nil))
+            return .success(
+                ReloadOutcome(
+                    request: nil, playlist: p, elapsedSeconds: clock.now().seconds(since: started),
+                    mergedDelta: false, deltaMergeFailure: nil))
         }
     }
 
@@ -124,9 +126,11 @@ public final class LowLatencyLoader {
             do {
                 let merged = try LowLatencyRules.merge(delta: answer, into: previous)
                 accept(merged, previous: previous)
-                return .success(ReloadOutcome(request: request, playlist: merged, elapsedSeconds: clock.now().seconds(since: started),
-                                              mergedDelta: answer.skip != nil, deltaMergeFailure: nil,
-                                              pacedSeconds: started.seconds(since: asked)))
+                return .success(
+                    ReloadOutcome(
+                        request: request, playlist: merged, elapsedSeconds: clock.now().seconds(since: started),
+                        mergedDelta: answer.skip != nil, deltaMergeFailure: nil,
+                        pacedSeconds: started.seconds(since: asked)))
             } catch {
                 // The skipped segments are not all known: ask again for the whole playlist (paced too), and
                 // from now on always.
@@ -140,8 +144,10 @@ public final class LowLatencyLoader {
                     // A server that answers even that with an unmergeable delta: its listed segments are what there is.
                     let usable = (try? LowLatencyRules.merge(delta: p, into: previous)) ?? p
                     accept(usable, previous: previous)
-                    return .success(ReloadOutcome(request: full, playlist: usable, elapsedSeconds: clock.now().seconds(since: started),
-                                                  mergedDelta: false, deltaMergeFailure: error, pacedSeconds: started.seconds(since: asked)))
+                    return .success(
+                        ReloadOutcome(
+                            request: full, playlist: usable, elapsedSeconds: clock.now().seconds(since: started),
+                            mergedDelta: false, deltaMergeFailure: error, pacedSeconds: started.seconds(since: asked)))
                 }
             }
         }
@@ -170,8 +176,10 @@ public final class LowLatencyLoader {
 
     /// Loads what comes after the last position (see `LowLatencyRules.nextLoad`); a preload-hinted part is
     /// requested before it exists and held by the server until it does.
-    public func loadNext(cancellation: CancellationToken? = nil,
-                         onProgress: ((ByteProgress) -> Void)? = nil) -> Result<Step, LoadFailure> {
+    public func loadNext(
+        cancellation: CancellationToken? = nil,
+        onProgress: ((ByteProgress) -> Void)? = nil
+    ) -> Result<Step, LoadFailure> {
         guard let playlist, let loaded = position else { return .success(.waitForReload) }
         let decision = LowLatencyRules.nextLoad(after: loaded, in: playlist)
         let target: (LowLatencyPosition, URL, Bool)
@@ -198,7 +206,8 @@ public final class LowLatencyLoader {
 
     private func accept(_ p: MediaPlaylist, previous: MediaPlaylist? = nil) {
         if let previous {
-            lastAnswerAdvanced = p.segments.last?.mediaSequence != previous.segments.last?.mediaSequence
+            lastAnswerAdvanced =
+                p.segments.last?.mediaSequence != previous.segments.last?.mediaSequence
                 || p.trailingParts.count != previous.trailingParts.count
         } else {
             lastAnswerAdvanced = true

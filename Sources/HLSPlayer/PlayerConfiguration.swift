@@ -128,7 +128,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// target under the resume threshold would stop fetching before playback
     /// could ever resume after a stall.
     public func forwardBufferTargetSeconds(policySeconds: Double?, startupSeconds: Double, resumeSeconds: Double) -> Double {
-        let preferred = preferredForwardBufferDurationSeconds > 0 ? preferredForwardBufferDurationSeconds
+        let preferred =
+            preferredForwardBufferDurationSeconds > 0
+            ? preferredForwardBufferDurationSeconds
             : (policySeconds ?? Self.automaticForwardBufferSeconds)
         return max(preferred, startupSeconds, resumeSeconds)
     }
@@ -142,21 +144,22 @@ public struct PlayerConfiguration: Sendable, Encodable {
 
     /// The decision rules and tunables the session core reads (the same for a real and a simulated session).
     public var core: SessionCore.Configuration {
-        SessionCore.Configuration(playback: playback, estimator: estimator, startupCap: startupCap, networkLimit: networkLimit,
-                                  byteProgress: byteProgress, selector: selector, pinnedVariantIndex: pinnedVariantIndex,
-                                  recentSegmentThroughputCount: session.recentSegmentThroughputCount,
-                                  userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
-                                  startupBufferSetByUser: startupBufferSetByUser)
+        SessionCore.Configuration(
+            playback: playback, estimator: estimator, startupCap: startupCap, networkLimit: networkLimit,
+            byteProgress: byteProgress, selector: selector, pinnedVariantIndex: pinnedVariantIndex,
+            recentSegmentThroughputCount: session.recentSegmentThroughputCount,
+            userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
+            startupBufferSetByUser: startupBufferSetByUser)
     }
 
     enum CodingKeys: String, CodingKey {
         case url, durationLimitSeconds, preferredForwardBufferDurationSeconds, preferredPeakBitRateBps,
-             pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
-             startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
-             wedge, session, retry, trickle, noProgressTimeoutSeconds,
-             predictor, modelPath, policy, cmcd, redactURLs,
-             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
-             maxResolution, maxForwardBufferBytes, allowAnyLocalFile
+            pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
+            startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
+            wedge, session, retry, trickle, noProgressTimeoutSeconds,
+            predictor, modelPath, policy, cmcd, redactURLs,
+            requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
+            maxResolution, maxForwardBufferBytes, allowAnyLocalFile
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -221,12 +224,16 @@ extension PolicyController.Configuration {
             throw PolicyFileError(description: "\(path) is not a JSON object")
         }
         guard let defaultsData = try? JSONEncoder().encode(PolicyController.Configuration()),
-              var merged = (try? JSONSerialization.jsonObject(with: defaultsData)) as? [String: Any] else {
+            var merged = (try? JSONSerialization.jsonObject(with: defaultsData)) as? [String: Any]
+        else {
             throw PolicyFileError(description: "internal: cannot encode the default policy")
         }
         let unknown = Set(given.keys).subtracting(merged.keys).sorted()
         guard unknown.isEmpty else {
-            throw PolicyFileError(description: "\(path): unknown field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known: \(merged.keys.sorted().joined(separator: ", ")))")
+            throw PolicyFileError(
+                description:
+                    "\(path): unknown field\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known: \(merged.keys.sorted().joined(separator: ", ")))"
+            )
         }
         merged.merge(given) { _, new in new }
         let configuration: PolicyController.Configuration
@@ -238,7 +245,10 @@ extension PolicyController.Configuration {
         do {
             return try configuration.validated()
         } catch {
-            throw PolicyFileError(description: "\(path): \(error == .thresholds ? "thresholds must lie in [0, 1] with exit < enter and preload's enter < downshift's enter" : "durations must be ≥ 0 and buffer knobs > 0")")
+            throw PolicyFileError(
+                description:
+                    "\(path): \(error == .thresholds ? "thresholds must lie in [0, 1] with exit < enter and preload's enter < downshift's enter" : "durations must be ≥ 0 and buffer knobs > 0")"
+            )
         }
     }
 }

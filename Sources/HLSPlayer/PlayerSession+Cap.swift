@@ -29,8 +29,11 @@ extension PlayerSession {
             networkKey = key
             storeSnapshot = snapshot
         }
-        recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: lookup, networkKey: key, mode: configuration.startupCap.mode,
-                                                    configuration: configuration.estimateStore)))
+        recorder.record(
+            .capGate(
+                GateDecisionRecord(
+                    gate: gate, lookup: lookup, networkKey: key, mode: configuration.startupCap.mode,
+                    configuration: configuration.estimateStore)))
         // The probe and the ramp step through the video rungs: a cold start probes the lowest video
         // rung, not an audio-only fallback below it.
         capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder()), at: clock.now()))
@@ -57,15 +60,18 @@ extension PlayerSession {
     }
 
     /// Judges whether a segment's throughput sample is network-limited, logs the verdict, and tells the cap.
-    func classifySample(requestID: Int, response: HTTPResponse, transferSeconds: Double,
-                        segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool), startedAt: MonotonicInstant) {
+    func classifySample(
+        requestID: Int, response: HTTPResponse, transferSeconds: Double,
+        segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool), startedAt: MonotonicInstant
+    ) {
         let observation = TransferObservation(
             bytes: response.body.count, transferSeconds: transferSeconds, firstByteSeconds: response.timings.firstByteSeconds,
             rttSeconds: response.tcpInfo?.rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: segment.isLiveEdge,
             mediaBitrateBps: segment.rungBitrateBps, tcpAppLimited: nil)
-        perform(lock.withLock {
-            core.segmentTransferred(requestID: requestID, observation: observation, startedAt: startedAt, endedAt: response.finishedAt)
-        })
+        perform(
+            lock.withLock {
+                core.segmentTransferred(requestID: requestID, observation: observation, startedAt: startedAt, endedAt: response.finishedAt)
+            })
     }
 
     /// What the monitor found about the in-flight request.
@@ -121,12 +127,16 @@ extension PlayerSession {
     /// After abandoning a fetch for a lower rung (over-selected, or trickling over its budget):
     /// the abandoned transfer is evidence too — its throughput so far goes to the estimator — and
     /// the choice is capped below the abandoned rung until delivery earns it back.
-    func abandonForLowerRung(rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
-                             measuredBps: Double?, ratio: Double, at now: MonotonicInstant) {
-        perform(lock.withLock {
-            core.abandonedForLowerRung(rungBitrateBps: rungBitrateBps, suggestedCapBps: cap, bytesReceived: bytesReceived,
-                                       elapsedSeconds: elapsedSeconds, measuredBps: measuredBps, ratio: ratio, at: now)
-        })
+    func abandonForLowerRung(
+        rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
+        measuredBps: Double?, ratio: Double, at now: MonotonicInstant
+    ) {
+        perform(
+            lock.withLock {
+                core.abandonedForLowerRung(
+                    rungBitrateBps: rungBitrateBps, suggestedCapBps: cap, bytesReceived: bytesReceived,
+                    elapsedSeconds: elapsedSeconds, measuredBps: measuredBps, ratio: ratio, at: now)
+            })
     }
 
     /// Stores the session's final estimate for the next start on this network.

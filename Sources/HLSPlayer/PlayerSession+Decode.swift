@@ -46,8 +46,9 @@ extension PlayerSession {
         func close(_ kind: TrackKind, checkLate: Bool, why: String) {
             guard let old = decoders.removeValue(forKey: kind) else { return }
             do {
-                count(try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex,
-                      codec: old.decoder.codecName, startsPlayback: old.startsPlayback, checkLate: checkLate)
+                count(
+                    try old.decoder.drain(), offset: old.timelineOffsetSeconds, variantIndex: old.epoch.variantIndex,
+                    codec: old.decoder.codecName, startsPlayback: old.startsPlayback, checkLate: checkLate)
             } catch {
                 decodeError("draining the \(old.decoder.codecName) decoder \(why): \(error)")
             }
@@ -102,17 +103,22 @@ extension PlayerSession {
                 // a reorder delay later (which would hold a short stream's every frame back).
                 let lowDelay = kind == .video && lock.withLock { iFramesOnly }
                 do {
-                    let decoder = try TrackDecoder(parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount,
-                                                   lowDelay: lowDelay, pictureLimit: pictureLimit)
-                    decoders[kind] = OpenDecoder(decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
-                                                 timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
+                    let decoder = try TrackDecoder(
+                        parameters: item.packet.parameters, threadCount: configuration.decodeThreadCount,
+                        lowDelay: lowDelay, pictureLimit: pictureLimit)
+                    decoders[kind] = OpenDecoder(
+                        decoder: decoder, epoch: epoch, parameters: item.packet.parameters,
+                        timelineOffsetSeconds: item.timelineOffsetSeconds, startsPlayback: true)
                     lastEpochs[kind] = epoch
-                    recorder.record(.decoderOpened(DecoderOpened(
-                        kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
-                        variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence,
-                        mediaSequence: item.mediaSequence, reason: wait.reason, startSeconds: item.presentationSeconds,
-                        skippedPackets: wait.skippedPackets, skippedSeconds: skipped, startsAtKeyframe: kind != .video || item.packet.isKeyframe,
-                        lowDelay: lowDelay ? true : nil)))
+                    recorder.record(
+                        .decoderOpened(
+                            DecoderOpened(
+                                kind: kind.rawValue, codec: decoder.codecName, parameters: item.packet.parameters.description,
+                                variantIndex: item.variantIndex, discontinuitySequence: item.discontinuitySequence,
+                                mediaSequence: item.mediaSequence, reason: wait.reason, startSeconds: item.presentationSeconds,
+                                skippedPackets: wait.skippedPackets, skippedSeconds: skipped,
+                                startsAtKeyframe: kind != .video || item.packet.isKeyframe,
+                                lowDelay: lowDelay ? true : nil)))
                     lock.withLock { packetsAwaitingKeyframe = 0 }
                 } catch .pictureAboveLimit(let width, let height, _) {
                     refuseDecodedResolution(width: width, height: height, source: .container, item: item)
@@ -151,10 +157,12 @@ extension PlayerSession {
                 decodeError("segment \(item.mediaSequence): \(error)")
                 continue
             }
-            count(frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, codec: entry.decoder.codecName,
-                  startsPlayback: entry.startsPlayback, checkLate: true)
+            count(
+                frames, offset: item.timelineOffsetSeconds, variantIndex: item.variantIndex, codec: entry.decoder.codecName,
+                startsPlayback: entry.startsPlayback, checkLate: true)
             if entry.startsPlayback, !frames.isEmpty,
-               lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false }) {
+                lock.withLock({ resyncFromSequence.map { item.mediaSequence >= $0 } ?? false })
+            {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
@@ -179,15 +187,18 @@ extension PlayerSession {
                 if !firstOfKind.contains(frame.kind) {
                     firstOfKind.insert(frame.kind)
                     let at = secondsSinceStart(clock.now())
-                    recorder.record(.trackFirstFrame(TrackFirstFrame(
-                        kind: frame.kind.rawValue, timeToFirstFrameSeconds: at, variantIndex: variantIndex, codec: codec,
-                        width: frame.kind == .video ? frame.width : nil, height: frame.kind == .video ? frame.height : nil, ptsSeconds: pts)))
+                    recorder.record(
+                        .trackFirstFrame(
+                            TrackFirstFrame(
+                                kind: frame.kind.rawValue, timeToFirstFrameSeconds: at, variantIndex: variantIndex, codec: codec,
+                                width: frame.kind == .video ? frame.width : nil, height: frame.kind == .video ? frame.height : nil, ptsSeconds: pts)))
                 }
                 if !firstFrameSeen {
                     if startsPlayback {
                         firstFrameSeen = true
-                        markFirstFrame(kind: frame.kind.rawValue, width: frame.kind == .video ? frame.width : nil,
-                                       height: frame.kind == .video ? frame.height : nil, pts: pts, variantIndex: variantIndex)
+                        markFirstFrame(
+                            kind: frame.kind.rawValue, width: frame.kind == .video ? frame.width : nil,
+                            height: frame.kind == .video ? frame.height : nil, pts: pts, variantIndex: variantIndex)
                     }
                 } else if checkLate, frame.kind == .video, let pts {
                     let now = clock.now()
@@ -209,10 +220,12 @@ extension PlayerSession {
     /// bitstream, where the container said less or nothing): the session ends with a media error.
     func refuseDecodedResolution(width: Int, height: Int, source: ResolutionLimitRecord.Source, item: BufferedPacket, codec: String? = nil) {
         guard let limit = configuration.maxResolution, !isStopping else { return }
-        let failure = refuseResolution(ResolutionLimitRecord(action: .refused, source: source, variantIndex: item.variantIndex,
-                                                             width: width, height: height, limit: limit,
-                                                             mediaSequence: item.mediaSequence, codec: codec ?? item.packet.parameters.codecName),
-                                       url: nil)
+        let failure = refuseResolution(
+            ResolutionLimitRecord(
+                action: .refused, source: source, variantIndex: item.variantIndex,
+                width: width, height: height, limit: limit,
+                mediaSequence: item.mediaSequence, codec: codec ?? item.packet.parameters.codecName),
+            url: nil)
         recorder.record(.error(ErrorRecord(fatal: true, category: failure.category.rawValue, message: failure.message, url: failure.url)))
         requestStop(reason: .error, error: failure.message, category: failure.category)
     }
@@ -249,8 +262,11 @@ extension PlayerSession {
             }
             breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
             let actions = core.timeline.markFirstFrameDecoded(at: now)
-            return (FirstFrame(timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
-                               ptsSeconds: pts, breakdown: breakdown), actions)
+            return (
+                FirstFrame(
+                    timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
+                    ptsSeconds: pts, breakdown: breakdown), actions
+            )
         }
         if let record {
             recorder.record(.firstFrame(record))
@@ -277,7 +293,10 @@ extension PlayerSession {
             return (idle, position)
         }
         guard let report else { return }
-        recorder.record(.error(ErrorRecord(fatal: false, category: "decode-hang",
-            message: String(format: "no packet decoded for %.2f s while playing at %.2f s with packets due", report.idle, report.position))))
+        recorder.record(
+            .error(
+                ErrorRecord(
+                    fatal: false, category: "decode-hang",
+                    message: String(format: "no packet decoded for %.2f s while playing at %.2f s with packets due", report.idle, report.position))))
     }
 }

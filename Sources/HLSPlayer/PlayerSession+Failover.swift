@@ -17,8 +17,11 @@ extension PlayerSession {
         logFailover(choice.actions)
         guard variants.contains(where: { $0.index == choice.variantIndex }) else { return representative }
         if choice.changed, let from = choice.previousVariantIndex {
-            recorder.record(.failover(LoadingNote(kind: "switched", detail: choice.reason,
-                                                  variantIndex: choice.variantIndex, fromVariantIndex: from, pathway: choice.pathwayID)))
+            recorder.record(
+                .failover(
+                    LoadingNote(
+                        kind: "switched", detail: choice.reason,
+                        variantIndex: choice.variantIndex, fromVariantIndex: from, pathway: choice.pathwayID)))
         }
         return choice.variantIndex
     }
@@ -31,7 +34,8 @@ extension PlayerSession {
     /// excluded the URI and its rung has a redundant variant still usable.
     func failoverAfter(_ error: LoadError, purpose: RequestPurpose, variantIndex: Int?) -> Bool {
         guard purpose == .segment || purpose == .mediaPlaylist || purpose == .initSection,
-              let v = variantIndex, var tracker = failover, v >= 0, v < tracker.variants.count else { return false }
+            let v = variantIndex, var tracker = failover, v >= 0, v < tracker.variants.count
+        else { return false }
         let now = clock.now()
         let actions = tracker.recordFailure(variantIndex: v, error: error, at: now)
         failover = tracker
@@ -57,27 +61,35 @@ extension PlayerSession {
         let url = client.requestURL(throughputBps: measuredEstimate())
         let response: HTTPResponse
         do {
-            response = try fetch(url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                                 policy: RetryPolicy(maxAttempts: 1))
+            response = try fetch(
+                url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                policy: RetryPolicy(maxAttempts: 1))
         } catch {
             let failure = error as? SessionFailure
-            let loadError = LoadError(kind: failure?.httpStatus != nil ? .httpStatus : .connect, url: url.absoluteString,
-                                      httpStatus: failure?.httpStatus, message: failure?.message ?? "\(error)")
+            let loadError = LoadError(
+                kind: failure?.httpStatus != nil ? .httpStatus : .connect, url: url.absoluteString,
+                httpStatus: failure?.httpStatus, message: failure?.message ?? "\(error)")
             logSteering(client.manifestFailed(loadError, at: clock.now()))
             steering = client
             return
         }
-        switch Result(catching: { () throws(SteeringManifestError) -> SteeringManifest in try SteeringManifest.parse(response.body, manifestURL: response.effectiveURL) }) {
+        switch Result(catching: { () throws(SteeringManifestError) -> SteeringManifest in
+            try SteeringManifest.parse(response.body, manifestURL: response.effectiveURL)
+        }) {
         case .failure(let error):
             logSteering(client.manifestRejected(error, at: clock.now()))
         case .success(let manifest):
-            let update = client.manifestLoaded(manifest, playlist: mv, excludedPathways: failover?.excludedPathways(at: clock.now()) ?? [:], at: clock.now())
+            let update = client.manifestLoaded(
+                manifest, playlist: mv, excludedPathways: failover?.excludedPathways(at: clock.now()) ?? [:], at: clock.now())
             logSteering(update.actions)
             let added = Array(update.playlist.variants.dropFirst(mv.variants.count))
             if !added.isEmpty {
                 // PATHWAY-CLONES: new variants, on the rungs they copy.
                 for (k, v) in added.enumerated() {
-                    variants.append(VariantInfo(index: mv.variants.count + k, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup))
+                    variants.append(
+                        VariantInfo(
+                            index: mv.variants.count + k, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup
+                        ))
                 }
                 failover?.appendVariants(added)
             }

@@ -22,7 +22,8 @@ extension PlayerSession {
         if let loaded = lowLatencyLoaded {
             next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
         } else if let start = pendingLowLatencyStart.flatMap({ Self.lists($0.uri, in: playlist) ? $0 : nil })
-                    ?? loggedLowLatencyStart(for: playlist) {
+            ?? loggedLowLatencyStart(for: playlist)
+        {
             pendingLowLatencyStart = nil
             next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
         } else {
@@ -45,11 +46,17 @@ extension PlayerSession {
             }
             if let loaded = lowLatencyLoaded, loaded.part != nil, loaded.msn == msn {
                 // Its parts left the playlist before they were all loaded: go on with the next segment.
-                recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
-                    reason: "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)")))
+                recorder.record(
+                    .segmentSkipped(
+                        SegmentSkipped(
+                            variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
+                            reason:
+                                "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)"))
+                )
             } else {
                 do {
-                    try fetchAndBuffer(segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                    try fetchAndBuffer(
+                        segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
                 } catch is SegmentAbandoned {
                     try countLowLatencyAbandon(msn: msn, uri: segment.uri)
                     return
@@ -60,7 +67,13 @@ extension PlayerSession {
         case .waitForReload:
             try blockingReload(after: playlist, variantIndex: variantIndex)
         case .fellBehind(let position, let first):
-            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap", url: nil)))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: "live",
+                        message:
+                            "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap",
+                        url: nil)))
             lowLatencyLoaded = nil
             fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
         }
@@ -75,10 +88,12 @@ extension PlayerSession {
     /// A fresh LL-HLS start on `playlist` (an INDEPENDENT part PART-HOLD-BACK from the end), logged.
     func loggedLowLatencyStart(for playlist: MediaPlaylist) -> LowLatencyStart? {
         guard let start = LowLatencyRules.startPosition(for: playlist) else { return nil }
-        recorder.record(.lowLatencyStart(LowLatencyStartRecord(
-            msn: start.position.msn, part: start.position.part, url: shown(start.uri),
-            distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
-            partTargetSeconds: playlist.partTargetSeconds ?? 0)))
+        recorder.record(
+            .lowLatencyStart(
+                LowLatencyStartRecord(
+                    msn: start.position.msn, part: start.position.part, url: shown(start.uri),
+                    distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
+                    partTargetSeconds: playlist.partTargetSeconds ?? 0)))
         return start
     }
 
@@ -88,7 +103,11 @@ extension PlayerSession {
     func countLowLatencyAbandon(msn: Int, uri: URL) throws {
         abandonedAttempts[msn, default: 0] += 1
         if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[msn, default: 0]) {
-            throw SessionFailure(category: .network, message: "segment \(msn) could not be loaded part by part: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried", url: shown(uri))
+            throw SessionFailure(
+                category: .network,
+                message:
+                    "segment \(msn) could not be loaded part by part: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
+                url: shown(uri))
         }
     }
 
@@ -102,10 +121,11 @@ extension PlayerSession {
         let parent = listed ?? playlist.segments.last
         let partsBefore = parts.prefix(j).reduce(0) { $0 + $1.durationSeconds }
         let segmentDate: Date? = listed?.programDateTime ?? parent.flatMap { p in p.programDateTime.map { $0.addingTimeInterval(p.durationSeconds) } }
-        let unit = MediaSegment(mediaSequence: position.msn, discontinuitySequence: parent?.discontinuitySequence ?? 0, uri: uri,
-                                durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
-                                byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
-                                programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
+        let unit = MediaSegment(
+            mediaSequence: position.msn, discontinuitySequence: parent?.discontinuitySequence ?? 0, uri: uri,
+            durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
+            byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
+            programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
         let placeAt = lock.withLock { mainBufferedEndSeconds }
         try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
     }
@@ -134,7 +154,13 @@ extension PlayerSession {
             } catch {
                 if request.skip != nil {
                     deltaUpdatesOff = true
-                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole", url: shown(url))))
+                    recorder.record(
+                        .error(
+                            ErrorRecord(
+                                fatal: false, category: "live",
+                                message:
+                                    "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole",
+                                url: shown(url))))
                     var full = request
                     full.skip = nil
                     guard waitBeforeReload(of: playlist) else { return }
@@ -147,12 +173,19 @@ extension PlayerSession {
                         // The server answers even a request for the whole playlist with a delta update
                         // (a static file, say): play the segments it lists.
                         unmergeableDeltaLogged = true
-                        recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists", url: shown(url))))
+                        recorder.record(
+                            .error(
+                                ErrorRecord(
+                                    fatal: false, category: "live",
+                                    message:
+                                        "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists",
+                                    url: shown(url))))
                     }
                 }
             }
         }
-        let advanced = media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
+        let advanced =
+            media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
             || media.trailingParts.count != playlist.trailingParts.count
         adopt(media, variantIndex: variantIndex, url: url, changed: advanced)
     }
@@ -172,10 +205,13 @@ extension PlayerSession {
 
     /// One blocking reload request, parsed.
     func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL) {
-        let response = try fetch(request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
-                                 mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
+        let response = try fetch(
+            request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
+            mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
-            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
+            throw SessionFailure(
+                category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
+                url: shown(variant.uri))
         }
         return (media, response.effectiveURL)
     }
@@ -201,18 +237,25 @@ extension PlayerSession {
                 recorder.record(.liveResync(LiveResyncLog(action: .resolved, record: r)))
             case .giveUp(let r):
                 recorder.record(.liveResync(LiveResyncLog(action: .giveUp, record: r)))
-                var message = String(format: "live stream lost: playback did not resume after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
+                var message = String(
+                    format: "live stream lost: playback did not resume after a resync and %d restarts (%.1f s)", r.attempt, r.episodeSeconds ?? 0)
                 if let frame = r.firstFrameSeconds {
-                    message += String(format: "; the last restart's media decoded (first frame %.1f s after it) but never reached the resume threshold", frame)
+                    message += String(
+                        format: "; the last restart's media decoded (first frame %.1f s after it) but never reached the resume threshold", frame)
                 }
                 let staleness = lock.withLock { playlistStaleness }
                 if staleness.isStale, let unchanged = staleness.observedUnchangedSeconds, let newest = staleness.lastMediaSequence {
                     let bound = LivePlaylistStaleness.boundSeconds(targetDurationSeconds: r.targetDurationSeconds)
-                    message += String(format: "; the live playlist did not change over %@ in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
-                                      LivePlaylistStaleness.reloads(staleness.unchangedReloads), unchanged, newest,
-                                      LivePlaylistStaleness.updateBoundTargetDurations, bound)
+                    message += String(
+                        format:
+                            "; the live playlist did not change over %@ in %.1f s (newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows: the server stopped updating it",
+                        LivePlaylistStaleness.reloads(staleness.unchangedReloads), unchanged, newest,
+                        LivePlaylistStaleness.updateBoundTargetDurations, bound)
                 }
-                recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url))))
+                recorder.record(
+                    .error(
+                        ErrorRecord(fatal: true, category: SessionFailure.Category.network.rawValue, message: message, url: shown(configuration.url)))
+                )
                 requestStop(reason: .error, error: message, category: .network)
             }
         }
@@ -249,7 +292,14 @@ extension PlayerSession {
         let position = lock.withLock { core.timeline.positionSeconds(at: now) }
         guard let playing = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 }) else { return }
         if first.mediaSequence - playing.mediaSequence > playlist.segments.count {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(format: "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap", playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: "live",
+                        message: String(
+                            format:
+                                "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap",
+                            playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
             fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
         }
     }
@@ -275,10 +325,16 @@ extension PlayerSession {
             lock.withLock { freshConnectionNext = true }
             mediaPlaylists.removeAll()
             initCache = nil
-            let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
+            let top = try fetch(
+                configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                policy: configuration.retry.playlist)
             switch try parsePlaylist(top) {
             case .multivariant(let mv):
-                recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+                recorder.record(
+                    .playlistLoaded(
+                        PlaylistLoaded(
+                            url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))
+                    ))
                 multivariantVariables = mv.variables
                 // The ladder is kept as it was (indices, caps and estimates refer to it); only the URIs are refreshed.
                 for (i, v) in mv.variants.enumerated() {
@@ -309,7 +365,8 @@ extension PlayerSession {
         // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping
         // it made the seek a no-op: loading went on from the old part, a stall's length behind live).
         let lowLatencyStart = Self.isLowLatency(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
-        let edge = lowLatencyStart?.position
+        let edge =
+            lowLatencyStart?.position
             ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
         let lastLoaded: LowLatencyPosition?
         if lowLatencyStart != nil {
@@ -318,17 +375,23 @@ extension PlayerSession {
             lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
         }
         let (position, unchanged, td) = lock.withLock {
-            (core.timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
-             liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist))
+            (
+                core.timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
+                liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist)
+            )
         }
         let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
-        let landing = LiveResyncRules.landing(edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
-                                              windowFirstMediaSequence: playlist.segments[0].mediaSequence)
+        let landing = LiveResyncRules.landing(
+            edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
+            windowFirstMediaSequence: playlist.segments[0].mediaSequence)
         // The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
         let from = lowLatencyStart != nil ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? nextMediaSequence) : nextMediaSequence
-        var log = LiveResyncLog(action: landing == .hold ? .held : .seeked, record: r ?? LiveResyncRecord(
-            trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
-            episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
+        var log = LiveResyncLog(
+            action: landing == .hold ? .held : .seeked,
+            record: r
+                ?? LiveResyncRecord(
+                    trigger: trigger, phase: .resyncing, attempt: 0, stalledSeconds: nil, deadlineSeconds: nil,
+                    episodeSeconds: nil, targetDurationSeconds: td, recoveryCapApplied: true))
         log.fromMediaSequence = from
         log.variantIndex = variantIndex
         log.landing = landing.name
@@ -345,9 +408,15 @@ extension PlayerSession {
             log.toMediaSequence = from
             log.droppedBufferSeconds = 0
             let said = { (p: LowLatencyPosition) in p.part.map { "segment \(p.msn) part \($0)" } ?? "segment \(p.msn)" }
-            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: String(
-                format: "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
-                said(edge), lastLoaded.map(said) ?? "-", unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""), url: nil)))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: "live",
+                        message: String(
+                            format:
+                                "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
+                            said(edge), lastLoaded.map(said) ?? "-",
+                            unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""), url: nil)))
         case .seek, .skipBuffered:
             var to = from
             if case .seek(let start) = landing {
@@ -384,8 +453,11 @@ extension PlayerSession {
         let newest = media.segments.last?.mediaSequence ?? (media.mediaSequence - 1)
         let td = LivePlaylistRules.targetDurationSeconds(for: media)
         let now = clock.now()
-        if let record = lock.withLock({ playlistStaleness.reloaded(lastMediaSequence: newest, trailingParts: media.trailingParts.count,
-                                                                   targetDurationSeconds: td, at: now) }) {
+        if let record = lock.withLock({
+            playlistStaleness.reloaded(
+                lastMediaSequence: newest, trailingParts: media.trailingParts.count,
+                targetDurationSeconds: td, at: now)
+        }) {
             recorder.record(.liveStale(record))
         }
     }

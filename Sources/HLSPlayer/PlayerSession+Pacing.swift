@@ -24,9 +24,12 @@ extension PlayerSession {
     /// The bound of `kind` for `track` now: from that track's playlist and the forward-buffer target.
     func requestRateLimit(_ kind: PacedRequestKind, track: String?) -> RequestRateLimit {
         let target = lock.withLock { forwardBufferTarget() }
-        let playlist: MediaPlaylist? = track == "audio" ? audio?.playlist
+        let playlist: MediaPlaylist? =
+            track == "audio"
+            ? audio?.playlist
             : (currentLoadIndex.flatMap { mediaPlaylists[$0] } ?? mediaPlaylists.values.first)
-        let inputs = playlist.map { RequestRateInputs(playlist: $0, forwardBufferTargetSeconds: target) }
+        let inputs =
+            playlist.map { RequestRateInputs(playlist: $0, forwardBufferTargetSeconds: target) }
             ?? RequestRateInputs(forwardBufferTargetSeconds: target)
         return RequestRateRules.limit(for: kind, inputs: inputs)
     }

@@ -33,9 +33,10 @@ extension PlayerSession {
     /// preferredForwardBufferDuration, else the policy's, else automatic —
     /// never below the startup and resume thresholds.
     func forwardBufferTarget() -> Double {
-        configuration.forwardBufferTargetSeconds(policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
-                                                 startupSeconds: core.timeline.configuration.startupBufferSeconds,
-                                                 resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
+        configuration.forwardBufferTargetSeconds(
+            policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
+            startupSeconds: core.timeline.configuration.startupBufferSeconds,
+            resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
     }
 
     /// One predictor + controller step on the monitor: features → risk → policy (SessionCore.policyStep).
@@ -44,29 +45,33 @@ extension PlayerSession {
         // controller runs only then. Before the first start it also runs once per
         // segment that lands, with the buffer that segment makes, to judge the start.
         guard phase == .playing || atSegmentLanding && phase == .startingUp,
-              lock.withLock({ core.predictor != nil && core.policyController != nil }) else { return }
+            lock.withLock({ core.predictor != nil && core.policyController != nil })
+        else { return }
         let cpu = DeviceProbe.cpuPressureAvg10Percent()
         let thermal = DeviceProbe.thermalMaxCelsius()
         // The controller runs on session time, so its change records read as seconds since start.
         let sessionNow = MonotonicInstant(seconds: now.seconds(since: sessionStart))
-        perform(lock.withLock {
-            let segmentInFlight = inFlight.flatMap { $0.purpose == .segment ? $0 : nil }
-            let busyDelta = decodeBusySeconds - lastDecodeSample.busy
-            let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
-            lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
-            return core.policyStep(
-                bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
-                currentRungBps: core.currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
-                inFlight: segmentInFlight.map { f in
-                    StallFeatures.InFlight(bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
-                                           elapsedSeconds: f.elapsedSeconds(at: now),
-                                           secondsSinceLastByte: f.idleSeconds(at: now))
-                },
-                device: DeviceReadings(cpuPressureAvg10Percent: cpu,
-                                       decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
-                                       thermalMaxCelsius: thermal),
-                at: sessionNow)
-        })
+        perform(
+            lock.withLock {
+                let segmentInFlight = inFlight.flatMap { $0.purpose == .segment ? $0 : nil }
+                let busyDelta = decodeBusySeconds - lastDecodeSample.busy
+                let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
+                lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
+                return core.policyStep(
+                    bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
+                    currentRungBps: core.currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
+                    inFlight: segmentInFlight.map { f in
+                        StallFeatures.InFlight(
+                            bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
+                            elapsedSeconds: f.elapsedSeconds(at: now),
+                            secondsSinceLastByte: f.idleSeconds(at: now))
+                    },
+                    device: DeviceReadings(
+                        cpuPressureAvg10Percent: cpu,
+                        decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
+                        thermalMaxCelsius: thermal),
+                    at: sessionNow)
+            })
     }
 }
 

@@ -67,9 +67,11 @@ extension PlayerSession {
     /// Feeds the watchdog; when it fires, logs its inputs and the fatal error and ends the session.
     func checkProgress(at now: MonotonicInstant, sample: BufferSample) {
         let timedOut: NoProgressRecord? = lock.withLock {
-            guard case .timedOut(var record) = progressWatchdog.observe(
-                positionSeconds: sample.positionSeconds, bufferedEndSeconds: core.timeline.bufferedEndSeconds,
-                downloadedBytes: progressBytes, at: now) else { return nil }
+            guard
+                case .timedOut(var record) = progressWatchdog.observe(
+                    positionSeconds: sample.positionSeconds, bufferedEndSeconds: core.timeline.bufferedEndSeconds,
+                    downloadedBytes: progressBytes, at: now)
+            else { return nil }
             record.phase = sample.phase
             record.bufferSeconds = sample.bufferSeconds
             record.inFlight = inFlight.map { f in
@@ -82,15 +84,20 @@ extension PlayerSession {
         }
         guard let fired = timedOut else { return }
         recorder.record(.noProgress(fired))
-        var message = String(format: "no progress for %.1f s (--no-progress-timeout %g): no new media bytes or changed playlists arrived (%d bytes counted) and the media clock did not move through new media (at %.3f s; new media ends at %.3f s); phase %@, buffer %.1f s",
-                             fired.secondsWithoutProgress, fired.timeoutSeconds, fired.downloadedBytes, fired.positionSeconds,
-                             fired.newMediaEndSeconds, fired.phase?.rawValue ?? "?", fired.bufferSeconds ?? 0)
+        var message = String(
+            format:
+                "no progress for %.1f s (--no-progress-timeout %g): no new media bytes or changed playlists arrived (%d bytes counted) and the media clock did not move through new media (at %.3f s; new media ends at %.3f s); phase %@, buffer %.1f s",
+            fired.secondsWithoutProgress, fired.timeoutSeconds, fired.downloadedBytes, fired.positionSeconds,
+            fired.newMediaEndSeconds, fired.phase?.rawValue ?? "?", fired.bufferSeconds ?? 0)
         if fired.positionSeconds > fired.newMediaEndSeconds + NoProgressWatchdog.positionToleranceSeconds {
             message += "; the clock has been playing media downloaded again, not new media"
         }
         message += fired.inFlight.map { "; in flight: \($0)" } ?? "; nothing in flight"
-        recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.noProgress.rawValue, message: message,
-                                           url: shown(configuration.url))))
+        recorder.record(
+            .error(
+                ErrorRecord(
+                    fatal: true, category: SessionFailure.Category.noProgress.rawValue, message: message,
+                    url: shown(configuration.url))))
         requestStop(reason: .error, error: message, category: .noProgress)
     }
 
@@ -99,8 +106,10 @@ extension PlayerSession {
     /// Judges the in-flight request by its projected completion when the byte-progress rules
     /// (wedge, over-selection) had nothing to do; returns the request's snapshot and the verdict
     /// to perform, or nil. Called with `lock` held.
-    func judgeTrickle(_ f: InFlightRequest, at now: MonotonicInstant, bufferSeconds: Double,
-                      wedgeWindowSeconds: Double) -> (TrickleSnapshot, TrickleAssessment)? {
+    func judgeTrickle(
+        _ f: InFlightRequest, at now: MonotonicInstant, bufferSeconds: Double,
+        wedgeWindowSeconds: Double
+    ) -> (TrickleSnapshot, TrickleAssessment)? {
         let duration: Double
         switch f.purpose {
         case .segment: duration = f.segmentDurationSeconds ?? 0
@@ -121,7 +130,8 @@ extension PlayerSession {
         case .stalled: waited = min(elapsed, core.timeline.stallStartedAt.map { max(0, now.seconds(since: $0)) } ?? elapsed)
         }
         // A lower rung helps a variant's segment only: not a pinned variant, an audio rendition or a playlist.
-        let lower = f.purpose == .segment && f.track == nil && configuration.pinnedVariantIndex == nil
+        let lower =
+            f.purpose == .segment && f.track == nil && configuration.pinnedVariantIndex == nil
             && f.rungBitrateBps.map { rung in variants.contains { Double($0.bandwidthBps) < rung } } == true
         let snapshot = TrickleSnapshot(
             bytesReceived: f.bytes, bytesExpected: f.expectedBytes, rungBitrateBps: f.rungBitrateBps, segmentDurationSeconds: duration,
@@ -143,26 +153,33 @@ extension PlayerSession {
             var what = f.purpose == .segment ? "segment \(f.mediaSequence.map(String.init) ?? "?")" : f.purpose.rawValue
             if let track = f.track { what += " (\(track))" }
             inFlight?.abort = .trickleFailed(
-                "\(what) \(f.url) trickled: \(assessment.summary); still too slow after \(f.trickleReRequests) fresh-connection re-request\(f.trickleReRequests == 1 ? "" : "s") and nothing lower to go to")
+                "\(what) \(f.url) trickled: \(assessment.summary); still too slow after \(f.trickleReRequests) fresh-connection re-request\(f.trickleReRequests == 1 ? "" : "s") and nothing lower to go to"
+            )
         }
         f.token.cancel()
         return (snapshot, assessment)
     }
 
     /// Logs a trickle judgement and performs its side effects on the cap (the abort itself is the loader's).
-    func performTrickle(requestID: Int, purpose: RequestPurpose, url: String, snapshot: TrickleSnapshot,
-                        assessment: TrickleAssessment, at now: MonotonicInstant) {
-        recorder.record(.trickle(TrickleRecord(requestID: requestID, purpose: purpose.rawValue, url: url,
-                                               snapshot: snapshot, assessment: assessment)))
+    func performTrickle(
+        requestID: Int, purpose: RequestPurpose, url: String, snapshot: TrickleSnapshot,
+        assessment: TrickleAssessment, at now: MonotonicInstant
+    ) {
+        recorder.record(
+            .trickle(
+                TrickleRecord(
+                    requestID: requestID, purpose: purpose.rawValue, url: url,
+                    snapshot: snapshot, assessment: assessment)))
         switch assessment.verdict {
         case .abandonLower:
             // As an over-selection: cap below the abandoned rung at what is arriving, and decide again.
             let rate = assessment.rateBps ?? 0
             let cap = rate * configuration.byteProgress.downshiftSafetyFactor
-            abandonForLowerRung(rungBitrateBps: snapshot.rungBitrateBps ?? 0, suggestedCapBps: cap,
-                                bytesReceived: snapshot.bytesReceived, elapsedSeconds: snapshot.elapsedSeconds,
-                                measuredBps: rate > 0 ? rate : nil,
-                                ratio: rate > 0 ? (snapshot.rungBitrateBps ?? 0) / rate : 0, at: now)
+            abandonForLowerRung(
+                rungBitrateBps: snapshot.rungBitrateBps ?? 0, suggestedCapBps: cap,
+                bytesReceived: snapshot.bytesReceived, elapsedSeconds: snapshot.elapsedSeconds,
+                measuredBps: rate > 0 ? rate : nil,
+                ratio: rate > 0 ? (snapshot.rungBitrateBps ?? 0) / rate : 0, at: now)
         case .reRequest:
             lock.withLock { freshConnectionNext = true }
         case .healthy, .fail:

@@ -9,9 +9,11 @@ extension PlayerSession {
     // MARK: - Requests
 
     /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
-    func fetch(_ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
-               segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
-               isPart: Bool = false) throws -> HTTPResponse {
+    func fetch(
+        _ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
+        segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
+        isPart: Bool = false
+    ) throws -> HTTPResponse {
         var attempts = 0
         var wedgeReRequests = 0
         var trickleReRequests = 0
@@ -47,17 +49,19 @@ extension PlayerSession {
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange?.httpRange
-            var start = RequestStart(requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
-                                     variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
+            var start = RequestStart(
+                requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
+                variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
             start.track = track
             recorder.record(.requestStart(start))
             let wallStart = Date()
             let startedAt = clock.now()
             let token = CancellationToken()
             lock.withLock {
-                inFlight = InFlightRequest(requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
-                                           segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
-                                           token: token)
+                inFlight = InFlightRequest(
+                    requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
+                    segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
+                    token: token)
                 inFlight?.url = start.url
                 inFlight?.mediaSequence = mediaSequence
                 inFlight?.track = track
@@ -76,8 +80,13 @@ extension PlayerSession {
                     if inFlight?.firstByteAt == nil { inFlight?.firstByteAt = progress.at }
                 }
                 bytesSinceLog += progress.chunkBytes
-                if lastLogged == nil || progress.at.seconds(since: lastLogged!) >= interval || (progress.expectedBytes.map { progress.totalBytes >= $0 } ?? false) {
-                    recorder.record(.requestProgress(RequestProgress(requestID: requestID, bytes: progress.totalBytes, chunkBytes: bytesSinceLog, expectedBytes: progress.expectedBytes)))
+                if lastLogged == nil || progress.at.seconds(since: lastLogged!) >= interval
+                    || (progress.expectedBytes.map { progress.totalBytes >= $0 } ?? false)
+                {
+                    recorder.record(
+                        .requestProgress(
+                            RequestProgress(
+                                requestID: requestID, bytes: progress.totalBytes, chunkBytes: bytesSinceLog, expectedBytes: progress.expectedBytes)))
                     lastLogged = progress.at
                     bytesSinceLog = 0
                 }
@@ -94,12 +103,20 @@ extension PlayerSession {
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
                     attempts -= 1
                     lock.withLock { freshConnectionNext = true }
-                    recorder.record(.requestEnd(RequestEnd(requestID: requestID, url: shown(url), purpose: purpose, status: nil,
-                                                           bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
-                                                           errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
-                    recorder.addHAREntry(harEntry(requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
-                                                  startedAt: startedAt, failure: e, abort: abort))
-                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                    recorder.record(
+                        .requestEnd(
+                            RequestEnd(
+                                requestID: requestID, url: shown(url), purpose: purpose, status: nil,
+                                bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
+                                errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+                    recorder.addHAREntry(
+                        harEntry(
+                            requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
+                            startedAt: startedAt, failure: e, abort: abort))
+                    recorder.record(
+                        .retryScheduled(
+                            RetryScheduled(
+                                requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                     continue
                 case .failedAttempt(let error):
                     // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
@@ -111,7 +128,8 @@ extension PlayerSession {
                 notePlaylistBody(response.body, purpose: purpose, url: url)
                 let timings = TimingsRecord(response.timings)
                 let transfer = max(0, response.timings.totalSeconds - response.timings.firstByteSeconds)
-                let sample = ThroughputSample(bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
+                let sample = ThroughputSample(
+                    bytes: response.body.count, transferSeconds: transfer, firstByteSeconds: response.timings.firstByteSeconds)
                 let (verdict, throughput) = lock.withLock {
                     core.transferCompleted(purpose: purpose, sample: sample, rttSeconds: response.tcpInfo?.rttSeconds)
                 }
@@ -120,27 +138,36 @@ extension PlayerSession {
                         breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
                     }
                 }
-                recorder.record(.requestEnd(RequestEnd(
-                    requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
-                    bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
-                    tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
-                recorder.addHAREntry(.make(requestID: requestID, purpose: purpose, startedAt: wallStart,
-                                           exchange: response.exchange ?? Self.localExchange(response, url: request.url),
-                                           contentBytes: response.body.count, failure: nil, errorText: nil))
+                recorder.record(
+                    .requestEnd(
+                        RequestEnd(
+                            requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
+                            bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
+                            tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
+                recorder.addHAREntry(
+                    .make(
+                        requestID: requestID, purpose: purpose, startedAt: wallStart,
+                        exchange: response.exchange ?? Self.localExchange(response, url: request.url),
+                        contentBytes: response.body.count, failure: nil, errorText: nil))
                 if let segment {
                     classifySample(requestID: requestID, response: response, transferSeconds: transfer, segment: segment, startedAt: startedAt)
                 }
                 if let v = variantIndex, track == nil, purpose == .segment || purpose == .mediaPlaylist,
-                   failover.map({ v >= 0 && v < $0.variants.count }) == true {
+                    failover.map({ v >= 0 && v < $0.variants.count }) == true
+                {
                     failover!.recordSuccess(variantIndex: v)
                 }
                 return response
             case .failure(let error):
-                recorder.record(.requestEnd(RequestEnd(
-                    requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
-                    bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
-                recorder.addHAREntry(harEntry(requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
-                                              startedAt: startedAt, failure: error, abort: abort))
+                recorder.record(
+                    .requestEnd(
+                        RequestEnd(
+                            requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
+                            bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
+                recorder.addHAREntry(
+                    harEntry(
+                        requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
+                        startedAt: startedAt, failure: error, abort: abort))
                 if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
@@ -154,20 +181,28 @@ extension PlayerSession {
                         trickleReRequests += 1
                         attempts -= 1
                         lock.withLock { freshConnectionNext = true }
-                        recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        recorder.record(
+                            .retryScheduled(
+                                RetryScheduled(
+                                    requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                         continue
                     case .trickleFailed(let message):
                         throw SessionFailure(category: .network, message: message, url: shown(url))
                     case .overSelected:
                         throw SegmentAbandoned()
                     case .wedged:
-                        switch segmentWedgeOutcome(earlierWedges: wedgeReRequests, segmentDurationSeconds: segment?.durationSeconds,
-                                                   variantIndex: variantIndex) {
+                        switch segmentWedgeOutcome(
+                            earlierWedges: wedgeReRequests, segmentDurationSeconds: segment?.durationSeconds,
+                            variantIndex: variantIndex)
+                        {
                         case .reDecide:
                             // Little buffer left: decide again under the recovery cap (the probe rung) rather than
                             // wait for the same rung's bytes (WedgeRules.reDecideBelowBufferSegments).
                             lock.withLock { freshConnectionNext = true }
-                            recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            recorder.record(
+                                .retryScheduled(
+                                    RetryScheduled(
+                                        requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                             throw SegmentReDecide()
                         case .reRequest:
                             // The first wedge: re-request at once on a fresh connection (the link may be
@@ -175,7 +210,10 @@ extension PlayerSession {
                             wedgeReRequests += 1
                             attempts -= 1
                             lock.withLock { freshConnectionNext = true }
-                            recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            recorder.record(
+                                .retryScheduled(
+                                    RetryScheduled(
+                                        requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
                             continue
                         case .abandon:
                             // Wedged again: the loader decides again, now under the recovery cap.
@@ -197,11 +235,18 @@ extension PlayerSession {
                 case .retry(let delay):
                     let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
                     lock.withLock { freshConnectionNext = fresh }
-                    recorder.record(.retryScheduled(RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                    recorder.record(
+                        .retryScheduled(
+                            RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind))
+                    )
                     sleepUnlessStopping(delay)
                     if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
                 case .giveUp(let reason):
-                    throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)", url: shown(url), httpStatus: error.httpStatus)
+                    throw SessionFailure(
+                        category: .network,
+                        message:
+                            "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)",
+                        url: shown(url), httpStatus: error.httpStatus)
                 }
             }
         }
@@ -216,7 +261,11 @@ extension PlayerSession {
         case .invalidURL, .unsupportedScheme:
             return SessionFailure(category: .playlist, message: "\(what) \(error.message); not fetched", url: shown(url))
         case .localFileRefused:
-            return SessionFailure(category: .playlist, message: "\(what) \(error.message), the top-level playlist's directory: a local playlist may name only files under its own directory (--allow-any-local-file lifts this); not read", url: shown(url))
+            return SessionFailure(
+                category: .playlist,
+                message:
+                    "\(what) \(error.message), the top-level playlist's directory: a local playlist may name only files under its own directory (--allow-any-local-file lifts this); not read",
+                url: shown(url))
         default:
             return nil
         }
@@ -225,12 +274,17 @@ extension PlayerSession {
     /// The HAR entry of a failed or cut-short attempt: what went over the wire until it ended
     /// (status, headers, bytes, the times it really ran) and why it ended — the session's reason
     /// for cancelling it (`cancelled: wedged`, `cancelled: over-selected`, ...) before the error.
-    func harEntry(requestID: Int, purpose: RequestPurpose, request: HTTPRequest, wallStart: Date, startedAt: MonotonicInstant,
-                  failure error: LoadError, abort: InFlightRequest.Abort?) -> HAREntry {
-        let exchange = error.exchange ?? HTTPExchange(
-            url: request.url.absoluteString, bodyBytesReceived: error.bytesReceived,
-            timings: .init(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: nil,
-                           totalSeconds: max(0, clock.now().seconds(since: startedAt))))
+    func harEntry(
+        requestID: Int, purpose: RequestPurpose, request: HTTPRequest, wallStart: Date, startedAt: MonotonicInstant,
+        failure error: LoadError, abort: InFlightRequest.Abort?
+    ) -> HAREntry {
+        let exchange =
+            error.exchange
+            ?? HTTPExchange(
+                url: request.url.absoluteString, bodyBytesReceived: error.bytesReceived,
+                timings: .init(
+                    nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: nil,
+                    totalSeconds: max(0, clock.now().seconds(since: startedAt))))
         var text = error.description
         if error.kind == .cancelled {
             let cause: String
@@ -244,17 +298,20 @@ extension PlayerSession {
             }
             text = "cancelled: \(cause) — \(text)"
         }
-        return .make(requestID: requestID, purpose: purpose, startedAt: wallStart, exchange: exchange,
-                     contentBytes: error.bytesReceived, failure: error.kind, errorText: text)
+        return .make(
+            requestID: requestID, purpose: purpose, startedAt: wallStart, exchange: exchange,
+            contentBytes: error.bytesReceived, failure: error.kind, errorText: text)
     }
 
     /// A local file's read as an exchange (no HTTP: no version, no headers sent).
     static func localExchange(_ response: HTTPResponse, url: URL) -> HTTPExchange {
-        HTTPExchange(url: url.absoluteString, status: response.statusCode,
-                     responseHeaders: response.headers.sorted { $0.key < $1.key }.map { HTTPExchange.Field(name: $0.key, value: $0.value) },
-                     bodyBytesReceived: response.bytesReceived,
-                     timings: .init(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0,
-                                    firstByteSeconds: response.timings.firstByteSeconds, totalSeconds: response.timings.totalSeconds))
+        HTTPExchange(
+            url: url.absoluteString, status: response.statusCode,
+            responseHeaders: response.headers.sorted { $0.key < $1.key }.map { HTTPExchange.Field(name: $0.key, value: $0.value) },
+            bodyBytesReceived: response.bytesReceived,
+            timings: .init(
+                nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0,
+                firstByteSeconds: response.timings.firstByteSeconds, totalSeconds: response.timings.totalSeconds))
     }
 
     /// What a wedged request gets (WedgeRules): the buffer now, the wedged rung (none for a
@@ -263,9 +320,10 @@ extension PlayerSession {
         let now = clock.now()
         let ahead = lock.withLock { core.timeline.bufferSeconds(at: now) }
         let rung = segmentDurationSeconds == nil ? nil : variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
-        return configuration.wedge.afterSegmentWedge(earlierWedges: earlierWedges, bufferSeconds: ahead,
-                                                     segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
-                                                     ladderBitratesBps: variants.map(\.bandwidthBps))
+        return configuration.wedge.afterSegmentWedge(
+            earlierWedges: earlierWedges, bufferSeconds: ahead,
+            segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
+            ladderBitratesBps: variants.map(\.bandwidthBps))
     }
 }
 
@@ -336,15 +394,17 @@ extension TimingsRecord {
     /// ends no earlier than the one before it, so the record reads as a timeline.
     init(_ t: RequestTimings) {
         let connect = max(t.connectSeconds, t.nameLookupSeconds)
-        self.init(nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect, tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
-                  firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
+        self.init(
+            nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect, tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
+            firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
     }
 }
 
 extension TCPInfoRecord {
     init(_ t: TCPInfoSnapshot) {
-        self.init(rttSeconds: t.rttSeconds, rttVarianceSeconds: t.rttVarianceSeconds, totalRetransmits: t.totalRetransmits,
-                  congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBitsPerSecond,
-                  deliveryRateAppLimited: t.deliveryRateAppLimited)
+        self.init(
+            rttSeconds: t.rttSeconds, rttVarianceSeconds: t.rttVarianceSeconds, totalRetransmits: t.totalRetransmits,
+            congestionWindowSegments: t.congestionWindowSegments, deliveryRateBps: t.deliveryRateBitsPerSecond,
+            deliveryRateAppLimited: t.deliveryRateAppLimited)
     }
 }

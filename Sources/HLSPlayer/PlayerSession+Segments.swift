@@ -8,16 +8,25 @@ import HLSNet
 extension PlayerSession {
     /// Fetches, decrypts and demuxes one segment (or one LL-HLS part, `part`
     /// set, placed at `placeAt`) into the forward buffer.
-    func fetchAndBuffer(_ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
-                        part: Int? = nil, placeAt: Double? = nil) throws {
+    func fetchAndBuffer(
+        _ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
+        part: Int? = nil, placeAt: Double? = nil
+    ) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
-              var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence) else {
-            throw SessionFailure(category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the core.timeline", url: shown(segment.uri))
+            var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
+        else {
+            throw SessionFailure(
+                category: .internalError, message: "segment \(segment.mediaSequence) of variant \(variantIndex) is not on the core.timeline",
+                url: shown(segment.uri))
         }
         if segment.gap {
             // EXT-X-GAP: nothing to fetch; the media clock plays through the gap
             // (no stall), as a player shows the last frame over missing media.
-            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "EXT-X-GAP")))
+            recorder.record(
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds,
+                        reason: "EXT-X-GAP")))
             let now = clock.now()
             let actions = lock.withLock { core.timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
             record(actions)
@@ -26,15 +35,17 @@ extension PlayerSession {
         let aes = try segmentKey(segment, variantIndex: variantIndex)
         let initData = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
-        let response = try fetch(segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                                 byteRange: segment.byteRange, policy: configuration.retry.segment,
-                                 segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
-                                 isPart: part != nil)
+        let response = try fetch(
+            segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+            byteRange: segment.byteRange, policy: configuration.retry.segment,
+            segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
+            isPart: part != nil)
 
         var body = response.body
         if let aes {
-            body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
-                               what: "segment \(segment.mediaSequence)", url: segment.uri)
+            body = try decrypt(
+                body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                what: "segment \(segment.mediaSequence)", url: segment.uri)
         }
         let demuxStarted = clock.now()
         let result: DemuxResult
@@ -45,35 +56,50 @@ extension PlayerSession {
             // frame for such a probe to find its dimensions in.
             var parameters = CodecParameterSource.probe
             if let known = lastDemuxedTracks, known.variantIndex == variantIndex,
-               !configuration.decode || known.discontinuitySequence == segment.discontinuitySequence {
+                !configuration.decode || known.discontinuitySequence == segment.discontinuitySequence
+            {
                 parameters = .reusing(known.tracks)
             }
-            result = try SegmentDemuxer.demux(segment: body, initializationSection: initData,
-                                              hint: Self.containerHint(for: segment, body: body, initializationSection: initData),
-                                              codecParameters: parameters, pictureLimit: pictureLimit)
+            result = try SegmentDemuxer.demux(
+                segment: body, initializationSection: initData,
+                hint: Self.containerHint(for: segment, body: body, initializationSection: initData),
+                codecParameters: parameters, pictureLimit: pictureLimit)
             lastDemuxedTracks = (variantIndex, segment.discontinuitySequence, result.tracks)
         } catch .pictureAboveLimit(let width, let height, _) {
             // The parameter sets claim pictures above --max-resolution: refused before the probe decoded any.
             if let limit = configuration.maxResolution {
-                throw refuseResolution(ResolutionLimitRecord(action: .refused, source: .container, variantIndex: variantIndex,
-                                                             width: width, height: height, limit: limit, mediaSequence: segment.mediaSequence),
-                                       url: segment.uri)
+                throw refuseResolution(
+                    ResolutionLimitRecord(
+                        action: .refused, source: .container, variantIndex: variantIndex,
+                        width: width, height: height, limit: limit, mediaSequence: segment.mediaSequence),
+                    url: segment.uri)
             }
             return
         } catch {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped", url: shown(segment.uri))))
-            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)")))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: "media", message: "segment \(segment.mediaSequence) could not be demuxed: \(error); skipped",
+                        url: shown(segment.uri))))
+            recorder.record(
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds,
+                        reason: "demux failed: \(error)")))
             return
         }
         let demuxEnded = clock.now()
         let demuxSeconds = demuxEnded.seconds(since: demuxStarted)
         // Pictures above --max-resolution are refused here, before a decoder allocates them.
         if let limit = configuration.maxResolution,
-           let track = result.tracks.first(where: { $0.kind == .video && !limit.admits(width: $0.width, height: $0.height) }) {
-            throw refuseResolution(ResolutionLimitRecord(action: .refused, source: .container, variantIndex: variantIndex,
-                                                         width: track.width, height: track.height, limit: limit,
-                                                         mediaSequence: segment.mediaSequence, codec: track.codecName),
-                                   url: segment.uri)
+            let track = result.tracks.first(where: { $0.kind == .video && !limit.admits(width: $0.width, height: $0.height) })
+        {
+            throw refuseResolution(
+                ResolutionLimitRecord(
+                    action: .refused, source: .container, variantIndex: variantIndex,
+                    width: track.width, height: track.height, limit: limit,
+                    mediaSequence: segment.mediaSequence, codec: track.codecName),
+                url: segment.uri)
         }
 
         // Place the segment's packets on the media timeline: its earliest video
@@ -91,10 +117,11 @@ extension PlayerSession {
         // Without video (an audio-only stream or variant) the first decoded audio frame starts playback.
         lastMainSegmentHadVideo = !video.isEmpty
         let buffered = kept.map { p in
-            BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
-                           presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
-                           timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                           discontinuitySequence: segment.discontinuitySequence, segmentHasVideo: !video.isEmpty)
+            BufferedPacket(
+                packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                timelineOffsetSeconds: offset, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+                discontinuitySequence: segment.discontinuitySequence, segmentHasVideo: !video.isEmpty)
         }
         if let date = segment.programDateTime {
             lock.withLock { programDateAnchor = (start, date) }
@@ -121,13 +148,19 @@ extension PlayerSession {
         }
         let ahead = extendBuffered(.main, to: end)
         if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
-            recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps, toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
+            recorder.record(
+                .variantSwitch(
+                    VariantSwitch(
+                        fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps,
+                        toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
         }
         lastBufferedVariant = variantIndex
         firstSegmentFetched = true
         bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
         if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
-        let indicated = variant.bandwidthBps > 0 ? variant.bandwidthBps
+        let indicated =
+            variant.bandwidthBps > 0
+            ? variant.bandwidthBps
             : (segment.durationSeconds > 0 ? Int(saturating: Double(response.body.count) * 8 / segment.durationSeconds) : 0)
         var bufferedRecord = SegmentBuffered(
             variantIndex: variantIndex, bandwidthBps: indicated, mediaSequence: segment.mediaSequence,
@@ -140,7 +173,9 @@ extension PlayerSession {
         bufferedRecord.startsWithKeyframe = result.startsWithKeyframe
         recorder.record(.segmentBuffered(bufferedRecord))
         for warning in result.warnings.prefix(5) {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri))))
+            recorder.record(
+                .error(ErrorRecord(fatal: false, category: "media", message: "segment \(segment.mediaSequence): \(warning)", url: shown(segment.uri)))
+            )
         }
         logDemuxMessages(result, mediaSequence: segment.mediaSequence, url: segment.uri)
         if !configuration.decode, !kept.isEmpty {
@@ -149,13 +184,16 @@ extension PlayerSession {
             for kind in [TrackKind.video, .audio] where !demuxedFirstKinds.contains(kind) {
                 guard let first = kept.first(where: { $0.kind == kind }) else { continue }
                 demuxedFirstKinds.insert(kind)
-                recorder.record(.trackFirstFrame(TrackFirstFrame(
-                    kind: kind.rawValue, timeToFirstFrameSeconds: secondsSinceStart(clock.now()), variantIndex: variantIndex,
-                    codec: first.parameters.codecName, width: kind == .video ? variant.resolution?.width : nil,
-                    height: kind == .video ? variant.resolution?.height : nil)))
+                recorder.record(
+                    .trackFirstFrame(
+                        TrackFirstFrame(
+                            kind: kind.rawValue, timeToFirstFrameSeconds: secondsSinceStart(clock.now()), variantIndex: variantIndex,
+                            codec: first.parameters.codecName, width: kind == .video ? variant.resolution?.width : nil,
+                            height: kind == .video ? variant.resolution?.height : nil)))
             }
-            markFirstFrame(kind: video.isEmpty ? "audio" : "video", width: video.isEmpty ? nil : variant.resolution?.width,
-                           height: video.isEmpty ? nil : variant.resolution?.height, pts: nil, variantIndex: variantIndex)
+            markFirstFrame(
+                kind: video.isEmpty ? "audio" : "video", width: video.isEmpty ? nil : variant.resolution?.width,
+                height: video.isEmpty ? nil : variant.resolution?.height, pts: nil, variantIndex: variantIndex)
             if live, lock.withLock({ resyncFromSequence.map { segment.mediaSequence >= $0 } ?? false }) {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
@@ -175,7 +213,8 @@ extension PlayerSession {
         recorder.record(.resolutionLimit(record))
         let codec = record.codec.map { "\($0) " } ?? ""
         let segment = record.mediaSequence.map { " segment \($0)" } ?? ""
-        let message = "variant \(record.variantIndex)\(segment): \(codec)pictures of \(record.width)x\(record.height) (from the \(record.source.rawValue)) "
+        let message =
+            "variant \(record.variantIndex)\(segment): \(codec)pictures of \(record.width)x\(record.height) (from the \(record.source.rawValue)) "
             + "are above the resolution limit \(record.limit); refused before they were allocated (--max-resolution WxH or none sets the limit)"
         return SessionFailure(category: .media, message: message, url: url.map(shown))
     }
@@ -190,8 +229,11 @@ extension PlayerSession {
         }
         guard log else { return }
         let what = (track.map { "\($0) " } ?? "") + "segment \(mediaSequence)"
-        recorder.record(.error(ErrorRecord(fatal: false, category: "ffmpeg",
-            message: "while demuxing \(what): " + result.ffmpegMessages.map(\.description).joined(separator: "; "), url: shown(url))))
+        recorder.record(
+            .error(
+                ErrorRecord(
+                    fatal: false, category: "ffmpeg",
+                    message: "while demuxing \(what): " + result.ffmpegMessages.map(\.description).joined(separator: "; "), url: shown(url))))
     }
 
     /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a
@@ -215,18 +257,26 @@ extension PlayerSession {
             case .other(let raw): name = raw
             default: name = "?"
             }
-            throw SessionFailure(category: .media, message: "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM", url: shown(segment.uri))
+            throw SessionFailure(
+                category: .media,
+                message:
+                    "EXT-X-KEY METHOD=\(name) (KEYFORMAT \(key.keyFormat)) is not supported: hlsplay plays clear and AES-128 segments only, no sample encryption or DRM",
+                url: shown(segment.uri))
         }
     }
 
     /// The segment's Media Initialization Section (EXT-X-MAP), fetched once per
     /// URI and range: consecutive segments share `cache` until the map changes.
-    func initSection(for segment: MediaSegment, key: (key: [UInt8], iv: [UInt8]?)?, variantIndex: Int?,
-                     cache: inout (map: MediaInitializationSection, data: Data)?, track: String?) throws -> Data? {
+    func initSection(
+        for segment: MediaSegment, key: (key: [UInt8], iv: [UInt8]?)?, variantIndex: Int?,
+        cache: inout (map: MediaInitializationSection, data: Data)?, track: String?
+    ) throws -> Data? {
         guard let map = segment.initializationSection else { return nil }
         if let cached = cache, cached.map == map { return cached.data }
-        var data = try fetch(map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-                             byteRange: map.byteRange, policy: configuration.retry.segment, track: track).body
+        var data = try fetch(
+            map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
+            byteRange: map.byteRange, policy: configuration.retry.segment, track: track
+        ).body
         if let key, let iv = key.iv {
             // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
             data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)
@@ -238,7 +288,8 @@ extension PlayerSession {
     /// The 16 key bytes behind a key URI, fetched once per URI.
     func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
         if let cached = keyCache[uri] { return cached }
-        let response = try fetch(uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment)
+        let response = try fetch(
+            uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment)
         guard response.body.count == 16 else {
             throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
         }

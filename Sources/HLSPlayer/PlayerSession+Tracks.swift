@@ -71,21 +71,25 @@ extension PlayerSession {
     /// into the variant: nothing more to load.
     func chooseAudioRendition(forVariant variantIndex: Int) {
         guard let mv = multivariant, variantIndex >= 0, variantIndex < mv.variants.count,
-              let group = mv.variants[variantIndex].audioGroup else { return }
+            let group = mv.variants[variantIndex].audioGroup
+        else { return }
         let preferences = AudioPreferences(
             requestedLanguage: configuration.audioLanguage,
-            systemLanguage: AudioPreferences.languageTag(fromPOSIXLocale: ProcessInfo.processInfo.environment["LC_ALL"]
-                ?? ProcessInfo.processInfo.environment["LC_MESSAGES"] ?? ProcessInfo.processInfo.environment["LANG"]))
+            systemLanguage: AudioPreferences.languageTag(
+                fromPOSIXLocale: ProcessInfo.processInfo.environment["LC_ALL"]
+                    ?? ProcessInfo.processInfo.environment["LC_MESSAGES"] ?? ProcessInfo.processInfo.environment["LANG"]))
         let members = mv.renditions.filter { $0.type == .audio && $0.groupID == group }
         let candidates = members.map { "\($0.name) (\($0.language ?? "und"))\($0.uri == nil ? " muxed" : "")" }
         do {
             let choice = try AudioRenditionSelector.select(for: mv.variants[variantIndex], renditions: mv.renditions, preferences: preferences)
             var url: URL?
             if case .renditionPlaylist(let u) = choice.source { url = u }
-            recorder.record(.audioRendition(AudioRenditionRecord(
-                groupID: group, name: choice.rendition?.name, language: choice.rendition?.language, url: url.map(shown),
-                reason: choice.reason.rawValue, detail: choice.detail, requestedLanguageUnmatched: choice.requestedLanguageUnmatched,
-                candidates: candidates)))
+            recorder.record(
+                .audioRendition(
+                    AudioRenditionRecord(
+                        groupID: group, name: choice.rendition?.name, language: choice.rendition?.language, url: url.map(shown),
+                        reason: choice.reason.rawValue, detail: choice.detail, requestedLanguageUnmatched: choice.requestedLanguageUnmatched,
+                        candidates: candidates)))
             if let rendition = choice.rendition, let url { audio = AudioTrack(rendition: rendition, uri: url) }
         } catch {
             recorder.record(.error(ErrorRecord(fatal: false, category: "playlist", message: "\(error); playing the variant's own audio", url: nil)))
@@ -98,19 +102,27 @@ extension PlayerSession {
     func loadAudioIfBehind(live: Bool) throws -> Bool {
         guard var track = audio, !lock.withLock({ audioTrackEnded }) else { return false }
         defer { audio = track }
-        let (mainEnd, audioEnd, mainEnded) = lock.withLock { (mainBufferedEndSeconds, audioBufferedEndSeconds ?? mainBufferedEndSeconds, mainTrackEnded) }
+        let (mainEnd, audioEnd, mainEnded) = lock.withLock {
+            (mainBufferedEndSeconds, audioBufferedEndSeconds ?? mainBufferedEndSeconds, mainTrackEnded)
+        }
         guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
 
         // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
         func reload() throws {
-            let response = try fetch(track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist, track: "audio")
+            let response = try fetch(
+                track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist,
+                track: "audio")
             guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
-                throw SessionFailure(category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))", url: shown(track.uri))
+                throw SessionFailure(
+                    category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))",
+                    url: shown(track.uri))
             }
-            recorder.record(.playlistLoaded(PlaylistLoaded(
-                url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
-                targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
-                changed: true, warnings: media.warnings.map(\.description))))
+            recorder.record(
+                .playlistLoaded(
+                    PlaylistLoaded(
+                        url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
+                        targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
+                        changed: true, warnings: media.warnings.map(\.description))))
             track.playlist = media
             track.lastReloadAt = clock.now()
             if media.endList { track.timeline = SegmentTimeline(); _ = track.timeline.update(with: media) }
@@ -131,7 +143,10 @@ extension PlayerSession {
         } else {
             // Live: by media sequence number, aligned on the variant's segment with the same number.
             if track.nextMediaSequence == nil {
-                guard let aligned = bufferedSegments.first(where: { abs($0.startSeconds - audioEnd) < 0.05 }) ?? bufferedSegments.first(where: { $0.startSeconds >= audioEnd - 0.05 }) else { return false }
+                guard
+                    let aligned = bufferedSegments.first(where: { abs($0.startSeconds - audioEnd) < 0.05 })
+                        ?? bufferedSegments.first(where: { $0.startSeconds >= audioEnd - 0.05 })
+                else { return false }
                 track.nextMediaSequence = aligned.mediaSequence
             }
             let msn = track.nextMediaSequence!
@@ -143,11 +158,18 @@ extension PlayerSession {
             }
             guard let found = track.playlist!.segment(withMediaSequence: msn) else {
                 if let first = track.playlist!.segments.first, msn < first.mediaSequence {
-                    recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0, reason: "audio segment \(msn) left the rendition's window before it was loaded").withTrack("audio")))
+                    recorder.record(
+                        .segmentSkipped(
+                            SegmentSkipped(
+                                variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0,
+                                reason: "audio segment \(msn) left the rendition's window before it was loaded"
+                            ).withTrack("audio")))
                     track.nextMediaSequence = msn + 1
                     return true
                 }
-                let due = (track.lastReloadAt ?? clock.now()).advanced(bySeconds: LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: track.playlist!), playlistChanged: false))
+                let due = (track.lastReloadAt ?? clock.now()).advanced(
+                    bySeconds: LivePlaylistRules.reloadDelaySeconds(
+                        targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: track.playlist!), playlistChanged: false))
                 guard clock.now() >= due else { return false }
                 try reload()
                 return true
@@ -159,34 +181,40 @@ extension PlayerSession {
         // Fetch, decrypt, demux, and place it: with the variant's timestamp offset at the same moment when
         // there is one (shared MPEG-TS clock: exact A/V alignment), else anchored on its own start.
         do {
-            let response = try fetch(segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
-                                     byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+            let response = try fetch(
+                segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
+                byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio")
             let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
             var body = response.body
             if let aes {
-                body = try decrypt(body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
-                                   what: "audio segment \(segment.mediaSequence)", url: segment.uri)
+                body = try decrypt(
+                    body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
+                    what: "audio segment \(segment.mediaSequence)", url: segment.uri)
             }
             let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
             let demuxStarted = clock.now()
             let hint = Self.containerHint(for: segment, body: body, initializationSection: initData)
-            let result = try SegmentDemuxer.demux(segment: body, initializationSection: initData, hint: hint,
-                                                  pictureLimit: pictureLimit)
+            let result = try SegmentDemuxer.demux(
+                segment: body, initializationSection: initData, hint: hint,
+                pictureLimit: pictureLimit)
             let demuxSeconds = clock.now().seconds(since: demuxStarted)
             let packets = result.packets.filter { $0.kind == .audio }
             let reference = packets.compactMap { $0.ptsSeconds ?? $0.dtsSeconds }.min() ?? 0
             // Packed audio (raw ADTS) has no transport timestamps of its own (without an ID3 PRIV
             // timestamp each file starts at 0): it goes on its playlist time.
             let packed = hint.isPackedAudio
-            let aligned = packed ? nil : bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
+            let aligned =
+                packed ? nil : bufferedSegments.last { abs($0.startSeconds - start) < 0.05 && $0.discontinuity == segment.discontinuitySequence }
             let offset = aligned?.offsetSeconds ?? (start - reference)
-            buffer.append(packets.map { p in
-                BufferedPacket(packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
-                               presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
-                               timelineOffsetSeconds: offset, variantIndex: AudioTrack.packetVariantIndex,
-                               mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence,
-                               segmentHasVideo: lastMainSegmentHadVideo)
-            }, track: .alternateAudio)
+            buffer.append(
+                packets.map { p in
+                    BufferedPacket(
+                        packet: p, decodeSeconds: (p.dtsSeconds ?? p.ptsSeconds ?? reference) + offset,
+                        presentationSeconds: (p.ptsSeconds ?? p.dtsSeconds ?? reference) + offset,
+                        timelineOffsetSeconds: offset, variantIndex: AudioTrack.packetVariantIndex,
+                        mediaSequence: segment.mediaSequence, discontinuitySequence: segment.discontinuitySequence,
+                        segmentHasVideo: lastMainSegmentHadVideo)
+                }, track: .alternateAudio)
             let end = start + segment.durationSeconds
             let ahead = extendBuffered(.alternateAudio, to: end)
             var record = SegmentBuffered(
@@ -201,11 +229,27 @@ extension PlayerSession {
         } catch let failure as SessionFailure {
             // A lost audio segment does not stop the video: it is skipped (silence), visibly.
             if isStopping { throw failure }
-            recorder.record(.error(ErrorRecord(fatal: false, category: "audio", message: "audio segment \(segment.mediaSequence) of \"\(track.rendition.name)\": \(failure.message); skipped, video continues", url: failure.url)))
-            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: failure.message).withTrack("audio")))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: "audio",
+                        message:
+                            "audio segment \(segment.mediaSequence) of \"\(track.rendition.name)\": \(failure.message); skipped, video continues",
+                        url: failure.url)))
+            recorder.record(
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds,
+                        reason: failure.message
+                    ).withTrack("audio")))
             extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
         } catch let error as MediaError {
-            recorder.record(.segmentSkipped(SegmentSkipped(variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds, reason: "demux failed: \(error)").withTrack("audio")))
+            recorder.record(
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: AudioTrack.packetVariantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds,
+                        reason: "demux failed: \(error)"
+                    ).withTrack("audio")))
             extendBuffered(.alternateAudio, to: start + segment.durationSeconds)
         }
         if !track.playlist!.endList { track.nextMediaSequence = segment.mediaSequence + 1 }

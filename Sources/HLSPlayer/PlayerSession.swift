@@ -319,8 +319,9 @@ public final class PlayerSession: @unchecked Sendable {
         self.configuration = configuration
         self.statusLine = statusLine
         sessionStart = clock.now()
-        recorder = try SessionRecorder(logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
-                                       outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
+        recorder = try SessionRecorder(
+            logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
+            outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.allowFileURLs = configuration.url.isFileURL
@@ -350,10 +351,11 @@ public final class PlayerSession: @unchecked Sendable {
     public func run() -> SessionSummary {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        recorder.writeHeader(SessionHeader(
-            hlsplayVersion: hlsplayVersion, url: shown(configuration.url),
-            startedAt: formatter.string(from: Date()), configuration: configuration,
-            host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
+        recorder.writeHeader(
+            SessionHeader(
+                hlsplayVersion: hlsplayVersion, url: shown(configuration.url),
+                startedAt: formatter.string(from: Date()), configuration: configuration,
+                host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
         if Self.routeFFmpegLog {
             FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in
                 self?.ffmpegMessage(level: level, message: message)
@@ -412,17 +414,23 @@ public final class PlayerSession: @unchecked Sendable {
         if threads.wait(timeout: .now() + Self.threadStopGraceSeconds) == .timedOut {
             // A hung loader or decoder must not keep the session from ending with a complete log.
             let stuck = lock.withLock { runningThreads.sorted() }
-            recorder.record(.error(ErrorRecord(fatal: false, category: SessionFailure.Category.internalError.rawValue, message: String(
-                format: "%@ did not stop within %g s of the session's end (hung); the summary is written without waiting for %@",
-                stuck.joined(separator: " and "), Self.threadStopGraceSeconds, stuck.count == 1 ? "it" : "them"))))
+            recorder.record(
+                .error(
+                    ErrorRecord(
+                        fatal: false, category: SessionFailure.Category.internalError.rawValue,
+                        message: String(
+                            format: "%@ did not stop within %g s of the session's end (hung); the summary is written without waiting for %@",
+                            stuck.joined(separator: " and "), Self.threadStopGraceSeconds, stuck.count == 1 ? "it" : "them"))))
         }
         monitor?.cancel()
         monitorQueue.sync {}
         let now = clock.now()
         let (actions, start, position, reason, error, estimate, live, stats, bd) = lock.withLock {
             let actions = core.timeline.finish(at: now)
-            return (actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopReason ?? .completed,
-                    stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, breakdown)
+            return (
+                actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopReason ?? .completed,
+                stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, breakdown
+            )
         }
         record(actions)
         closePacingEpisodes(at: now)
@@ -431,9 +439,10 @@ public final class PlayerSession: @unchecked Sendable {
         recorder.record(.decodeStats(stats))
         recorder.setBreakdown(bd)
         let summary = recorder.finish { builder in
-            builder.summary(url: shown(configuration.url), isLive: live, exitReason: reason, error: error,
-                            startPositionSeconds: start, finalPositionSeconds: position,
-                            sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
+            builder.summary(
+                url: shown(configuration.url), isLive: live, exitReason: reason, error: error,
+                startPositionSeconds: start, finalPositionSeconds: position,
+                sessionSeconds: now.seconds(since: sessionStart), finalEstimateBps: estimate)
         }
         if statusLine { Console.writeStandardError(Console.eraseLine) }
         return summary
@@ -495,7 +504,8 @@ public final class PlayerSession: @unchecked Sendable {
             requestStop(reason: .completed, error: nil, category: nil)
         } else if endedWithoutFrame(at: now) {
             let message = noPlayableFrameMessage()
-            recorder.record(.error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
+            recorder.record(
+                .error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
             requestStop(reason: .error, error: message, category: .media)
         } else if let limit = configuration.durationLimitSeconds, played >= limit {
             requestStop(reason: .durationReached, error: nil, category: nil)
@@ -524,7 +534,9 @@ public final class PlayerSession: @unchecked Sendable {
         let (stats, waiting) = lock.withLock { (decodeStats, packetsAwaitingKeyframe) }
         var facts: [String] = []
         if buffered > 0 {
-            facts.append("\(buffered) segment\(buffered == 1 ? "" : "s") demuxed (segment.buffered) gave \(stats.videoFrames) video and \(stats.audioFrames) audio frames")
+            facts.append(
+                "\(buffered) segment\(buffered == 1 ? "" : "s") demuxed (segment.buffered) gave \(stats.videoFrames) video and \(stats.audioFrames) audio frames"
+            )
         }
         if waiting > 0 {
             facts.append("\(waiting) video packet\(waiting == 1 ? "" : "s") skipped waiting for an independent frame that never came")
@@ -542,10 +554,11 @@ public final class PlayerSession: @unchecked Sendable {
     func drawStatus(_ s: BufferSample) {
         let variant = s.variantIndex.flatMap { i in variants.indices.contains(i) ? variants[i] : nil }
         let res = variant?.resolution.map { "\($0.width)x\($0.height)" } ?? "-"
-        let line = String(format: "\r\u{1B}[K%@  pos %.1fs  buf %.1fs  v%@ %@ %.2f Mbps  est %.2f Mbps",
-                          s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
-                          s.variantIndex.map(String.init) ?? "-", res,
-                          Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
+        let line = String(
+            format: "\r\u{1B}[K%@  pos %.1fs  buf %.1fs  v%@ %@ %.2f Mbps  est %.2f Mbps",
+            s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
+            s.variantIndex.map(String.init) ?? "-", res,
+            Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
         Console.writeStandardError(line)
     }
 
@@ -598,7 +611,9 @@ public final class PlayerSession: @unchecked Sendable {
     func secondsSinceStart(_ instant: MonotonicInstant) -> Double { instant.seconds(since: sessionStart) }
 
     func startup() throws {
-        let top = try fetch(configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
+        let top = try fetch(
+            configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+            policy: configuration.retry.playlist)
         let parsed = try parsePlaylist(top)
         let doneAt = secondsSinceStart(top.finishedAt)
         lock.withLock {
@@ -607,7 +622,10 @@ public final class PlayerSession: @unchecked Sendable {
         }
         switch parsed {
         case .multivariant(let mv):
-            recorder.record(.playlistLoaded(PlaylistLoaded(url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
+            recorder.record(
+                .playlistLoaded(
+                    PlaylistLoaded(
+                        url: shown(top.effectiveURL), kind: "multivariant", variants: mv.variants.count, warnings: mv.warnings.map(\.description))))
             guard !mv.variants.isEmpty else {
                 throw SessionFailure(category: .playlist, message: "multivariant playlist has no variant streams", url: shown(configuration.url))
             }
@@ -615,15 +633,22 @@ public final class PlayerSession: @unchecked Sendable {
             // rung can be played (VariantSelector), and an audio-only stream is nothing else.
             let audioOnly = AudioOnlyRungs.fallbackFlags(mv.variants)
             variants = mv.variants.enumerated().map { i, v in
-                VariantInfo(index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
-                            audioOnly: audioOnly[i])
+                VariantInfo(
+                    index: i, uri: v.uri, bandwidthBps: v.bandwidthBps, resolution: v.resolution, audioGroup: v.audioGroup,
+                    audioOnly: audioOnly[i])
             }
             audioRenditions = mv.renditions.filter { $0.type == .audio }
             multivariant = mv
             failover = FailoverTracker(variants: mv.variants)
             if let client = ContentSteeringClient(playlist: mv, at: clock.now()) {
                 steering = client
-                recorder.record(.steering(LoadingNote(kind: "pathway", detail: "content steering from \(shown(client.manifestURL)): starting on pathway \"\(client.currentPathway)\" (\(client.initialPathwayReason))", pathway: client.currentPathway)))
+                recorder.record(
+                    .steering(
+                        LoadingNote(
+                            kind: "pathway",
+                            detail:
+                                "content steering from \(shown(client.manifestURL)): starting on pathway \"\(client.currentPathway)\" (\(client.initialPathwayReason))",
+                            pathway: client.currentPathway)))
             }
             topLevelStart = mv.start
             multivariantVariables = mv.variables
@@ -636,8 +661,9 @@ public final class PlayerSession: @unchecked Sendable {
             }
         }
         let allRungs = variants.map {
-            LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
-                       audioOnly: $0.audioOnly)
+            LadderRung(
+                variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
+                audioOnly: $0.audioOnly)
         }
         lock.withLock { core.ladderKnown(allRungs) }
         if let pinned = configuration.pinnedVariantIndex, !variants.contains(where: { $0.index == pinned }) {
@@ -670,7 +696,9 @@ public final class PlayerSession: @unchecked Sendable {
         }
         guard !playlist.segments.isEmpty else {
             if playlist.endList {
-                throw SessionFailure(category: .playlist, message: "media playlist has no segments", url: variants.first { $0.index == loadIndex }.map { shown($0.uri) })
+                throw SessionFailure(
+                    category: .playlist, message: "media playlist has no segments",
+                    url: variants.first { $0.index == loadIndex }.map { shown($0.uri) })
             }
             return
         }
@@ -693,10 +721,12 @@ public final class PlayerSession: @unchecked Sendable {
             lowLatencyPlayStart = max(segmentStartSeconds, firstStart + end - llStart.holdBackSeconds)
             nextMediaSequence = llStart.position.msn
             pendingLowLatencyStart = llStart
-            recorder.record(.lowLatencyStart(LowLatencyStartRecord(
-                msn: llStart.position.msn, part: llStart.position.part, url: shown(llStart.uri),
-                distanceFromEndSeconds: llStart.distanceFromEndSeconds, partHoldBackSeconds: llStart.holdBackSeconds,
-                partTargetSeconds: playlist.partTargetSeconds ?? 0)))
+            recorder.record(
+                .lowLatencyStart(
+                    LowLatencyStartRecord(
+                        msn: llStart.position.msn, part: llStart.position.part, url: shown(llStart.uri),
+                        distanceFromEndSeconds: llStart.distanceFromEndSeconds, partHoldBackSeconds: llStart.holdBackSeconds,
+                        partTargetSeconds: playlist.partTargetSeconds ?? 0)))
         }
         // EXT-X-START PRECISE=YES: the clock starts at the offset inside the segment (earlier frames are decoded, not shown).
         let startSeconds = segmentStartSeconds + (vodStart?.offsetIntoSegmentSeconds ?? 0)
@@ -731,18 +761,29 @@ public final class PlayerSession: @unchecked Sendable {
         guard let limit = configuration.maxResolution else { return }
         for variant in variants where limit.excludes(variant.resolution) {
             resolutionExcludedVariants.insert(variant.index)
-            recorder.record(.resolutionLimit(ResolutionLimitRecord(
-                action: .variantExcluded, source: .playlist, variantIndex: variant.index,
-                width: variant.resolution!.width, height: variant.resolution!.height, limit: limit)))
+            recorder.record(
+                .resolutionLimit(
+                    ResolutionLimitRecord(
+                        action: .variantExcluded, source: .playlist, variantIndex: variant.index,
+                        width: variant.resolution!.width, height: variant.resolution!.height, limit: limit)))
         }
         guard !resolutionExcludedVariants.isEmpty else { return }
         let sizes = variants.compactMap { v in v.resolution.map { "\($0.width)x\($0.height)" } }
         if resolutionExcludedVariants.count == variants.count {
-            throw SessionFailure(category: .media, message: "every variant's RESOLUTION (\(sizes.joined(separator: ", "))) is above the resolution limit \(limit); nothing to play (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
+            throw SessionFailure(
+                category: .media,
+                message:
+                    "every variant's RESOLUTION (\(sizes.joined(separator: ", "))) is above the resolution limit \(limit); nothing to play (--max-resolution WxH or none sets the limit)",
+                url: shown(configuration.url))
         }
         if let pinned = configuration.pinnedVariantIndex, resolutionExcludedVariants.contains(pinned),
-           let resolution = variants.first(where: { $0.index == pinned })?.resolution {
-            throw SessionFailure(category: .media, message: "--variant \(pinned): its RESOLUTION \(resolution.width)x\(resolution.height) is above the resolution limit \(limit) (--max-resolution WxH or none sets the limit)", url: shown(configuration.url))
+            let resolution = variants.first(where: { $0.index == pinned })?.resolution
+        {
+            throw SessionFailure(
+                category: .media,
+                message:
+                    "--variant \(pinned): its RESOLUTION \(resolution.width)x\(resolution.height) is above the resolution limit \(limit) (--max-resolution WxH or none sets the limit)",
+                url: shown(configuration.url))
         }
     }
 
@@ -752,16 +793,19 @@ public final class PlayerSession: @unchecked Sendable {
         do {
             return try PlaylistParser.parse(data: response.body, baseURL: response.effectiveURL, parentVariables: parentVariables)
         } catch {
-            throw SessionFailure(category: .playlist, message: "malformed playlist \(shown(response.effectiveURL)): \(error)", url: shown(response.effectiveURL))
+            throw SessionFailure(
+                category: .playlist, message: "malformed playlist \(shown(response.effectiveURL)): \(error)", url: shown(response.effectiveURL))
         }
     }
 
     func recordMediaPlaylist(_ p: MediaPlaylist, url: URL, variantIndex: Int, changed: Bool) {
         if p.iFramesOnly { lock.withLock { iFramesOnly = true } }
-        recorder.record(.playlistLoaded(PlaylistLoaded(
-            url: shown(url), kind: "media", variantIndex: variantIndex, segments: p.segments.count,
-            targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
-            changed: changed, warnings: p.warnings.map(\.description), iFramesOnly: p.iFramesOnly ? true : nil)))
+        recorder.record(
+            .playlistLoaded(
+                PlaylistLoaded(
+                    url: shown(url), kind: "media", variantIndex: variantIndex, segments: p.segments.count,
+                    targetDurationSeconds: p.targetDurationSeconds, mediaSequence: p.mediaSequence, endList: p.endList,
+                    changed: changed, warnings: p.warnings.map(\.description), iFramesOnly: p.iFramesOnly ? true : nil)))
     }
 
     /// The media playlist of a variant: cached for VOD, reloaded for live when asked.
@@ -772,9 +816,13 @@ public final class PlayerSession: @unchecked Sendable {
         guard let variant = variants.first(where: { $0.index == variantIndex }) else {
             throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
         }
-        let response = try fetch(variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist)
+        let response = try fetch(
+            variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist
+        )
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
-            throw SessionFailure(category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist", url: shown(variant.uri))
+            throw SessionFailure(
+                category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
+                url: shown(variant.uri))
         }
         let previous = mediaPlaylists[variantIndex]
         let changed = previous.map { $0.segments.last?.mediaSequence != media.segments.last?.mediaSequence || $0.endList != media.endList } ?? true
@@ -798,7 +846,11 @@ public final class PlayerSession: @unchecked Sendable {
             followLivePlaylistStaleness(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
-                recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "playlist window jumped from media sequence \(last) to \(first); core.timeline re-anchored", url: shown(url))))
+                recorder.record(
+                    .error(
+                        ErrorRecord(
+                            fatal: false, category: "live",
+                            message: "playlist window jumped from media sequence \(last) to \(first); core.timeline re-anchored", url: shown(url))))
             }
         }
     }
@@ -807,7 +859,6 @@ public final class PlayerSession: @unchecked Sendable {
         if let t = vodTimelines[variantIndex] { return t.startSeconds(ofMediaSequence: mediaSequence) }
         return liveTimeline.startSeconds(ofMediaSequence: mediaSequence)
     }
-
 
     /// The cap in force: the lowest of every peak-bitrate cap (nil: none).
     func effectivePeakCapBps() -> Int? {
@@ -818,8 +869,9 @@ public final class PlayerSession: @unchecked Sendable {
     func ladder() -> [LadderRung] {
         let representatives = failover.map { Set($0.ladderVariantIndices) }
         return variants.filter { (representatives?.contains($0.index) ?? true) && !resolutionExcludedVariants.contains($0.index) }.map {
-            LadderRung(variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
-                       audioOnly: $0.audioOnly)
+            LadderRung(
+                variantIndex: $0.index, bandwidthBps: $0.bandwidthBps, width: $0.resolution?.width, height: $0.resolution?.height,
+                audioOnly: $0.audioOnly)
         }
     }
 
@@ -844,10 +896,14 @@ public final class PlayerSession: @unchecked Sendable {
     func forwardBufferState(at now: MonotonicInstant) -> (ForwardBufferLevel, ForwardBufferBounds) {
         let bytes = buffer.bytes
         return lock.withLock {
-            (ForwardBufferLevel(bufferSeconds: core.timeline.bufferSeconds(at: now), bufferedBytes: bytes,
-                                expectedSegmentBytes: lastSegmentPacketBytes),
-             ForwardBufferBounds(targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
-                                 floorSeconds: max(core.timeline.startupThresholdSeconds, core.timeline.resumeThresholdSeconds)))
+            (
+                ForwardBufferLevel(
+                    bufferSeconds: core.timeline.bufferSeconds(at: now), bufferedBytes: bytes,
+                    expectedSegmentBytes: lastSegmentPacketBytes),
+                ForwardBufferBounds(
+                    targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
+                    floorSeconds: max(core.timeline.startupThresholdSeconds, core.timeline.resumeThresholdSeconds))
+            )
         }
     }
 
@@ -868,7 +924,9 @@ public final class PlayerSession: @unchecked Sendable {
 
     func fetchSegments() throws {
         while !isStopping {
-            if let step = lock.withLock({ () -> LiveResyncAction? in defer { pendingLiveStep = nil }; return pendingLiveStep }) {
+            if let step = lock.withLock({ () -> LiveResyncAction? in
+                defer { pendingLiveStep = nil }; return pendingLiveStep
+            }) {
                 try performLiveStep(step)
                 continue
             }
@@ -926,12 +984,19 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 // Live: the next segment is not published yet, or has left the window.
                 if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
-                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing to the live edge under the recovery cap", url: nil)))
+                    recorder.record(
+                        .error(
+                            ErrorRecord(
+                                fatal: false, category: "live",
+                                message:
+                                    "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing to the live edge under the recovery cap",
+                                url: nil)))
                     fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
                     continue
                 }
-                let delay = LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
-                                                                 playlistChanged: lastReloadChanged)
+                let delay = LivePlaylistRules.reloadDelaySeconds(
+                    targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+                    playlistChanged: lastReloadChanged)
                 let due = (lastReloadAt ?? clock.now()).advanced(bySeconds: delay)
                 let wait = due.seconds(since: clock.now())
                 if wait > 0 { sleepUnlessStopping(wait) }
@@ -942,12 +1007,17 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             do {
-                try fetchAndBuffer(segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
+                try fetchAndBuffer(
+                    segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
             } catch is SegmentAbandoned {
                 // Decide again for the same segment, under the lowered cap — a bounded number of times.
                 abandonedAttempts[segment.mediaSequence, default: 0] += 1
                 if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[segment.mediaSequence, default: 0]) {
-                    throw SessionFailure(category: .network, message: "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried", url: shown(segment.uri))
+                    throw SessionFailure(
+                        category: .network,
+                        message:
+                            "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
+                        url: shown(segment.uri))
                 }
                 continue
             } catch is SegmentReDecide {
@@ -956,7 +1026,13 @@ public final class PlayerSession: @unchecked Sendable {
                 // A live segment that is gone: expired (left the window) or missing while still listed.
                 let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true)
                 if let first = reloaded.segments.first, segment.mediaSequence < first.mediaSequence {
-                    recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: "segment \(segment.mediaSequence) expired (HTTP \(failure.httpStatus!)); the window now starts at \(first.mediaSequence); resyncing to the live edge under the recovery cap", url: failure.url)))
+                    recorder.record(
+                        .error(
+                            ErrorRecord(
+                                fatal: false, category: "live",
+                                message:
+                                    "segment \(segment.mediaSequence) expired (HTTP \(failure.httpStatus!)); the window now starts at \(first.mediaSequence); resyncing to the live edge under the recovery cap",
+                                url: failure.url)))
                     fellOutOfLiveWindow(.expiredSegment, playlist: reloaded, variantIndex: variantIndex)
                     continue
                 }

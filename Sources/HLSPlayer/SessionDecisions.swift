@@ -11,8 +11,11 @@ import HLSCore
 
 enum SessionDecisions {
     /// The predictor a configuration asks for; `problem` says why it fell back to the heuristic (logged by the caller).
-    static func makePredictor(_ configuration: PlayerConfiguration, defaultModelPath: () -> String?)
-        -> (predictor: (any StallPredictor)?, problem: String?) {
+    static func makePredictor(
+        _ configuration: PlayerConfiguration, defaultModelPath: () -> String?
+    )
+        -> (predictor: (any StallPredictor)?, problem: String?)
+    {
         switch configuration.predictor {
         case .off:
             return (nil, nil)
@@ -22,7 +25,10 @@ enum SessionDecisions {
             return (BufferThresholdPredictor(), nil)
         case .model:
             guard let path = configuration.modelPath ?? defaultModelPath() else {
-                return (HeuristicPredictor(), "model file \(ModelLocator.modelFile) not found (set HLSPLAY_MODEL or --model); using the heuristic predictor")
+                return (
+                    HeuristicPredictor(),
+                    "model file \(ModelLocator.modelFile) not found (set HLSPLAY_MODEL or --model); using the heuristic predictor"
+                )
             }
             do {
                 return (try LogisticModelPredictor(contentsOfFile: path, requiredHorizonSeconds: defaultStallHorizonSeconds), nil)
@@ -33,13 +39,18 @@ enum SessionDecisions {
     }
 
     /// The policy controller for a ladder; an invalid configuration falls back to the defaults, with a problem to log.
-    static func makePolicyController(_ configuration: PlayerConfiguration, ladderBitratesBps: [Int])
-        -> (controller: PolicyController?, problem: String?) {
+    static func makePolicyController(
+        _ configuration: PlayerConfiguration, ladderBitratesBps: [Int]
+    )
+        -> (controller: PolicyController?, problem: String?)
+    {
         do {
             return (try PolicyController(configuration: configuration.policy, ladderBitratesBps: ladderBitratesBps), nil)
         } catch {
-            return (try? PolicyController(ladderBitratesBps: ladderBitratesBps),
-                    "invalid policy configuration (\(error)); using the defaults")
+            return (
+                try? PolicyController(ladderBitratesBps: ladderBitratesBps),
+                "invalid policy configuration (\(error)); using the defaults"
+            )
         }
     }
 }

@@ -37,10 +37,11 @@ public struct HostInfo: Encodable, Sendable {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
         }
-        return HostInfo(hostname: ProcessInfo.processInfo.hostName,
-                        os: "\(field(uts.sysname)) \(field(uts.release)) \(field(uts.machine))",
-                        cpuCount: ProcessInfo.processInfo.activeProcessorCount,
-                        ffmpeg: ffmpeg, libcurl: libcurl)
+        return HostInfo(
+            hostname: ProcessInfo.processInfo.hostName,
+            os: "\(field(uts.sysname)) \(field(uts.release)) \(field(uts.machine))",
+            cpuCount: ProcessInfo.processInfo.activeProcessorCount,
+            ffmpeg: ffmpeg, libcurl: libcurl)
     }
 }
 
@@ -147,8 +148,10 @@ final class SessionRecorder: @unchecked Sendable {
     /// Called for every event (after it is recorded), e.g. by tests or a live view.
     var observer: (@Sendable (TimedEvent) -> Void)?
 
-    init(logPath: String?, harPath: String?, clock: any MonotonicClock, sessionStart: MonotonicInstant, wallStart: Date,
-         outgoing: OutgoingText) throws {
+    init(
+        logPath: String?, harPath: String?, clock: any MonotonicClock, sessionStart: MonotonicInstant, wallStart: Date,
+        outgoing: OutgoingText
+    ) throws {
         self.clock = clock
         self.outgoing = outgoing
         log = try logPath.map { try LineFile(path: $0) }
@@ -227,7 +230,8 @@ final class SessionRecorder: @unchecked Sendable {
     /// status reports it again at the end.
     private func reportWriteFailure(_ file: LineFile, what: String) {
         writeFailed = true
-        Console.error("hlsplay: writing \(what) \(file.path) failed: \(file.failure ?? "unknown error"); "
-            + "it is incomplete after \(file.linesWritten) line\(file.linesWritten == 1 ? "" : "s")", text: outgoing)
+        Console.error(
+            "hlsplay: writing \(what) \(file.path) failed: \(file.failure ?? "unknown error"); "
+                + "it is incomplete after \(file.linesWritten) line\(file.linesWritten == 1 ? "" : "s")", text: outgoing)
     }
 }

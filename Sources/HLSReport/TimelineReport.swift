@@ -30,8 +30,10 @@ public enum TimelineReport {
     }
 
     /// The series names used in `data-series`, in legend order.
-    public static let seriesNames = ["buffer", "bitrate", "estimate", "throughput", "cap", "risk", "policy", "stalls",
-                                     "first-frame", "cap-changes", "byte-progress", "errors"]
+    public static let seriesNames = [
+        "buffer", "bitrate", "estimate", "throughput", "cap", "risk", "policy", "stalls",
+        "first-frame", "cap-changes", "byte-progress", "errors"
+    ]
 
     /// SVG geometry: the plot area spans x ∈ [plotLeft, plotLeft + plotWidth].
     public static let svgWidth = 1200.0
@@ -84,7 +86,11 @@ public enum TimelineReport {
             case "'": out += "&#39;"
             default:
                 // Control characters other than tab/newline (C0, DEL, C1) are not valid in HTML text.
-                if ch.value < 0x20 && ch != "\t" && ch != "\n" || (0x7F...0x9F).contains(ch.value) { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
+                if ch.value < 0x20 && ch != "\t" && ch != "\n" || (0x7F...0x9F).contains(ch.value) {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(ch)
+                }
             }
         }
         return out
@@ -97,7 +103,7 @@ private let knownEventTypes: Set<String> = [
     "request.start", "request.progress", "request.end", "request.retry", "playlist.loaded", "abr.decision", "abr.switch",
     "segment.buffered", "segment.skipped", "buffer.sample", "frame.first", "playback.started", "stall.start", "stall.end",
     "playback.ended", "decode.stats", "error", "cap.gate", "cap.change", "cap.seed", "cap.reconnect", "cap.note",
-    "sample.verdict", "request.byteProgress", "risk.sample", "policy.change", "predictor.failed", "predictor.recovered",
+    "sample.verdict", "request.byteProgress", "risk.sample", "policy.change", "predictor.failed", "predictor.recovered"
 ]
 
 private func number(_ value: Any?) -> Double? {
@@ -267,8 +273,10 @@ private struct Renderer {
             Mark(t: e.t, label: "first frame" + (number(e["timeToFirstFrameSeconds"]).map { String(format: " (TTFF %.2f s)", $0) } ?? ""))
         }
         capMarks = capEvents.map { e in
-            Mark(t: e.t, label: "cap \(number(e["previousCapBps"]).map { bitrate($0) } ?? "none") → \(number(e["capBps"]).map { bitrate($0) } ?? "none")"
-                + ((e["reason"] as? String).map { " (\($0))" } ?? ""))
+            Mark(
+                t: e.t,
+                label: "cap \(number(e["previousCapBps"]).map { bitrate($0) } ?? "none") → \(number(e["capBps"]).map { bitrate($0) } ?? "none")"
+                    + ((e["reason"] as? String).map { " (\($0))" } ?? ""))
         }
         progressMarks = log.events("request.byteProgress").map { e in
             let verdict = (e["assessment"] as? [String: Any]).flatMap { $0["verdict"] as? String } ?? "?"
@@ -276,8 +284,10 @@ private struct Renderer {
         }
         errors = log.events("error").map { e in
             let fatal = (e["fatal"] as? Bool) == true ? "fatal " : ""
-            return Mark(t: e.t, label: "\(fatal)\(e["category"] as? String ?? "error") error: \(e["message"] as? String ?? "")"
-                + ((e["url"] as? String).map { " — \($0)" } ?? ""))
+            return Mark(
+                t: e.t,
+                label: "\(fatal)\(e["category"] as? String ?? "error") error: \(e["message"] as? String ?? "")"
+                    + ((e["url"] as? String).map { " — \($0)" } ?? ""))
         }
     }
 
@@ -287,34 +297,34 @@ private struct Renderer {
         let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
         let pageTitle = title ?? "hlsplay session"
         var html = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <title>\(esc(pageTitle))</title>
-        <style>
-        body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
-        h1 { font-size: 20px; margin: 0 0 4px; }
-        .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
-        .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
-        .figure b { display: block; font-size: 18px; }
-        .figure span { color: #666; font-size: 12px; }
-        .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
-        .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
-        .legend .missing { color: #999; }
-        .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
-        svg { display: block; max-width: 100%; height: auto; }
-        svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
-        svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
-        svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
-        .notes { color: #666; font-size: 12px; margin-top: 8px; }
-        </style>
-        </head>
-        <body>
-        <h1>\(esc(pageTitle))</h1>
-        <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <title>\(esc(pageTitle))</title>
+            <style>
+            body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
+            h1 { font-size: 20px; margin: 0 0 4px; }
+            .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
+            .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
+            .figure b { display: block; font-size: 18px; }
+            .figure span { color: #666; font-size: 12px; }
+            .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
+            .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
+            .legend .missing { color: #999; }
+            .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
+            svg { display: block; max-width: 100%; height: auto; }
+            svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
+            svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
+            svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
+            .notes { color: #666; font-size: 12px; margin-top: 8px; }
+            </style>
+            </head>
+            <body>
+            <h1>\(esc(pageTitle))</h1>
+            <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
 
-        """
+            """
         html += figures()
         html += legend()
         html += svg()
@@ -329,20 +339,24 @@ private struct Renderer {
         var out = ""
         let s = log.summary
         if s == nil {
-            out += "<div class=\"warning\" id=\"truncated\">This log has no summary line: the session was cut short "
+            out +=
+                "<div class=\"warning\" id=\"truncated\">This log has no summary line: the session was cut short "
                 + "(the figures below are counted from the events that were written).</div>\n"
         }
-        let ttff = number(s?["timeToFirstFrameSeconds"]) ?? (s == nil ? log.events("frame.first").first.flatMap { number($0["timeToFirstFrameSeconds"]) } : nil)
+        let ttff =
+            number(s?["timeToFirstFrameSeconds"])
+            ?? (s == nil ? log.events("frame.first").first.flatMap { number($0["timeToFirstFrameSeconds"]) } : nil)
         // The log is a file the user hands in: any number may be in it.
         let stallCount = number(s?["stallCount"]).map { Int(saturating: $0) } ?? (s == nil ? log.events("stall.start").count : nil)
-        let stallSeconds = number(s?["stallSeconds"])
+        let stallSeconds =
+            number(s?["stallSeconds"])
             ?? (s == nil ? stalls.reduce(0) { $0 + ($1.end - $1.start) } : nil)
         var items: [(String, String, String)] = [
             ("ttff", ttff.map { String(format: "%.2f s", $0) } ?? "—", "time to first frame"),
             ("stalls", stallCount.map(String.init) ?? "—", "stalls"),
             ("stall-seconds", stallSeconds.map { String(format: "%.2f s", $0) } ?? "—", "time stalled"),
             ("average-bitrate", bitrate(number(s?["averageBitrateBps"])), "average bitrate"),
-            ("exit-reason", (s?["exitReason"] as? String).map(esc) ?? (s == nil ? "cut short" : "—"), "exit reason"),
+            ("exit-reason", (s?["exitReason"] as? String).map(esc) ?? (s == nil ? "cut short" : "—"), "exit reason")
         ]
         if let start = number(s?["timeToPlaybackStartSeconds"]) {
             let wait = number(s?["startupWaitSeconds"]).map { String(format: ", %.2f s after the first frame", $0) } ?? ""
@@ -370,7 +384,7 @@ private struct Renderer {
     static let colors: [String: String] = [
         "buffer": "#1f77b4", "bitrate": "#2ca02c", "estimate": "#ff7f0e", "throughput": "#9467bd", "cap": "#8c564b",
         "risk": "#d62728", "stalls": "#e45756", "first-frame": "#17becf", "cap-changes": "#8c564b",
-        "byte-progress": "#bc5090", "errors": "#b00020",
+        "byte-progress": "#bc5090", "errors": "#b00020"
     ]
     static let policyColors: [String: String] = ["lowLatency": "#8fd19e", "preload": "#8ab6e8", "defensiveDownshift": "#f4b26a"]
     func policyColor(_ p: String) -> String { Self.policyColors[p] ?? "#cccccc" }
@@ -387,13 +401,14 @@ private struct Renderer {
             ("first-frame", "first frame", firstFrame == nil ? 0 : 1),
             ("cap-changes", "cap changes", capMarks.count),
             ("byte-progress", "wedge / over-selection", progressMarks.count),
-            ("errors", "errors", errors.count),
+            ("errors", "errors", errors.count)
         ]
         var out = "<div class=\"legend\" id=\"legend\">\n"
         for (name, label, count) in entries {
             let color = Self.colors[name] ?? "#999"
             let missing = count == 0
-            out += "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
+            out +=
+                "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
         }
         if policies.isEmpty {
             out += "<span data-legend=\"policy\" class=\"missing\"><i class=\"swatch\" style=\"background:#ddd\"></i>policy: not in this log</span>\n"
@@ -436,7 +451,8 @@ private struct Renderer {
     var right: Double { TimelineReport.plotLeft + TimelineReport.plotWidth }
 
     func svg() -> String {
-        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" viewBox=\"0 0 \(c(TimelineReport.svgWidth)) \(c(svgHeight))\" role=\"img\" aria-label=\"session timeline\">\n"
+        var out =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" viewBox=\"0 0 \(c(TimelineReport.svgWidth)) \(c(svgHeight))\" role=\"img\" aria-label=\"session timeline\">\n"
         out += "<rect x=\"0\" y=\"0\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" fill=\"#fff\"/>\n"
         out += timeAxis()
         out += stallShading()
@@ -470,18 +486,22 @@ private struct Renderer {
             t = Double(i) * scale.stepSeconds
         }
         out += "<line x1=\"\(c(TimelineReport.plotLeft))\" y1=\"\(c(axisY))\" x2=\"\(c(right))\" y2=\"\(c(axisY))\" stroke=\"#555\"/>\n"
-        out += "<text x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(axisY + 38))\" text-anchor=\"middle\">session time (seconds since start)</text>\n"
+        out +=
+            "<text x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(axisY + 38))\" text-anchor=\"middle\">session time (seconds since start)</text>\n"
         out += "</g>\n"
         return out
     }
 
     func stallShading() -> String {
         guard !stalls.isEmpty else { return "" }
-        var out = "<g id=\"series-stalls\" data-series=\"stalls\" data-points=\"\(stalls.count)\" fill=\"\(Self.colors["stalls"]!)\" fill-opacity=\"0.22\">\n"
+        var out =
+            "<g id=\"series-stalls\" data-series=\"stalls\" data-points=\"\(stalls.count)\" fill=\"\(Self.colors["stalls"]!)\" fill-opacity=\"0.22\">\n"
         for s in stalls {
             let x0 = x(s.start), x1 = x(s.end)
-            let label = String(format: "stall %.2f–%.2f s (%.2f s)", s.start, s.end, s.end - s.start) + (s.open ? ", still open at the end of the log" : "")
-            out += "<rect class=\"stall\" data-start=\"\(c(s.start))\" data-end=\"\(c(s.end))\"\(s.open ? " data-open=\"true\"" : "") x=\"\(c(x0))\" y=\"\(c(eventsTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(axisY - eventsTop))\"><title>\(label)</title></rect>\n"
+            let label =
+                String(format: "stall %.2f–%.2f s (%.2f s)", s.start, s.end, s.end - s.start) + (s.open ? ", still open at the end of the log" : "")
+            out +=
+                "<rect class=\"stall\" data-start=\"\(c(s.start))\" data-end=\"\(c(s.end))\"\(s.open ? " data-open=\"true\"" : "") x=\"\(c(x0))\" y=\"\(c(eventsTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(axisY - eventsTop))\"><title>\(label)</title></rect>\n"
         }
         out += "</g>\n"
         return out
@@ -489,11 +509,15 @@ private struct Renderer {
 
     func eventsLane() -> String {
         var out = laneFrame(title: "Events", top: eventsTop, height: eventsHeight)
-        if stalls.isEmpty { out += missing("stalls", "stalls", top: eventsTop, height: eventsHeight, dy: -6).replacingOccurrences(of: "stalls: not in this log", with: "no stalls in this log") }
+        if stalls.isEmpty {
+            out += missing("stalls", "stalls", top: eventsTop, height: eventsHeight, dy: -6).replacingOccurrences(
+                of: "stalls: not in this log", with: "no stalls in this log")
+        }
         let mid = eventsTop + eventsHeight / 2
         if let f = firstFrame {
             let xv = x(f.t)
-            out += "<g id=\"series-first-frame\" data-series=\"first-frame\" data-points=\"1\" stroke=\"\(Self.colors["first-frame"]!)\">"
+            out +=
+                "<g id=\"series-first-frame\" data-series=\"first-frame\" data-points=\"1\" stroke=\"\(Self.colors["first-frame"]!)\">"
                 + "<line x1=\"\(c(xv))\" y1=\"\(c(eventsTop))\" x2=\"\(c(xv))\" y2=\"\(c(axisY))\" stroke-width=\"2\" stroke-dasharray=\"5 3\"><title>\(esc(f.label))</title></line>"
                 + "<text x=\"\(c(xv + 4))\" y=\"\(c(eventsTop + eventsHeight - 5))\" stroke=\"none\">first frame</text></g>\n"
         }
@@ -505,8 +529,11 @@ private struct Renderer {
         }
         out += marks("cap-changes", capMarks, dy: -8) { x, y in "M\(c(x)) \(c(y - 5))L\(c(x + 5)) \(c(y))L\(c(x)) \(c(y + 5))L\(c(x - 5)) \(c(y))Z" }
         out += marks("byte-progress", progressMarks, dy: 8) { x, y in "M\(c(x)) \(c(y - 6))L\(c(x + 5)) \(c(y + 4))L\(c(x - 5)) \(c(y + 4))Z" }
-        out += marks("errors", errors, dy: 0) { x, y in "M\(c(x - 5)) \(c(y - 5))L\(c(x + 5)) \(c(y + 5))M\(c(x + 5)) \(c(y - 5))L\(c(x - 5)) \(c(y + 5))" }
-            .replacingOccurrences(of: "fill=\"\(Self.colors["errors"]!)\"", with: "fill=\"none\" stroke=\"\(Self.colors["errors"]!)\" stroke-width=\"2.5\"")
+        out += marks("errors", errors, dy: 0) { x, y in
+            "M\(c(x - 5)) \(c(y - 5))L\(c(x + 5)) \(c(y + 5))M\(c(x + 5)) \(c(y - 5))L\(c(x - 5)) \(c(y + 5))"
+        }
+        .replacingOccurrences(
+            of: "fill=\"\(Self.colors["errors"]!)\"", with: "fill=\"none\" stroke=\"\(Self.colors["errors"]!)\" stroke-width=\"2.5\"")
         // The lane's own labels for what is not there.
         var absent: [String] = []
         if firstFrame == nil { absent.append("first frame") }
@@ -514,7 +541,8 @@ private struct Renderer {
         if progressMarks.isEmpty { absent.append("wedge/over-selection") }
         if errors.isEmpty { absent.append("errors") }
         if !absent.isEmpty {
-            out += "<text class=\"missing-text\" x=\"\(c(right - 4))\" y=\"\(c(eventsTop + eventsHeight - 6))\" text-anchor=\"end\">not in this log: \(absent.joined(separator: ", "))</text>\n"
+            out +=
+                "<text class=\"missing-text\" x=\"\(c(right - 4))\" y=\"\(c(eventsTop + eventsHeight - 6))\" text-anchor=\"end\">not in this log: \(absent.joined(separator: ", "))</text>\n"
         }
         return out
     }
@@ -534,7 +562,8 @@ private struct Renderer {
             d += "\(d.isEmpty ? "" : " ")\(command)\(c(x(p.t))),\(c(y(p.v)))"
             previous = p.t
         }
-        return "<path id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(points.count)\" fill=\"none\" stroke=\"\(Self.colors[name]!)\" stroke-width=\"\(c(width))\" stroke-linejoin=\"round\" d=\"\(d)\"/>\n"
+        return
+            "<path id=\"series-\(name)\" data-series=\"\(name)\" data-points=\"\(points.count)\" fill=\"none\" stroke=\"\(Self.colors[name]!)\" stroke-width=\"\(c(width))\" stroke-linejoin=\"round\" d=\"\(d)\"/>\n"
     }
 
     func bufferLane() -> String {
@@ -546,7 +575,8 @@ private struct Renderer {
         let y = { (v: Double) in self.bufferTop + self.bufferHeight - v / top * self.bufferHeight }
         var v = 0.0
         while v <= top + 1e-9 {
-            out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
+            out +=
+                "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
                 + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(String(format: step < 1 ? "%.1f s" : "%.0f s", v))</text>\n"
             v += step
         }
@@ -575,7 +605,8 @@ private struct Renderer {
             for m in multipliers {
                 let v = m * pow(10, decade)
                 guard log10(v) <= d1 + 1e-9 else { continue }
-                out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"\(m == 1 ? "#e4e4e4" : "#f3f3f3")\"/>"
+                out +=
+                    "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"\(m == 1 ? "#e4e4e4" : "#f3f3f3")\"/>"
                     + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(bitrate(v))</text>\n"
             }
             decade += 1
@@ -587,7 +618,8 @@ private struct Renderer {
             var d = "M\(c(x(segments[0].t))) \(c(y(segments[0].v)))"
             for p in segments.dropFirst() { d += "H\(c(x(p.t)))V\(c(y(p.v)))" }
             d += "H\(c(x(lastT)))"
-            out += "<path id=\"series-bitrate\" data-series=\"bitrate\" data-points=\"\(segments.count)\" fill=\"none\" stroke=\"\(Self.colors["bitrate"]!)\" stroke-width=\"2.5\" d=\"\(d)\"/>\n"
+            out +=
+                "<path id=\"series-bitrate\" data-series=\"bitrate\" data-points=\"\(segments.count)\" fill=\"none\" stroke=\"\(Self.colors["bitrate"]!)\" stroke-width=\"2.5\" d=\"\(d)\"/>\n"
         }
         if caps.isEmpty {
             out += missing("cap", "cap", top: bitrateTop, height: bitrateHeight, dy: 40)
@@ -598,15 +630,20 @@ private struct Renderer {
                 let end = i + 1 < caps.count ? caps[i + 1].t : lastT
                 d += "M\(c(x(c0.t))) \(c(y(cap)))H\(c(x(end)))"
             }
-            out += "<path id=\"series-cap\" data-series=\"cap\" data-points=\"\(caps.count)\" fill=\"none\" stroke=\"\(Self.colors["cap"]!)\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" d=\"\(d)\"/>\n"
+            out +=
+                "<path id=\"series-cap\" data-series=\"cap\" data-points=\"\(caps.count)\" fill=\"none\" stroke=\"\(Self.colors["cap"]!)\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" d=\"\(d)\"/>\n"
         }
-        out += estimate.isEmpty ? missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight) : polyline("estimate", estimate, y: y, width: 1.8)
+        out +=
+            estimate.isEmpty
+            ? missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight) : polyline("estimate", estimate, y: y, width: 1.8)
         if throughput.isEmpty {
             out += missing("throughput", "per-request throughput", top: bitrateTop, height: bitrateHeight, dy: 20)
         } else {
-            out += "<g id=\"series-throughput\" data-series=\"throughput\" data-points=\"\(throughput.count)\" fill=\"\(Self.colors["throughput"]!)\" fill-opacity=\"0.75\">\n"
+            out +=
+                "<g id=\"series-throughput\" data-series=\"throughput\" data-points=\"\(throughput.count)\" fill=\"\(Self.colors["throughput"]!)\" fill-opacity=\"0.75\">\n"
             for p in throughput {
-                out += "<circle cx=\"\(c(x(p.t)))\" cy=\"\(c(y(p.v)))\" r=\"3\"><title>\(String(format: "%.2f s: ", p.t))\(bitrate(p.v))</title></circle>\n"
+                out +=
+                    "<circle cx=\"\(c(x(p.t)))\" cy=\"\(c(y(p.v)))\" r=\"3\"><title>\(String(format: "%.2f s: ", p.t))\(bitrate(p.v))</title></circle>\n"
             }
             out += "</g>\n"
         }
@@ -617,18 +654,21 @@ private struct Renderer {
         var out = laneFrame(title: "Stall risk (probability, 0–1) and the policy in force", top: riskTop, height: riskHeight)
         let y = { (v: Double) in self.riskTop + self.riskHeight - v * self.riskHeight }
         for v in [0.0, 0.25, 0.5, 0.75, 1.0] {
-            out += "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
+            out +=
+                "<line x1=\"\(c(TimelineReport.plotLeft - 4))\" y1=\"\(c(y(v)))\" x2=\"\(c(right))\" y2=\"\(c(y(v)))\" stroke=\"#eee\"/>"
                 + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(String(format: "%.2g", v))</text>\n"
         }
         out += risk.isEmpty ? missing("risk", "stall risk (predictor off?)", top: riskTop, height: riskHeight) : polyline("risk", risk, y: y)
         out += "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(policyTop + 12))\" text-anchor=\"end\">policy</text>\n"
         if policies.isEmpty {
-            out += "<text class=\"missing-text\" id=\"series-policy\" data-series=\"policy\" data-points=\"0\" data-missing=\"true\" x=\"\(c(TimelineReport.plotLeft + 6))\" y=\"\(c(policyTop + 12))\">policy: not in this log</text>\n"
+            out +=
+                "<text class=\"missing-text\" id=\"series-policy\" data-series=\"policy\" data-points=\"0\" data-missing=\"true\" x=\"\(c(TimelineReport.plotLeft + 6))\" y=\"\(c(policyTop + 12))\">policy: not in this log</text>\n"
         } else {
             out += "<g id=\"series-policy\" data-series=\"policy\" data-points=\"\(policies.count)\">\n"
             for p in policies {
                 let x0 = x(p.start), x1 = x(p.end)
-                out += "<rect data-policy=\"\(esc(p.policy))\" x=\"\(c(x0))\" y=\"\(c(policyTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(policyHeight))\" fill=\"\(policyColor(p.policy))\"><title>\(esc(p.policy + String(format: " %.2f–%.2f s", p.start, p.end)))</title></rect>\n"
+                out +=
+                    "<rect data-policy=\"\(esc(p.policy))\" x=\"\(c(x0))\" y=\"\(c(policyTop))\" width=\"\(c(max(1, x1 - x0)))\" height=\"\(c(policyHeight))\" fill=\"\(policyColor(p.policy))\"><title>\(esc(p.policy + String(format: " %.2f–%.2f s", p.start, p.end)))</title></rect>\n"
                 if x1 - x0 > 70 {
                     out += "<text x=\"\(c(x0 + 4))\" y=\"\(c(policyTop + 12))\">\(esc(p.policy))</text>\n"
                 }

@@ -5,74 +5,74 @@ import HLSCore
 import HLSOrigin
 
 let usage = """
-usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
-                  [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
-                  [--trickle PATTERN]
-                  [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
-                  [--live [--window SEGMENTS] [--live-event] [--expire-at-once]] [--ll-hls [--part-target DURATION]]
-                  [--max-connections N] [--max-connections-per-address N]
-                  [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
-                  [--log FILE] [--help] [--version]
+    usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
+                      [--faults FILE] [--fault-404 PATTERN] [--fault-503 PATTERN] [--black-hole PATTERN]
+                      [--trickle PATTERN]
+                      [--collapse AT:DURATION] [--stale-playlist AT:DURATION]
+                      [--live [--window SEGMENTS] [--live-event] [--expire-at-once]] [--ll-hls [--part-target DURATION]]
+                      [--max-connections N] [--max-connections-per-address N]
+                      [--header-timeout DURATION] [--keep-alive-timeout DURATION] [--follow-symlinks]
+                      [--log FILE] [--help] [--version]
 
-Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 or --bind ADDR (GET/HEAD, keep-alive, byte ranges), with
-CORS headers and OPTIONS preflights answered so browser players on other origins can load from it.
-Every option takes its value as `--opt value` or `--opt=value`; `--` ends the options.
-Durations: 2.5 (seconds), 2s, 500ms, 250us, 1.5min, 1h. Rates: 2000000, 500k, 2m, 2mbit, 1.5mbps (bit/s).
-  --bind ADDR         IP address literal to listen on (default 127.0.0.1): IPv4 or IPv6 (::1, [::1]);
-                      0.0.0.0 or :: listens on every interface, so other machines can reach it
-                      (host names are refused, not looked up)
-  --port N            port to bind (0 = ephemeral, default)
-  --rate RATE         constant link rate shared by all connections: 2mbit, 500kbit, 2000000 (bits/s)
-  --trace FILE        replay a throughput trace (looped) on the shared link from server start:
-                      Mahimahi (.down/.up), Pensieve cooked (time_s<TAB>Mbit/s), Sabre network JSON
-  --trace-format F    mahimahi | pensieve | sabre (default: detect from extension and content)
-  --rtt DURATION      delay before the first byte of each response: 50ms, 0.05s, 1s
-                      (default: the trace's latency_ms if it has one, else 0)
-  --faults FILE       JSON fault scenario (rules, linkCollapses, stalePlaylists; see docs/hls-origin.md)
-  --fault-404 PAT     answer 404 to every request whose path matches PAT (glob or substring); repeatable
-  --fault-503 PAT     answer 503 with Retry-After: 1 to matching requests; repeatable
-  --black-hole PAT    accept matching requests and never answer; repeatable
-  --trickle PAT       send matching bodies 188 bytes every 0.5 s (a body that trickles); repeatable
-  --collapse AT:DUR   the link delivers nothing from AT for DUR (e.g. 20s:5s); repeatable
-  --stale-playlist AT:DUR   (live) the live window stops advancing from AT for DUR; repeatable
-  --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
-  --window SEGMENTS   live window length (default 6)
-  --expire-at-once    (live) a segment answers 404 as soon as it leaves the window; by default it stays
-                      available for its duration plus the window's, as RFC 8216 section 6.2.2 requires
-  --live-event        live EVENT playlists (the window grows from the first segment)
-  --ll-hls            Low-Latency HLS on top of --live (implies it): MPEG-TS segments cut into parts,
-                      blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
-                      preload hints, rendition reports
-  --part-target DUR   requested part duration for --ll-hls (default 0.5s)
-  --max-connections N open connections at most (default 512). A new connection over the limit closes
-                      the connection that has waited longest for a request head (one that never sent a
-                      whole request first); if all are busy with responses, the new one is closed at once
-  --max-connections-per-address N
-                      open connections from one client IP address at most, by the same rule (default: no
-                      limit but --max-connections; on loopback every client is 127.0.0.1)
-  --header-timeout DUR
-                      longest a client may take to send a request head, in total however slowly it
-                      trickles in (default 10s; from the connection's opening for its first request);
-                      then the connection is closed, after a 408 if part of a head came
-  --keep-alive-timeout DUR
-                      how long a kept-alive connection may idle between requests (default 60s)
-  --follow-symlinks   serve files that symbolic links lead to outside ROOT (default: 403; links that
-                      stay inside ROOT, and a ROOT that is itself a link, are followed either way)
-  --log FILE          write a JSON Lines request log, one line per request with its header fields
-                      (Cookie: names only; Authorization: scheme only)
-  --help              show this help
-  --version           print the version (the same as hlsplay's) and exit
-The first line on stdout is `listening on http://ADDR:PORT/` (an IPv6 ADDR in brackets). Runs until
-SIGINT/SIGTERM (exit 0). Exit 64: usage error; 66: unreadable trace or fault file; 1: cannot bind.
-"""
+    Serves the folder ROOT over HTTP/1.1 on 127.0.0.1 or --bind ADDR (GET/HEAD, keep-alive, byte ranges), with
+    CORS headers and OPTIONS preflights answered so browser players on other origins can load from it.
+    Every option takes its value as `--opt value` or `--opt=value`; `--` ends the options.
+    Durations: 2.5 (seconds), 2s, 500ms, 250us, 1.5min, 1h. Rates: 2000000, 500k, 2m, 2mbit, 1.5mbps (bit/s).
+      --bind ADDR         IP address literal to listen on (default 127.0.0.1): IPv4 or IPv6 (::1, [::1]);
+                          0.0.0.0 or :: listens on every interface, so other machines can reach it
+                          (host names are refused, not looked up)
+      --port N            port to bind (0 = ephemeral, default)
+      --rate RATE         constant link rate shared by all connections: 2mbit, 500kbit, 2000000 (bits/s)
+      --trace FILE        replay a throughput trace (looped) on the shared link from server start:
+                          Mahimahi (.down/.up), Pensieve cooked (time_s<TAB>Mbit/s), Sabre network JSON
+      --trace-format F    mahimahi | pensieve | sabre (default: detect from extension and content)
+      --rtt DURATION      delay before the first byte of each response: 50ms, 0.05s, 1s
+                          (default: the trace's latency_ms if it has one, else 0)
+      --faults FILE       JSON fault scenario (rules, linkCollapses, stalePlaylists; see docs/hls-origin.md)
+      --fault-404 PAT     answer 404 to every request whose path matches PAT (glob or substring); repeatable
+      --fault-503 PAT     answer 503 with Retry-After: 1 to matching requests; repeatable
+      --black-hole PAT    accept matching requests and never answer; repeatable
+      --trickle PAT       send matching bodies 188 bytes every 0.5 s (a body that trickles); repeatable
+      --collapse AT:DUR   the link delivers nothing from AT for DUR (e.g. 20s:5s); repeatable
+      --stale-playlist AT:DUR   (live) the live window stops advancing from AT for DUR; repeatable
+      --live              serve VOD media playlists as live (sliding window on the wall clock, looping)
+      --window SEGMENTS   live window length (default 6)
+      --expire-at-once    (live) a segment answers 404 as soon as it leaves the window; by default it stays
+                          available for its duration plus the window's, as RFC 8216 section 6.2.2 requires
+      --live-event        live EVENT playlists (the window grows from the first segment)
+      --ll-hls            Low-Latency HLS on top of --live (implies it): MPEG-TS segments cut into parts,
+                          blocking playlist reload (_HLS_msn/_HLS_part), delta updates (_HLS_skip),
+                          preload hints, rendition reports
+      --part-target DUR   requested part duration for --ll-hls (default 0.5s)
+      --max-connections N open connections at most (default 512). A new connection over the limit closes
+                          the connection that has waited longest for a request head (one that never sent a
+                          whole request first); if all are busy with responses, the new one is closed at once
+      --max-connections-per-address N
+                          open connections from one client IP address at most, by the same rule (default: no
+                          limit but --max-connections; on loopback every client is 127.0.0.1)
+      --header-timeout DUR
+                          longest a client may take to send a request head, in total however slowly it
+                          trickles in (default 10s; from the connection's opening for its first request);
+                          then the connection is closed, after a 408 if part of a head came
+      --keep-alive-timeout DUR
+                          how long a kept-alive connection may idle between requests (default 60s)
+      --follow-symlinks   serve files that symbolic links lead to outside ROOT (default: 403; links that
+                          stay inside ROOT, and a ROOT that is itself a link, are followed either way)
+      --log FILE          write a JSON Lines request log, one line per request with its header fields
+                          (Cookie: names only; Authorization: scheme only)
+      --help              show this help
+      --version           print the version (the same as hlsplay's) and exit
+    The first line on stdout is `listening on http://ADDR:PORT/` (an IPv6 ADDR in brackets). Runs until
+    SIGINT/SIGTERM (exit 0). Exit 64: usage error; 66: unreadable trace or fault file; 1: cannot bind.
+    """
 
 /// What a usage error prints after its message: the synopsis's first lines, not the whole help.
 let shortUsage = """
-usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE] [--rtt DURATION] [--log FILE] ...
-       hls-origin --help | --version
-Durations: 2.5, 2s, 500ms; rates: 2000000, 500k, 2mbit; --opt=value or --opt value.
-See 'hls-origin --help'.
-"""
+    usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE] [--rtt DURATION] [--log FILE] ...
+           hls-origin --help | --version
+    Durations: 2.5, 2s, 500ms; rates: 2000000, 500k, 2mbit; --opt=value or --opt value.
+    See 'hls-origin --help'.
+    """
 
 /// A usage error: the message naming the bad word, the short usage, exit 64 (EX_USAGE).
 func fail(_ message: String) -> Never {
@@ -84,7 +84,8 @@ func fail(_ message: String) -> Never {
 func parseWindow(_ s: String) -> (Double, Double)? {
     let parts = s.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 2, let at = OptionValue.seconds(String(parts[0])), at >= 0,
-          let d = OptionValue.seconds(String(parts[1])), d > 0 else {
+        let d = OptionValue.seconds(String(parts[1])), d > 0
+    else {
         return nil
     }
     return (at, d)
@@ -131,7 +132,8 @@ var configuration = OriginConfiguration()
         case "--bind":
             let v = try words.value(for: arg)
             guard let address = BindAddress(v) else {
-                throw UsageError(message: "--bind: '\(v)' is not an IPv4 or IPv6 address literal (e.g. 127.0.0.1, ::1, 0.0.0.0); host names are not looked up")
+                throw UsageError(
+                    message: "--bind: '\(v)' is not an IPv4 or IPv6 address literal (e.g. 127.0.0.1, ::1, 0.0.0.0); host names are not looked up")
             }
             configuration.bindAddress = address.literal
         case "--port":
@@ -228,9 +230,10 @@ if let tracePath {
     }
 }
 if live {
-    configuration.live = LiveConfiguration(windowSegments: windowSegments, event: liveEvent,
-                                           lowLatency: lowLatency ? LowLatencyConfiguration(partTargetSeconds: partTargetSeconds) : nil,
-                                           keepsExpiredSegments: !expireAtOnce)
+    configuration.live = LiveConfiguration(
+        windowSegments: windowSegments, event: liveEvent,
+        lowLatency: lowLatency ? LowLatencyConfiguration(partTargetSeconds: partTargetSeconds) : nil,
+        keepsExpiredSegments: !expireAtOnce)
 }
 if !scenario.stalePlaylists.isEmpty && !live { fail("--stale-playlist needs --live") }
 for file in scenarioFiles {

@@ -53,82 +53,82 @@ struct Arguments {
     var version = false
 
     static let usage = """
-    usage: hlsplay [URL] --headless [options]
-           hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
-           hlsplay report LOG --html OUT.html (timeline page of a session log)
-           hlsplay simulate LADDER --trace FILE (one session in virtual time; see 'hlsplay simulate --help')
+        usage: hlsplay [URL] --headless [options]
+               hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
+               hlsplay report LOG --html OUT.html (timeline page of a session log)
+               hlsplay simulate LADDER --trace FILE (one session in virtual time; see 'hlsplay simulate --help')
 
-    Plays an HLS stream headlessly and reports the truth about startup and stalls.
-    With no URL, plays the embedded sample ladder from a loopback origin that
-    hlsplay starts itself.
+        Plays an HLS stream headlessly and reports the truth about startup and stalls.
+        With no URL, plays the embedded sample ladder from a loopback origin that
+        hlsplay starts itself.
 
-    options (each as '--opt value' or '--opt=value'; '--' ends them; SECONDS may
-    carry a unit: 2.5, 2s, 500ms, 1.5min; RATE: 3000000, 3000k, 3m, 3mbit):
-      --headless                 run without video output (the only mode)
-      --duration SECONDS         stop after this much media has played
-      --json                     print the summary as one JSON object on stdout
-      --log FILE                 write the JSON Lines session log to FILE
-      --har FILE                 write the requests as HAR 1.2 to FILE
-      --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s;
-                                 never below the resume buffer)
-      --peak-bitrate RATE        preferredPeakBitRate, e.g. 3000000, 3000k, 3m
-      --variant INDEX            always play this variant of the multivariant playlist
-      --audio-lang LANG          prefer the alternate audio rendition with this LANGUAGE
-                                 (e.g. fr; default: the group's DEFAULT=YES rendition)
-      --startup-buffer SECONDS   buffer needed to start playing (default 2)
-      --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
-      --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
-      --decode-threads N         decoder threads per track, at most 16 (default 1; 0 = FFmpeg's
-                                 choice); each thread holds a picture of its own
-      --max-resolution WxH|none  the largest picture decoded, either orientation (default
-                                 8192x4320): rungs whose RESOLUTION is larger are not chosen;
-                                 media that is larger ends the session (exit 65)
-      --max-buffer-bytes SIZE|none  stop loading ahead while the buffered packets would
-                                 exceed SIZE, e.g. 256m (default; k, m, g: KiB, MiB, GiB);
-                                 never below the start/resume buffer
-      --allow-any-local-file     a playlist given as a path may name local files outside
-                                 its own directory (default: refused, exit 65)
-      --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
-      --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
-      --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
-                                 arrives or plays for this long: neither new bytes nor the
-                                 media clock move (default 60; 0 or off: never)
-      --startup-cap MODE         auto (default: no cap when a fresh estimate is stored,
-                                 else probe the lowest rung and ramp on evidence),
-                                 off, or first-variant (startsOnFirstEligibleVariant)
-      --cold                     ignore the estimate store: a true cold start
-      --estimate-store FILE      the estimate store (default ~/.cache/hlsplay/estimates.json)
-      --then URL2                afterwards play URL2 in the same process (a channel
-                                 change, warm); its log goes to FILE-2.jsonl / -2.har
-      --predictor NAME           stall-risk predictor for the playback policy controller:
-                                 model (default: models/stall-logistic-v2.json),
-                                 heuristic, threshold (buffer < 2 s), or off (no controller)
-      --model FILE               the stall model file for --predictor model
-      --policy FILE              the policy controller's thresholds, cooldown, dwell and
-                                 knobs as JSON (any subset; docs/stall-prediction.md)
-      --cmcd query|header        send CMCD (CTA-5004) with every request
-      --sessions N               run N independent sessions in this process and print
-                                 an aggregate summary (logs go to FILE-1 ... FILE-N)
-      --ramp SECONDS             stagger the sessions' starts over this long
-      --no-decode                demux only, no decoding (load generation); the first
-                                 demuxed video packet stands in for the first frame
-      --no-redact                write URLs whole (default: credentials, query values and
-                                 fragments of every URL are replaced by REDACTED in the
-                                 log, HAR, summary and messages, wherever they appear)
-      --insecure                 do not verify TLS certificates
-      --status / --no-status     force the live status line on stderr on or off
-                                 (default: on when stderr is a terminal)
-      --version                  print the version and exit
-      --help                     print this help and exit
+        options (each as '--opt value' or '--opt=value'; '--' ends them; SECONDS may
+        carry a unit: 2.5, 2s, 500ms, 1.5min; RATE: 3000000, 3000k, 3m, 3mbit):
+          --headless                 run without video output (the only mode)
+          --duration SECONDS         stop after this much media has played
+          --json                     print the summary as one JSON object on stdout
+          --log FILE                 write the JSON Lines session log to FILE
+          --har FILE                 write the requests as HAR 1.2 to FILE
+          --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s;
+                                     never below the resume buffer)
+          --peak-bitrate RATE        preferredPeakBitRate, e.g. 3000000, 3000k, 3m
+          --variant INDEX            always play this variant of the multivariant playlist
+          --audio-lang LANG          prefer the alternate audio rendition with this LANGUAGE
+                                     (e.g. fr; default: the group's DEFAULT=YES rendition)
+          --startup-buffer SECONDS   buffer needed to start playing (default 2)
+          --resume-buffer SECONDS    buffer needed to resume after a stall (default 4)
+          --monitor-interval SECONDS period of the wall-clock monitor (default 0.25)
+          --decode-threads N         decoder threads per track, at most 16 (default 1; 0 = FFmpeg's
+                                     choice); each thread holds a picture of its own
+          --max-resolution WxH|none  the largest picture decoded, either orientation (default
+                                     8192x4320): rungs whose RESOLUTION is larger are not chosen;
+                                     media that is larger ends the session (exit 65)
+          --max-buffer-bytes SIZE|none  stop loading ahead while the buffered packets would
+                                     exceed SIZE, e.g. 256m (default; k, m, g: KiB, MiB, GiB);
+                                     never below the start/resume buffer
+          --allow-any-local-file     a playlist given as a path may name local files outside
+                                     its own directory (default: refused, exit 65)
+          --first-byte-timeout SECONDS  a request with no response byte by then is retried (default 10)
+          --stall-timeout SECONDS    a request with no new byte for this long is retried (default 10)
+          --no-progress-timeout SECONDS|off  end the session (exit 75) when no new media
+                                     arrives or plays for this long: neither new bytes nor the
+                                     media clock move (default 60; 0 or off: never)
+          --startup-cap MODE         auto (default: no cap when a fresh estimate is stored,
+                                     else probe the lowest rung and ramp on evidence),
+                                     off, or first-variant (startsOnFirstEligibleVariant)
+          --cold                     ignore the estimate store: a true cold start
+          --estimate-store FILE      the estimate store (default ~/.cache/hlsplay/estimates.json)
+          --then URL2                afterwards play URL2 in the same process (a channel
+                                     change, warm); its log goes to FILE-2.jsonl / -2.har
+          --predictor NAME           stall-risk predictor for the playback policy controller:
+                                     model (default: models/stall-logistic-v2.json),
+                                     heuristic, threshold (buffer < 2 s), or off (no controller)
+          --model FILE               the stall model file for --predictor model
+          --policy FILE              the policy controller's thresholds, cooldown, dwell and
+                                     knobs as JSON (any subset; docs/stall-prediction.md)
+          --cmcd query|header        send CMCD (CTA-5004) with every request
+          --sessions N               run N independent sessions in this process and print
+                                     an aggregate summary (logs go to FILE-1 ... FILE-N)
+          --ramp SECONDS             stagger the sessions' starts over this long
+          --no-decode                demux only, no decoding (load generation); the first
+                                     demuxed video packet stands in for the first frame
+          --no-redact                write URLs whole (default: credentials, query values and
+                                     fragments of every URL are replaced by REDACTED in the
+                                     log, HAR, summary and messages, wherever they appear)
+          --insecure                 do not verify TLS certificates
+          --status / --no-status     force the live status line on stderr on or off
+                                     (default: on when stderr is a terminal)
+          --version                  print the version and exit
+          --help                     print this help and exit
 
-    exit status: 0 played to the end or for --duration; 64 usage error;
-    65 malformed playlist or media; 66 an input file cannot be read (check,
-    report, simulate); 69 network failure; 70 internal error; 73 cannot create
-    an output file; 74 an output was lost (a log or HAR write failed, or stdout
-    is closed or its reader went away); 75 no progress for
-    --no-progress-timeout; 130 interrupted (SIGINT); 143 terminated (SIGTERM).
-    Both signals still write the log and summary.
-    """
+        exit status: 0 played to the end or for --duration; 64 usage error;
+        65 malformed playlist or media; 66 an input file cannot be read (check,
+        report, simulate); 69 network failure; 70 internal error; 73 cannot create
+        an output file; 74 an output was lost (a log or HAR write failed, or stdout
+        is closed or its reader went away); 75 no progress for
+        --no-progress-timeout; 130 interrupted (SIGINT); 143 terminated (SIGTERM).
+        Both signals still write the log and summary.
+        """
 
     static func parse(_ argv: [String]) throws(UsageError) -> Arguments {
         var a = Arguments()
@@ -226,12 +226,16 @@ struct Arguments {
                 }
             case "--peak-bitrate":
                 let w = try value(for: word)
-                guard let bps = parseRate(w), bps > 0 else { throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)") }
+                guard let bps = parseRate(w), bps > 0 else {
+                    throw UsageError(message: "--peak-bitrate: '\(w)' is not a bit rate (e.g. 3000000, 3000k, 3m)")
+                }
                 a.peakBitRateBps = bps
             case "--decode-threads":
                 let w = try value(for: word)
                 let most = PlayerConfiguration.maxDecodeThreadCount
-                guard let v = Int(w), v >= 0, v <= most else { throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-\(most))") }
+                guard let v = Int(w), v >= 0, v <= most else {
+                    throw UsageError(message: "--decode-threads: '\(w)' is not a thread count (0-\(most))")
+                }
                 a.decodeThreads = v
             case "--variant":
                 let w = try value(for: word)

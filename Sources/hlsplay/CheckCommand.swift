@@ -7,15 +7,15 @@ import HLSPlayer
 
 enum CheckCommand {
     static let usage = """
-    usage: hlsplay check [--json] [--base URL] FILE...
+        usage: hlsplay check [--json] [--base URL] FILE...
 
-    Parses each playlist file with hlsplay's parser (RFC 8216 and its successor
-    draft; policy in docs/playlist-parsing.md) and reports whether it is
-    accepted, with its kind, size and warnings, or rejected, with the line and
-    the rule. --json prints one JSON object per file. --base sets the URL that
-    relative URIs resolve against (default: the file's own URL).
-    Exit status: 0 all accepted, 65 some rejected, 64 usage error, 66 unreadable file.
-    """
+        Parses each playlist file with hlsplay's parser (RFC 8216 and its successor
+        draft; policy in docs/playlist-parsing.md) and reports whether it is
+        accepted, with its kind, size and warnings, or rejected, with the line and
+        the rule. --json prints one JSON object per file. --base sets the URL that
+        relative URIs resolve against (default: the file's own URL).
+        Exit status: 0 all accepted, 65 some rejected, 64 usage error, 66 unreadable file.
+        """
 
     struct Result: Encodable {
         var file: String
@@ -96,15 +96,18 @@ enum CheckCommand {
         do {
             switch try PlaylistParser.parse(data: data, baseURL: base) {
             case .multivariant(let p):
-                return Result(file: file, accepted: true, kind: "multivariant", variants: p.variants.count, renditions: p.renditions.count,
-                              warnings: p.warnings.map(\.description))
+                return Result(
+                    file: file, accepted: true, kind: "multivariant", variants: p.variants.count, renditions: p.renditions.count,
+                    warnings: p.warnings.map(\.description))
             case .media(let p):
-                return Result(file: file, accepted: true, kind: "media", segments: p.segments.count, endList: p.endList,
-                              warnings: p.warnings.map(\.description))
+                return Result(
+                    file: file, accepted: true, kind: "media", segments: p.segments.count, endList: p.endList,
+                    warnings: p.warnings.map(\.description))
             }
         } catch {
-            return Result(file: file, accepted: false, warnings: [], error: error.message, errorKind: error.kind.rawValue,
-                          errorLine: error.lineNumber, rule: error.rule)
+            return Result(
+                file: file, accepted: false, warnings: [], error: error.message, errorKind: error.kind.rawValue,
+                errorLine: error.lineNumber, rule: error.rule)
         }
     }
 
@@ -113,7 +116,10 @@ enum CheckCommand {
         guard r.accepted else {
             return "\(esc(r.file)): REJECTED line \(r.errorLine ?? 0): \(esc(r.error ?? "")) (\(r.rule ?? ""))"
         }
-        let size = r.kind == "multivariant" ? "\(r.variants ?? 0) variants, \(r.renditions ?? 0) renditions" : "\(r.segments ?? 0) segments\(r.endList == true ? ", ENDLIST" : ", live")"
+        let size =
+            r.kind == "multivariant"
+            ? "\(r.variants ?? 0) variants, \(r.renditions ?? 0) renditions"
+            : "\(r.segments ?? 0) segments\(r.endList == true ? ", ENDLIST" : ", live")"
         var out = "\(esc(r.file)): OK \(r.kind ?? "") playlist, \(size)"
         for w in r.warnings { out += "\n  warning: \(esc(w))" }
         return out

@@ -8,14 +8,14 @@ import HLSReport
 
 enum ReportCommand {
     static let usage = """
-    usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE] [--no-redact]
+        usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE] [--no-redact]
 
-    Renders a session log (written by --log) as one self-contained HTML page:
-    buffer, bitrate, throughput, stall risk, policy and stalls over time.
-    Use '-' as OUT.html to write the page to standard output. URLs in the page
-    lose their credentials and query values (as in a log written without
-    --no-redact), also when the log has them; --no-redact keeps them whole.
-    """
+        Renders a session log (written by --log) as one self-contained HTML page:
+        buffer, bitrate, throughput, stall risk, policy and stalls over time.
+        Use '-' as OUT.html to write the page to standard output. URLs in the page
+        lose their credentials and query values (as in a log written without
+        --no-redact), also when the log has them; --no-redact keeps them whole.
+        """
 
     /// Runs the subcommand with the words after `report`; returns the exit status
     /// (0, 64 for a usage error, 66 for an unreadable log, 65 for an invalid one,
@@ -70,8 +70,9 @@ enum ReportCommand {
         let html: String
         do {
             // The log may have been written with --no-redact, and the page is made to be shared.
-            html = try TimelineReport.render(sessionLog: StandardStreams.outgoing.redacted(text),
-                                             title: title.map(StandardStreams.outgoing.redacted))
+            html = try TimelineReport.render(
+                sessionLog: StandardStreams.outgoing.redacted(text),
+                title: title.map(StandardStreams.outgoing.redacted))
         } catch {
             return failure("'\(input)' is not a session log: \(error)", status: 65)
         }
@@ -95,7 +96,8 @@ enum ReportCommand {
     private static func reason(_ error: Error) -> String {
         let ns = error as NSError
         if let posix = ns.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain,
-           let message = strerror(Int32(posix.code)) {
+            let message = strerror(Int32(posix.code))
+        {
             return String(cString: message)
         }
         return ns.localizedDescription.replacingOccurrences(of: "\n", with: " ")

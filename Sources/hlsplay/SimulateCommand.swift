@@ -10,38 +10,40 @@ import HLSPlayer
 
 enum SimulateCommand {
     static let usage = """
-    usage: hlsplay simulate LADDER --trace FILE [--trace-format F] [--rtt SECONDS]
-                            [--log FILE] [--json] [player options]
+        usage: hlsplay simulate LADDER --trace FILE [--trace-format F] [--rtt SECONDS]
+                                [--log FILE] [--json] [player options]
 
-    Plays a VOD ladder in virtual time: the estimator, variant selector,
-    startup/recovery cap, byte-progress rules, media clock, stall predictor and
-    policy controller of a real session, against the throughput trace looped
-    on one link (as 'hls-origin --trace' serves it) and the ladder's real
-    segment sizes. Demux-only semantics: a segment plays once its last byte is
-    in. Writes the same session log as a real session (its header carries
-    "simulation"), many times faster than real time.
+        Plays a VOD ladder in virtual time: the estimator, variant selector,
+        startup/recovery cap, byte-progress rules, media clock, stall predictor and
+        policy controller of a real session, against the throughput trace looped
+        on one link (as 'hls-origin --trace' serves it) and the ladder's real
+        segment sizes. Demux-only semantics: a segment plays once its last byte is
+        in. Writes the same session log as a real session (its header carries
+        "simulation"), many times faster than real time.
 
-    LADDER is a folder with master.m3u8, or a multivariant playlist file.
+        LADDER is a folder with master.m3u8, or a multivariant playlist file.
 
-      --trace FILE          throughput trace, looped from session start
-      --trace-format F      mahimahi | pensieve | sabre (default: detect)
-      --rtt SECONDS         first-byte delay of every response (default: the
-                            trace's latency_ms where it has one, else 0)
+          --trace FILE          throughput trace, looped from session start
+          --trace-format F      mahimahi | pensieve | sabre (default: detect)
+          --rtt SECONDS         first-byte delay of every response (default: the
+                                trace's latency_ms where it has one, else 0)
 
-    player options (as for a real session): --duration, --log, --json,
-    --predictor, --model, --forward-buffer, --startup-buffer, --resume-buffer,
-    --peak-bitrate, --variant, --startup-cap, --monitor-interval.
-    A simulated session always starts cold (there is no estimate store).
+        player options (as for a real session): --duration, --log, --json,
+        --predictor, --model, --forward-buffer, --startup-buffer, --resume-buffer,
+        --peak-bitrate, --variant, --startup-cap, --monitor-interval.
+        A simulated session always starts cold (there is no estimate store).
 
-    exit status: 0 played; 64 usage error; 65 invalid ladder or trace;
-    66 unreadable ladder or trace; 69 the session ended in an error;
-    73 cannot create the log.
-    """
+        exit status: 0 played; 64 usage error; 65 invalid ladder or trace;
+        66 unreadable ladder or trace; 69 the session ended in an error;
+        73 cannot create the log.
+        """
 
     /// Options of a real session that mean nothing in virtual time.
-    static let refused: Set<String> = ["--then", "--sessions", "--ramp", "--har", "--cmcd", "--audio-lang", "--insecure",
-                                       "--estimate-store", "--cold", "--no-decode", "--decode-threads", "--first-byte-timeout",
-                                       "--stall-timeout", "--status", "--no-status", "--no-redact", "--headless"]
+    static let refused: Set<String> = [
+        "--then", "--sessions", "--ramp", "--har", "--cmcd", "--audio-lang", "--insecure",
+        "--estimate-store", "--cold", "--no-decode", "--decode-threads", "--first-byte-timeout",
+        "--stall-timeout", "--status", "--no-status", "--no-redact", "--headless"
+    ]
 
     static func run(_ argv: [String]) -> Int32 {
         func usageError(_ message: String) -> Int32 {
@@ -119,17 +121,20 @@ enum SimulateCommand {
         var configuration = arguments.configuration(for: folder.appendingPathComponent(multivariant))
         configuration.decode = false
         configuration.forceCold = true
-        let linkDescription = "trace=\(trace.name) mean=\(Int(trace.meanBitsPerSecond))bps"
+        let linkDescription =
+            "trace=\(trace.name) mean=\(Int(trace.meanBitsPerSecond))bps"
             + (rttSeconds.map { " rtt=\($0)s" } ?? " rtt=trace latency")
         let session: VirtualSession
         do {
-            session = try VirtualSession(configuration: configuration, ladder: ladder, link: link, linkDescription: linkDescription,
-                                         logPath: arguments.logPath)
+            session = try VirtualSession(
+                configuration: configuration, ladder: ladder, link: link, linkDescription: linkDescription,
+                logPath: arguments.logPath)
         } catch {
             return failure("\(error)", status: 73)
         }
         let summary = session.run()
-        let printed = arguments.json
+        let printed =
+            arguments.json
             ? StandardStreams.printChecked(StandardStreams.outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
             : StandardStreams.printChecked(StandardStreams.outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
         if !printed { return StandardStreams.outputFailedStatus }

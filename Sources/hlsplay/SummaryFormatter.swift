@@ -27,44 +27,59 @@ enum SummaryFormatter {
         lines.append("    demux                  \(sec(b.demuxSeconds))")
         lines.append("    first frame decode     \(sec(b.firstFrameDecodeSeconds))")
         // The wait for the start buffer after the first frame (none: it was there with the first frame).
-        let wait = s.startupWaitSeconds.map { $0 < 0.0005 ? ", with the first frame" : ", \(sec($0)) after the first frame (waiting for the start buffer)" } ?? ""
+        let wait =
+            s.startupWaitSeconds.map { $0 < 0.0005 ? ", with the first frame" : ", \(sec($0)) after the first frame (waiting for the start buffer)" }
+            ?? ""
         lines.append("  playback start           \(s.timeToPlaybackStartSeconds.map { sec($0) } ?? "never")\(wait)")
-        lines.append("  first video, first audio \(s.timeToFirstVideoSeconds.map { sec($0) } ?? "none"), \(s.timeToFirstAudioSeconds.map { sec($0) } ?? "none")")
+        lines.append(
+            "  first video, first audio \(s.timeToFirstVideoSeconds.map { sec($0) } ?? "none"), \(s.timeToFirstAudioSeconds.map { sec($0) } ?? "none")"
+        )
         lines.append("  stalls                   \(s.stallCount) (\(String(format: "%.3f", s.stallSeconds)) s)")
         lines.append("  played                   \(String(format: "%.2f", s.playedSeconds)) s in \(String(format: "%.2f", s.sessionSeconds)) s")
-        lines.append("  bitrate                  average \(mbps(s.averageBitrateBps)), last \(mbps(s.lastBitrateBps.map(Double.init))), \(s.variantSwitches) switch\(s.variantSwitches == 1 ? "" : "es")")
+        lines.append(
+            "  bitrate                  average \(mbps(s.averageBitrateBps)), last \(mbps(s.lastBitrateBps.map(Double.init))), \(s.variantSwitches) switch\(s.variantSwitches == 1 ? "" : "es")"
+        )
         if let q = s.qoe {
             lines.append(contentsOf: qoeLines(q, mbps: mbps))
         }
         lines.append("  estimate at end          \(mbps(s.finalEstimateBps))")
         if let latency = s.liveLatencySeconds {
-            lines.append("  live latency             \(String(format: "%.2f", latency)) s at the end, \(String(format: "%.2f", s.averageLiveLatencySeconds ?? latency)) s on average")
+            lines.append(
+                "  live latency             \(String(format: "%.2f", latency)) s at the end, \(String(format: "%.2f", s.averageLiveLatencySeconds ?? latency)) s on average"
+            )
         }
         lines.append("  requests                 \(s.requests) (\(s.failedRequests) failed, \(s.retries) retried), \(mb(s.bytes))")
         lines.append("  segments                 \(s.segmentsBuffered) buffered, \(s.segmentsSkipped) skipped")
         if let episodes = s.byteBoundEpisodes {
-            lines.append("  byte bound               held loading \(episodes) time\(episodes == 1 ? "" : "s") (\(String(format: "%.1f", s.byteBoundSeconds ?? 0)) s): --max-buffer-bytes")
+            lines.append(
+                "  byte bound               held loading \(episodes) time\(episodes == 1 ? "" : "s") (\(String(format: "%.1f", s.byteBoundSeconds ?? 0)) s): --max-buffer-bytes"
+            )
         }
-        lines.append("  frames                   \(s.decodedVideoFrames) video (\(s.lateVideoFrames) late), \(s.decodedAudioFrames) audio, \(s.decodeErrors) decode errors")
+        lines.append(
+            "  frames                   \(s.decodedVideoFrames) video (\(s.lateVideoFrames) late), \(s.decodedAudioFrames) audio, \(s.decodeErrors) decode errors"
+        )
         return lines.joined(separator: "\n")
     }
 
     /// The `qoe` object's lines: played bitrate, rebuffering, played switches, time per rung, linear QoE.
     static func qoeLines(_ q: SessionQoE, mbps: (Double?) -> String) -> [String] {
         func fixed(_ v: Double?, _ digits: Int) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
-        let switches = "\(q.playedSwitches) switch\(q.playedSwitches == 1 ? "" : "es") seen"
+        let switches =
+            "\(q.playedSwitches) switch\(q.playedSwitches == 1 ? "" : "es") seen"
             + (q.meanSwitchMagnitudeBps.map { " (mean \(mbps($0)))" } ?? "")
         var lines = [
             "  played bitrate           declared \(mbps(q.averageDeclaredBitrateBps)), measured \(mbps(q.averageMeasuredBitrateBps)), \(switches)",
-            "  rebuffering              ratio \(q.rebufferRatio.map { String(format: "%.2f %%", $0 * 100) } ?? "-"), \(fixed(q.stallsPerMinute, 2)) stalls per minute played",
+            "  rebuffering              ratio \(q.rebufferRatio.map { String(format: "%.2f %%", $0 * 100) } ?? "-"), \(fixed(q.stallsPerMinute, 2)) stalls per minute played"
         ]
         if !q.rungs.isEmpty {
             let rungs = q.rungs.map { "v\($0.variantIndex) (\(mbps(Double($0.bandwidthBps)))) \(String(format: "%.1f", $0.playedSeconds)) s" }
             lines.append("  time per rung            \(rungs.joined(separator: ", "))")
         }
         if let total = q.linearQoE {
-            lines.append("  linear QoE               \(fixed(total, 2)) over \(q.playedChunks) chunk\(q.playedChunks == 1 ? "" : "s") (\(fixed(q.linearQoEPerChunk, 3)) per chunk)"
-                         + " = bitrate \(fixed(q.linearQoEBitrateSum, 2)) − rebuffer \(fixed(q.linearQoERebufferPenalty, 2)) (μ \(fixed(q.linearQoERebufferWeight, 2))) − switches \(fixed(q.linearQoESwitchPenalty, 2))")
+            lines.append(
+                "  linear QoE               \(fixed(total, 2)) over \(q.playedChunks) chunk\(q.playedChunks == 1 ? "" : "s") (\(fixed(q.linearQoEPerChunk, 3)) per chunk)"
+                    + " = bitrate \(fixed(q.linearQoEBitrateSum, 2)) − rebuffer \(fixed(q.linearQoERebufferPenalty, 2)) (μ \(fixed(q.linearQoERebufferWeight, 2))) − switches \(fixed(q.linearQoESwitchPenalty, 2))"
+            )
         } else {
             lines.append("  linear QoE               - (\(q.playedChunks == 0 ? "no chunk played" : "no declared bitrate"))")
         }
@@ -84,7 +99,7 @@ enum SummaryFormatter {
             "  bitrate                  mean of averages \(String(format: "%.2f Mbps", a.meanAverageBitrateBps / 1e6))",
             "  QoE                      rebuffer ratio \(a.rebufferRatio.map { String(format: "%.2f %%", $0 * 100) } ?? "-"), mean linear QoE per chunk \(a.meanLinearQoEPerChunk.map { String(format: "%.3f", $0) } ?? "-")",
             "  requests                 \(a.requests) (\(a.failedRequests) failed), \(String(format: "%.1f", a.requestsPerSecond)) per second",
-            "  bytes                    \(String(format: "%.2f MB", Double(a.bytes) / 1e6)), \(String(format: "%.2f Mbps", a.throughputBps / 1e6)) together",
+            "  bytes                    \(String(format: "%.2f MB", Double(a.bytes) / 1e6)), \(String(format: "%.2f Mbps", a.throughputBps / 1e6)) together"
         ].joined(separator: "\n")
     }
 }

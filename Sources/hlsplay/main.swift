@@ -57,8 +57,9 @@ if arguments.version {
     exit(0)
 }
 if StandardStreams.stdoutWasClosed {
-    fail("standard output is closed, so the summary could not be written; nothing was played "
-         + "(redirect it to /dev/null to discard the summary)", status: StandardStreams.outputFailedStatus)
+    fail(
+        "standard output is closed, so the summary could not be written; nothing was played "
+            + "(redirect it to /dev/null to discard the summary)", status: StandardStreams.outputFailedStatus)
 }
 if arguments.insecure {
     say("warning: --insecure: TLS certificates and host names are not verified")
@@ -140,7 +141,9 @@ final class CurrentSession: @unchecked Sendable {
     /// The signal that ended the sessions: SIGINT or SIGTERM.
     private var signal: Int32?
     func add(_ s: PlayerSession) {
-        let stopNow = lock.withLock { sessions[ObjectIdentifier(s)] = s; return interrupted }
+        let stopNow = lock.withLock {
+            sessions[ObjectIdentifier(s)] = s; return interrupted
+        }
         if stopNow { s.stop(reason: .interrupted) }
     }
     func remove(_ s: PlayerSession) {
@@ -188,7 +191,8 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     current.add(session)
     let summary = session.run()
     current.remove(session)
-    let printed = arguments.json
+    let printed =
+        arguments.json
         ? StandardStreams.printChecked(outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
         : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
     var status: Int32
@@ -235,8 +239,9 @@ func playMany(_ url: URL, count: Int) -> Int32 {
         if wait > 0 { Thread.sleep(forTimeInterval: wait) }
         let session: PlayerSession
         do {
-            session = try PlayerSession(configuration: makeConfiguration(url), logPath: numberedPath(arguments.logPath, i),
-                                        harPath: numberedPath(arguments.harPath, i), statusLine: false)
+            session = try PlayerSession(
+                configuration: makeConfiguration(url), logPath: numberedPath(arguments.logPath, i),
+                harPath: numberedPath(arguments.harPath, i), statusLine: false)
         } catch {
             createFailure = "\(error)"
             break
@@ -254,7 +259,8 @@ func playMany(_ url: URL, count: Int) -> Int32 {
     }
     group.wait()
     let aggregate = AggregateSummary.make(from: summaries, wallSeconds: Date().timeIntervalSince(started))
-    let printed = arguments.json
+    let printed =
+        arguments.json
         ? StandardStreams.printChecked(outgoing.json(SessionLogEncoder().line(aggregate)), what: "the summary")
         : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.aggregate(aggregate)), what: "the summary")
     if let createFailure { fail(createFailure, status: 73) }

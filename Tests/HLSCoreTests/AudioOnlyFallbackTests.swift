@@ -7,11 +7,14 @@ import Testing
     static let audioOnly = LadderRung(variantIndex: 4, bandwidthBps: 64_000, audioOnly: true)
     let ladder = referenceLadder + [Self.audioOnly]
 
-    func snapshot(estimate: Double, measured: Bool = true, buffer: Double = 10, current: Int? = nil, cap: Int? = nil,
-                  pinned: Int? = nil, recent: Double? = nil) -> SelectionSnapshot {
-        SelectionSnapshot(ladder: ladder, estimateBps: estimate, estimateIsMeasured: measured, bufferSeconds: buffer,
-                          currentVariantIndex: current, peakBitrateCapBps: cap, pinnedVariantIndex: pinned,
-                          recentSegmentThroughputBps: recent)
+    func snapshot(
+        estimate: Double, measured: Bool = true, buffer: Double = 10, current: Int? = nil, cap: Int? = nil,
+        pinned: Int? = nil, recent: Double? = nil
+    ) -> SelectionSnapshot {
+        SelectionSnapshot(
+            ladder: ladder, estimateBps: estimate, estimateIsMeasured: measured, bufferSeconds: buffer,
+            currentVariantIndex: current, peakBitrateCapBps: cap, pinnedVariantIndex: pinned,
+            recentSegmentThroughputBps: recent)
     }
 
     @Test func startsOnVideo_withTheDefaultEstimate() {
@@ -74,10 +77,14 @@ import Testing
     }
 
     @Test func audioOnlyLadder_usualRules() {
-        let rungs = [LadderRung(variantIndex: 0, bandwidthBps: 64_000, audioOnly: true),
-                     LadderRung(variantIndex: 1, bandwidthBps: 128_000, audioOnly: true)]
-        let d = selector.select(SelectionSnapshot(ladder: rungs, estimateBps: 1e6, estimateIsMeasured: true, bufferSeconds: 0,
-                                                  currentVariantIndex: nil))
+        let rungs = [
+            LadderRung(variantIndex: 0, bandwidthBps: 64_000, audioOnly: true),
+            LadderRung(variantIndex: 1, bandwidthBps: 128_000, audioOnly: true)
+        ]
+        let d = selector.select(
+            SelectionSnapshot(
+                ladder: rungs, estimateBps: 1e6, estimateIsMeasured: true, bufferSeconds: 0,
+                currentVariantIndex: nil))
         #expect(d.variantIndex == 1)
         #expect(d.reason == .initial)
     }

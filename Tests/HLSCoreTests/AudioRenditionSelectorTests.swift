@@ -7,32 +7,38 @@ import Testing
 
 /// The multivariant playlist Samples/make-variants.sh writes as alt-audio/master.m3u8.
 let altAudioMaster = """
-#EXTM3U
-#EXT-X-VERSION:4
-#EXT-X-INDEPENDENT-SEGMENTS
-#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="en/prog.m3u8"
-#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="Français",LANGUAGE="fr",DEFAULT=NO,AUTOSELECT=YES,CHANNELS="2",URI="fr/prog.m3u8"
-#EXT-X-STREAM-INF:BANDWIDTH=670284,AVERAGE-BANDWIDTH=647096,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",AUDIO="aud"
-v0/prog.m3u8
-#EXT-X-STREAM-INF:BANDWIDTH=1359116,AVERAGE-BANDWIDTH=1307916,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="aud"
-v1/prog.m3u8
+    #EXTM3U
+    #EXT-X-VERSION:4
+    #EXT-X-INDEPENDENT-SEGMENTS
+    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,AUTOSELECT=YES,CHANNELS="2",URI="en/prog.m3u8"
+    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="Français",LANGUAGE="fr",DEFAULT=NO,AUTOSELECT=YES,CHANNELS="2",URI="fr/prog.m3u8"
+    #EXT-X-STREAM-INF:BANDWIDTH=670284,AVERAGE-BANDWIDTH=647096,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",AUDIO="aud"
+    v0/prog.m3u8
+    #EXT-X-STREAM-INF:BANDWIDTH=1359116,AVERAGE-BANDWIDTH=1307916,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",AUDIO="aud"
+    v1/prog.m3u8
 
-"""
+    """
 
 @Suite struct AudioRenditionSelectorTests {
-    func audio(_ name: String, _ lang: String?, group: String = "g", isDefault: Bool = false, auto: Bool = false,
-               uri: String? = nil, characteristics: [String] = []) -> Rendition {
-        Rendition(type: .audio, uri: uri.map { URL(string: "http://o/\($0)")! }, groupID: group, language: lang, name: name,
-                  isDefault: isDefault, autoselect: auto, characteristics: characteristics)
+    func audio(
+        _ name: String, _ lang: String?, group: String = "g", isDefault: Bool = false, auto: Bool = false,
+        uri: String? = nil, characteristics: [String] = []
+    ) -> Rendition {
+        Rendition(
+            type: .audio, uri: uri.map { URL(string: "http://o/\($0)")! }, groupID: group, language: lang, name: name,
+            isDefault: isDefault, autoselect: auto, characteristics: characteristics)
     }
     func variant(group: String? = "g") -> VariantStream {
         VariantStream(uri: URL(string: "http://o/v0/prog.m3u8")!, bandwidthBps: 1_000_000, audioGroup: group)
     }
-    func pick(_ r: [Rendition], lang: String? = nil, system: String? = nil, previous: Rendition? = nil,
-              group: String? = "g") throws -> AudioRenditionChoice {
-        try AudioRenditionSelector.select(for: variant(group: group), renditions: r,
-                                          preferences: AudioPreferences(requestedLanguage: lang, systemLanguage: system),
-                                          previous: previous)
+    func pick(
+        _ r: [Rendition], lang: String? = nil, system: String? = nil, previous: Rendition? = nil,
+        group: String? = "g"
+    ) throws -> AudioRenditionChoice {
+        try AudioRenditionSelector.select(
+            for: variant(group: group), renditions: r,
+            preferences: AudioPreferences(requestedLanguage: lang, systemLanguage: system),
+            previous: previous)
     }
 
     // MARK: the sample
@@ -48,8 +54,9 @@ v1/prog.m3u8
 
     @Test func sample_audioLangFr_picksFrench() throws {
         let m = try multivariant(altAudioMaster)
-        let c = try AudioRenditionSelector.select(for: m.variants[1], renditions: m.renditions,
-                                                  preferences: AudioPreferences(requestedLanguage: "fr"))
+        let c = try AudioRenditionSelector.select(
+            for: m.variants[1], renditions: m.renditions,
+            preferences: AudioPreferences(requestedLanguage: "fr"))
         #expect(c.rendition?.name == "Français")
         #expect(c.renditionIndex == 1)
         #expect(c.reason == .requestedLanguage)
@@ -166,7 +173,8 @@ v1/prog.m3u8
         } throws: { error in
             guard let e = error as? AudioRenditionError else { return false }
             return e.kind == .groupNotFound && e.groupID == "g"
-                && e.description == "variant prog.m3u8 names AUDIO group \"g\" but no EXT-X-MEDIA TYPE=AUDIO has GROUP-ID=\"g\" (AUDIO groups defined: \"aac\"; RFC 8216 §4.3.4.2)"
+                && e.description
+                    == "variant prog.m3u8 names AUDIO group \"g\" but no EXT-X-MEDIA TYPE=AUDIO has GROUP-ID=\"g\" (AUDIO groups defined: \"aac\"; RFC 8216 §4.3.4.2)"
         }
     }
 

@@ -6,11 +6,14 @@ import Testing
     let c = ByteProgressClassifier()
 
     /// A 4 Mbps rung, 6 s segment (3 MB), RTT 100 ms → N = 10×0.1 + 0.5×6 = 4 s.
-    func snapshot(received: Int = 1_000_000, idle: Double = 0.05, elapsed: Double = 4, throughput: Double? = 1_000_000,
-                  buffer: Double = 0, rung: Double = 4_000_000, expected: Int? = 3_000_000) -> InFlightSnapshot {
-        InFlightSnapshot(bytesReceived: received, bytesExpected: expected, secondsSinceLastByte: idle, elapsedSeconds: elapsed,
-                         rttSeconds: 0.1, segmentDurationSeconds: 6, rungBitrateBps: rung,
-                         measuredThroughputBps: throughput, forwardBufferSeconds: buffer)
+    func snapshot(
+        received: Int = 1_000_000, idle: Double = 0.05, elapsed: Double = 4, throughput: Double? = 1_000_000,
+        buffer: Double = 0, rung: Double = 4_000_000, expected: Int? = 3_000_000
+    ) -> InFlightSnapshot {
+        InFlightSnapshot(
+            bytesReceived: received, bytesExpected: expected, secondsSinceLastByte: idle, elapsedSeconds: elapsed,
+            rttSeconds: 0.1, segmentDurationSeconds: 6, rungBitrateBps: rung,
+            measuredThroughputBps: throughput, forwardBufferSeconds: buffer)
     }
 
     // MARK: The wedge window formula
@@ -119,9 +122,10 @@ import Testing
     /// The seed's example: a 4K rung (33.8 Mbps) over a 2 Mbps link ≈ 17× over-selected.
     @Test func cold4KOverSelect_on2Mbps_overSelected_capSuggestedBelowLink() {
         // 3 s in at 2 Mbps: 750 KB of a 25.35 MB segment.
-        let s = InFlightSnapshot(bytesReceived: 750_000, bytesExpected: nil, secondsSinceLastByte: 0.02, elapsedSeconds: 3.1,
-                                 rttSeconds: 0.04, segmentDurationSeconds: 6, rungBitrateBps: 33_808_000,
-                                 measuredThroughputBps: 2_000_000, forwardBufferSeconds: 0)
+        let s = InFlightSnapshot(
+            bytesReceived: 750_000, bytesExpected: nil, secondsSinceLastByte: 0.02, elapsedSeconds: 3.1,
+            rttSeconds: 0.04, segmentDurationSeconds: 6, rungBitrateBps: 33_808_000,
+            measuredThroughputBps: 2_000_000, forwardBufferSeconds: 0)
         let a = c.classify(s)
         #expect(a.verdict == .overSelected)
         #expect(abs(a.overSelectionRatio! - 16.904) < 0.001)
@@ -148,9 +152,10 @@ import Testing
             let inPause = sinceFirstByte >= pauseStart && sinceFirstByte < pauseStart + pauseLength
             let idle = t < firstByte ? t : (inPause ? sinceFirstByte - pauseStart : 0.01)
             let throughput = sinceFirstByte > 0 && received > 0 ? Double(received) * 8 / sinceFirstByte : nil
-            let s = InFlightSnapshot(bytesReceived: received, bytesExpected: segmentBytes, secondsSinceLastByte: idle,
-                                     elapsedSeconds: t, rttSeconds: 0.05, segmentDurationSeconds: 6, rungBitrateBps: 1_500_000,
-                                     measuredThroughputBps: throughput, forwardBufferSeconds: 0)
+            let s = InFlightSnapshot(
+                bytesReceived: received, bytesExpected: segmentBytes, secondsSinceLastByte: idle,
+                elapsedSeconds: t, rttSeconds: 0.05, segmentDurationSeconds: 6, rungBitrateBps: 1_500_000,
+                measuredThroughputBps: throughput, forwardBufferSeconds: 0)
             let a = c.classify(s)
             #expect(a.verdict == .healthy, "t=\(t) transfer=\(transferSeconds) → \(a)")
             t += 0.25

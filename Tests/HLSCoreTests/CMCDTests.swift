@@ -18,7 +18,9 @@ import Testing
     }
 
     @Test func payload_keysInAlphabeticalOrder_roundedToSpecGranularity() {
-        #expect(sample().payload == #"bl=21300,br=3200,cid="content",d=2000,mtp=25400,ot=av,sf=h,sid="6e2fb550-c457-11e9-bb97-0800200c9a66",st=v,tb=7225"#)
+        #expect(
+            sample().payload == #"bl=21300,br=3200,cid="content",d=2000,mtp=25400,ot=av,sf=h,sid="6e2fb550-c457-11e9-bb97-0800200c9a66",st=v,tb=7225"#
+        )
     }
 
     @Test func booleans_appearAsBareKeysOnlyWhenTrue() {

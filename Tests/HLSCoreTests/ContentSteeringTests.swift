@@ -37,18 +37,22 @@ func steering(_ json: String) throws -> SteeringManifest {
     @Test func fractionalTTL_andZero_accepted_negativeRejected() throws {
         #expect(try steering(#"{"VERSION":1,"TTL":0.5,"PATHWAY-PRIORITY":["a"]}"#).ttlSeconds == 0.5)
         #expect(try steering(#"{"VERSION":1,"TTL":0,"PATHWAY-PRIORITY":["a"]}"#).ttlSeconds == 0)
-        #expect(rejected(#"{"VERSION":1,"TTL":-1,"PATHWAY-PRIORITY":["a"]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":1,"TTL":-1,"PATHWAY-PRIORITY":["a"]}"#)?.description
                 == "steering manifest invalid-value: TTL -1 is not a number of seconds ≥ 0")
     }
 
     @Test func version_mustBeOne() {
-        #expect(rejected(#"{"VERSION":2,"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":2,"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
                 == "steering manifest unsupported-version: VERSION 2 is not supported (only 1)")
         #expect(rejected(#"{"VERSION":1.5,"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.kind == .unsupportedVersion)
-        #expect(rejected(#"{"VERSION":true,"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":true,"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
                 == "steering manifest wrong-type: VERSION is a boolean, not a number")
         #expect(rejected(#"{"VERSION":"1","TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.kind == .wrongType)
-        #expect(rejected(#"{"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
+        #expect(
+            rejected(#"{"TTL":1,"PATHWAY-PRIORITY":["a"]}"#)?.description
                 == "steering manifest missing-field: VERSION is required")
     }
 
@@ -64,12 +68,15 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func pathwayPriority_rules() throws {
-        #expect(rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":[]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":[]}"#)?.description
                 == "steering manifest invalid-value: PATHWAY-PRIORITY is empty")
         #expect(rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":"a"}"#)?.kind == .wrongType)
-        #expect(rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["a",2]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["a",2]}"#)?.description
                 == "steering manifest wrong-type: PATHWAY-PRIORITY[1] is a number, not a string")
-        #expect(rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["a b"]}"#)?.description
+        #expect(
+            rejected(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["a b"]}"#)?.description
                 == "steering manifest invalid-value: PATHWAY-PRIORITY[0] \"a b\" is not a Pathway ID ([a-zA-Z0-9._-]+)")
         let dup = try steering(#"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["CDN-B","CDN_A.1","CDN-B"],"X-NEW":1}"#)
         #expect(dup.pathwayPriority == ["CDN-B", "CDN_A.1"])
@@ -84,13 +91,14 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func pathwayClones_parsed() throws {
-        let m = try steering("""
-        {"VERSION":1,"TTL":300,"PATHWAY-PRIORITY":["CDN-A","CDN-B"],
-         "PATHWAY-CLONES":[{"BASE-ID":"CDN-A","ID":"CDN-B",
-           "URI-REPLACEMENT":{"HOST":"b.example.com:8443","PARAMS":{"token":"x1"},
-             "PER-VARIANT-URIS":{"v0":"https://other.example/v0.m3u8","v1":"v1b.m3u8"},
-             "PER-RENDITION-URIS":{"en":"en-b.m3u8"}}}]}
-        """)
+        let m = try steering(
+            """
+            {"VERSION":1,"TTL":300,"PATHWAY-PRIORITY":["CDN-A","CDN-B"],
+             "PATHWAY-CLONES":[{"BASE-ID":"CDN-A","ID":"CDN-B",
+               "URI-REPLACEMENT":{"HOST":"b.example.com:8443","PARAMS":{"token":"x1"},
+                 "PER-VARIANT-URIS":{"v0":"https://other.example/v0.m3u8","v1":"v1b.m3u8"},
+                 "PER-RENDITION-URIS":{"en":"en-b.m3u8"}}}]}
+            """)
         let c = try #require(m.pathwayClones.first)
         #expect(c.baseID == "CDN-A")
         #expect(c.id == "CDN-B")
@@ -104,31 +112,35 @@ func steering(_ json: String) throws -> SteeringManifest {
     @Test func pathwayClones_errors() {
         let pre = #"{"VERSION":1,"TTL":1,"PATHWAY-PRIORITY":["a"],"PATHWAY-CLONES":"#
         #expect(rejected(pre + #"{}}"#)?.description == "steering manifest wrong-type: PATHWAY-CLONES is an object, not an array")
-        #expect(rejected(pre + #"[{"ID":"b","URI-REPLACEMENT":{}}]}"#)?.description
+        #expect(
+            rejected(pre + #"[{"ID":"b","URI-REPLACEMENT":{}}]}"#)?.description
                 == "steering manifest missing-field: PATHWAY-CLONES[0].BASE-ID is required")
-        #expect(rejected(pre + #"[{"BASE-ID":"a","ID":"b"}]}"#)?.description
+        #expect(
+            rejected(pre + #"[{"BASE-ID":"a","ID":"b"}]}"#)?.description
                 == "steering manifest missing-field: PATHWAY-CLONES[0].URI-REPLACEMENT is required")
         #expect(rejected(pre + #"[{"BASE-ID":"a","ID":"b c","URI-REPLACEMENT":{}}]}"#)?.kind == .invalidValue)
-        #expect(rejected(pre + #"[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"HOST":"x/y"}}]}"#)?.description
+        #expect(
+            rejected(pre + #"[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"HOST":"x/y"}}]}"#)?.description
                 == "steering manifest invalid-value: PATHWAY-CLONES[0].URI-REPLACEMENT.HOST \"x/y\" is not a host name")
-        #expect(rejected(pre + #"[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"PARAMS":{"k":1}}}]}"#)?.description
+        #expect(
+            rejected(pre + #"[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"PARAMS":{"k":1}}}]}"#)?.description
                 == "steering manifest wrong-type: PATHWAY-CLONES[0].URI-REPLACEMENT.PARAMS[\"k\"] is a number, not a string")
     }
 }
 
 @Suite struct PathwayCloneTests {
     let master = """
-    #EXTM3U
-    #EXT-X-CONTENT-STEERING:SERVER-URI="steering.json",PATHWAY-ID="a"
-    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="a/en.m3u8",STABLE-RENDITION-ID="en"
-    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="French",LANGUAGE="fr",URI="a/fr.m3u8",STABLE-RENDITION-ID="fr"
-    #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="cc",NAME="CC1",INSTREAM-ID="CC1"
-    #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.64001e,mp4a.40.2",AUDIO="aud",CLOSED-CAPTIONS="cc",PATHWAY-ID="a",STABLE-VARIANT-ID="v0"
-    a/v0.m3u8?x=1
-    #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2",AUDIO="aud",PATHWAY-ID="a",STABLE-VARIANT-ID="v1"
-    a/v1.m3u8
+        #EXTM3U
+        #EXT-X-CONTENT-STEERING:SERVER-URI="steering.json",PATHWAY-ID="a"
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="a/en.m3u8",STABLE-RENDITION-ID="en"
+        #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="French",LANGUAGE="fr",URI="a/fr.m3u8",STABLE-RENDITION-ID="fr"
+        #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="cc",NAME="CC1",INSTREAM-ID="CC1"
+        #EXT-X-STREAM-INF:BANDWIDTH=1000000,RESOLUTION=640x360,CODECS="avc1.64001e,mp4a.40.2",AUDIO="aud",CLOSED-CAPTIONS="cc",PATHWAY-ID="a",STABLE-VARIANT-ID="v0"
+        a/v0.m3u8?x=1
+        #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=1280x720,CODECS="avc1.64001f,mp4a.40.2",AUDIO="aud",PATHWAY-ID="a",STABLE-VARIANT-ID="v1"
+        a/v1.m3u8
 
-    """
+        """
 
     @Test func parser_readsSteeringAttributes() throws {
         let m = try multivariant(master)
@@ -139,11 +151,12 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func clone_hostAndParams_andPerURIs() throws {
-        let m = try steering("""
-        {"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["b","a"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"b",
-          "URI-REPLACEMENT":{"HOST":"127.0.0.1:9000","PARAMS":{"cdn":"b","x":"2"},
-                             "PER-VARIANT-URIS":{"v1":"https://v.example/v1.m3u8"},"PER-RENDITION-URIS":{"fr":"fr-b.m3u8"}}}]}
-        """)
+        let m = try steering(
+            """
+            {"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["b","a"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"b",
+              "URI-REPLACEMENT":{"HOST":"127.0.0.1:9000","PARAMS":{"cdn":"b","x":"2"},
+                                 "PER-VARIANT-URIS":{"v1":"https://v.example/v1.m3u8"},"PER-RENDITION-URIS":{"fr":"fr-b.m3u8"}}}]}
+            """)
         let r = m.applyingClones(to: try multivariant(master))
         #expect(r.added == ["b"])
         #expect(r.skipped.isEmpty)
@@ -158,8 +171,11 @@ func steering(_ json: String) throws -> SteeringManifest {
         #expect(v[2].bandwidthBps == 1_000_000)
         let audio = r.playlist.renditions.filter { $0.groupID == "aud@b" }
         #expect(audio.map(\.name) == ["English", "French"])
-        #expect(audio.map { $0.uri?.absoluteString } == ["http://127.0.0.1:9000/path/a/en.m3u8?cdn=b&x=2",
-                                                          "http://example.com/path/fr-b.m3u8"])
+        #expect(
+            audio.map { $0.uri?.absoluteString } == [
+                "http://127.0.0.1:9000/path/a/en.m3u8?cdn=b&x=2",
+                "http://example.com/path/fr-b.m3u8"
+            ])
         #expect(r.playlist.renditions.count == 5)
         // The clone is one more redundant copy of each rung, and its audio group resolves.
         #expect(FailoverTracker.redundantGroups(v) == [[0, 2], [1, 3]])
@@ -168,7 +184,9 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func clone_existingID_orUnknownBase_skipped() throws {
-        let m = try steering(#"{"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["a"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"a","URI-REPLACEMENT":{}},{"BASE-ID":"z","ID":"c","URI-REPLACEMENT":{}}]}"#)
+        let m = try steering(
+            #"{"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["a"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"a","URI-REPLACEMENT":{}},{"BASE-ID":"z","ID":"c","URI-REPLACEMENT":{}}]}"#
+        )
         let p = try multivariant(master)
         let r = m.applyingClones(to: p)
         #expect(r.added.isEmpty)
@@ -177,7 +195,9 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func clone_ofAClone_inOneManifest() throws {
-        let m = try steering(#"{"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["c"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"HOST":"b.example"}},{"BASE-ID":"b","ID":"c","URI-REPLACEMENT":{"PARAMS":{"p":"c"}}}]}"#)
+        let m = try steering(
+            #"{"VERSION":1,"TTL":10,"PATHWAY-PRIORITY":["c"],"PATHWAY-CLONES":[{"BASE-ID":"a","ID":"b","URI-REPLACEMENT":{"HOST":"b.example"}},{"BASE-ID":"b","ID":"c","URI-REPLACEMENT":{"PARAMS":{"p":"c"}}}]}"#
+        )
         let r = m.applyingClones(to: try multivariant(master))
         #expect(r.added == ["b", "c"])
         #expect(r.playlist.variants.count == 6)
@@ -211,8 +231,9 @@ func steering(_ json: String) throws -> SteeringManifest {
     }
 
     @Test func initialPathway_unknownInTag_firstVariants() throws {
-        let text = redundantSteeringMaster.replacingOccurrences(of: #"SERVER-URI="steering.json",PATHWAY-ID="a""#,
-                                                                with: #"SERVER-URI="steering.json",PATHWAY-ID="zz""#)
+        let text = redundantSteeringMaster.replacingOccurrences(
+            of: #"SERVER-URI="steering.json",PATHWAY-ID="a""#,
+            with: #"SERVER-URI="steering.json",PATHWAY-ID="zz""#)
         let (c, _) = try client(text)
         #expect(c.currentPathway == "a")
         #expect(c.initialPathwayReason == "EXT-X-CONTENT-STEERING PATHWAY-ID=\"zz\" names no variant's pathway; the first variant's")
@@ -221,11 +242,13 @@ func steering(_ json: String) throws -> SteeringManifest {
     @Test func requestURL_addsPathwayAndThroughput_replacingOldValues() throws {
         var (c, _) = try client()
         #expect(c.requestURL(throughputBps: nil).absoluteString == "http://example.com/path/steering.json?_HLS_pathway=a")
-        #expect(c.requestURL(throughputBps: 5_123_456.6).absoluteString
+        #expect(
+            c.requestURL(throughputBps: 5_123_456.6).absoluteString
                 == "http://example.com/path/steering.json?_HLS_pathway=a&_HLS_throughput=5123457")
         let m = try steering(#"{"VERSION":1,"TTL":4,"RELOAD-URI":"s2.json?k=v&_HLS_pathway=old&_HLS_throughput=1","PATHWAY-PRIORITY":["b","a"]}"#)
         _ = c.manifestLoaded(m, playlist: try multivariant(redundantSteeringMaster), excludedPathways: [:], at: t(0))
-        #expect(c.requestURL(throughputBps: 800).absoluteString
+        #expect(
+            c.requestURL(throughputBps: 800).absoluteString
                 == "http://example.com/path/s2.json?k=v&_HLS_pathway=b&_HLS_throughput=800")
     }
 
@@ -233,11 +256,12 @@ func steering(_ json: String) throws -> SteeringManifest {
         var (c, p) = try client()
         let u = c.manifestLoaded(try steering(sampleJSON), playlist: p, excludedPathways: [:], at: t(1))
         #expect(u.playlist == p)
-        #expect(u.actions == [
-            .priorityUpdated(["b", "a"], ttlSeconds: 4),
-            .reloadScheduled(at: t(5), reason: "TTL 4.0 s"),
-            .pathwayChanged(from: "a", to: "b", reason: "first in PATHWAY-PRIORITY order"),
-        ])
+        #expect(
+            u.actions == [
+                .priorityUpdated(["b", "a"], ttlSeconds: 4),
+                .reloadScheduled(at: t(5), reason: "TTL 4.0 s"),
+                .pathwayChanged(from: "a", to: "b", reason: "first in PATHWAY-PRIORITY order")
+            ])
         #expect(c.currentPathway == "b")
         #expect(c.pathwayOrder == ["b", "a"])
         #expect(!c.isReloadDue(at: t(4.999)))
@@ -315,7 +339,9 @@ func steering(_ json: String) throws -> SteeringManifest {
     @Test func clones_joinPathwaysAndTheTracker() throws {
         var (c, p) = try client()
         var f = FailoverTracker(variants: p.variants)
-        let m = try steering(#"{"VERSION":1,"TTL":4,"PATHWAY-PRIORITY":["c","b","a"],"PATHWAY-CLONES":[{"BASE-ID":"b","ID":"c","URI-REPLACEMENT":{"HOST":"localhost"}}]}"#)
+        let m = try steering(
+            #"{"VERSION":1,"TTL":4,"PATHWAY-PRIORITY":["c","b","a"],"PATHWAY-CLONES":[{"BASE-ID":"b","ID":"c","URI-REPLACEMENT":{"HOST":"localhost"}}]}"#
+        )
         let u = c.manifestLoaded(m, playlist: p, excludedPathways: [:], at: t(0))
         #expect(u.actions.first == .clonesApplied(added: ["c"], skipped: []))
         #expect(c.pathways == ["a", "b", "c"])

@@ -8,23 +8,24 @@ import Testing
 
 /// The multivariant playlist Samples/make-variants.sh writes as redundant/steering.m3u8.
 let redundantSteeringMaster = """
-#EXTM3U
-#EXT-X-VERSION:3
-#EXT-X-INDEPENDENT-SEGMENTS
-#EXT-X-CONTENT-STEERING:SERVER-URI="steering.json",PATHWAY-ID="a"
-#EXT-X-STREAM-INF:BANDWIDTH=623408,AVERAGE-BANDWIDTH=606300,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",PATHWAY-ID="a",STABLE-VARIANT-ID="v0"
-a/v0/prog.m3u8
-#EXT-X-STREAM-INF:BANDWIDTH=1307728,AVERAGE-BANDWIDTH=1267120,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",PATHWAY-ID="a",STABLE-VARIANT-ID="v1"
-a/v1/prog.m3u8
-#EXT-X-STREAM-INF:BANDWIDTH=623408,AVERAGE-BANDWIDTH=606300,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",PATHWAY-ID="b",STABLE-VARIANT-ID="v0"
-b/v0/prog.m3u8
-#EXT-X-STREAM-INF:BANDWIDTH=1307728,AVERAGE-BANDWIDTH=1267120,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",PATHWAY-ID="b",STABLE-VARIANT-ID="v1"
-b/v1/prog.m3u8
+    #EXTM3U
+    #EXT-X-VERSION:3
+    #EXT-X-INDEPENDENT-SEGMENTS
+    #EXT-X-CONTENT-STEERING:SERVER-URI="steering.json",PATHWAY-ID="a"
+    #EXT-X-STREAM-INF:BANDWIDTH=623408,AVERAGE-BANDWIDTH=606300,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",PATHWAY-ID="a",STABLE-VARIANT-ID="v0"
+    a/v0/prog.m3u8
+    #EXT-X-STREAM-INF:BANDWIDTH=1307728,AVERAGE-BANDWIDTH=1267120,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",PATHWAY-ID="a",STABLE-VARIANT-ID="v1"
+    a/v1/prog.m3u8
+    #EXT-X-STREAM-INF:BANDWIDTH=623408,AVERAGE-BANDWIDTH=606300,RESOLUTION=416x234,FRAME-RATE=24.000,CODECS="avc1.64000d,mp4a.40.2",PATHWAY-ID="b",STABLE-VARIANT-ID="v0"
+    b/v0/prog.m3u8
+    #EXT-X-STREAM-INF:BANDWIDTH=1307728,AVERAGE-BANDWIDTH=1267120,RESOLUTION=640x360,FRAME-RATE=24.000,CODECS="avc1.64001e,mp4a.40.2",PATHWAY-ID="b",STABLE-VARIANT-ID="v1"
+    b/v1/prog.m3u8
 
-"""
+    """
 
 /// redundant/master.m3u8: the same without pathways.
-let redundantMaster = redundantSteeringMaster
+let redundantMaster =
+    redundantSteeringMaster
     .split(separator: "\n", omittingEmptySubsequences: false)
     .filter { !$0.hasPrefix("#EXT-X-CONTENT-STEERING") }
     .map { $0.replacingOccurrences(of: #",PATHWAY-ID="[ab]",STABLE-VARIANT-ID="v[01]""#, with: "", options: .regularExpression) }
@@ -58,7 +59,7 @@ let redundantMaster = redundantSteeringMaster
             VariantStream(uri: u("b"), bandwidthBps: 1000, codecs: ["mp4a.40.2", "avc1.4d401f"], resolution: Resolution(width: 640, height: 360)),
             VariantStream(uri: u("c"), bandwidthBps: 1000, codecs: ["avc1.4d401f", "mp4a.40.2"], resolution: Resolution(width: 416, height: 234)),
             VariantStream(uri: u("d"), bandwidthBps: 1000, codecs: ["hvc1.1.6.L93.B0", "mp4a.40.2"], resolution: Resolution(width: 640, height: 360)),
-            VariantStream(uri: u("e"), bandwidthBps: 1001, codecs: ["avc1.4d401f", "mp4a.40.2"], resolution: Resolution(width: 640, height: 360)),
+            VariantStream(uri: u("e"), bandwidthBps: 1001, codecs: ["avc1.4d401f", "mp4a.40.2"], resolution: Resolution(width: 640, height: 360))
         ]
         #expect(FailoverTracker.redundantGroups(v) == [[0, 1], [2], [3], [4]])
     }
@@ -152,8 +153,11 @@ let redundantMaster = redundantSteeringMaster
         _ = f.recordFailure(variantIndex: 0, error: timeout, at: t(0))
         let a = f.recordFailure(variantIndex: 0, error: timeout, at: t(1))
         #expect(a.count == 2)
-        #expect(a.last == .excluded(.pathway("a"), until: t(61),
-                                    reason: "variant /path/a/v0/prog.m3u8 on it excluded after 2 consecutive errors"))
+        #expect(
+            a.last
+                == .excluded(
+                    .pathway("a"), until: t(61),
+                    reason: "variant /path/a/v0/prog.m3u8 on it excluded after 2 consecutive errors"))
         #expect(f.excludedPathways(at: t(1)) == ["a": t(61)])
         // The 360p rung moves too although a/v1 never failed.
         let c = f.choose(rungOf: 1, pathwayOrder: ["a", "b"], at: t(2))

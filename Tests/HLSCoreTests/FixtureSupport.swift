@@ -14,8 +14,9 @@ enum Fixtures {
     static func requireDirectory() throws -> URL {
         var isDir: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDir)
-        try #require(exists && isDir.boolValue,
-                     "playlist fixtures not found at \(directory.path): expected <repo>/../shared/data/playlists (see shared/data/playlists/README.md)")
+        try #require(
+            exists && isDir.boolValue,
+            "playlist fixtures not found at \(directory.path): expected <repo>/../shared/data/playlists (see shared/data/playlists/README.md)")
         return directory
     }
 
@@ -41,21 +42,27 @@ enum Fixtures {
 
 let testBase = URL(string: "http://example.com/path/playlist.m3u8")!
 
-func parseText(_ text: String, base: URL = testBase, parent: [String: String] = [:],
-               limits: PlaylistLimits = .default) throws -> Playlist {
+func parseText(
+    _ text: String, base: URL = testBase, parent: [String: String] = [:],
+    limits: PlaylistLimits = .default
+) throws -> Playlist {
     try PlaylistParser.parse(text, baseURL: base, parentVariables: parent, limits: limits)
 }
 
-func media(_ text: String, base: URL = testBase, parent: [String: String] = [:],
-           limits: PlaylistLimits = .default) throws -> MediaPlaylist {
+func media(
+    _ text: String, base: URL = testBase, parent: [String: String] = [:],
+    limits: PlaylistLimits = .default
+) throws -> MediaPlaylist {
     guard case .media(let m) = try parseText(text, base: base, parent: parent, limits: limits) else {
         throw TestFailure("expected a Media Playlist")
     }
     return m
 }
 
-func multivariant(_ text: String, base: URL = testBase, parent: [String: String] = [:],
-                  limits: PlaylistLimits = .default) throws -> MultivariantPlaylist {
+func multivariant(
+    _ text: String, base: URL = testBase, parent: [String: String] = [:],
+    limits: PlaylistLimits = .default
+) throws -> MultivariantPlaylist {
     guard case .multivariant(let m) = try parseText(text, base: base, parent: parent, limits: limits) else {
         throw TestFailure("expected a Multivariant Playlist")
     }

@@ -21,9 +21,9 @@ import Testing
 
     @Test func byteBound_holdsWhenTheNextSegmentWouldNotFit() {
         let bound = 256 << 20
-        #expect(ForwardBufferRule.gate(level(10, bound - 46_000_000), bounds()) == .load)          // fits exactly
-        #expect(ForwardBufferRule.gate(level(10, bound - 46_000_000 + 1), bounds()) == .holdBytes)  // one byte over
-        #expect(ForwardBufferRule.gate(level(10, bound * 2, next: 0), bounds(max: nil)) == .load)    // no byte bound
+        #expect(ForwardBufferRule.gate(level(10, bound - 46_000_000), bounds()) == .load) // fits exactly
+        #expect(ForwardBufferRule.gate(level(10, bound - 46_000_000 + 1), bounds()) == .holdBytes) // one byte over
+        #expect(ForwardBufferRule.gate(level(10, bound * 2, next: 0), bounds(max: nil)) == .load) // no byte bound
     }
 
     @Test func byteBound_neverHoldsBelowTheFloor_norAnEmptyBuffer() {
@@ -73,11 +73,13 @@ import Testing
             builder.record(.byteBound(ByteBoundRecord(action: .holding, level: held, bounds: bounds())))
             builder.record(.byteBound(ByteBoundRecord(action: .released, level: held, bounds: bounds(), releasedBy: .bytes, heldSeconds: seconds)))
         }
-        let summary = builder.summary(url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
-                                      finalPositionSeconds: 10, sessionSeconds: 10, finalEstimateBps: nil)
+        let summary = builder.summary(
+            url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
+            finalPositionSeconds: 10, sessionSeconds: 10, finalEstimateBps: nil)
         #expect(summary.byteBoundEpisodes == 2 && summary.byteBoundSeconds == 3.5)
-        let none = SummaryBuilder().summary(url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
-                                            finalPositionSeconds: 10, sessionSeconds: 10, finalEstimateBps: nil)
+        let none = SummaryBuilder().summary(
+            url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
+            finalPositionSeconds: 10, sessionSeconds: 10, finalEstimateBps: nil)
         #expect(none.byteBoundEpisodes == nil && none.byteBoundSeconds == nil)
     }
 }

@@ -15,8 +15,11 @@ struct HTTPExchangeTests {
         let block = "GET /v0/seg.ts?token=x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: hlsplay/0.1.0\r\nRange: bytes=0-99\r\nX-Empty:\r\n\r\n"
         let parsed = HTTPExchange.parseRequestHeaderBlock(block)
         #expect(parsed.method == "GET")
-        #expect(parsed.fields == [.init(name: "Host", value: "127.0.0.1:8080"), .init(name: "User-Agent", value: "hlsplay/0.1.0"),
-                                  .init(name: "Range", value: "bytes=0-99"), .init(name: "X-Empty", value: "")])
+        #expect(
+            parsed.fields == [
+                .init(name: "Host", value: "127.0.0.1:8080"), .init(name: "User-Agent", value: "hlsplay/0.1.0"),
+                .init(name: "Range", value: "bytes=0-99"), .init(name: "X-Empty", value: "")
+            ])
         #expect(HTTPExchange.parseRequestHeaderBlock("").fields.isEmpty)
     }
 

@@ -14,7 +14,7 @@ struct HlsjsFixtureTests {
         "define-undefined-reference.m3u8": .variableError,
         "define-reference-before-definition.m3u8": .variableError,
         "targetduration-twice.m3u8": .constraintViolation,
-        "media-sequence-after-first-segment.m3u8": .constraintViolation,
+        "media-sequence-after-first-segment.m3u8": .constraintViolation
     ]
 
     static func load(_ name: String) throws -> (result: Result<Playlist, PlaylistError>, entry: [String: Any]) {
@@ -74,8 +74,11 @@ struct HlsjsFixtureTests {
 
     @Test func llhlsPartsPreloadRenditionReport() throws {
         let m = try Self.media("llhls-parts-preload-rendition-report.m3u8")
-        #expect(m.serverControl == ServerControl(canBlockReload: true, canSkipUntilSeconds: 24, canSkipDateRanges: false,
-                                                 holdBackSeconds: nil, partHoldBackSeconds: 3.012))
+        #expect(
+            m.serverControl
+                == ServerControl(
+                    canBlockReload: true, canSkipUntilSeconds: 24, canSkipDateRanges: false,
+                    holdBackSeconds: nil, partHoldBackSeconds: 3.012))
         #expect(m.partTargetSeconds == 1.004)
         #expect(m.segments.count == 8)
         #expect(m.segments.map(\.parts.count) == [0, 0, 0, 0, 0, 0, 4, 4])
@@ -157,8 +160,11 @@ struct HlsjsFixtureTests {
         let s = m.segments[0]
         #expect(s.title == "no desc {$mvpVariable}") // titles are not substituted
         #expect(s.uri.absoluteString == "http://example.com/hls/aok.mp4")
-        #expect(s.initializationSection == MediaInitializationSection(uri: URL(string: "http://example.com/hls/ok.mp4")!,
-                                                                       byteRange: ByteRange(length: 718, offset: 0)))
+        #expect(
+            s.initializationSection
+                == MediaInitializationSection(
+                    uri: URL(string: "http://example.com/hls/ok.mp4")!,
+                    byteRange: ByteRange(length: 718, offset: 0)))
         let part = try #require(m.segments[3].parts.first)
         #expect(part.uri.absoluteString == "http://example.com/hls/part-4-1.mp4")
         #expect(part.byteRange == ByteRange(length: 718, offset: 0))
@@ -182,16 +188,22 @@ struct HlsjsFixtureTests {
         let m = try Self.multivariant("define-queryparam-multivariant.m3u8")
         #expect(m.variables == ["foo": "bar", "token": "1234"])
         #expect(m.sessionData.first { $0.dataID == "var-applied" }?.value == "bar")
-        #expect(m.variants.map(\.uri.absoluteString) == ["https://www.x.com/sec/video/1.m3u8?parent-token=1234",
-                                                         "https://www.x.com/sec/video/2.m3u8?parent-token=1234"])
+        #expect(
+            m.variants.map(\.uri.absoluteString) == [
+                "https://www.x.com/sec/video/1.m3u8?parent-token=1234",
+                "https://www.x.com/sec/video/2.m3u8?parent-token=1234"
+            ])
     }
 
     @Test func defineQueryparamMedia() throws {
         let m = try Self.media("define-queryparam-media.m3u8")
         #expect(m.variables == ["token": "1234", "parent-token": "1234", "extra": "yes"]) // foo not imported
-        #expect(m.segments.map(\.uri.absoluteString) == ["https://www.x.com/sec/video/segment-1.mp4?pt=1234&t=1234&x=yes",
-                                                         "https://www.x.com/sec/video/segment-2.mp4?t=1234",
-                                                         "https://www.x.com/sec/video/segment-3.mp4?t=1234"])
+        #expect(
+            m.segments.map(\.uri.absoluteString) == [
+                "https://www.x.com/sec/video/segment-1.mp4?pt=1234&t=1234&x=yes",
+                "https://www.x.com/sec/video/segment-2.mp4?t=1234",
+                "https://www.x.com/sec/video/segment-3.mp4?t=1234"
+            ])
     }
 
     @Test func errorLinesAndRules() throws {

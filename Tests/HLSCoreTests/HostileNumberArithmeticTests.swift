@@ -56,7 +56,8 @@ import Testing
         for _ in 0...huge.burst + 2 { _ = hostile.admit(.segment, limit: huge, at: now) }
         // What a parsed playlist can reach (EXTINF at its 10^6 s bound) still paces: the burst, then a wait of an interval.
         var bound = RequestRateBound()
-        let longest = RequestRateRules.limit(for: .segment, inputs: RequestRateInputs(meanSegmentDurationSeconds: 1e6, forwardBufferTargetSeconds: 30))
+        let longest = RequestRateRules.limit(
+            for: .segment, inputs: RequestRateInputs(meanSegmentDurationSeconds: 1e6, forwardBufferTargetSeconds: 30))
         for _ in 0..<longest.burst { #expect(bound.admit(.segment, limit: longest, at: now).waitSeconds == 0) }
         let held = bound.admit(.segment, limit: longest, at: now)
         #expect(abs(held.waitSeconds - 500_000) < 1e-6)
@@ -68,11 +69,13 @@ import Testing
     /// A steering manifest's TTL is any finite JSON number: 1e300 s scheduled the next load through
     /// the monotonic conversion (exit 132 while playing).
     @Test func steeringTTL1e300_schedulesAtTheEndOfTime() throws {
-        let playlist = try multivariant("#EXTM3U\n#EXT-X-CONTENT-STEERING:SERVER-URI=\"s.json\",PATHWAY-ID=\"A\"\n#EXT-X-STREAM-INF:BANDWIDTH=1,PATHWAY-ID=\"A\"\nv.m3u8\n")
+        let playlist = try multivariant(
+            "#EXTM3U\n#EXT-X-CONTENT-STEERING:SERVER-URI=\"s.json\",PATHWAY-ID=\"A\"\n#EXT-X-STREAM-INF:BANDWIDTH=1,PATHWAY-ID=\"A\"\nv.m3u8\n")
         let now = MonotonicInstant(nanoseconds: 1_000)
         var client = try #require(ContentSteeringClient(playlist: playlist, at: now))
-        let manifest = try SteeringManifest.parse(Data(#"{"VERSION":1,"TTL":1e300,"PATHWAY-PRIORITY":["A"]}"#.utf8),
-                                                  manifestURL: URL(string: "http://example.com/s.json")!)
+        let manifest = try SteeringManifest.parse(
+            Data(#"{"VERSION":1,"TTL":1e300,"PATHWAY-PRIORITY":["A"]}"#.utf8),
+            manifestURL: URL(string: "http://example.com/s.json")!)
         _ = client.manifestLoaded(manifest, playlist: playlist, excludedPathways: [:], at: now)
         #expect(client.nextReload?.nanoseconds == .max)
         #expect(!client.isReloadDue(at: MonotonicInstant(nanoseconds: .max - 1)))
@@ -81,10 +84,12 @@ import Testing
 
     /// A delta whose skip reaches past Int.max (only a hand-built value can: the parser bounds both).
     @Test func deltaMerge_skipPastIntMax_throwsMissingSegment() {
-        let previous = MediaPlaylist(baseURL: testBase, targetDurationSeconds: 2, mediaSequence: .max - 1,
-                                     segments: [MediaSegment(mediaSequence: .max - 1, uri: testBase, durationSeconds: 2)])
-        let delta = MediaPlaylist(baseURL: testBase, targetDurationSeconds: 2, mediaSequence: .max - 1,
-                                  skip: SkipInfo(skippedSegments: .max))
+        let previous = MediaPlaylist(
+            baseURL: testBase, targetDurationSeconds: 2, mediaSequence: .max - 1,
+            segments: [MediaSegment(mediaSequence: .max - 1, uri: testBase, durationSeconds: 2)])
+        let delta = MediaPlaylist(
+            baseURL: testBase, targetDurationSeconds: 2, mediaSequence: .max - 1,
+            skip: SkipInfo(skippedSegments: .max))
         #expect(throws: DeltaUpdateError.self) { try LowLatencyRules.merge(delta: delta, into: previous) }
         let error = DeltaUpdateError.skippedSegmentMissing(msn: .max, skippedFirst: .max - 1, skippedCount: .max)
         #expect(error.description.contains("9223372036854775807"))
@@ -103,11 +108,12 @@ import Testing
         #expect(CMCDData.bufferLengthMs(seconds: .nan) == 0)
         #expect(CMCDData.throughputKbps(bps: .infinity) == .max)
         // 2^53 bit/s × 10^6 s / 8 does not fit Int.
-        let s = TrickleSnapshot(bytesReceived: 1, bytesExpected: nil, rungBitrateBps: 9_007_199_254_740_991,
-                                segmentDurationSeconds: 1e6, elapsedSeconds: 4,
-                                secondsSinceLastByte: 0.1, averageRateBps: 1_000_000, recentRateBps: nil, rateWindowSeconds: 7,
-                                forwardBufferSeconds: 0, waitedSeconds: 4, lowerRungAvailable: false, reRequestsSoFar: 0,
-                                wedgeWindowSeconds: 3.5)
+        let s = TrickleSnapshot(
+            bytesReceived: 1, bytesExpected: nil, rungBitrateBps: 9_007_199_254_740_991,
+            segmentDurationSeconds: 1e6, elapsedSeconds: 4,
+            secondsSinceLastByte: 0.1, averageRateBps: 1_000_000, recentRateBps: nil, rateWindowSeconds: 7,
+            forwardBufferSeconds: 0, waitedSeconds: 4, lowerRungAvailable: false, reRequestsSoFar: 0,
+            wedgeWindowSeconds: 3.5)
         #expect(TrickleClassifier().classify(s).expectedBytes == .max)
     }
 }

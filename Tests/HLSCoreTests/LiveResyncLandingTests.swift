@@ -19,33 +19,45 @@ import Testing
 
     @Test func startPointAheadOfEverythingLoaded_seeks() {
         // The window rolled on during a link collapse: 12 is past 7, the last loaded.
-        #expect(LiveResyncRules.landing(edgeStart: seg(12), lastLoaded: seg(7), playheadMediaSequence: 7, windowFirstMediaSequence: 9) == .seek(to: seg(12)))
+        #expect(
+            LiveResyncRules.landing(edgeStart: seg(12), lastLoaded: seg(7), playheadMediaSequence: 7, windowFirstMediaSequence: 9)
+                == .seek(to: seg(12)))
         // Just ahead: the next segment is the start point.
-        #expect(LiveResyncRules.landing(edgeStart: seg(8), lastLoaded: seg(7), playheadMediaSequence: 7, windowFirstMediaSequence: 5) == .seek(to: seg(8)))
+        #expect(
+            LiveResyncRules.landing(edgeStart: seg(8), lastLoaded: seg(7), playheadMediaSequence: 7, windowFirstMediaSequence: 5) == .seek(to: seg(8))
+        )
         // Nothing loaded yet (or the position was lost): the start point.
-        #expect(LiveResyncRules.landing(edgeStart: seg(3), lastLoaded: nil, playheadMediaSequence: nil, windowFirstMediaSequence: 0) == .seek(to: seg(3)))
+        #expect(
+            LiveResyncRules.landing(edgeStart: seg(3), lastLoaded: nil, playheadMediaSequence: nil, windowFirstMediaSequence: 0) == .seek(to: seg(3)))
     }
 
     @Test func playheadOutOfTheWindow_loadingPastTheStartPoint_skipsTheBufferWithoutGoingBack() {
         // The playhead is in 2, the window starts at 4, loading already reached 9, the start point
         // is 6: drop the buffer, go on loading after 9 — never reload 6…9.
-        #expect(LiveResyncRules.landing(edgeStart: seg(6), lastLoaded: seg(9), playheadMediaSequence: 2, windowFirstMediaSequence: 4) == .skipBuffered)
+        #expect(
+            LiveResyncRules.landing(edgeStart: seg(6), lastLoaded: seg(9), playheadMediaSequence: 2, windowFirstMediaSequence: 4) == .skipBuffered)
         // The playhead in the window's first segment is still in the window.
         #expect(LiveResyncRules.landing(edgeStart: seg(6), lastLoaded: seg(9), playheadMediaSequence: 4, windowFirstMediaSequence: 4) == .hold)
     }
 
     @Test func lowLatency_partsCompare_withinAndAcrossSegments() {
         // Loaded up to part 1 of 20; the start point is part 2 of 20 (INDEPENDENT): ahead.
-        #expect(LiveResyncRules.landing(edgeStart: part(20, 2), lastLoaded: part(20, 1), playheadMediaSequence: 20, windowFirstMediaSequence: 15) == .seek(to: part(20, 2)))
+        #expect(
+            LiveResyncRules.landing(edgeStart: part(20, 2), lastLoaded: part(20, 1), playheadMediaSequence: 20, windowFirstMediaSequence: 15)
+                == .seek(to: part(20, 2)))
         // Loaded part 3 of 20; the start point part 2 of 20: not ahead → hold.
-        #expect(LiveResyncRules.landing(edgeStart: part(20, 2), lastLoaded: part(20, 3), playheadMediaSequence: 20, windowFirstMediaSequence: 15) == .hold)
+        #expect(
+            LiveResyncRules.landing(edgeStart: part(20, 2), lastLoaded: part(20, 3), playheadMediaSequence: 20, windowFirstMediaSequence: 15) == .hold
+        )
         // A whole segment holds all its parts: part 0 of the same segment is not ahead.
         #expect(!LiveResyncRules.isAhead(part(20, 0), of: seg(20)))
         #expect(LiveResyncRules.isAhead(part(21, 0), of: seg(20)))
         #expect(LiveResyncRules.isAhead(seg(21), of: part(20, 3)))
         #expect(!LiveResyncRules.isAhead(seg(20), of: part(20, 0)), "a whole segment starts at its part 0")
         // The old position far behind the start point (a long stall): seek.
-        #expect(LiveResyncRules.landing(edgeStart: part(40, 0), lastLoaded: part(31, 2), playheadMediaSequence: 31, windowFirstMediaSequence: 35) == .seek(to: part(40, 0)))
+        #expect(
+            LiveResyncRules.landing(edgeStart: part(40, 0), lastLoaded: part(31, 2), playheadMediaSequence: 31, windowFirstMediaSequence: 35)
+                == .seek(to: part(40, 0)))
     }
 
     @Test func landingNames() {

@@ -132,7 +132,7 @@ import Testing
     @Test func restartDeadline_justUnder_waits_at_nextAttempt_thenGiveUpAfterMaximum() {
         var p = LiveResyncPolicy(targetDurationSeconds: 6)
         _ = p.event(.fellOutOfWindow(.behindWindow, at: t(0)))
-        _ = p.event(.tick(t(12)))           // restart 1
+        _ = p.event(.tick(t(12))) // restart 1
         #expect(p.event(.tick(t(29.999))).isEmpty)
         #expect(restarts(p.event(.tick(t(30)))).map(\.attempt) == [2])
         #expect(restarts(p.event(.tick(t(48)))).map(\.attempt) == [3])
@@ -191,17 +191,23 @@ import Testing
     /// (suspect) 20 Mbps estimate.
     @Test func segmentRollOff_resyncCarriesRecoveryCap_selectorPicksLowestOnSeek() {
         var cap = StartupCapController()
-        _ = cap.event(.sessionStarted(gate: .warm(EstimateRecord(networkKey: NetworkKey(originHost: "o", localNetwork: "n"),
-                                                                   valueBps: 40e6, sampleCount: 9, measuredAt: 0)),
-                                      ladder: ladder, at: t(0)))
+        _ = cap.event(
+            .sessionStarted(
+                gate: .warm(
+                    EstimateRecord(
+                        networkKey: NetworkKey(originHost: "o", localNetwork: "n"),
+                        valueBps: 40e6, sampleCount: 9, measuredAt: 0)),
+                ladder: ladder, at: t(0)))
         #expect(cap.capBps == nil)
         var live = LiveResyncPolicy(targetDurationSeconds: 6)
         let actions = live.event(.fellOutOfWindow(.segmentRolledOff, at: t(95)))
         guard case .resyncToLiveEdge(let r)? = actions.first else { Issue.record("expected a resync"); return }
         #expect(r.recoveryCapApplied)
         _ = cap.event(.liveResync(estimateBps: 20e6, at: t(95)))
-        let snapshot = cap.applying(to: SelectionSnapshot(ladder: ladder, estimateBps: 20e6, estimateIsMeasured: true,
-                                                          bufferSeconds: 0, currentVariantIndex: 2))
+        let snapshot = cap.applying(
+            to: SelectionSnapshot(
+                ladder: ladder, estimateBps: 20e6, estimateIsMeasured: true,
+                bufferSeconds: 0, currentVariantIndex: 2))
         let choice = VariantSelector().select(snapshot)
         #expect(choice.variantIndex == 0)
         #expect(choice.reason == .capped)

@@ -10,8 +10,10 @@ import Testing
     /// A live CMAF window as FFmpeg's hls muxer writes it for 0.25 s segments: EXT-X-TARGETDURATION:0
     /// (RFC 8216 §4.3.3.1 compares EXTINF rounded to the nearest integer, and 0.25 rounds to 0).
     static func shortWindow(targetDuration: Int = 0, segments: Int = 6, first: Int = 40) -> String {
-        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(first)",
-                     "#EXT-X-MAP:URI=\"init.mp4\""]
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)", "#EXT-X-MEDIA-SEQUENCE:\(first)",
+            "#EXT-X-MAP:URI=\"init.mp4\""
+        ]
         for k in first..<(first + segments) { lines += ["#EXTINF:0.250000,", "seg_\(k).m4s"] }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -41,8 +43,11 @@ import Testing
     }
 
     @Test func reloadDelayIsNeverZero() {
-        #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: true) == LivePlaylistRules.fallbackTargetDurationSeconds)
-        #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: false) == LivePlaylistRules.fallbackTargetDurationSeconds / 2)
+        #expect(
+            LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: true) == LivePlaylistRules.fallbackTargetDurationSeconds)
+        #expect(
+            LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0, playlistChanged: false) == LivePlaylistRules.fallbackTargetDurationSeconds
+                / 2)
         #expect(LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: 0.25, playlistChanged: false) == 0.125)
     }
 
@@ -72,10 +77,11 @@ import Testing
         p.setThresholdCeiling(ceiling)
         #expect(p.startupThresholdSeconds == 1.5)
         #expect(p.configuration.startupBufferSeconds == 4, "what was asked for is kept")
-        #expect(p.clampedThresholds == [
-            ThresholdClamp(threshold: .startup, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling),
-            ThresholdClamp(threshold: .resume, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling),
-        ])
+        #expect(
+            p.clampedThresholds == [
+                ThresholdClamp(threshold: .startup, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling),
+                ThresholdClamp(threshold: .resume, requestedSeconds: 4, clampedSeconds: 1.5, ceiling: ceiling)
+            ])
         _ = p.markFirstFrameDecoded(at: t(0))
         // Six 0.25 s segments added one by one: the start comes with the last.
         var actions: [PlaybackAction] = []
@@ -94,7 +100,7 @@ import Testing
         p.setThresholdCeiling(PlaybackThresholdCeiling(basis: .liveWindow, seconds: 1.5))
         _ = p.appendBuffered(upTo: 1, at: t(0))
         _ = p.markFirstFrameDecoded(at: t(0))
-        _ = p.advance(to: t(1.5))   // dry at t(1)
+        _ = p.advance(to: t(1.5)) // dry at t(1)
         #expect(p.phase == .stalled)
         #expect(p.appendBuffered(upTo: 2.4, at: t(2)).isEmpty)
         #expect(p.appendBuffered(upTo: 2.5, at: t(2.5)) == [.stallEnded(at: t(2.5), positionSeconds: 1, stallSeconds: 1.5, bufferSeconds: 1.5)])
@@ -116,20 +122,26 @@ import Testing
     // MARK: LL-HLS reload pacing
 
     @Test func llhlsReloads_waitHalfAPartTargetAfterTheLastStart_andAPartTargetAfterAnAnswerThatDidNotAdvance() throws {
-        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // PART-TARGET=0.5
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text()) // PART-TARGET=0.5
         #expect(LowLatencyRules.minimumReloadIntervalSeconds(for: p) == 0.25)
         // The first reload: nothing to wait for.
         #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: nil, secondsSinceLastAnswer: nil, lastAnswerAdvanced: true) == 0)
         // A blocking server held the last one for a part: go at once.
         #expect(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.5, secondsSinceLastAnswer: 0, lastAnswerAdvanced: true) == 0)
         // It answered at once (and advanced): the rest of half a part target.
-        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: true) - 0.2) < 1e-9)
+        #expect(
+            abs(
+                LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: true) - 0.2
+            ) < 1e-9)
         // It answered at once without the part asked for (a server that does not block): a part target after the answer.
-        #expect(abs(LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: false) - 0.46) < 1e-9)
+        #expect(
+            abs(
+                LowLatencyRules.reloadWaitSeconds(for: p, secondsSinceLastRequest: 0.05, secondsSinceLastAnswer: 0.04, lastAnswerAdvanced: false)
+                    - 0.46) < 1e-9)
     }
 
     @Test func llhlsReloads_withDeltaUpdatesOff_neverAskForSkip() throws {
-        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())   // CAN-SKIP-UNTIL=12
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text()) // CAN-SKIP-UNTIL=12
         #expect(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1)?.skip == .yes)
         let full = try #require(LowLatencyRules.nextReload(after: p, playlistAgeSeconds: 1, deltaUpdates: false))
         #expect(full.skip == nil)

@@ -9,8 +9,8 @@ import Testing
         #expect(localPath("/data/stream/seg0.ts", isInside: "/data/stream"))
         #expect(localPath("/data/stream/v0/seg0.ts", isInside: "/data/stream"))
         #expect(localPath("/data/stream/seg0.ts", isInside: "/data/stream/"))
-        #expect(!localPath("/data/stream-2/seg0.ts", isInside: "/data/stream"))   // a sibling sharing the prefix
-        #expect(!localPath("/data/stream", isInside: "/data/stream"))              // the directory itself
+        #expect(!localPath("/data/stream-2/seg0.ts", isInside: "/data/stream")) // a sibling sharing the prefix
+        #expect(!localPath("/data/stream", isInside: "/data/stream")) // the directory itself
         #expect(!localPath("/etc/passwd", isInside: "/data/stream"))
         #expect(localPath("/etc/passwd", isInside: "/"))
     }

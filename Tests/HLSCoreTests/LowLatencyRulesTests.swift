@@ -9,10 +9,12 @@ import Testing
 
     /// Segments `first..<first+complete` (2 s); the last `partsListed` of them list 4 parts; then `trailing`
     /// parts of the next segment and a PART preload hint for the one after.
-    static func text(first: Int = 10, complete: Int = 5, partsListed: Int = 2, trailing: Int = 2,
-                     control: String = "CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5,CAN-SKIP-UNTIL=12",
-                     partInf: Bool = true, discontinuityAt: Int? = nil, discontinuitySequence: Int = 0,
-                     skipped: Int = 0, independentAt: Set<String> = [], endList: Bool = false) -> String {
+    static func text(
+        first: Int = 10, complete: Int = 5, partsListed: Int = 2, trailing: Int = 2,
+        control: String = "CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5,CAN-SKIP-UNTIL=12",
+        partInf: Bool = true, discontinuityAt: Int? = nil, discontinuitySequence: Int = 0,
+        skipped: Int = 0, independentAt: Set<String> = [], endList: Bool = false
+    ) -> String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:9", "#EXT-X-TARGETDURATION:2"]
         if !control.isEmpty { lines.append("#EXT-X-SERVER-CONTROL:\(control)") }
         if partInf { lines.append("#EXT-X-PART-INF:PART-TARGET=0.5") }
@@ -30,7 +32,9 @@ import Testing
         }
         let producing = first + complete
         lines += (0..<trailing).map { part(producing, $0) }
-        if endList { lines.append("#EXT-X-ENDLIST") } else {
+        if endList {
+            lines.append("#EXT-X-ENDLIST")
+        } else {
             lines.append("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"s\(producing).\(trailing).ts\"")
         }
         return lines.joined(separator: "\n") + "\n"
@@ -206,10 +210,12 @@ import Testing
     // MARK: Next load
 
     @Test func nextLoadWalksPartsThenHintsThenWaits() throws {
-        let p = try Self.playlist(Self.text(trailing: 2))   // s15 parts 0, 1 listed; hint s15.2
-        #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 15, part: 0), in: p)
+        let p = try Self.playlist(Self.text(trailing: 2)) // s15 parts 0, 1 listed; hint s15.2
+        #expect(
+            LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 15, part: 0), in: p)
                 == .part(LowLatencyPosition(msn: 15, part: 1), uri: Self.uri("s15.1.ts")))
-        #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 15, part: 1), in: p)
+        #expect(
+            LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 15, part: 1), in: p)
                 == .preloadHint(LowLatencyPosition(msn: 15, part: 2), uri: Self.uri("s15.2.ts")))
         // The hinted part is already loaded: nothing until the next reload.
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 15, part: 2), in: p) == .waitForReload)
@@ -221,11 +227,13 @@ import Testing
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 13, part: 3), in: p) == .segment(msn: 14, uri: Self.uri("s14.ts")))
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 12), in: p) == .segment(msn: 13, uri: Self.uri("s13.ts")))
         // Last part of s14 → s15 is in progress: its part 0.
-        #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 14, part: 3), in: p)
+        #expect(
+            LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 14, part: 3), in: p)
                 == .part(LowLatencyPosition(msn: 15, part: 0), uri: Self.uri("s15.0.ts")))
         // s14 loaded whole, s15 has no part yet: the hint is s15.0.
         let none = try Self.playlist(Self.text(trailing: 0))
-        #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 14), in: none)
+        #expect(
+            LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 14), in: none)
                 == .preloadHint(LowLatencyPosition(msn: 15, part: 0), uri: Self.uri("s15.0.ts")))
         // Part 2 of s11, whose parts are no longer listed: the rest comes as the whole segment.
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 11, part: 2), in: p) == .segment(msn: 11, uri: Self.uri("s11.ts")))
@@ -233,7 +241,8 @@ import Testing
 
     @Test func nextLoadReportsFallingBehindTheWindow() throws {
         let p = try Self.playlist(Self.text(first: 10))
-        #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 8), in: p)
+        #expect(
+            LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 8), in: p)
                 == .fellBehind(next: LowLatencyPosition(msn: 9, part: 0), firstAvailable: 10))
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 9), in: p) == .segment(msn: 10, uri: Self.uri("s10.ts")))
     }

@@ -89,7 +89,7 @@ import Testing
         var t = 13.0
         var fired: Double?
         while t <= 30, fired == nil {
-            let position = 12 + (t - 13)   // playing the replayed media
+            let position = 12 + (t - 13) // playing the replayed media
             if isTimedOut(w.observe(positionSeconds: position, bufferedEndSeconds: 12 + 6 + (t - 13), downloadedBytes: 2_000_000, at: at(t))) {
                 fired = t
             }
@@ -110,7 +110,8 @@ import Testing
         // Playing those 6 s is progress all the way, then the counted clock stops at 6.
         #expect(w.observe(positionSeconds: 5.9, bufferedEndSeconds: 12, downloadedBytes: 500_000, at: at(7)) == .progressing)
         #expect(w.observe(positionSeconds: 6, bufferedEndSeconds: 12, downloadedBytes: 500_000, at: at(7.25)) == .progressing)
-        #expect(w.observe(positionSeconds: 6.5, bufferedEndSeconds: 12, downloadedBytes: 500_000, at: at(7.5)) == .quiet(secondsWithoutProgress: 0.25))
+        #expect(
+            w.observe(positionSeconds: 6.5, bufferedEndSeconds: 12, downloadedBytes: 500_000, at: at(7.5)) == .quiet(secondsWithoutProgress: 0.25))
         #expect(w.countedPositionSeconds == 6)
     }
 }

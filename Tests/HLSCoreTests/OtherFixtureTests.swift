@@ -23,8 +23,12 @@ struct AllFixturesVerdictTests {
     /// Every fixture file we refuse, with the error kind and why. All others must parse.
     static let refused: [String: (kind: PlaylistError.Kind, reason: String)] = [
         "globocom-m3u8/daterange-scte35-out-and-in-playlist.m3u8": (.missingRequiredTag, "no EXT-X-TARGETDURATION (python-m3u8 lenient accepts)"),
-        "globocom-m3u8/low-latency-with-preload-and-byteranges-playlist.m3u8": (.missingRequiredTag, "no EXT-X-TARGETDURATION (python-m3u8 lenient accepts)"),
-        "globocom-m3u8/simple-playlist-messy.m3u8": (.missingRequiredTag, "stray `JUNK` line is a URI without EXTINF (python-m3u8 strict refuses too)"),
+        "globocom-m3u8/low-latency-with-preload-and-byteranges-playlist.m3u8": (
+            .missingRequiredTag, "no EXT-X-TARGETDURATION (python-m3u8 lenient accepts)"
+        ),
+        "globocom-m3u8/simple-playlist-messy.m3u8": (
+            .missingRequiredTag, "stray `JUNK` line is a URI without EXTINF (python-m3u8 strict refuses too)"
+        ),
         "grafov-m3u8/media-playlist-with-cue-out-in-without-oatcls.m3u8": (.missingURI, "last EXTINF has no URI line (truncated live playlist)"),
         "hlsjs/broken-syntax-master.m3u8": (.missingHeader, "hls.js errors too"),
         "hlsjs/define-duplicate-name.m3u8": (.variableError, "hls.js errors too"),
@@ -46,7 +50,7 @@ struct AllFixturesVerdictTests {
         "videojs-m3u8-parser/invalidTargetDuration.m3u8": (.invalidAttributeValue, "see videojsDeviations"),
         "videojs-m3u8-parser/llhls-byte-range.m3u8": (.constraintViolation, "see videojsDeviations"),
         "videojs-m3u8-parser/llhls-delta-byte-range.m3u8": (.missingURI, "see videojsDeviations"),
-        "videojs-m3u8-parser/manifestNoExtM3u.m3u8": (.missingHeader, "see videojsDeviations"),
+        "videojs-m3u8-parser/manifestNoExtM3u.m3u8": (.missingHeader, "see videojsDeviations")
     ]
 
     @Test func everyFixture_hasTheExpectedVerdict() throws {
@@ -172,8 +176,11 @@ struct KuuExampleTests {
     @Test func llExample03_byteRangeParts() throws {
         let m = try fixtureMedia(dir + "Low-Latency_Example-03_Byterange-addressed_Parts-01.m3u8")
         #expect(m.segments.map(\.mediaSequence) == [269, 270])
-        #expect(m.trailingParts.map(\.byteRange) == [ByteRange(length: 20000, offset: 0), ByteRange(length: 23000, offset: 20000),
-                                                     ByteRange(length: 18000, offset: 43000)])
+        #expect(
+            m.trailingParts.map(\.byteRange) == [
+                ByteRange(length: 20000, offset: 0), ByteRange(length: 23000, offset: 20000),
+                ByteRange(length: 18000, offset: 43000)
+            ])
         #expect(m.preloadHints.first?.byteRangeStart == 61000)
         #expect(m.preloadHints.first?.byteRangeLength == nil) // open-ended
         for n in ["02", "03"] {
@@ -222,7 +229,9 @@ struct GlobocomFixtureTests {
     }
 
     @Test func messy_refusedLikePythonStrict() throws {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse(data: try! Fixtures.data(dir + "simple-playlist-messy.m3u8"), baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(data: try! Fixtures.data(dir + "simple-playlist-messy.m3u8"), baseURL: testBase)
+        }
         #expect(e?.lineNumber == 5) // python-m3u8 strict: "Syntax error in manifest on line 5: JUNK"
     }
 
@@ -246,8 +255,10 @@ struct GlobocomFixtureTests {
     @Test func keysClearEncNoneEnc() throws {
         let m = try fixtureMedia(dir + "playlist-with-multiple-keys-unencrypted-and-encrypted-none.m3u8")
         #expect(m.segments.count == 10)
-        #expect(m.segments.map { $0.key?.uri?.lastPathComponent } ==
-                [nil, nil, "key.bin", "key.bin", "key.bin", "key.bin", nil, nil, "key2.bin", "key2.bin"])
+        #expect(
+            m.segments.map { $0.key?.uri?.lastPathComponent } == [
+                nil, nil, "key.bin", "key.bin", "key.bin", "key.bin", nil, nil, "key2.bin", "key2.bin"
+            ])
         #expect(m.segments[2].key?.iv?.first == 0x10) // upper-case 0X prefix
         #expect(m.warnings.count == 1) // METHOD=NONE,URI=""
     }
@@ -255,8 +266,10 @@ struct GlobocomFixtureTests {
     @Test func mapWithByteRange() throws {
         let m = try fixtureMedia(dir + "map-uri-playlist-with-byterange.m3u8")
         #expect(m.segments.first?.initializationSection?.uri.lastPathComponent == "main.mp4")
-        #expect(Set(m.segments.compactMap { $0.initializationSection?.byteRange }) ==
-                [ByteRange(length: 812, offset: 0), ByteRange(length: 912, offset: 0)])
+        #expect(
+            Set(m.segments.compactMap { $0.initializationSection?.byteRange }) == [
+                ByteRange(length: 812, offset: 0), ByteRange(length: 912, offset: 0)
+            ])
     }
 
     @Test func gap() throws {
@@ -281,8 +294,11 @@ struct GlobocomFixtureTests {
             .replacingOccurrences(of: "#EXTM3U\n", with: "#EXTM3U\n#EXT-X-TARGETDURATION:5\n")
         let m = try media(text)
         #expect(m.trailingParts[2].byteRange == ByteRange(length: 18000, offset: 43000)) // "18000@43000"
-        #expect(m.preloadHints.first == PreloadHint(type: "PART", uri: URL(string: "http://example.com/path/fs271.mp4")!,
-                                                    byteRangeStart: 61000, byteRangeLength: 20000))
+        #expect(
+            m.preloadHints.first
+                == PreloadHint(
+                    type: "PART", uri: URL(string: "http://example.com/path/fs271.mp4")!,
+                    byteRangeStart: 61000, byteRangeLength: 20000))
     }
 
     @Test func deltaSkipDateranges() throws {

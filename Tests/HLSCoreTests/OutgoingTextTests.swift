@@ -7,16 +7,20 @@ import Testing
     func r(_ text: String) -> String { URLRedaction.redactingURLs(in: text) }
 
     @Test func urlString_sameAsURLRedaction() {
-        for s in ["https://alice:secret@cdn.example/live/seg_1.ts?token=abc123&exp=99&flag#frag",
-                  "http://127.0.0.1:8080/v1/prog.m3u8", "http://h/p?", "http://h/p?a=&b=1", "http://u@h:1/p?a=b=c&&x",
-                  "file:///tmp/a.m3u8?x=1", "https://[::1]:443/p?q=1"] {
+        for s in [
+            "https://alice:secret@cdn.example/live/seg_1.ts?token=abc123&exp=99&flag#frag",
+            "http://127.0.0.1:8080/v1/prog.m3u8", "http://h/p?", "http://h/p?a=&b=1", "http://u@h:1/p?a=b=c&&x",
+            "file:///tmp/a.m3u8?x=1", "https://[::1]:443/p?q=1"
+        ] {
             #expect(URLRedaction.redacted(urlString: s) == URLRedaction.redacted(URL(string: s)!), "\(s)")
         }
     }
 
     @Test func refusedRedirectMessage_locationRedacted_namesKept() {
         let message = "redirect to a scheme other than http/https refused (Location: ftp://bob:pw@h/x?sig=S1&user=u#F): curl error 1"
-        #expect(r(message) == "redirect to a scheme other than http/https refused (Location: ftp://REDACTED@h/x?sig=REDACTED&user=REDACTED): curl error 1")
+        #expect(
+            r(message) == "redirect to a scheme other than http/https refused (Location: ftp://REDACTED@h/x?sig=REDACTED&user=REDACTED): curl error 1"
+        )
     }
 
     @Test func severalURLs_eachRedacted_textAroundKept() {
@@ -26,7 +30,8 @@ import Testing
     }
 
     @Test func relativeReferenceWithQuery_valuesRedacted() {
-        #expect(r(#"URI line "seg_1.ts?token=abc&n=2" without a preceding EXTINF"#)
+        #expect(
+            r(#"URI line "seg_1.ts?token=abc&n=2" without a preceding EXTINF"#)
                 == #"URI line "seg_1.ts?token=REDACTED&n=REDACTED" without a preceding EXTINF"#)
         #expect(r("mailto:a@b.example?subject=hi") == "mailto:a@b.example?subject=REDACTED")
     }
@@ -37,8 +42,10 @@ import Testing
     }
 
     @Test func prose_unchanged() {
-        for text in ["what? no.", "expected #EXTM3U, found \"x\"", "t=1.5 s: ok", "HTTP 404: Not Found — 4 of 4 attempts failed",
-                     "a ?b", "segment /v2/seg_00007.ts failed", "ratio 0.7 (cap 3000000)"] {
+        for text in [
+            "what? no.", "expected #EXTM3U, found \"x\"", "t=1.5 s: ok", "HTTP 404: Not Found — 4 of 4 attempts failed",
+            "a ?b", "segment /v2/seg_00007.ts failed", "ratio 0.7 (cap 3000000)"
+        ] {
             #expect(r(text) == text, "\(text)")
         }
     }

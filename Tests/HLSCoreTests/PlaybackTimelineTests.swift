@@ -8,8 +8,8 @@ import Testing
     @Test func start_needsFirstFrameAndStartupBuffer() {
         var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 2, resumeBufferSeconds: 4))
         #expect(p.appendBuffered(upTo: 1.999, at: t(0)).isEmpty)
-        #expect(p.markFirstFrameDecoded(at: t(0.1)).isEmpty)   // first frame, but 1.999 s < 2 s
-        let actions = p.appendBuffered(upTo: 2.0, at: t(0.2))   // at the threshold
+        #expect(p.markFirstFrameDecoded(at: t(0.1)).isEmpty) // first frame, but 1.999 s < 2 s
+        let actions = p.appendBuffered(upTo: 2.0, at: t(0.2)) // at the threshold
         #expect(actions == [.started(at: t(0.2), positionSeconds: 0, bufferSeconds: 2.0)])
         #expect(p.phase == .playing)
     }
@@ -30,7 +30,7 @@ import Testing
         let actions = p.advance(to: t(4.7))
         #expect(actions == [.stallStarted(at: t(4), positionSeconds: 4)])
         #expect(p.phase == .stalled)
-        #expect(p.positionSeconds(at: t(10)) == 4)   // frozen
+        #expect(p.positionSeconds(at: t(10)) == 4) // frozen
         #expect(p.bufferSeconds(at: t(10)) == 0)
     }
 
@@ -38,7 +38,7 @@ import Testing
         var p = PlaybackTimeline(configuration: .init(startupBufferSeconds: 2, resumeBufferSeconds: 4))
         _ = p.appendBuffered(upTo: 2, at: t(0))
         _ = p.markFirstFrameDecoded(at: t(0))
-        _ = p.advance(to: t(2.5))   // dry at t(2)
+        _ = p.advance(to: t(2.5)) // dry at t(2)
         #expect(p.appendBuffered(upTo: 5.999, at: t(3)).isEmpty)
         let actions = p.appendBuffered(upTo: 6, at: t(3.5))
         #expect(actions == [.stallEnded(at: t(3.5), positionSeconds: 2, stallSeconds: 1.5, bufferSeconds: 4)])

@@ -6,15 +6,15 @@ import Testing
 @testable import HLSCore
 
 let simpleVOD = """
-#EXTM3U
-#EXT-X-TARGETDURATION:10
-#EXTINF:9.009,
-a.ts
-#EXTINF:9.009,first title
-b.ts
-#EXT-X-ENDLIST
+    #EXTM3U
+    #EXT-X-TARGETDURATION:10
+    #EXTINF:9.009,
+    a.ts
+    #EXTINF:9.009,first title
+    b.ts
+    #EXT-X-ENDLIST
 
-"""
+    """
 
 struct PlaylistParserTests {
     // MARK: text-level quirks
@@ -38,9 +38,11 @@ struct PlaylistParserTests {
 
     /// The parser's shortcut for a bare file name resolves exactly as RFC 3986 resolution does.
     @Test func bareFileNameShortcut_resolvesLikeFoundation() throws {
-        let bases = ["http://example.com/path/playlist.m3u8", "https://h:8443/a/b/c/p.m3u8?token=x&y=1#frag",
-                     "http://h/p.m3u8", "http://h/", "http://h", "http://h?x=1", "file:///tmp/dir/p.m3u8",
-                     "http://h/a/../b/p.m3u8", "http://h/a/./p.m3u8", "http://user:pw@h/x%20y/p.m3u8", "http://h//double/p.m3u8"]
+        let bases = [
+            "http://example.com/path/playlist.m3u8", "https://h:8443/a/b/c/p.m3u8?token=x&y=1#frag",
+            "http://h/p.m3u8", "http://h/", "http://h", "http://h?x=1", "file:///tmp/dir/p.m3u8",
+            "http://h/a/../b/p.m3u8", "http://h/a/./p.m3u8", "http://user:pw@h/x%20y/p.m3u8", "http://h//double/p.m3u8"
+        ]
         let references = ["a.ts", "seg_00042.ts", "x-y~z.m4s", "...", ".hidden", "noext"]
         for b in bases {
             let base = try #require(URL(string: b))
@@ -63,14 +65,17 @@ struct PlaylistParserTests {
     }
 
     @Test func noHeader_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts", baseURL: testBase)
+        }
         #expect(e?.kind == .missingHeader)
         #expect(e?.lineNumber == 1)
         #expect(e?.rule.contains("§4.3.1.1") == true)
     }
 
     @Test func headerGluedToTag_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8", baseURL: testBase)
+        }
         #expect(e?.kind == .missingHeader)
     }
 
@@ -97,19 +102,25 @@ struct PlaylistParserTests {
     // MARK: structure
 
     @Test func missingURIAfterEXTINF_atEnd_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\n#EXTINF:10,\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\n#EXTINF:10,\n", baseURL: testBase)
+        }
         #expect(e?.kind == .missingURI)
         #expect(e?.lineNumber == 5)
     }
 
     @Test func missingURIAfterEXTINF_followedByEXTINF_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n#EXTINF:10,\na.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n#EXTINF:10,\na.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .missingURI)
         #expect(e?.lineNumber == 3)
     }
 
     @Test func uriWithoutEXTINF_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\nb.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\na.ts\nb.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .missingRequiredTag)
         #expect(e?.lineNumber == 5)
     }
@@ -121,13 +132,17 @@ struct PlaylistParserTests {
     }
 
     @Test func bandwidthMissing_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:CODECS=\"avc1\"\na.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:CODECS=\"avc1\"\na.m3u8\n", baseURL: testBase)
+        }
         #expect(e?.kind == .missingRequiredAttribute)
         #expect(e?.rule.contains("BANDWIDTH") == true)
     }
 
     @Test func mixedKinds_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n#EXTINF:10,\nb.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n#EXTINF:10,\nb.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .mixedPlaylistKinds)
         #expect(e?.lineNumber == 4)
     }
@@ -139,7 +154,9 @@ struct PlaylistParserTests {
     }
 
     @Test func targetDurationNaN_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:NaN\n#EXTINF:10,\na.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:NaN\n#EXTINF:10,\na.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 2)
     }
@@ -161,8 +178,10 @@ struct PlaylistParserTests {
     }
 
     @Test func rotatedLiveWindow_mediaSequenceAdvanced() throws {
-        let first = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:100\n#EXTINF:4,\ns100.ts\n#EXTINF:4,\ns101.ts\n#EXTINF:4,\ns102.ts\n")
-        let next = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:102\n#EXTINF:4,\ns102.ts\n#EXTINF:4,\ns103.ts\n#EXTINF:4,\ns104.ts\n")
+        let first = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:100\n#EXTINF:4,\ns100.ts\n#EXTINF:4,\ns101.ts\n#EXTINF:4,\ns102.ts\n")
+        let next = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:102\n#EXTINF:4,\ns102.ts\n#EXTINF:4,\ns103.ts\n#EXTINF:4,\ns104.ts\n")
         #expect(first.segments.map(\.mediaSequence) == [100, 101, 102])
         #expect(next.segments.map(\.mediaSequence) == [102, 103, 104])
         #expect(next.isLive)
@@ -176,22 +195,27 @@ struct PlaylistParserTests {
     }
 
     @Test func byteRangeWithoutOffset_differentResource_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n#EXT-X-BYTERANGE:100@50\na.ts\n#EXTINF:10,\n#EXT-X-BYTERANGE:200\nb.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(
+                "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n#EXT-X-BYTERANGE:100@50\na.ts\n#EXTINF:10,\n#EXT-X-BYTERANGE:200\nb.ts\n",
+                baseURL: testBase)
+        }
         #expect(e?.kind == .constraintViolation)
         #expect(e?.lineNumber == 7)
     }
 
     @Test func keyIV_sixteenBytes_andMethodNoneClears() throws {
-        let m = try media("""
-        #EXTM3U
-        #EXT-X-TARGETDURATION:10
-        #EXT-X-KEY:METHOD=AES-128,URI="k1",IV=0x1
-        #EXTINF:10,
-        a.ts
-        #EXT-X-KEY:METHOD=NONE
-        #EXTINF:10,
-        b.ts
-        """)
+        let m = try media(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:10
+            #EXT-X-KEY:METHOD=AES-128,URI="k1",IV=0x1
+            #EXTINF:10,
+            a.ts
+            #EXT-X-KEY:METHOD=NONE
+            #EXTINF:10,
+            b.ts
+            """)
         #expect(m.segments[0].key?.iv == [UInt8](repeating: 0, count: 15) + [1])
         #expect(m.segments[0].key?.uri?.absoluteString == "http://example.com/path/k1")
         #expect(m.segments[1].key == nil)
@@ -199,23 +223,26 @@ struct PlaylistParserTests {
     }
 
     @Test func programDateTime_extrapolatedWithOffsetAndFraction() throws {
-        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-PROGRAM-DATE-TIME:2016-06-22T09:20:16.166-04:00\n#EXTINF:10,\na.ts\n#EXTINF:2.5,\nb.ts\n#EXTINF:1,\nc.ts\n")
+        let m = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-PROGRAM-DATE-TIME:2016-06-22T09:20:16.166-04:00\n#EXTINF:10,\na.ts\n#EXTINF:2.5,\nb.ts\n#EXTINF:1,\nc.ts\n"
+        )
         let ms = m.segments.map { Int(($0.programDateTime!.timeIntervalSince1970 * 1000).rounded()) }
         #expect(ms == [1466601616166, 1466601626166, 1466601628666])
     }
 
     @Test func partsAttachToFollowingSegment_restAreTrailing() throws {
-        let m = try media("""
-        #EXTM3U
-        #EXT-X-TARGETDURATION:4
-        #EXT-X-PART-INF:PART-TARGET=1
-        #EXT-X-PART:DURATION=1,URI="p1.mp4",INDEPENDENT=YES
-        #EXT-X-PART:DURATION=1,URI="p2.mp4"
-        #EXTINF:2,
-        s1.mp4
-        #EXT-X-PART:DURATION=1,URI="p3.mp4",GAP=YES
-        #EXT-X-PRELOAD-HINT:TYPE=PART,URI="p4.mp4"
-        """)
+        let m = try media(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXT-X-PART-INF:PART-TARGET=1
+            #EXT-X-PART:DURATION=1,URI="p1.mp4",INDEPENDENT=YES
+            #EXT-X-PART:DURATION=1,URI="p2.mp4"
+            #EXTINF:2,
+            s1.mp4
+            #EXT-X-PART:DURATION=1,URI="p3.mp4",GAP=YES
+            #EXT-X-PRELOAD-HINT:TYPE=PART,URI="p4.mp4"
+            """)
         #expect(m.segments[0].parts.map(\.uri.lastPathComponent) == ["p1.mp4", "p2.mp4"])
         #expect(m.segments[0].parts[0].independent)
         #expect(m.trailingParts.map(\.uri.lastPathComponent) == ["p3.mp4"])
@@ -230,7 +257,8 @@ struct PlaylistParserTests {
     }
 
     @Test func closedCaptionsNone_isEnumerated() throws {
-        let m = try multivariant("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1280000,CLOSED-CAPTIONS=NONE,RESOLUTION=640x360,CODECS=\"avc1.4d401e, mp4a.40.2\"\nlow.m3u8\n")
+        let m = try multivariant(
+            "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1280000,CLOSED-CAPTIONS=NONE,RESOLUTION=640x360,CODECS=\"avc1.4d401e, mp4a.40.2\"\nlow.m3u8\n")
         #expect(m.variants[0].closedCaptionsNone)
         #expect(m.variants[0].closedCaptionsGroup == nil)
         #expect(m.variants[0].codecs == ["avc1.4d401e", "mp4a.40.2"])
@@ -238,16 +266,22 @@ struct PlaylistParserTests {
     }
 
     @Test func define_undefinedReference_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na{$x}.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\na{$x}.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .variableError)
         #expect(e?.lineNumber == 4)
     }
 
     @Test func relativeURIs_resolveRFC3986() throws {
-        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\n../up.ts\n#EXTINF:4,\n/abs.ts\n#EXTINF:4,\n//cdn.example.net/x.ts\n#EXTINF:4,\nhttps://other/y.ts\n",
-                          base: URL(string: "https://h.example/a/b/list.m3u8?tok=1")!)
-        #expect(m.segments.map(\.uri.absoluteString) == ["https://h.example/a/up.ts", "https://h.example/abs.ts",
-                                                         "https://cdn.example.net/x.ts", "https://other/y.ts"])
+        let m = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:4,\n../up.ts\n#EXTINF:4,\n/abs.ts\n#EXTINF:4,\n//cdn.example.net/x.ts\n#EXTINF:4,\nhttps://other/y.ts\n",
+            base: URL(string: "https://h.example/a/b/list.m3u8?tok=1")!)
+        #expect(
+            m.segments.map(\.uri.absoluteString) == [
+                "https://h.example/a/up.ts", "https://h.example/abs.ts",
+                "https://cdn.example.net/x.ts", "https://other/y.ts"
+            ])
     }
 
     // MARK: limits (inclusive: at the limit passes, one over fails)
@@ -287,8 +321,12 @@ struct PlaylistParserTests {
         let n = text.utf8.count
         _ = try parseText(text, limits: PlaylistLimits(maxBytes: n))
         _ = try PlaylistParser.parse(data: Data(text.utf8), baseURL: testBase, limits: PlaylistLimits(maxBytes: n))
-        expectLimit("maxBytes") { () throws(PlaylistError) in try PlaylistParser.parse(text, baseURL: testBase, limits: PlaylistLimits(maxBytes: n - 1)) }
-        expectLimit("maxBytes") { () throws(PlaylistError) in try PlaylistParser.parse(data: Data(text.utf8), baseURL: testBase, limits: PlaylistLimits(maxBytes: n - 1)) }
+        expectLimit("maxBytes") { () throws(PlaylistError) in
+            try PlaylistParser.parse(text, baseURL: testBase, limits: PlaylistLimits(maxBytes: n - 1))
+        }
+        expectLimit("maxBytes") { () throws(PlaylistError) in
+            try PlaylistParser.parse(data: Data(text.utf8), baseURL: testBase, limits: PlaylistLimits(maxBytes: n - 1))
+        }
     }
 
     @Test func limit_defaultMaxBytes_is4MiB() {
@@ -301,7 +339,9 @@ struct PlaylistParserTests {
         let uri = String(repeating: "a", count: 61) + ".ts" // 64 bytes
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n\(uri)\r\n"
         _ = try parseText(text, limits: PlaylistLimits(maxLineLength: 64)) // CR not counted
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse(text, baseURL: testBase, limits: PlaylistLimits(maxLineLength: 63)) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(text, baseURL: testBase, limits: PlaylistLimits(maxLineLength: 63))
+        }
         #expect(e?.kind == .limitExceeded)
         #expect(e?.lineNumber == 4)
     }
@@ -333,7 +373,8 @@ struct PlaylistParserTests {
 
     @Test func limit_maxPartialSegments_boundary() throws {
         func text(_ n: Int) -> String {
-            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PART-INF:PART-TARGET=1\n" + (0..<n).map { "#EXT-X-PART:DURATION=1,URI=\"p\($0).mp4\"\n" }.joined()
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PART-INF:PART-TARGET=1\n"
+                + (0..<n).map { "#EXT-X-PART:DURATION=1,URI=\"p\($0).mp4\"\n" }.joined()
         }
         let limits = PlaylistLimits(maxPartialSegments: 2)
         #expect(try media(text(2), limits: limits).trailingParts.count == 2)
@@ -351,7 +392,8 @@ struct PlaylistParserTests {
 
     @Test func limit_maxDateRanges_boundary() throws {
         func text(_ n: Int) -> String {
-            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n" + (0..<n).map { "#EXT-X-DATERANGE:ID=\"d\($0)\",START-DATE=\"2020-01-01T00:00:00Z\"\n" }.joined() + "#EXTINF:4,\na.ts\n"
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n" + (0..<n).map { "#EXT-X-DATERANGE:ID=\"d\($0)\",START-DATE=\"2020-01-01T00:00:00Z\"\n" }.joined()
+                + "#EXTINF:4,\na.ts\n"
         }
         let limits = PlaylistLimits(maxDateRanges: 2)
         #expect(try media(text(2), limits: limits).dateRanges.count == 2)
@@ -374,7 +416,10 @@ struct PlaylistParserTests {
     }
 
     @Test func startTwice_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-START:TIME-OFFSET=-10\n#EXT-X-START:TIME-OFFSET=-20\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(
+                "#EXTM3U\n#EXT-X-START:TIME-OFFSET=-10\n#EXT-X-START:TIME-OFFSET=-20\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", baseURL: testBase)
+        }
         #expect(e?.kind == .constraintViolation)
         #expect(e?.lineNumber == 3)
         #expect(e?.rule.contains("§4.3.5") == true)
@@ -391,7 +436,11 @@ struct PlaylistParserTests {
     }
 
     @Test func subtitlesWithoutURI_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"en\"\n#EXT-X-STREAM-INF:BANDWIDTH=1,SUBTITLES=\"s\"\na.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(
+                "#EXTM3U\n#EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID=\"s\",NAME=\"en\"\n#EXT-X-STREAM-INF:BANDWIDTH=1,SUBTITLES=\"s\"\na.m3u8\n",
+                baseURL: testBase)
+        }
         #expect(e?.kind == .missingRequiredAttribute)
         #expect(e?.lineNumber == 2)
     }
@@ -403,14 +452,19 @@ struct PlaylistParserTests {
     }
 
     @Test func define_duplicateName_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"1\"\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"2\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse(
+                "#EXTM3U\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"1\"\n#EXT-X-DEFINE:NAME=\"a\",VALUE=\"2\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\na.m3u8\n",
+                baseURL: testBase)
+        }
         #expect(e?.kind == .variableError)
         #expect(e?.lineNumber == 3)
     }
 
     @Test func define_importAndQueryParam() throws {
-        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n#EXT-X-DEFINE:QUERYPARAM=\"tok\"\n#EXTINF:4,t {$cdn}\nhttps://{$cdn}/a.ts?t={$tok}\n",
-                          base: URL(string: "https://h/x.m3u8?tok=abc")!, parent: ["cdn": "edge.example", "other": "x"])
+        let m = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n#EXT-X-DEFINE:QUERYPARAM=\"tok\"\n#EXTINF:4,t {$cdn}\nhttps://{$cdn}/a.ts?t={$tok}\n",
+            base: URL(string: "https://h/x.m3u8?tok=abc")!, parent: ["cdn": "edge.example", "other": "x"])
         #expect(m.segments[0].uri.absoluteString == "https://edge.example/a.ts?t=abc")
         #expect(m.segments[0].title == "t {$cdn}")
         #expect(m.definitions == [.importFromParent(name: "cdn"), .queryParameter(name: "tok")])
@@ -418,13 +472,17 @@ struct PlaylistParserTests {
     }
 
     @Test func define_importMissing_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-DEFINE:IMPORT=\"cdn\"\n", baseURL: testBase)
+        }
         #expect(e?.kind == .variableError)
         #expect(e?.lineNumber == 3)
     }
 
     @Test func iframeStreamInf_unquotedURI_fatal() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=/i.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=1,URI=/i.m3u8\n", baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
     }
 }

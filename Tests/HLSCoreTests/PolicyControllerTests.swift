@@ -64,8 +64,11 @@ import Testing
         let ch = changes(b.update(risk: 0.75, features: features, at: at(0)))
         #expect(ch.first?.to == .defensiveDownshift)
         // Cap at the rung below the one being fetched (3.72 → 1.31 Mbit/s).
-        #expect(ch.first?.knobs == PolicyKnobs(preferredForwardBufferDurationSeconds: 60, peakBitrateCapBps: 1_310_000,
-                                               resumeBufferSeconds: 4))
+        #expect(
+            ch.first?.knobs
+                == PolicyKnobs(
+                    preferredForwardBufferDurationSeconds: 60, peakBitrateCapBps: 1_310_000,
+                    resumeBufferSeconds: 4))
         #expect(b.knobs.peakBitrateCapBps == 1_310_000)
     }
 

@@ -41,8 +41,9 @@ import Testing
 
     @Test func tinyOrZeroDurationsAreHeldAtTheFloor() {
         // EXTINF:0 segments and a PART-TARGET of a millisecond: not 1000 requests a second.
-        let inputs = RequestRateInputs(targetDurationSeconds: 0.001, partTargetSeconds: 0.001, meanSegmentDurationSeconds: 0,
-                                       forwardBufferTargetSeconds: 30)
+        let inputs = RequestRateInputs(
+            targetDurationSeconds: 0.001, partTargetSeconds: 0.001, meanSegmentDurationSeconds: 0,
+            forwardBufferTargetSeconds: 30)
         for kind in PacedRequestKind.allCases {
             let limit = RequestRateRules.limit(for: kind, inputs: inputs)
             #expect(limit.minimumIntervalSeconds == RequestRateRules.minimumIntervalFloorSeconds, "\(kind)")
@@ -57,8 +58,9 @@ import Testing
     }
 
     @Test func aBurstGoesAtOnce_thenOneRequestPerInterval() {
-        let limit = RequestRateLimit(kind: .playlist, minimumIntervalSeconds: 0.5, burst: 3, basis: "test",
-                                     inputs: RequestRateInputs(forwardBufferTargetSeconds: 30))
+        let limit = RequestRateLimit(
+            kind: .playlist, minimumIntervalSeconds: 0.5, burst: 3, basis: "test",
+            inputs: RequestRateInputs(forwardBufferTargetSeconds: 30))
         var bound = RequestRateBound()
         // A loop asking at the same instant, starting each request when it is told to.
         var starts: [Double] = []
@@ -106,8 +108,9 @@ import Testing
     }
 
     @Test func anEpisodeClosesWhenAWholeBurstIsFreeAgain() {
-        let limit = RequestRateLimit(kind: .segment, minimumIntervalSeconds: 1, burst: 2, basis: "test",
-                                     inputs: RequestRateInputs(forwardBufferTargetSeconds: 30))
+        let limit = RequestRateLimit(
+            kind: .segment, minimumIntervalSeconds: 1, burst: 2, basis: "test",
+            inputs: RequestRateInputs(forwardBufferTargetSeconds: 30))
         var bound = RequestRateBound()
         _ = bound.admit(.segment, limit: limit, at: t(0))
         _ = bound.admit(.segment, limit: limit, at: t(0))
@@ -129,7 +132,9 @@ import Testing
         #expect(closed?.heldRequests == 1)
         #expect(closed?.requests == 2, "the held one and the one at 2.5 s")
         #expect(closed?.heldSeconds.map { abs($0 - 1) < 1e-6 } == true)
-        #expect(closed?.episodeSeconds.map { abs($0 - 4) < 1e-6 } == true, "from the first hold (t 0) until the schedule caught up (t 4: one interval per request after the burst)")
+        #expect(
+            closed?.episodeSeconds.map { abs($0 - 4) < 1e-6 } == true,
+            "from the first hold (t 0) until the schedule caught up (t 4: one interval per request after the burst)")
         #expect(closed?.sessionEnded == nil)
         #expect(bound.finish(at: t(20)).isEmpty)
     }

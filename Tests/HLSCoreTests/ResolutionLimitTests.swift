@@ -15,8 +15,8 @@ import Testing
 
     @Test func admits_atTheLimitEitherOrientation_refusesJustAbove() {
         #expect(eightK.admits(width: 8192, height: 4320))
-        #expect(eightK.admits(width: 7680, height: 4320))     // UHD-2
-        #expect(eightK.admits(width: 4320, height: 8192))     // portrait
+        #expect(eightK.admits(width: 7680, height: 4320)) // UHD-2
+        #expect(eightK.admits(width: 4320, height: 8192)) // portrait
         #expect(!eightK.admits(width: 8193, height: 4320))
         #expect(!eightK.admits(width: 8192, height: 4321))
         #expect(!eightK.admits(width: 4321, height: 8192))

@@ -24,7 +24,10 @@ import Testing
     @Test func retryAfter_honoured_andTooLongGivesUp() {
         let p = RetryPolicy(maxRetryAfterSeconds: 30)
         #expect(p.decide(after: error(.httpStatus, status: 503, retryAfter: 30), attemptsMade: 1) == .retry(afterSeconds: 30))
-        if case .giveUp = p.decide(after: error(.httpStatus, status: 503, retryAfter: 30.5), attemptsMade: 1) {} else { Issue.record("expected give-up") }
+        if case .giveUp = p.decide(after: error(.httpStatus, status: 503, retryAfter: 30.5), attemptsMade: 1) {
+        } else {
+            Issue.record("expected give-up")
+        }
     }
 
     @Test func statuses_classified() {

@@ -51,8 +51,9 @@ struct SampleMissing: Error, CustomStringConvertible { var description: String }
         #expect(m.variants.allSatisfy { $0.audioGroup == "aud" })
         let en = try AudioRenditionSelector.select(for: m.variants[0], renditions: m.renditions, preferences: AudioPreferences())
         #expect(en.rendition?.language == "en")
-        let fr = try AudioRenditionSelector.select(for: m.variants[1], renditions: m.renditions,
-                                                   preferences: AudioPreferences(requestedLanguage: "fr"))
+        let fr = try AudioRenditionSelector.select(
+            for: m.variants[1], renditions: m.renditions,
+            preferences: AudioPreferences(requestedLanguage: "fr"))
         #expect(fr.rendition?.name == "Français")
         let video = try SampleVariants.media(m.variants[0].uri)
         for choice in [en, fr] {

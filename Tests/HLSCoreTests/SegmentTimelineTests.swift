@@ -202,13 +202,22 @@ import Testing
         b.record(.requestEnd(RequestEnd(requestID: 1, url: "u", purpose: .segment, status: 200, bytes: 1000, ok: true)))
         b.record(.requestEnd(RequestEnd(requestID: 2, url: "u", purpose: .segment, status: 503, bytes: 10, ok: false)))
         b.record(.retryScheduled(RetryScheduled(requestID: 2, url: "u", attemptsMade: 1, delaySeconds: 0.5, errorKind: .httpStatus)))
-        b.record(.segmentBuffered(SegmentBuffered(variantIndex: 0, bandwidthBps: 1_000_000, mediaSequence: 0, startSeconds: 0, durationSeconds: 2, bytes: 1, videoPackets: 1, audioPackets: 1, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: 2, bufferSeconds: 2)))
-        b.record(.segmentBuffered(SegmentBuffered(variantIndex: 1, bandwidthBps: 3_000_000, mediaSequence: 1, startSeconds: 2, durationSeconds: 2, bytes: 1, videoPackets: 1, audioPackets: 1, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: 4, bufferSeconds: 2)))
+        b.record(
+            .segmentBuffered(
+                SegmentBuffered(
+                    variantIndex: 0, bandwidthBps: 1_000_000, mediaSequence: 0, startSeconds: 0, durationSeconds: 2, bytes: 1, videoPackets: 1,
+                    audioPackets: 1, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: 2, bufferSeconds: 2)))
+        b.record(
+            .segmentBuffered(
+                SegmentBuffered(
+                    variantIndex: 1, bandwidthBps: 3_000_000, mediaSequence: 1, startSeconds: 2, durationSeconds: 2, bytes: 1, videoPackets: 1,
+                    audioPackets: 1, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: 4, bufferSeconds: 2)))
         b.record(.stallStart(PlaybackChange(atSeconds: 1, positionSeconds: 1)))
         b.record(.stallEnd(PlaybackChange(atSeconds: 2, positionSeconds: 1, stallSeconds: 0.75)))
         b.record(.variantSwitch(VariantSwitch(fromVariantIndex: 0, toVariantIndex: 1, fromBandwidthBps: 1, toBandwidthBps: 3, atPositionSeconds: 2)))
-        let s = b.summary(url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
-                          finalPositionSeconds: 3, sessionSeconds: 5, finalEstimateBps: nil)
+        let s = b.summary(
+            url: "u", isLive: false, exitReason: .completed, error: nil, startPositionSeconds: 0,
+            finalPositionSeconds: 3, sessionSeconds: 5, finalEstimateBps: nil)
         #expect(s.requests == 2)
         #expect(s.failedRequests == 1)
         #expect(s.retries == 1)
@@ -244,13 +253,18 @@ import Testing
             var b = SummaryBuilder()
             b.record(.requestEnd(RequestEnd(requestID: 1, url: "u", purpose: .segment, status: 200, bytes: 1000, ok: true)))
             if let ttff {
-                b.record(.firstFrame(FirstFrame(timeToFirstFrameSeconds: ttff, variantIndex: 0, width: nil, height: nil, ptsSeconds: nil, breakdown: StartupBreakdown())))
+                b.record(
+                    .firstFrame(
+                        FirstFrame(
+                            timeToFirstFrameSeconds: ttff, variantIndex: 0, width: nil, height: nil, ptsSeconds: nil, breakdown: StartupBreakdown())))
             }
             for _ in 0..<stalls { b.record(.stallStart(PlaybackChange(atSeconds: 0, positionSeconds: 0))) }
-            return b.summary(url: "u", isLive: false, exitReason: reason, error: nil, startPositionSeconds: 0,
-                             finalPositionSeconds: 4, sessionSeconds: 5, finalEstimateBps: nil)
+            return b.summary(
+                url: "u", isLive: false, exitReason: reason, error: nil, startPositionSeconds: 0,
+                finalPositionSeconds: 4, sessionSeconds: 5, finalEstimateBps: nil)
         }
-        let a = AggregateSummary.make(from: [s(0.5, stalls: 0, reason: .completed), s(1.5, stalls: 2, reason: .completed), s(nil, stalls: 0, reason: .error)], wallSeconds: 10)
+        let a = AggregateSummary.make(
+            from: [s(0.5, stalls: 0, reason: .completed), s(1.5, stalls: 2, reason: .completed), s(nil, stalls: 0, reason: .error)], wallSeconds: 10)
         #expect(a.sessions == 3)
         #expect(a.exitReasons == ["completed": 2, "error": 1])
         #expect(a.timeToFirstFrameP50Seconds == 0.5)

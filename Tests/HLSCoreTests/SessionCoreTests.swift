@@ -13,10 +13,11 @@ import Testing
     static func configuration(mode: StartupCapMode = .auto, userPeakBps: Int? = nil) -> SessionCore.Configuration {
         var cap = StartupCapConfiguration()
         cap.mode = mode
-        return SessionCore.Configuration(playback: PlaybackConfiguration(), estimator: BandwidthEstimator.Configuration(), startupCap: cap,
-                                         networkLimit: NetworkLimitClassifier(), byteProgress: ByteProgressClassifier(),
-                                         selector: VariantSelector(), pinnedVariantIndex: nil, recentSegmentThroughputCount: 3, userPeakBitrateBps: userPeakBps,
-                                         resumeBufferSetByUser: false, startupBufferSetByUser: false)
+        return SessionCore.Configuration(
+            playback: PlaybackConfiguration(), estimator: BandwidthEstimator.Configuration(), startupCap: cap,
+            networkLimit: NetworkLimitClassifier(), byteProgress: ByteProgressClassifier(),
+            selector: VariantSelector(), pinnedVariantIndex: nil, recentSegmentThroughputCount: 3, userPeakBitrateBps: userPeakBps,
+            resumeBufferSetByUser: false, startupBufferSetByUser: false)
     }
 
     static func at(_ seconds: Double) -> MonotonicInstant { MonotonicInstant(seconds: seconds) }
@@ -25,8 +26,9 @@ import Testing
     static func started(mode: StartupCapMode = .auto, predictor: (any StallPredictor)? = nil) -> SessionCore {
         var core = SessionCore(configuration: configuration(mode: mode), predictor: predictor)
         core.ladderKnown(rungs)
-        let record = EstimateRecord(networkKey: NetworkKey(originHost: "127.0.0.1", localNetwork: "loopback"), valueBps: 50e6,
-                                    sampleCount: 10, measuredAt: 0)
+        let record = EstimateRecord(
+            networkKey: NetworkKey(originHost: "127.0.0.1", localNetwork: "loopback"), valueBps: 50e6,
+            sampleCount: 10, measuredAt: 0)
         _ = core.cap(.sessionStarted(gate: .warm(record), ladder: rungs, at: at(0)))
         return core
     }
@@ -34,9 +36,10 @@ import Testing
     /// A segment of the top rung (7.23 Mbit/s, 6 s) arriving at `throughputBps`, `elapsed` seconds in.
     static func topRungInFlight(throughputBps: Double, elapsed: Double, idle: Double = 0.01, buffer: Double = 0) -> InFlightSnapshot {
         let received = Int(throughputBps * elapsed / 8)
-        return InFlightSnapshot(bytesReceived: received, bytesExpected: 7_230_000 * 6 / 8, secondsSinceLastByte: idle, elapsedSeconds: elapsed,
-                                rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 7_230_000,
-                                measuredThroughputBps: received > 0 ? throughputBps : nil, forwardBufferSeconds: buffer)
+        return InFlightSnapshot(
+            bytesReceived: received, bytesExpected: 7_230_000 * 6 / 8, secondsSinceLastByte: idle, elapsedSeconds: elapsed,
+            rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 7_230_000,
+            measuredThroughputBps: received > 0 ? throughputBps : nil, forwardBufferSeconds: buffer)
     }
 
     static func records(_ actions: [SessionCoreAction]) -> [SessionEvent] {
@@ -82,9 +85,10 @@ import Testing
 
     @Test func overSelection_onTheLowestRung_isNotAbandoned() {
         let core = Self.started()
-        let lowest = InFlightSnapshot(bytesReceived: 40_000, bytesExpected: 300_000 * 6 / 8, secondsSinceLastByte: 0.01, elapsedSeconds: 4,
-                                      rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 300_000,
-                                      measuredThroughputBps: 80_000, forwardBufferSeconds: 0)
+        let lowest = InFlightSnapshot(
+            bytesReceived: 40_000, bytesExpected: 300_000 * 6 / 8, secondsSinceLastByte: 0.01, elapsedSeconds: 4,
+            rttSeconds: 0.001, segmentDurationSeconds: 6, rungBitrateBps: 300_000,
+            measuredThroughputBps: 80_000, forwardBufferSeconds: 0)
         let judgement = core.judgeInFlight(lowest)
         #expect(judgement.assessment.verdict == .overSelected, "the rule's verdict stands")
         #expect(judgement.cancel == nil, "but there is no lower rung to go to")
@@ -138,14 +142,16 @@ import Testing
         // Three 1 MB segments at 40 Mbit/s, network-limited: 0.7 × 40 Mbit/s supports the top rung again.
         var t = 4.0
         for id in 2...4 {
-            let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
-                                                  mediaBitrateBps: 1_310_000)
+            let observation = TransferObservation(
+                bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+                mediaBitrateBps: 1_310_000)
             let actions = core.segmentTransferred(requestID: id, observation: observation, startedAt: Self.at(t), endedAt: Self.at(t + 0.2))
             #expect(Self.records(actions).contains { if case .sampleVerdict(let v) = $0 { v.requestID == id } else { false } })
             t += 2
         }
         #expect(core.networkLimitedSamples == 3)
-        #expect((core.overSelectionCapBps ?? Int.max) > 1_310_000, "fresh delivery earned rungs back: \(String(describing: core.overSelectionCapBps))")
+        #expect(
+            (core.overSelectionCapBps ?? Int.max) > 1_310_000, "fresh delivery earned rungs back: \(String(describing: core.overSelectionCapBps))")
     }
 
     // MARK: - Cap actions the shell performs
@@ -177,8 +183,9 @@ import Testing
         var t = 1.0
         // Buffer 1 s (under the threshold predictor's 2 s) for long enough to pass the controller's dwell.
         while t < 60 && !changed {
-            let actions = core.policyStep(bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: 7_230_000,
-                                          inFlight: nil, device: DeviceReadings(), at: Self.at(t))
+            let actions = core.policyStep(
+                bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: 7_230_000,
+                inFlight: nil, device: DeviceReadings(), at: Self.at(t))
             #expect(Self.records(actions).contains { if case .stallRisk(let r) = $0 { r.risk == 1 } else { false } })
             changed = actions.contains(.policyChanged)
             if changed {
@@ -193,14 +200,23 @@ import Testing
 
     @Test func policyStep_withoutPredictor_orWhileStartingUp_doesNothing() throws {
         var core = Self.started()
-        #expect(core.policyStep(bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
-                                device: DeviceReadings(), at: Self.at(1)).isEmpty)
+        #expect(
+            core.policyStep(
+                bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
+                device: DeviceReadings(), at: Self.at(1)
+            ).isEmpty)
         var withPredictor = Self.started(predictor: BufferThresholdPredictor())
         withPredictor.policyControllerStarted(try PolicyController(ladderBitratesBps: Self.ladderBps))
-        #expect(withPredictor.policyStep(bufferSeconds: 1, phase: .startingUp, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
-                                         device: DeviceReadings(), at: Self.at(1)).isEmpty)
-        #expect(!withPredictor.policyStep(bufferSeconds: 1, phase: .startingUp, atSegmentLanding: true, currentRungBps: nil, inFlight: nil,
-                                          device: DeviceReadings(), at: Self.at(1)).isEmpty, "a landing segment judges the start")
+        #expect(
+            withPredictor.policyStep(
+                bufferSeconds: 1, phase: .startingUp, atSegmentLanding: false, currentRungBps: nil, inFlight: nil,
+                device: DeviceReadings(), at: Self.at(1)
+            ).isEmpty)
+        #expect(
+            !withPredictor.policyStep(
+                bufferSeconds: 1, phase: .startingUp, atSegmentLanding: true, currentRungBps: nil, inFlight: nil,
+                device: DeviceReadings(), at: Self.at(1)
+            ).isEmpty, "a landing segment judges the start")
     }
 }
 
@@ -227,11 +243,15 @@ import Testing
         var notes: [CapNote] = []
         var t = 4.0
         for id in 2...4 {
-            let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
-                                                  mediaBitrateBps: 1_310_000)
-            let actions = core.segmentTransferred(requestID: id, observation: observation, startedAt: SessionCoreTests.at(t),
-                                                  endedAt: SessionCoreTests.at(t + 0.2))
-            notes += SessionCoreTests.records(actions).compactMap { if case .capNote(let n) = $0, n.kind == .overSelectionCapMoved { n } else { nil } }
+            let observation = TransferObservation(
+                bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+                mediaBitrateBps: 1_310_000)
+            let actions = core.segmentTransferred(
+                requestID: id, observation: observation, startedAt: SessionCoreTests.at(t),
+                endedAt: SessionCoreTests.at(t + 0.2))
+            notes += SessionCoreTests.records(actions).compactMap {
+                if case .capNote(let n) = $0, n.kind == .overSelectionCapMoved { n } else { nil }
+            }
             t += 2
         }
         #expect(!notes.isEmpty, "the cap moved and the log says so")
@@ -241,10 +261,12 @@ import Testing
 
     @Test func overSelectionCap_unchanged_logsNothing() {
         var core = SessionCoreTests.started(mode: .off)
-        let observation = TransferObservation(bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
-                                              mediaBitrateBps: 1_310_000)
-        let actions = core.segmentTransferred(requestID: 2, observation: observation, startedAt: SessionCoreTests.at(1),
-                                              endedAt: SessionCoreTests.at(1.2))
+        let observation = TransferObservation(
+            bytes: 1_000_000, transferSeconds: 0.2, firstByteSeconds: 0.001, rttSeconds: 0.001,
+            mediaBitrateBps: 1_310_000)
+        let actions = core.segmentTransferred(
+            requestID: 2, observation: observation, startedAt: SessionCoreTests.at(1),
+            endedAt: SessionCoreTests.at(1.2))
         #expect(core.overSelectionCapBps == nil)
         #expect(!SessionCoreTests.records(actions).contains { if case .capNote(let n) = $0 { n.kind == .overSelectionCapMoved } else { false } })
     }

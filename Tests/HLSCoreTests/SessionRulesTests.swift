@@ -32,14 +32,17 @@ import Testing
 
     @Test func capCombiner_startupCapOnTopOfSnapshot_isTheSameRule() {
         var c = StartupCapController(configuration: StartupCapConfiguration())
-        _ = c.event(.sessionStarted(gate: .cold(.noEstimate), ladder: Self.ladder.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: $0.element) },
-                                    at: MonotonicInstant(seconds: 0)))
+        _ = c.event(
+            .sessionStarted(
+                gate: .cold(.noEstimate), ladder: Self.ladder.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: $0.element) },
+                at: MonotonicInstant(seconds: 0)))
         guard let startup = c.capBps else {
             Issue.record("a cold start should set the startup cap")
             return
         }
-        let snapshot = SelectionSnapshot(ladder: [], estimateBps: 0, estimateIsMeasured: false, bufferSeconds: 0, currentVariantIndex: nil,
-                                         peakBitrateCapBps: 7_000_000)
+        let snapshot = SelectionSnapshot(
+            ladder: [], estimateBps: 0, estimateIsMeasured: false, bufferSeconds: 0, currentVariantIndex: nil,
+            peakBitrateCapBps: 7_000_000)
         #expect(c.applying(to: snapshot).peakBitrateCapBps == PeakBitrateCaps(userBps: 7_000_000, startupBps: startup).effectiveBps)
     }
 
@@ -85,11 +88,11 @@ import Testing
         #expect(recent.lowestBps == nil)
         let added = recent.add(bytes: 1000, transferSeconds: 0)
         #expect(!added, "no measurable duration: not a sample")
-        recent.add(bytes: 125_000, transferSeconds: 1)   // 1 Mbit/s
-        recent.add(bytes: 500_000, transferSeconds: 1)   // 4 Mbit/s
-        recent.add(bytes: 250_000, transferSeconds: 1)   // 2 Mbit/s
+        recent.add(bytes: 125_000, transferSeconds: 1) // 1 Mbit/s
+        recent.add(bytes: 500_000, transferSeconds: 1) // 4 Mbit/s
+        recent.add(bytes: 250_000, transferSeconds: 1) // 2 Mbit/s
         #expect(recent.lowestBps == 1_000_000)
-        recent.add(bytes: 375_000, transferSeconds: 1)   // 3 Mbit/s: the 1 Mbit/s transfer drops out
+        recent.add(bytes: 375_000, transferSeconds: 1) // 3 Mbit/s: the 1 Mbit/s transfer drops out
         #expect(recent.throughputsBps == [4_000_000, 2_000_000, 3_000_000])
         #expect(recent.lowestBps == 2_000_000)
     }
@@ -113,8 +116,10 @@ import Testing
     @Test func overSelectionCap_afterRecentThroughput_liftsAnAudioOnlyCapToTheLowestVideoRung() {
         let video = [620_000, 1_310_000]
         // Capped below every video rung (the audio-only fallback): lifted once 0.8 × recent ≥ 620 kbit/s.
-        #expect(OverSelectionCap.afterRecentThroughput(775_000, current: 128_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 620_000)
-        #expect(OverSelectionCap.afterRecentThroughput(774_000, current: 128_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 128_000)
+        #expect(
+            OverSelectionCap.afterRecentThroughput(775_000, current: 128_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 620_000)
+        #expect(
+            OverSelectionCap.afterRecentThroughput(774_000, current: 128_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 128_000)
         // Only that far, and only from below the video rungs.
         #expect(OverSelectionCap.afterRecentThroughput(50e6, current: 128_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 620_000)
         #expect(OverSelectionCap.afterRecentThroughput(50e6, current: 620_000, videoLadderBitratesBps: video, upSwitchSafetyFactor: 0.8) == 620_000)
@@ -130,17 +135,29 @@ import Testing
 
     @Test func wedgeReDecide_belowTwoSegmentsWithALowerRung() {
         // 6 s segments: re-decided below 12 s of buffer, on a rung with one below it.
-        #expect(rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 11.9, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reDecide)
-        #expect(rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 12, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(
+            rules.afterSegmentWedge(
+                earlierWedges: 0, bufferSeconds: 11.9, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reDecide)
+        #expect(
+            rules.afterSegmentWedge(
+                earlierWedges: 0, bufferSeconds: 12, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reRequest)
         // The bottom rung has nothing lower: the same request again.
-        #expect(rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: 300_000, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(
+            rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: 300_000, ladderBitratesBps: Self.ladder)
+                == .reRequest)
         // An unknown rung is never re-decided.
-        #expect(rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: nil, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(
+            rules.afterSegmentWedge(earlierWedges: 0, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: nil, ladderBitratesBps: Self.ladder)
+                == .reRequest)
     }
 
     @Test func wedgeReDecide_secondWedgeOfARequestAbandons() {
-        #expect(rules.afterSegmentWedge(earlierWedges: 1, bufferSeconds: 30, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .abandon)
-        #expect(rules.afterSegmentWedge(earlierWedges: 1, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: 300_000, ladderBitratesBps: Self.ladder) == .abandon)
+        #expect(
+            rules.afterSegmentWedge(
+                earlierWedges: 1, bufferSeconds: 30, segmentDurationSeconds: 6, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .abandon)
+        #expect(
+            rules.afterSegmentWedge(earlierWedges: 1, bufferSeconds: 0, segmentDurationSeconds: 6, rungBps: 300_000, ladderBitratesBps: Self.ladder)
+                == .abandon)
     }
 
     @Test func wedgeReDecide_thresholdIsConfigurable() {

@@ -55,14 +55,16 @@ import Testing
     }
 
     @Test func stallFeaturesAtTick_idleAtTheTopAndBeforeTheFirstDecision() {
-        let top = StallFeatures.atTick(bufferSeconds: 20, estimator: BandwidthEstimator(), ladderBitratesBps: [620_000, 1_310_000],
-                                       currentRungBps: 1_310_000, inFlight: nil, firstByteSeconds: nil, rttSeconds: nil,
-                                       cpuPressureAvg10Percent: nil, decodeLagRatio: nil, thermalMaxCelsius: nil)
+        let top = StallFeatures.atTick(
+            bufferSeconds: 20, estimator: BandwidthEstimator(), ladderBitratesBps: [620_000, 1_310_000],
+            currentRungBps: 1_310_000, inFlight: nil, firstByteSeconds: nil, rttSeconds: nil,
+            cpuPressureAvg10Percent: nil, decodeLagRatio: nil, thermalMaxCelsius: nil)
         #expect(top.nextHigherRungBitrateBps == nil)
         #expect(top.inFlightBytesReceived == nil && top.inFlightElapsedSeconds == nil)
-        let first = StallFeatures.atTick(bufferSeconds: 0, estimator: BandwidthEstimator(), ladderBitratesBps: [620_000, 1_310_000],
-                                         currentRungBps: nil, inFlight: nil, firstByteSeconds: nil, rttSeconds: nil,
-                                         cpuPressureAvg10Percent: nil, decodeLagRatio: nil, thermalMaxCelsius: nil)
+        let first = StallFeatures.atTick(
+            bufferSeconds: 0, estimator: BandwidthEstimator(), ladderBitratesBps: [620_000, 1_310_000],
+            currentRungBps: nil, inFlight: nil, firstByteSeconds: nil, rttSeconds: nil,
+            cpuPressureAvg10Percent: nil, decodeLagRatio: nil, thermalMaxCelsius: nil)
         #expect(first.currentRungBitrateBps == 0)
         #expect(first.nextHigherRungBitrateBps == 620_000)
     }

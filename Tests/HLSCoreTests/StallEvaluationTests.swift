@@ -11,18 +11,20 @@ import Testing
 
     @Test func labels_horizonIsHalfOpenOnTheLeft_stalledExcluded_censoredNegativesDropped() {
         // Stall [5, 6.5), H = 2, session ends at 10.
-        let ex = StallLabelling.label(samples: (0...9).map { sample(Double($0)) },
-                                      stalls: [StallInterval(startSeconds: 5, endSeconds: 6.5)],
-                                      horizonSeconds: 2, sessionEndSeconds: 10)
+        let ex = StallLabelling.label(
+            samples: (0...9).map { sample(Double($0)) },
+            stalls: [StallInterval(startSeconds: 5, endSeconds: 6.5)],
+            horizonSeconds: 2, sessionEndSeconds: 10)
         #expect(ex.map(\.timeSeconds) == [0, 1, 2, 3, 4, 7, 8]) // 5, 6 stalled; 9 + 2 > 10 unknown
         #expect(ex.map(\.label) == [false, false, false, true, true, false, false])
         #expect(ex.map(\.secondsToStall) == [nil, nil, nil, 2, 1, nil, nil]) // t = 3: 5 ∈ (3, 5]
     }
 
     @Test func labels_openEndedStall_excludesToTheEnd_positiveNearEndKept() {
-        let ex = StallLabelling.label(samples: [sample(8), sample(9), sample(9.5)],
-                                      stalls: [StallInterval(startSeconds: 9.5, endSeconds: nil)],
-                                      horizonSeconds: 2, sessionEndSeconds: 10)
+        let ex = StallLabelling.label(
+            samples: [sample(8), sample(9), sample(9.5)],
+            stalls: [StallInterval(startSeconds: 9.5, endSeconds: nil)],
+            horizonSeconds: 2, sessionEndSeconds: 10)
         #expect(ex.map(\.timeSeconds) == [8, 9])
         #expect(ex.map(\.label) == [true, true])
     }
@@ -64,10 +66,11 @@ import Testing
         scored += [(timeSeconds: 19, score: 0.1)]
         let r = StallMetrics.leadTimes(scored: scored, stallStarts: [10, 20], threshold: 0.5, lookbackSeconds: 5)
         #expect(r.leadSeconds == [3]) // run 7…9 before the stall at 10; 0…5 is broken by 6
-        #expect(r.missedStalls == 1)  // last sample before 20 did not warn
+        #expect(r.missedStalls == 1) // last sample before 20 did not warn
         // An always-on warning is credited at most the lookback.
-        let always = StallMetrics.leadTimes(scored: (0..<10).map { (timeSeconds: Double($0), score: 1.0) },
-                                            stallStarts: [10], threshold: 0.5, lookbackSeconds: 5)
+        let always = StallMetrics.leadTimes(
+            scored: (0..<10).map { (timeSeconds: Double($0), score: 1.0) },
+            stallStarts: [10], threshold: 0.5, lookbackSeconds: 5)
         #expect(always.leadSeconds == [5])
     }
 

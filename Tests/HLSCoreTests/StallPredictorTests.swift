@@ -8,8 +8,9 @@ import TestSupport
 
 @Suite struct StallFeaturesTests {
     @Test func derived_trendOverSelectionAndProjection() {
-        let f = StallFeatures(bufferSeconds: 1.5, bandwidthFastBps: 2e6, bandwidthSlowBps: 4e6, currentRungBitrateBps: 3e6,
-                              inFlightBytesReceived: 250_000, inFlightBytesExpected: 750_000, inFlightElapsedSeconds: 1)
+        let f = StallFeatures(
+            bufferSeconds: 1.5, bandwidthFastBps: 2e6, bandwidthSlowBps: 4e6, currentRungBitrateBps: 3e6,
+            inFlightBytesReceived: 250_000, inFlightBytesExpected: 750_000, inFlightElapsedSeconds: 1)
         #expect(f.bandwidthEstimateBps == 2e6)
         #expect(f.bandwidthTrendRatio == 0.5)
         #expect(f.overSelectionRatio == 1.5)
@@ -20,8 +21,9 @@ import TestSupport
     }
 
     @Test func projection_noBytesYet_usesEstimate_noEstimate_isMissing() {
-        var f = StallFeatures(bufferSeconds: 3, bandwidthFastBps: 1e6, bandwidthSlowBps: 1e6, currentRungBitrateBps: 1e6,
-                              inFlightBytesReceived: 0, inFlightBytesExpected: 250_000, inFlightElapsedSeconds: 0.5)
+        var f = StallFeatures(
+            bufferSeconds: 3, bandwidthFastBps: 1e6, bandwidthSlowBps: 1e6, currentRungBitrateBps: 1e6,
+            inFlightBytesReceived: 0, inFlightBytesExpected: 250_000, inFlightElapsedSeconds: 0.5)
         #expect(f.projectedCompletionSeconds == 2)
         f.bandwidthFastBps = nil
         #expect(f.projectedCompletionSeconds == nil)
@@ -139,15 +141,15 @@ import TestSupport
     /// bias −1; buffer: identity, mean 2, std 2, weight −1; over-selection: log10 clipped to [0.01, 100],
     /// mean 0, std 1, weight 2, missing indicator weight 0.5, imputed at the mean.
     static let tinyModelJSON = """
-    {"schema": "hlsplay.stall-model", "schemaVersion": 1, "name": "tiny", "version": "0.0.1", "kind": "logistic",
-     "horizonSeconds": 5, "operatingThreshold": 0.5, "bias": -1,
-     "features": [
-      {"name": "bufferSeconds", "transform": "identity", "imputeValue": 2, "mean": 2, "std": 2, "weight": -1, "missingWeight": 0},
-      {"name": "overSelectionRatio", "transform": "log10", "clipMin": 0.01, "clipMax": 100, "imputeValue": 0,
-       "mean": 0, "std": 1, "weight": 2, "missingWeight": 0.5}],
-     "training": {"tool": "hand", "dataSource": "none", "trainTraces": [], "heldOutTraces": [], "trainExamples": 0,
-                  "trainPositives": 0, "l2Penalty": 0}}
-    """
+        {"schema": "hlsplay.stall-model", "schemaVersion": 1, "name": "tiny", "version": "0.0.1", "kind": "logistic",
+         "horizonSeconds": 5, "operatingThreshold": 0.5, "bias": -1,
+         "features": [
+          {"name": "bufferSeconds", "transform": "identity", "imputeValue": 2, "mean": 2, "std": 2, "weight": -1, "missingWeight": 0},
+          {"name": "overSelectionRatio", "transform": "log10", "clipMin": 0.01, "clipMax": 100, "imputeValue": 0,
+           "mean": 0, "std": 1, "weight": 2, "missingWeight": 0.5}],
+         "training": {"tool": "hand", "dataSource": "none", "trainTraces": [], "heldOutTraces": [], "trainExamples": 0,
+                      "trainPositives": 0, "l2Penalty": 0}}
+        """
 
     func load(_ json: String, horizon: Double? = nil) throws(StallModelLoadError) -> LogisticModelPredictor {
         try LogisticModelPredictor(jsonData: Data(json.utf8), requiredHorizonSeconds: horizon)
@@ -221,8 +223,12 @@ import TestSupport
     }
 
     static func loadGolden(_ model: String = "stall-logistic-v1") throws -> Golden {
-        try JSONDecoder().decode(Golden.self, from: Data(contentsOf: modelsDirectory
-            .appendingPathComponent("\(model).golden.json")))
+        try JSONDecoder().decode(
+            Golden.self,
+            from: Data(
+                contentsOf:
+                    modelsDirectory
+                    .appendingPathComponent("\(model).golden.json")))
     }
 
     /// StallMetrics agrees with the trainer's metrics on a held-out subsample,

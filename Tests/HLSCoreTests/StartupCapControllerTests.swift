@@ -11,7 +11,9 @@ import Testing
 
     func t(_ s: Double) -> MonotonicInstant { MonotonicInstant(seconds: s) }
 
-    func controller(_ gate: EstimateGate, mode: StartupCapMode = .auto, preferred: Int? = nil, at: Double = 0) -> (StartupCapController, [StartupCapAction]) {
+    func controller(
+        _ gate: EstimateGate, mode: StartupCapMode = .auto, preferred: Int? = nil, at: Double = 0
+    ) -> (StartupCapController, [StartupCapAction]) {
         var c = StartupCapController(configuration: StartupCapConfiguration(mode: mode, preferredPeakBitRateBps: preferred))
         let actions = c.event(.sessionStarted(gate: gate, ladder: Self.ladder, at: t(at)))
         return (c, actions)
@@ -23,7 +25,9 @@ import Testing
 
     /// A network-limited sample of `bps`, request begun at `started`.
     func nl(_ bps: Double, started: Double, done: Double? = nil) -> StartupCapEvent {
-        .sample(CapSample(verdict: NetworkLimitVerdict(reasons: [], throughputBps: bps), requestStartedAt: t(started), completedAt: t(done ?? started + 0.5)))
+        .sample(
+            CapSample(
+                verdict: NetworkLimitVerdict(reasons: [], throughputBps: bps), requestStartedAt: t(started), completedAt: t(done ?? started + 0.5)))
     }
 
     func caps(_ actions: [StartupCapAction]) -> [CapChangeRecord] {
@@ -118,8 +122,12 @@ import Testing
         _ = c.event(nl(20e6, started: 0.5))
         let a = c.event(.firstFrame(at: t(0.8)))
         // 0.7 × 20 Mbps = 14 Mbps → the 8 Mbps rung.
-        #expect(caps(a) == [CapChangeRecord(capBps: 8_000_000, previousCapBps: 988_000, reason: .releasedOnFirstFrame,
-                                            phase: .ramping, supportBps: 20e6, samplesBps: [20e6, 20e6])])
+        #expect(
+            caps(a) == [
+                CapChangeRecord(
+                    capBps: 8_000_000, previousCapBps: 988_000, reason: .releasedOnFirstFrame,
+                    phase: .ramping, supportBps: 20e6, samplesBps: [20e6, 20e6])
+            ])
     }
 
     @Test func ramp_safetyFactor_justUnderSupports_lowerRung_atSupports_higher() {
@@ -153,8 +161,10 @@ import Testing
         var (c, _) = controller(.cold(.noEstimate))
         _ = c.event(.firstFrame(at: t(0.5)))
         _ = c.event(nl(10e6, started: 1))
-        let appLimited = StartupCapEvent.sample(CapSample(verdict: NetworkLimitVerdict(reasons: [.tcpAppLimited], throughputBps: 100e6),
-                                                          requestStartedAt: t(2), completedAt: t(2.1)))
+        let appLimited = StartupCapEvent.sample(
+            CapSample(
+                verdict: NetworkLimitVerdict(reasons: [.tcpAppLimited], throughputBps: 100e6),
+                requestStartedAt: t(2), completedAt: t(2.1)))
         #expect(c.event(appLimited).isEmpty)
         #expect(c.streakBps == [10e6])
         _ = c.event(nl(10e6, started: 3))
@@ -255,8 +265,10 @@ import Testing
     }
 
     @Test func failure_eachReason_entersRecovery() {
-        for event in [StartupCapEvent.stallStarted(estimateBps: 5e6, at: t(9)), .wedgeDetected(estimateBps: 5e6, at: t(9)),
-                      .loadFailed(estimateBps: 5e6, at: t(9)), .liveResync(estimateBps: 5e6, at: t(9))] {
+        for event in [
+            StartupCapEvent.stallStarted(estimateBps: 5e6, at: t(9)), .wedgeDetected(estimateBps: 5e6, at: t(9)),
+            .loadFailed(estimateBps: 5e6, at: t(9)), .liveResync(estimateBps: 5e6, at: t(9))
+        ] {
             var (c, _) = controller(warmGate())
             _ = c.event(event)
             #expect(c.phase == .recovering)
@@ -360,15 +372,19 @@ import Testing
     /// Fetches `count` 6 s segments over a link of `linkBps` (RTT 20 ms),
     /// choosing each rung with the real selector under the controller's cap,
     /// feeding the real classifier and estimator. Returns the rungs fetched.
-    func simulate(_ c: inout StartupCapController, estimator e: inout BandwidthEstimator, linkBps: Double, from start: Double,
-                  count: Int, current: inout Int?) -> (rungs: [Int], end: Double) {
+    func simulate(
+        _ c: inout StartupCapController, estimator e: inout BandwidthEstimator, linkBps: Double, from start: Double,
+        count: Int, current: inout Int?
+    ) -> (rungs: [Int], end: Double) {
         let selector = VariantSelector()
         let classifier = NetworkLimitClassifier()
         var now = start
         var fetched: [Int] = []
         for k in 0..<count {
-            let snap = c.applying(to: SelectionSnapshot(ladder: Self.ladder, estimateBps: e.estimateBps, estimateIsMeasured: e.hasEstimate,
-                                                        bufferSeconds: Double(k) * 6, currentVariantIndex: current))
+            let snap = c.applying(
+                to: SelectionSnapshot(
+                    ladder: Self.ladder, estimateBps: e.estimateBps, estimateIsMeasured: e.hasEstimate,
+                    bufferSeconds: Double(k) * 6, currentVariantIndex: current))
             let choice = selector.select(snap)
             let rung = Self.ladder[choice.variantIndex].bandwidthBps
             fetched.append(rung)

@@ -36,7 +36,8 @@ struct StrictModeCasesTests {
         "#EXT-X-KEY_03#1 [fail]": "METHOD=NONE with other attributes is a warning: python-m3u8's own fixture writes METHOD=NONE,URI=\"\"",
         "#EXT-X-TARGETDURATION_01#2 [fail]": "EXTINF rounding above TARGETDURATION is a warning: hls.js accepts 1000000 s vs 1 s; encoders overshoot",
         "#EXT-X-PART-INF_01#2 [fail]": "EXT-X-PART without EXT-X-PART-INF is a warning: hls.js accepts it; whole segments still play",
-        "#EXT-X-DATERANGE_02#1 [fail]": "the same text is also case #EXT-X-DATERANGE_02#1 [pass] (START-DATE optional in the draft): we follow the pass",
+        "#EXT-X-DATERANGE_02#1 [fail]":
+            "the same text is also case #EXT-X-DATERANGE_02#1 [pass] (START-DATE optional in the draft): we follow the pass",
         "#EXT-X-DATERANGE_09#1 [fail]": publishingRule + " (overlapping DATERANGEs of one CLASS)",
         "#EXT-X-DATERANGE_12#1 [fail]": publishingRule + " (DATERANGE without PROGRAM-DATE-TIME)",
         "#EXT-X-TAG_02#1 [fail]": publishingRule + " (EXT-X-GAP before parts with no segment yet)",
@@ -69,7 +70,7 @@ struct StrictModeCasesTests {
         "#EXT-X-STREAM-INF_07-02#1 [fail]": groupRule,
         "#EXT-X-MEDIA_04#2 [pass]": stricterSyntax + " (`DEFAULT=YES\"` has a stray quote)",
         "#EXT-X-MEDIA_05#2 [pass]": stricterSyntax + " (`DEFAULT=YES\"` has a stray quote)",
-        "#EXT-X-I-FRAME-STREAM-INF_01#2 [pass]": stricterSyntax + " (URI must be a quoted-string)",
+        "#EXT-X-I-FRAME-STREAM-INF_01#2 [pass]": stricterSyntax + " (URI must be a quoted-string)"
     ]
 
     @Test func verdicts_agreeExceptKnownDifferences() throws {
@@ -100,8 +101,10 @@ struct StrictModeCasesTests {
         }
         print("strict-mode cases: agree \(agree)/\(cases.count) (pass \(passAgree)/129, fail \(failAgree)/106)")
         for (id, d) in differences.sorted(by: { $0.key < $1.key }) { print("  differs \(id): \(d)") }
-        #expect(Set(differences.keys) == Set(Self.knownDifferences.keys),
-                "unexpected: \(Set(differences.keys).subtracting(Self.knownDifferences.keys).sorted()), no longer differing: \(Set(Self.knownDifferences.keys).subtracting(differences.keys).sorted())")
+        #expect(
+            Set(differences.keys) == Set(Self.knownDifferences.keys),
+            "unexpected: \(Set(differences.keys).subtracting(Self.knownDifferences.keys).sorted()), no longer differing: \(Set(Self.knownDifferences.keys).subtracting(differences.keys).sorted())"
+        )
         #expect(agree >= 181)
     }
 
@@ -114,7 +117,7 @@ struct StrictModeCasesTests {
         ("stream-inf-without-uri.m3u8", .missingURI),
         ("part-without-part-inf.m3u8", nil), // warning, see knownDifferences
         ("preload-hint-without-type.m3u8", .missingRequiredAttribute),
-        ("skip-without-skipped-segments.m3u8", .missingRequiredAttribute),
+        ("skip-without-skipped-segments.m3u8", .missingRequiredAttribute)
     ])
     func strictFailFile(_ name: String, _ kind: PlaylistError.Kind?) throws {
         let data = try Fixtures.data("kuu-hls-parser/strict-fail/\(name)")

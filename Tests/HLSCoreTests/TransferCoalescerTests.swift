@@ -6,8 +6,9 @@ import Testing
     static let minimum = NetworkLimitClassifier().minimumBytes
 
     static func small(_ bytes: Int = 40_000, transfer: Double = 0.4, firstByte: Double = 0.05) -> TransferObservation {
-        TransferObservation(bytes: bytes, transferSeconds: transfer, firstByteSeconds: firstByte, rttSeconds: 0.001,
-                            readPauseSeconds: 0, isLiveEdgeSegment: false, mediaBitrateBps: 150_000, tcpAppLimited: nil)
+        TransferObservation(
+            bytes: bytes, transferSeconds: transfer, firstByteSeconds: firstByte, rttSeconds: 0.001,
+            readPauseSeconds: 0, isLiveEdgeSegment: false, mediaBitrateBps: 150_000, tcpAppLimited: nil)
     }
 
     static func at(_ s: Double) -> MonotonicInstant { MonotonicInstant(seconds: s) }
@@ -35,14 +36,17 @@ import Testing
     @Test func aGapLongerThanTheLimit_startsANewRun() {
         var c = TransferCoalescer()
         _ = c.observation(for: Self.small(), startedAt: Self.at(0), endedAt: Self.at(0.45), minimumBytes: Self.minimum)
-        let later = c.observation(for: Self.small(), startedAt: Self.at(0.45 + c.maximumGapSeconds + 0.01), endedAt: Self.at(2),
-                                  minimumBytes: Self.minimum)
+        let later = c.observation(
+            for: Self.small(), startedAt: Self.at(0.45 + c.maximumGapSeconds + 0.01), endedAt: Self.at(2),
+            minimumBytes: Self.minimum)
         #expect(later.transfers == 1)
         #expect(later.observation.bytes == 40_000)
         // At the limit exactly it still continues.
         var d = TransferCoalescer()
         _ = d.observation(for: Self.small(), startedAt: Self.at(0), endedAt: Self.at(0.45), minimumBytes: Self.minimum)
-        #expect(d.observation(for: Self.small(), startedAt: Self.at(0.45 + d.maximumGapSeconds), endedAt: Self.at(2), minimumBytes: Self.minimum).transfers == 2)
+        #expect(
+            d.observation(for: Self.small(), startedAt: Self.at(0.45 + d.maximumGapSeconds), endedAt: Self.at(2), minimumBytes: Self.minimum)
+                .transfers == 2)
     }
 
     @Test func largeOrLiveEdgeTransfers_passThrough_andEndTheRun() {
@@ -65,7 +69,8 @@ import Testing
         var t = 0.0
         var last: (observation: TransferObservation, transfers: Int, startedAt: MonotonicInstant)?
         for _ in 0..<3 {
-            last = c.observation(for: Self.small(25_000, transfer: 0.25), startedAt: Self.at(t), endedAt: Self.at(t + 0.3), minimumBytes: Self.minimum)
+            last = c.observation(
+                for: Self.small(25_000, transfer: 0.25), startedAt: Self.at(t), endedAt: Self.at(t + 0.3), minimumBytes: Self.minimum)
             t += 0.31
         }
         #expect(last?.transfers == 3)

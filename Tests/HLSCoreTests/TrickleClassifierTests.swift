@@ -8,13 +8,16 @@ import Testing
 
     /// A 6 s segment on a 1.27 Mbit/s rung, 10 MB expected (a VBR spike), at 1 Mbit/s: judged at 4 s into
     /// the request (wedge window 3.5 s), starting up (waited = elapsed), nothing lower by default.
-    func snapshot(received: Int = 250_000, expected: Int? = 10_000_000, rung: Double? = 1_270_000, duration: Double = 6,
-                  elapsed: Double = 4, idle: Double = 0.1, average: Double? = 1_000_000, recent: Double? = nil,
-                  buffer: Double = 0, waited: Double? = nil, lower: Bool = false, reRequests: Int = 0) -> TrickleSnapshot {
-        TrickleSnapshot(bytesReceived: received, bytesExpected: expected, rungBitrateBps: rung, segmentDurationSeconds: duration,
-                        elapsedSeconds: elapsed, secondsSinceLastByte: idle, averageRateBps: average, recentRateBps: recent,
-                        rateWindowSeconds: 7, forwardBufferSeconds: buffer, waitedSeconds: waited ?? (buffer > 0 ? 0 : elapsed),
-                        lowerRungAvailable: lower, reRequestsSoFar: reRequests, wedgeWindowSeconds: 3.5)
+    func snapshot(
+        received: Int = 250_000, expected: Int? = 10_000_000, rung: Double? = 1_270_000, duration: Double = 6,
+        elapsed: Double = 4, idle: Double = 0.1, average: Double? = 1_000_000, recent: Double? = nil,
+        buffer: Double = 0, waited: Double? = nil, lower: Bool = false, reRequests: Int = 0
+    ) -> TrickleSnapshot {
+        TrickleSnapshot(
+            bytesReceived: received, bytesExpected: expected, rungBitrateBps: rung, segmentDurationSeconds: duration,
+            elapsedSeconds: elapsed, secondsSinceLastByte: idle, averageRateBps: average, recentRateBps: recent,
+            rateWindowSeconds: 7, forwardBufferSeconds: buffer, waitedSeconds: waited ?? (buffer > 0 ? 0 : elapsed),
+            lowerRungAvailable: lower, reRequestsSoFar: reRequests, wedgeWindowSeconds: 3.5)
     }
 
     /// `received` such that the rest of the 10 MB body takes exactly `seconds` at 1 Mbit/s (125 000 B/s).
@@ -81,10 +84,12 @@ import Testing
 
     @Test func trickle188BytesPerHalfSecond_singleRungAtStartup_reRequested() {
         // 2 s segment of 150 kB, 188 B every 0.5 s (3 kbit/s): 7 pieces in by 3.25 s.
-        let a = c.classify(TrickleSnapshot(bytesReceived: 1_316, bytesExpected: 150_588, rungBitrateBps: 621_152,
-                                           segmentDurationSeconds: 2, elapsedSeconds: 3.25, secondsSinceLastByte: 0.25,
-                                           averageRateBps: 3_250, recentRateBps: nil, rateWindowSeconds: 6, forwardBufferSeconds: 0,
-                                           waitedSeconds: 3.25, lowerRungAvailable: false, reRequestsSoFar: 0, wedgeWindowSeconds: 3))
+        let a = c.classify(
+            TrickleSnapshot(
+                bytesReceived: 1_316, bytesExpected: 150_588, rungBitrateBps: 621_152,
+                segmentDurationSeconds: 2, elapsedSeconds: 3.25, secondsSinceLastByte: 0.25,
+                averageRateBps: 3_250, recentRateBps: nil, rateWindowSeconds: 6, forwardBufferSeconds: 0,
+                waitedSeconds: 3.25, lowerRungAvailable: false, reRequestsSoFar: 0, wedgeWindowSeconds: 3))
         #expect(a.verdict == .reRequest)
         #expect((a.projectedCompletionSeconds ?? 0) > 300)
         #expect(a.startupBudgetSeconds == 10 && a.patienceSeconds == 30)
@@ -153,8 +158,10 @@ import Testing
 
     /// Replays one transfer tick by tick (0.25 s, as the monitor) with the rate window the runtime
     /// keeps, and returns every verdict that was not healthy.
-    func replay(bytesAt: (Double) -> Int, total: Int, seconds: Double, duration: Double, rung: Double,
-                wedgeWindow: Double, lower: Bool, firstByteAt: Double = 0.05) -> [(Double, TrickleAssessment)] {
+    func replay(
+        bytesAt: (Double) -> Int, total: Int, seconds: Double, duration: Double, rung: Double,
+        wedgeWindow: Double, lower: Bool, firstByteAt: Double = 0.05
+    ) -> [(Double, TrickleAssessment)] {
         var window = ByteRateWindow()
         var fired: [(Double, TrickleAssessment)] = []
         let rateWindow = c.rateWindowSeconds(wedgeWindowSeconds: wedgeWindow)
@@ -167,12 +174,13 @@ import Testing
             let now = MonotonicInstant(seconds: 100 + t)
             window.add(bytes: bytes, at: now, keepSeconds: rateWindow)
             let sinceFirst = t - firstByteAt
-            let s = TrickleSnapshot(bytesReceived: bytes, bytesExpected: total, rungBitrateBps: rung, segmentDurationSeconds: duration,
-                                    elapsedSeconds: t, secondsSinceLastByte: t - lastByteAt,
-                                    averageRateBps: bytes > 0 && sinceFirst > 0 ? Double(bytes) * 8 / sinceFirst : nil,
-                                    recentRateBps: window.rateBps(windowSeconds: rateWindow), rateWindowSeconds: rateWindow,
-                                    forwardBufferSeconds: 0, waitedSeconds: t, lowerRungAvailable: lower, reRequestsSoFar: 0,
-                                    wedgeWindowSeconds: wedgeWindow)
+            let s = TrickleSnapshot(
+                bytesReceived: bytes, bytesExpected: total, rungBitrateBps: rung, segmentDurationSeconds: duration,
+                elapsedSeconds: t, secondsSinceLastByte: t - lastByteAt,
+                averageRateBps: bytes > 0 && sinceFirst > 0 ? Double(bytes) * 8 / sinceFirst : nil,
+                recentRateBps: window.rateBps(windowSeconds: rateWindow), rateWindowSeconds: rateWindow,
+                forwardBufferSeconds: 0, waitedSeconds: t, lowerRungAvailable: lower, reRequestsSoFar: 0,
+                wedgeWindowSeconds: wedgeWindow)
             let a = c.classify(s)
             if a.verdict != .healthy || a.reason == .overBudgetWithinPatience { fired.append((t, a)) }
             t += 0.25
@@ -195,15 +203,17 @@ import Testing
 
     @Test func slowButHealthyStart_7point2Seconds_atHalfTheLinkRate_neverFlagged() {
         // The seed's upper bound, 7.2 s for a 6 s segment: the link at 1.25 Mbit/s for the whole 1.125 MB.
-        let fired = replay(bytesAt: { Int($0 * 156_250) }, total: 1_125_000, seconds: 7.5, duration: 6, rung: 1_500_000,
-                           wedgeWindow: 3.5, lower: true)
+        let fired = replay(
+            bytesAt: { Int($0 * 156_250) }, total: 1_125_000, seconds: 7.5, duration: 6, rung: 1_500_000,
+            wedgeWindow: 3.5, lower: true)
         #expect(fired.isEmpty, "\(fired.map { "\($0.0) s: \($0.1.verdict) \($0.1.reason)" })")
     }
 
     @Test func trickle188BytesPerHalfSecond_judgedAsSoonAsTheWedgeWindowHasPassed() throws {
         // The same replay on a trickle: the first tick at the wedge window (3 s) re-requests it.
-        let fired = replay(bytesAt: { t in 188 * (Int(t / 0.5) + 1) }, total: 150_588, seconds: 10, duration: 2, rung: 621_152,
-                           wedgeWindow: 3, lower: false)
+        let fired = replay(
+            bytesAt: { t in 188 * (Int(t / 0.5) + 1) }, total: 150_588, seconds: 10, duration: 2, rung: 621_152,
+            wedgeWindow: 3, lower: false)
         let first = try #require(fired.first)
         #expect(first.0 == 3)
         #expect(first.1.verdict == .reRequest)

@@ -6,15 +6,16 @@ let referenceLadder = [
     LadderRung(variantIndex: 2, bandwidthBps: 3_000_000, width: 1280, height: 720),
     LadderRung(variantIndex: 0, bandwidthBps: 400_000, width: 416, height: 234),
     LadderRung(variantIndex: 3, bandwidthBps: 6_000_000, width: 1920, height: 1080),
-    LadderRung(variantIndex: 1, bandwidthBps: 1_000_000, width: 640, height: 360),
+    LadderRung(variantIndex: 1, bandwidthBps: 1_000_000, width: 640, height: 360)
 ]
 
 @Suite struct VariantSelectorTests {
     let selector = VariantSelector()
 
     func snapshot(estimate: Double, buffer: Double = 10, current: Int? = nil, cap: Int? = nil, pinned: Int? = nil) -> SelectionSnapshot {
-        SelectionSnapshot(ladder: referenceLadder, estimateBps: estimate, estimateIsMeasured: true, bufferSeconds: buffer,
-                          currentVariantIndex: current, peakBitrateCapBps: cap, pinnedVariantIndex: pinned)
+        SelectionSnapshot(
+            ladder: referenceLadder, estimateBps: estimate, estimateIsMeasured: true, bufferSeconds: buffer,
+            currentVariantIndex: current, peakBitrateCapBps: cap, pinnedVariantIndex: pinned)
     }
 
     @Test func initial_picksHighestRungWithinUpFactor() {

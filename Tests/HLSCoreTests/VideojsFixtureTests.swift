@@ -10,17 +10,27 @@ import Testing
 /// entry is asserted: the parse must fail with exactly this kind.
 let videojsDeviations: [String: (kind: PlaylistError.Kind, reason: String)] = [
     "manifestNoExtM3u": (.missingHeader, "RFC 8216 §4.3.1.1: EXTM3U MUST be the first line; a file without it is not a playlist"),
-    "invalidTargetDuration": (.invalidAttributeValue, "EXT-X-TARGETDURATION:NaN is not a decimal-integer; video.js drops the tag, we refuse the playlist"),
-    "byteRange": (.constraintViolation, "BYTERANGE without offset after a sub-range of a different URI: §4.3.2.2 says the client MUST fail; video.js continues the offset across resources"),
-    "llhls-byte-range": (.constraintViolation, "first segment has BYTERANGE `587500@` (empty offset, no previous sub-range): §4.3.2.2 MUST fail; video.js assumes offset 0"),
-    "llhls-delta-byte-range": (.missingURI, "an EXTINF directly followed by EXT-X-SKIP and another EXTINF has no URI (§4.3.2.1); video.js drops it"),
+    "invalidTargetDuration": (
+        .invalidAttributeValue, "EXT-X-TARGETDURATION:NaN is not a decimal-integer; video.js drops the tag, we refuse the playlist"
+    ),
+    "byteRange": (
+        .constraintViolation,
+        "BYTERANGE without offset after a sub-range of a different URI: §4.3.2.2 says the client MUST fail; video.js continues the offset across resources"
+    ),
+    "llhls-byte-range": (
+        .constraintViolation,
+        "first segment has BYTERANGE `587500@` (empty offset, no previous sub-range): §4.3.2.2 MUST fail; video.js assumes offset 0"
+    ),
+    "llhls-delta-byte-range": (.missingURI, "an EXTINF directly followed by EXT-X-SKIP and another EXTINF has no URI (§4.3.2.1); video.js drops it")
 ]
 
 struct VideojsFixtureTests {
     static let base = URL(string: "http://example.com/videojs/playlist.m3u8")!
-    static let names = ["alternateAudio", "byteRange", "dateTime", "diff-init-key", "discontinuity", "encrypted", "fmp4",
-                        "iFramePlaylist", "invalidTargetDuration", "llhls-byte-range", "llhls-delta-byte-range", "llhls",
-                        "llhlsDelta", "manifestNoExtM3u", "master-fmp4", "master", "missingEndlist", "multipleAudioGroups"]
+    static let names = [
+        "alternateAudio", "byteRange", "dateTime", "diff-init-key", "discontinuity", "encrypted", "fmp4",
+        "iFramePlaylist", "invalidTargetDuration", "llhls-byte-range", "llhls-delta-byte-range", "llhls",
+        "llhlsDelta", "manifestNoExtM3u", "master-fmp4", "master", "missingEndlist", "multipleAudioGroups"
+    ]
 
     func url(_ s: Any?) -> URL? {
         guard let s = s as? String else { return nil }

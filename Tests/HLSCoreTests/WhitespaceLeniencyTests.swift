@@ -17,18 +17,19 @@ import Testing
 
     /// Shaka's `shaka-gap` fixture as a real packager wrote it: `#EXT-X-VERSION: 10`.
     @Test func versionWithSpaceAfterColon_acceptedWithWarning() throws {
-        let m = try media("""
-        #EXTM3U
-        #EXT-X-VERSION: 10
-        #EXT-X-TARGETDURATION:5
-        #EXT-X-PLAYLIST-TYPE:VOD
-        #EXT-X-GAP
-        #EXTINF:4.004,
-        1.ts
-        #EXTINF:4.004,
-        2.ts
-        #EXT-X-ENDLIST
-        """)
+        let m = try media(
+            """
+            #EXTM3U
+            #EXT-X-VERSION: 10
+            #EXT-X-TARGETDURATION:5
+            #EXT-X-PLAYLIST-TYPE:VOD
+            #EXT-X-GAP
+            #EXTINF:4.004,
+            1.ts
+            #EXTINF:4.004,
+            2.ts
+            #EXT-X-ENDLIST
+            """)
         #expect(m.version == 10)
         #expect(m.segments.map(\.gap) == [true, false])
         #expect(m.warnings.count == 1)
@@ -38,14 +39,17 @@ import Testing
     }
 
     @Test func versionWithBlankInsideNumber_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-VERSION:1 0\n#EXT-X-TARGETDURATION:5\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-VERSION:1 0\n#EXT-X-TARGETDURATION:5\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 2)
     }
 
     @Test func tabAfterColonOfEveryValueTag_acceptedWithOneWarningCounted() throws {
-        let m = try media("#EXTM3U\n#EXT-X-TARGETDURATION:\t6\n#EXT-X-MEDIA-SEQUENCE: 5\n#EXT-X-DISCONTINUITY-SEQUENCE:  2\n"
-                          + "#EXT-X-PLAYLIST-TYPE: VOD\n#EXT-X-BITRATE: 800\n#EXT-X-PROGRAM-DATE-TIME: 2024-03-04T23:02:17.684Z\n" + Self.tail)
+        let m = try media(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:\t6\n#EXT-X-MEDIA-SEQUENCE: 5\n#EXT-X-DISCONTINUITY-SEQUENCE:  2\n"
+                + "#EXT-X-PLAYLIST-TYPE: VOD\n#EXT-X-BITRATE: 800\n#EXT-X-PROGRAM-DATE-TIME: 2024-03-04T23:02:17.684Z\n" + Self.tail)
         #expect(m.targetDurationSeconds == 6)
         #expect(m.mediaSequence == 5)
         #expect(m.discontinuitySequence == 2)
@@ -59,7 +63,9 @@ import Testing
     }
 
     @Test func playlistTypeWithBlankInsideValue_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:5\n#EXT-X-PLAYLIST-TYPE:V OD\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:5\n#EXT-X-PLAYLIST-TYPE:V OD\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 3)
     }
@@ -75,7 +81,9 @@ import Testing
 
     /// A blank inside the tag name makes another (unknown) tag: EXT-X-TARGETDURATION is then missing.
     @Test func blankInsideTagName_notTheTag_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X- TARGETDURATION:6\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X- TARGETDURATION:6\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .missingRequiredTag)
     }
 
@@ -87,7 +95,9 @@ import Testing
         #expect(m.unknownTags.map(\.line) == ["#EXT-X-ENDLIST now"])
         #expect(m.warnings.map(\.lineNumber) == [5])
         #expect(m.warnings[0].message.contains("#EXT-X-ENDLIST"))
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION 6\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION 6\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .missingRequiredTag)
     }
 
@@ -113,7 +123,9 @@ import Testing
 
     /// NO-BREAK SPACE is not a blank: it is not trimmed, and the number it precedes is not a number.
     @Test func noBreakSpaceAfterColon_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:\u{00A0}6\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:\u{00A0}6\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 2)
     }
@@ -138,11 +150,12 @@ import Testing
     // MARK: attribute lists
 
     @Test func blanksAroundEqualsAndCommas_acceptedWithWarning() throws {
-        let mv = try multivariant("""
-        #EXTM3U
-        #EXT-X-STREAM-INF: BANDWIDTH = 1280000 , RESOLUTION= 1280x720,CODECS = "avc1.4d401f, mp4a.40.2" ,FRAME-RATE= 29.970
-        v.m3u8
-        """)
+        let mv = try multivariant(
+            """
+            #EXTM3U
+            #EXT-X-STREAM-INF: BANDWIDTH = 1280000 , RESOLUTION= 1280x720,CODECS = "avc1.4d401f, mp4a.40.2" ,FRAME-RATE= 29.970
+            v.m3u8
+            """)
         let v = try #require(mv.variants.first)
         #expect(v.bandwidthBps == 1_280_000)
         #expect(v.resolution == Resolution(width: 1280, height: 720))
@@ -155,21 +168,29 @@ import Testing
 
     /// The comma is the separator: `A=1 B=2` is not two attributes with a blank between them.
     @Test func blankInsteadOfComma_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1280000 RESOLUTION=1280x720\nv.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1280000 RESOLUTION=1280x720\nv.m3u8\n", baseURL: testBase)
+        }
         #expect(e?.kind == .syntax)
         #expect(e?.lineNumber == 2)
         #expect(e?.message.contains("','") == true)
     }
 
     @Test func blankInsideAttributeName_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BAND WIDTH=1\nv.m3u8\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BAND WIDTH=1\nv.m3u8\n", baseURL: testBase)
+        }
         #expect(e?.kind == .syntax)
     }
 
     @Test func blankInsideNumberOrResolution_rejected() {
-        let number = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1 280 000\nv.m3u8\n", baseURL: testBase) }
+        let number = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1 280 000\nv.m3u8\n", baseURL: testBase)
+        }
         #expect(number?.kind == .invalidAttributeValue)
-        let resolution = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=1280 x 720\nv.m3u8\n", baseURL: testBase) }
+        let resolution = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1,RESOLUTION=1280 x 720\nv.m3u8\n", baseURL: testBase)
+        }
         #expect(resolution?.kind == .invalidAttributeValue)
     }
 
@@ -180,13 +201,16 @@ import Testing
     }
 
     @Test func blankBetweenSignAndDigits_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-START:TIME-OFFSET=- 12.5\n#EXT-X-TARGETDURATION:5\n" + Self.tail, baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-START:TIME-OFFSET=- 12.5\n#EXT-X-TARGETDURATION:5\n" + Self.tail, baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
     }
 
     /// A quoted-string is taken as written, blanks included, without a warning.
     @Test func blanksInsideQuotedString_keptSilently() throws {
-        let mv = try multivariant("#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.example.title\",VALUE=\" padded \"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n")
+        let mv = try multivariant(
+            "#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.example.title\",VALUE=\" padded \"\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8\n")
         #expect(mv.sessionData.first?.value == " padded ")
         #expect(mv.warnings.isEmpty)
     }
@@ -202,7 +226,9 @@ import Testing
     }
 
     @Test func extinfDurationWithBlankInside_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:9 .5,\na.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:9 .5,\na.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 3)
     }
@@ -214,7 +240,9 @@ import Testing
     }
 
     @Test func byteRangeWithBlankInsideNumber_rejected() {
-        let e = playlistError { () throws(PlaylistError) in try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-BYTERANGE:10 00@0\n#EXTINF:4,\na.ts\n", baseURL: testBase) }
+        let e = playlistError { () throws(PlaylistError) in
+            try PlaylistParser.parse("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-BYTERANGE:10 00@0\n#EXTINF:4,\na.ts\n", baseURL: testBase)
+        }
         #expect(e?.kind == .invalidAttributeValue)
         #expect(e?.lineNumber == 3)
     }

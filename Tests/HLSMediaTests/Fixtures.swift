@@ -52,8 +52,12 @@ struct Fixtures: Sendable {
         } else {
             guard findOnPath("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
             ladder = cache.appendingPathComponent("short-2s")
-            try run("/bin/bash", [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path,
-                                  ladder.path, "--duration", "8", "--segment", "2"])
+            try run(
+                "/bin/bash",
+                [
+                    Repo.root.appendingPathComponent("Samples/make-ladder.sh").path,
+                    ladder.path, "--duration", "8", "--segment", "2"
+                ])
         }
         let fmp4 = cache.appendingPathComponent("fmp4")
         let fmp4Init = fmp4.appendingPathComponent("init.mp4")
@@ -63,14 +67,19 @@ struct Fixtures: Sendable {
         let source = ladder.appendingPathComponent("v0/seg_00000.ts").path
         let fm = FileManager.default
         if !fm.fileExists(atPath: fmp4Segment.path) || !fm.fileExists(atPath: plainMP4.path)
-            || !fm.fileExists(atPath: packedAudio.path) {
+            || !fm.fileExists(atPath: packedAudio.path)
+        {
             guard findOnPath("ffmpeg") != nil else { throw FixtureError.ffmpegMissing }
             try fm.createDirectory(at: fmp4, withIntermediateDirectories: true)
-            try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "hls",
-                               "-hls_segment_type", "fmp4", "-hls_time", "2", "-hls_playlist_type", "vod",
-                               "-hls_fmp4_init_filename", "init.mp4",
-                               "-hls_segment_filename", fmp4.appendingPathComponent("seg_%05d.m4s").path,
-                               fmp4.appendingPathComponent("prog.m3u8").path])
+            try run(
+                "ffmpeg",
+                [
+                    "-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "hls",
+                    "-hls_segment_type", "fmp4", "-hls_time", "2", "-hls_playlist_type", "vod",
+                    "-hls_fmp4_init_filename", "init.mp4",
+                    "-hls_segment_filename", fmp4.appendingPathComponent("seg_%05d.m4s").path,
+                    fmp4.appendingPathComponent("prog.m3u8").path
+                ])
             try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c", "copy", "-bsf:a", "aac_adtstoasc", "-f", "mp4", plainMP4.path])
             try run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-vn", "-c:a", "copy", "-f", "adts", packedAudio.path])
         }

@@ -11,13 +11,14 @@ import TestSupport
 @Suite(.serialized) struct PictureLimitTests {
     /// The three SPS bombs, built once per version of the script into the temporary folder.
     static let media: Result<URL, any Error> = Result {
-        try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
-                                  arguments: ["sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"],
-                                  directoryPrefix: "hlsplay-sps-bombs", timeoutSeconds: 600)
+        try scriptOutputBuiltOnce(
+            script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
+            arguments: ["sps-bomb", "sps-bomb-cropped", "sps-bomb-midstream"],
+            directoryPrefix: "hlsplay-sps-bombs", timeoutSeconds: 600)
     }
 
     static func segment(_ path: String) throws -> Data {
-        _ = try Fixtures.get()   // FFmpeg's log routed away from the test output
+        _ = try Fixtures.get() // FFmpeg's log routed away from the test output
         return try Data(contentsOf: media.get().appendingPathComponent(path))
     }
 
@@ -52,8 +53,9 @@ import TestSupport
     @Test(arguments: [1, 0])
     func decoder_newSPSAboveTheLimit_refused(threads: Int) throws {
         let good = try SegmentDemuxer.demux(segment: try Self.segment("sps-bomb-midstream/seg0.ts"), hint: .mpegTS, pictureLimit: Self.eightK)
-        let bomb = try SegmentDemuxer.demux(segment: try Self.segment("sps-bomb-midstream/seg1.ts"), hint: .mpegTS,
-                                            codecParameters: .reusing(good.tracks), pictureLimit: Self.eightK)
+        let bomb = try SegmentDemuxer.demux(
+            segment: try Self.segment("sps-bomb-midstream/seg1.ts"), hint: .mpegTS,
+            codecParameters: .reusing(good.tracks), pictureLimit: Self.eightK)
         let track = try #require(good.track(.video))
         #expect(track.width == 64 && track.height == 64)
         let decoder = try TrackDecoder(parameters: track, threadCount: threads, pictureLimit: Self.eightK)

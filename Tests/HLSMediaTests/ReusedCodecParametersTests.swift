@@ -20,8 +20,9 @@ struct ReusedCodecParametersTests {
 
     static func facts(_ result: DemuxResult) -> [PacketFacts] {
         result.packets.map {
-            PacketFacts(kind: $0.kind, ptsSeconds: $0.ptsSeconds, dtsSeconds: $0.dtsSeconds, durationSeconds: $0.durationSeconds,
-                        isKeyframe: $0.isKeyframe, isCorrupt: $0.isCorrupt, size: $0.size)
+            PacketFacts(
+                kind: $0.kind, ptsSeconds: $0.ptsSeconds, dtsSeconds: $0.dtsSeconds, durationSeconds: $0.durationSeconds,
+                isKeyframe: $0.isKeyframe, isCorrupt: $0.isCorrupt, size: $0.size)
         }
     }
 
@@ -81,8 +82,10 @@ struct ReusedCodecParametersTests {
         try fixtures.segment(rung: 1, index: 1).write(to: input)
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        ffmpeg.arguments = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", input.path,
-                            "-c:v", "copy", "-c:a", "aac", "-ar", "44100", "-f", "mpegts", output.path]
+        ffmpeg.arguments = [
+            "ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", input.path,
+            "-c:v", "copy", "-c:a", "aac", "-ar", "44100", "-f", "mpegts", output.path
+        ]
         try ffmpeg.run()
         ffmpeg.waitUntilExit()
         try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make the 44.1 kHz segment")
@@ -101,8 +104,9 @@ struct ReusedCodecParametersTests {
         let segment = try Data(contentsOf: fixtures.fmp4Segment)
         let initSection = try Data(contentsOf: fixtures.fmp4Init)
         let probed = try SegmentDemuxer.demux(segment: segment, initializationSection: initSection, hint: .fragmentedMP4)
-        let reused = try SegmentDemuxer.demux(segment: segment, initializationSection: initSection, hint: .fragmentedMP4,
-                                              codecParameters: .reusing(probed.tracks))
+        let reused = try SegmentDemuxer.demux(
+            segment: segment, initializationSection: initSection, hint: .fragmentedMP4,
+            codecParameters: .reusing(probed.tracks))
         #expect(Self.facts(reused) == Self.facts(probed))
         #expect(reused.track(.video)?.width == 416)
     }

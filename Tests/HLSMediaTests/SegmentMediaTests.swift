@@ -50,9 +50,10 @@ struct SegmentMediaTests {
 
     @Test func demux_fragmentedMP4WithInitSection_readsThroughSeekableAVIO() throws {
         let fixtures = try Fixtures.get()
-        let result = try SegmentDemuxer.demux(segment: Data(contentsOf: fixtures.fmp4Segment),
-                                              initializationSection: Data(contentsOf: fixtures.fmp4Init),
-                                              hint: .fragmentedMP4)
+        let result = try SegmentDemuxer.demux(
+            segment: Data(contentsOf: fixtures.fmp4Segment),
+            initializationSection: Data(contentsOf: fixtures.fmp4Init),
+            hint: .fragmentedMP4)
         #expect(result.track(.video)?.width == 416)
         #expect(result.packets(of: .video).count == 48)
         #expect(result.packets(of: .video).first?.isKeyframe == true)
@@ -231,26 +232,27 @@ struct SegmentMediaTests {
             var rng = SeededGenerator(seed: UInt64(seed) &* 0x1234_5678 &+ 99)
             var bytes = original
             switch seed % 5 {
-            case 0:  // many single-bit flips
+            case 0: // many single-bit flips
                 for _ in 0..<Int.random(in: 1...500, using: &rng) {
                     let i = Int.random(in: 0..<bytes.count, using: &rng)
                     bytes[i] ^= 1 << UInt8.random(in: 0..<8, using: &rng)
                 }
-            case 1:  // truncation anywhere
+            case 1: // truncation anywhere
                 bytes.removeLast(Int.random(in: 0..<bytes.count, using: &rng))
-            case 2:  // a run of random bytes overwritten
+            case 2: // a run of random bytes overwritten
                 let start = Int.random(in: 0..<bytes.count, using: &rng)
                 let end = min(bytes.count, start + Int.random(in: 1...20_000, using: &rng))
                 for i in start..<end { bytes[i] = UInt8.random(in: 0...255, using: &rng) }
-            case 3:  // bytes dropped from the middle (sync lost)
+            case 3: // bytes dropped from the middle (sync lost)
                 let start = Int.random(in: 0..<bytes.count, using: &rng)
                 let end = min(bytes.count, start + Int.random(in: 1...5_000, using: &rng))
                 bytes.removeSubrange(start..<end)
-            default:  // random bytes inserted
+            default: // random bytes inserted
                 let at = Int.random(in: 0...bytes.count, using: &rng)
-                bytes.insert(contentsOf: (0..<Int.random(in: 1...3_000, using: &rng)).map { _ in
-                    UInt8.random(in: 0...255, using: &rng)
-                }, at: at)
+                bytes.insert(
+                    contentsOf: (0..<Int.random(in: 1...3_000, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }, at: at)
             }
             do {
                 let result = try SegmentDemuxer.demux(segment: Data(bytes))
@@ -296,7 +298,7 @@ struct SegmentMediaTests {
     @Test func leak_200DemuxDecodeRuns_residentGrowthBounded() throws {
         let fixtures = try Fixtures.get()
         let segment = try fixtures.segment(rung: 0, index: 1)
-        try decodeAll(SegmentDemuxer.demux(segment: segment))  // warm up allocator and tables
+        try decodeAll(SegmentDemuxer.demux(segment: segment)) // warm up allocator and tables
         let before = residentBytes()
         for _ in 0..<200 {
             let result = try SegmentDemuxer.demux(segment: segment)

@@ -123,9 +123,10 @@ struct HTTPClientTests {
             // Only "bytes=a-b" is served, as 206.
             let spec = request.headers["range"]!.dropFirst("bytes=".count).split(separator: "-")
             let start = Int(spec[0])!, end = Int(spec[1])!
-            c.respond(status: 206, reason: "Partial Content",
-                      headers: [("Content-Range", "bytes \(start)-\(end)/\(whole.count)")],
-                      body: whole.subdata(in: start..<(end + 1)))
+            c.respond(
+                status: 206, reason: "Partial Content",
+                headers: [("Content-Range", "bytes \(start)-\(end)/\(whole.count)")],
+                body: whole.subdata(in: start..<(end + 1)))
         }
         defer { server.stop() }
         let request = HTTPRequest(url: server.url("/r"), byteRange: ByteRange(length: 1000, offset: 2500))
@@ -356,14 +357,21 @@ struct HTTPClientTests {
         try contents.write(to: outside.appendingPathComponent("secret.ts"))
         try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("link.ts").path, withDestinationPath: "../outside/secret.ts")
         try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("inner.ts").path, withDestinationPath: "v0/seg.ts")
-        let root = try #require(realpath(inside.path, nil).map { p in defer { free(p) }; return String(cString: p) })
-        let http = client { $0.allowFileURLs = true; $0.localFileDirectory = root }
+        let root = try #require(
+            realpath(inside.path, nil).map { p in
+                defer { free(p) }; return String(cString: p)
+            })
+        let http = client {
+            $0.allowFileURLs = true; $0.localFileDirectory = root
+        }
 
         for allowed in ["v0/seg.ts", "inner.ts"] {
             #expect(try #require(expectSuccess(http.fetch(HTTPRequest(url: inside.appendingPathComponent(allowed))))).body == contents)
         }
-        for refused in [URL(fileURLWithPath: inside.path + "/../outside/secret.ts"), inside.appendingPathComponent("link.ts"),
-                        outside.appendingPathComponent("secret.ts"), URL(fileURLWithPath: "/etc/passwd")] {
+        for refused in [
+            URL(fileURLWithPath: inside.path + "/../outside/secret.ts"), inside.appendingPathComponent("link.ts"),
+            outside.appendingPathComponent("secret.ts"), URL(fileURLWithPath: "/etc/passwd")
+        ] {
             let error = try #require(expectFailure(http.fetch(HTTPRequest(url: refused))))
             #expect(error.kind == .localFileRefused, "\(refused.path)")
             #expect(error.message.contains("outside") && error.message.contains(root))
@@ -488,9 +496,10 @@ struct HTTPClientTests {
     @Test func exchange_requestHeadersAsSent_statusLineAndHeadersAsReceived() throws {
         let whole = testBody(10_000)
         let server = LoopbackServer { _, c in
-            c.respond(status: 206, reason: "Partial Content",
-                      headers: [("Content-Range", "bytes 2500-3499/\(whole.count)"), ("X-First", "1"), ("X-First", "2")],
-                      body: whole.subdata(in: 2500..<3500))
+            c.respond(
+                status: 206, reason: "Partial Content",
+                headers: [("Content-Range", "bytes 2500-3499/\(whole.count)"), ("X-First", "1"), ("X-First", "2")],
+                body: whole.subdata(in: 2500..<3500))
         }
         defer { server.stop() }
         var request = HTTPRequest(url: server.url("/r?token=abc&x"), byteRange: ByteRange(length: 1000, offset: 2500))

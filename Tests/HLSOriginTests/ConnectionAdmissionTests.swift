@@ -50,8 +50,9 @@ import Testing
     @Test func perAddressLimit_closesThatAddresssOwnWaitingConnection() {
         let rule = ConnectionAdmission(maxConnections: 10, maxConnectionsPerAddress: 2)
         let open = [Self.waiting(0, since: 1, from: "10.0.0.2"), Self.waiting(1, since: 5), Self.busy(2)]
-        #expect(rule.decide(address: "10.0.0.1", occupants: open)
-            == .admit(evicting: [.init(id: 1, limit: .maxConnectionsPerAddress)]))
+        #expect(
+            rule.decide(address: "10.0.0.1", occupants: open)
+                == .admit(evicting: [.init(id: 1, limit: .maxConnectionsPerAddress)]))
         // Another address still fits.
         #expect(rule.decide(address: "10.0.0.3", occupants: open) == .admit(evicting: []))
     }
@@ -67,7 +68,8 @@ import Testing
     @Test func bothLimitsReached_oneEvictionFromTheAddressServesBoth() {
         let rule = ConnectionAdmission(maxConnections: 3, maxConnectionsPerAddress: 2)
         let open = [Self.waiting(0, since: 0, from: "10.0.0.2"), Self.waiting(1, since: 4), Self.waiting(2, since: 6)]
-        #expect(rule.decide(address: "10.0.0.1", occupants: open)
-            == .admit(evicting: [.init(id: 1, limit: .maxConnectionsPerAddress)]))
+        #expect(
+            rule.decide(address: "10.0.0.1", occupants: open)
+                == .admit(evicting: [.init(id: 1, limit: .maxConnectionsPerAddress)]))
     }
 }

@@ -10,10 +10,12 @@ extension OriginTests {
         let trace = f.root.appendingPathComponent("net.trace")
         try Data(#"[{"duration_ms": 60000, "bandwidth_kbps": 20000, "latency_ms": 30}]"#.utf8).write(to: trace)
         let log = f.root.appendingPathComponent("requests.jsonl")
-        let (process, port) = try launchOrigin([f.root.path, "--trace", trace.path, "--trace-format", "sabre",
-                                               "--live", "--window", "2", "--fault-404", "notes.bin", "--fault-503", "audio.aac",
-                                               "--black-hole", "key.key", "--collapse", "50:1", "--log", log.path,
-                                               "--trickle", "seg1.m4s"])
+        let (process, port) = try launchOrigin([
+            f.root.path, "--trace", trace.path, "--trace-format", "sabre",
+            "--live", "--window", "2", "--fault-404", "notes.bin", "--fault-503", "audio.aac",
+            "--black-hole", "key.key", "--collapse", "50:1", "--log", log.path,
+            "--trickle", "seg1.m4s"
+        ])
         defer { if process.isRunning { process.terminate() } }
         let c = try RawClient(port: port)
         #expect(try c.get("/v/notes.bin").status == 404)
@@ -41,7 +43,10 @@ extension OriginTests {
         #expect(entries.filter { $0.path == "/v/notes.bin" }.map(\.query) == [nil])
         #expect(entries.allSatisfy { $0.trace == "net.trace" && $0.rttSeconds == 0.03 && $0.rateBitsPerSecond == 20_000_000 })
         // Entries are written when a response ends, so order them by acceptance.
-        #expect(entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == ["status(404)", "status(503,retryAfter=1)", nil, nil, "trickle(188B/0.5s)", "blackHole"])
+        #expect(
+            entries.sorted { $0.accepted < $1.accepted }.map(\.fault) == [
+                "status(404)", "status(503,retryAfter=1)", nil, nil, "trickle(188B/0.5s)", "blackHole"
+            ])
     }
 
     @Test func executableRejectsBadTraceAndWindows() throws {

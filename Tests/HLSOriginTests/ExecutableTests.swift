@@ -6,15 +6,17 @@ import TestSupport
 
 extension OriginTests {
     @Test func executableServesAndExitsZeroOnSIGTERM() throws {
-        let f = try Fixture()   // reuse its folder; its own server is not used
+        let f = try Fixture() // reuse its folder; its own server is not used
         let process = Process()
         process.executableURL = try requireOriginBinary()
         let faults = f.root.appendingPathComponent("faults.json")
         try Data(#"[{"pathPattern": "*.m3u8", "action": {"type": "status", "code": 503, "retryAfterSeconds": 2}}]"#.utf8)
             .write(to: faults)
         let log = f.root.appendingPathComponent("requests.jsonl")
-        process.arguments = [f.root.path, "--port", "0", "--rate", "100mbit", "--rtt", "1ms",
-                             "--faults", faults.path, "--log", log.path]
+        process.arguments = [
+            f.root.path, "--port", "0", "--rate", "100mbit", "--rtt", "1ms",
+            "--faults", faults.path, "--log", log.path
+        ]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

@@ -122,8 +122,9 @@ extension OriginTests {
         #expect(playlist?.bodyString == Fixture.playlist)
         #expect(fast < 0.3)
         f.server.stop()
-        let entry = try #require(try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
-            .map { try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }.first { $0.path == "/v/seg0.ts" })
+        let entry = try #require(
+            try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+                .map { try JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }.first { $0.path == "/v/seg0.ts" })
         #expect(entry.fault == "trickle(25000B/0.2s)")
         #expect(entry.bodyBytesSent == 100_000)
     }
@@ -138,13 +139,14 @@ extension OriginTests {
             c.request("GET", "/v/seg0.ts")
             _ = try c.readHead()
             _ = try c.readBody(188 * 3)
-        }   // the client closes here
+        } // the client closes here
         // The server notices within a period or two and logs the response as cut short.
         var entry: RequestLogEntry?
         let deadline = monotonicNow() + 3
         while entry == nil && monotonicNow() < deadline {
             usleep(50_000)
-            entry = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n")
+            entry =
+                (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n")
                 .compactMap { try? JSONDecoder().decode(RequestLogEntry.self, from: Data($0.utf8)) }.first
         }
         let e = try #require(entry, "the trickled response ended when the client left")
@@ -164,12 +166,12 @@ extension OriginTests {
         // Matching requests counted across connections; non-matching paths do not count.
         let a = try f.client()
         let b = try f.client()
-        #expect(try a.get("/v/seg0.ts").status == 200)     // match #0
-        #expect(try a.get("/v/index.m3u8").status == 200)  // not a match
-        let second = try b.get("/v/seg0.ts")                 // match #1
+        #expect(try a.get("/v/seg0.ts").status == 200) // match #0
+        #expect(try a.get("/v/index.m3u8").status == 200) // not a match
+        let second = try b.get("/v/seg0.ts") // match #1
         #expect(second.status == 500)
         #expect(second.headers["retry-after"] == nil)
-        #expect(try a.get("/v/seg0.ts").status == 200)     // match #2
+        #expect(try a.get("/v/seg0.ts").status == 200) // match #2
     }
 
     @Test func afterSecondsGatesByServerTime() throws {
@@ -183,7 +185,7 @@ extension OriginTests {
     @Test func globAndSubstringMatching() {
         let glob = FaultRule(pathPattern: "/v/*.ts", action: .blackHole)
         #expect(glob.matches(path: "/v/seg0.ts"))
-        #expect(glob.matches(path: "/v/a/b.ts"))       // * crosses '/'
+        #expect(glob.matches(path: "/v/a/b.ts")) // * crosses '/'
         #expect(!glob.matches(path: "/w/seg0.ts"))
         #expect(!glob.matches(path: "/v/seg0.ts.bak"))
         let sub = FaultRule(pathPattern: "seg", action: .blackHole)
@@ -193,33 +195,34 @@ extension OriginTests {
 
     @Test func loadFaultsFromJSON() throws {
         let json = """
-        [
-          {"pathPattern": "*.m3u8", "requestIndex": 1, "action": {"type": "status", "code": 503, "retryAfterSeconds": 2}},
-          {"pathPattern": "/v1/seg3.ts", "action": {"type": "truncateAfterBytes", "bytes": 1000}},
-          {"pathPattern": "seg", "afterSeconds": 10, "action": {"type": "stallAfterBytes", "bytes": 0, "seconds": 5}},
-          {"pathPattern": "a", "action": {"type": "stallAfterBytes", "bytes": 10}},
-          {"pathPattern": "b", "action": {"type": "blackHole"}},
-          {"pathPattern": "c", "action": {"type": "resetConnection"}},
-          {"pathPattern": "d", "action": {"type": "slowFirstByte", "seconds": 1.5}},
-          {"pathPattern": "e", "action": {"type": "status", "code": 404}},
-          {"pathPattern": "f", "action": {"type": "trickle", "bytes": 188, "everySeconds": 0.5}}
-        ]
-        """
+            [
+              {"pathPattern": "*.m3u8", "requestIndex": 1, "action": {"type": "status", "code": 503, "retryAfterSeconds": 2}},
+              {"pathPattern": "/v1/seg3.ts", "action": {"type": "truncateAfterBytes", "bytes": 1000}},
+              {"pathPattern": "seg", "afterSeconds": 10, "action": {"type": "stallAfterBytes", "bytes": 0, "seconds": 5}},
+              {"pathPattern": "a", "action": {"type": "stallAfterBytes", "bytes": 10}},
+              {"pathPattern": "b", "action": {"type": "blackHole"}},
+              {"pathPattern": "c", "action": {"type": "resetConnection"}},
+              {"pathPattern": "d", "action": {"type": "slowFirstByte", "seconds": 1.5}},
+              {"pathPattern": "e", "action": {"type": "status", "code": 404}},
+              {"pathPattern": "f", "action": {"type": "trickle", "bytes": 188, "everySeconds": 0.5}}
+            ]
+            """
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("faults-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: url) }
         try Data(json.utf8).write(to: url)
         let rules = try OriginServer.loadFaults(from: url)
-        #expect(rules == [
-            FaultRule(pathPattern: "*.m3u8", requestIndex: 1, action: .status(code: 503, retryAfterSeconds: 2)),
-            FaultRule(pathPattern: "/v1/seg3.ts", action: .truncateAfterBytes(bytes: 1000)),
-            FaultRule(pathPattern: "seg", afterSeconds: 10, action: .stallAfterBytes(bytes: 0, seconds: 5)),
-            FaultRule(pathPattern: "a", action: .stallAfterBytes(bytes: 10, seconds: nil)),
-            FaultRule(pathPattern: "b", action: .blackHole),
-            FaultRule(pathPattern: "c", action: .resetConnection),
-            FaultRule(pathPattern: "d", action: .slowFirstByte(seconds: 1.5)),
-            FaultRule(pathPattern: "e", action: .status(code: 404, retryAfterSeconds: nil)),
-            FaultRule(pathPattern: "f", action: .trickle(bytes: 188, everySeconds: 0.5)),
-        ])
+        #expect(
+            rules == [
+                FaultRule(pathPattern: "*.m3u8", requestIndex: 1, action: .status(code: 503, retryAfterSeconds: 2)),
+                FaultRule(pathPattern: "/v1/seg3.ts", action: .truncateAfterBytes(bytes: 1000)),
+                FaultRule(pathPattern: "seg", afterSeconds: 10, action: .stallAfterBytes(bytes: 0, seconds: 5)),
+                FaultRule(pathPattern: "a", action: .stallAfterBytes(bytes: 10, seconds: nil)),
+                FaultRule(pathPattern: "b", action: .blackHole),
+                FaultRule(pathPattern: "c", action: .resetConnection),
+                FaultRule(pathPattern: "d", action: .slowFirstByte(seconds: 1.5)),
+                FaultRule(pathPattern: "e", action: .status(code: 404, retryAfterSeconds: nil)),
+                FaultRule(pathPattern: "f", action: .trickle(bytes: 188, everySeconds: 0.5))
+            ])
         // Wrapped form, and encode/decode round trip.
         try Data(#"{"faults": [{"pathPattern": "x", "action": {"type": "blackHole"}}]}"#.utf8).write(to: url)
         #expect(try OriginServer.loadFaults(from: url) == [FaultRule(pathPattern: "x", action: .blackHole)])

@@ -113,8 +113,10 @@ extension OriginTests {
 
     @Test func pathTraversalIsRefused() throws {
         let f = try Fixture()
-        for target in ["/../hlsorigin-secret.txt", "/v/../../hlsorigin-secret.txt", "/%2e%2e/hlsorigin-secret.txt",
-                       "/v/%2E%2E/%2e%2e/hlsorigin-secret.txt"] {
+        for target in [
+            "/../hlsorigin-secret.txt", "/v/../../hlsorigin-secret.txt", "/%2e%2e/hlsorigin-secret.txt",
+            "/v/%2E%2E/%2e%2e/hlsorigin-secret.txt"
+        ] {
             let c = try f.client()
             let r = try c.get(target)
             #expect(r.status == 403 || r.status == 404, "\(target)")
@@ -148,7 +150,7 @@ extension OriginTests {
             "/v/init.mp4": "video/mp4",
             "/v/audio.aac": "audio/aac",
             "/v/key.key": "application/octet-stream",
-            "/v/notes.bin": "application/octet-stream",
+            "/v/notes.bin": "application/octet-stream"
         ]
         for (path, type) in expected {
             c.request("HEAD", path)

@@ -32,7 +32,7 @@ extension OriginTests {
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
 
         var attackers: [RawClient] = []
-        defer { attackers.removeAll() }   // closes every socket
+        defer { attackers.removeAll() } // closes every socket
         for _ in 0..<attackerCount { attackers.append(try RawClient(port: port, timeout: 0.01)) }
         // The box keeps the dripping sockets open until the dripping thread has ended.
         let dripping = Sockets(Array(attackers.prefix(drippingCount)))
@@ -40,7 +40,7 @@ extension OriginTests {
         let stopDripping = DripSwitch()
         let dripper = Thread {
             while !stopDripping.isOn {
-                for c in dripping.clients { c.send("X") }   // a header name that never ends
+                for c in dripping.clients { c.send("X") } // a header name that never ends
                 Thread.sleep(forTimeInterval: 1)
             }
         }
@@ -90,7 +90,7 @@ extension OriginTests {
         var closedAfter: Double?
         var answer: [UInt8] = []
         while monotonicNow() - opened < 25 {
-            let r = c.readToEnd()   // waits up to 1 s
+            let r = c.readToEnd() // waits up to 1 s
             if r.end != .timeout {
                 closedAfter = monotonicNow() - opened
                 answer = r.bytes
@@ -219,7 +219,10 @@ extension OriginTests {
 
     /// A request body dripped after its head is held to the same deadline (it used to wait 60 s per read).
     @Test func drippedRequestBody_heldToTheRequestDeadline() throws {
-        let f = try Fixture(configuration: { var c = OriginConfiguration(); c.headerTimeoutSeconds = 0.5; return c }())
+        let f = try Fixture(
+            configuration: {
+                var c = OriginConfiguration(); c.headerTimeoutSeconds = 0.5; return c
+            }())
         let c = try f.client(timeout: 4)
         c.send("POST /v/seg0.ts HTTP/1.1\r\nContent-Length: 100\r\n\r\nab")
         var answer: (bytes: [UInt8], end: RawClient.ReadEnd) = ([], .timeout)
@@ -231,8 +234,10 @@ extension OriginTests {
 
     @Test func executableConnectionFlags() throws {
         let f = try Fixture()
-        let (process, port) = try launchOrigin([f.root.path, "--header-timeout", "500ms", "--keep-alive-timeout", "5s",
-                                               "--max-connections-per-address", "2"])
+        let (process, port) = try launchOrigin([
+            f.root.path, "--header-timeout", "500ms", "--keep-alive-timeout", "5s",
+            "--max-connections-per-address", "2"
+        ])
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
         let silent = try RawClient(port: port, timeout: 4)
         let waited = elapsed { #expect(silent.readToEnd().end == .eof) }

@@ -13,9 +13,12 @@ enum LLSamples {
         let built = Repo.root.appendingPathComponent("Samples/build/short-2s")
         if FileManager.default.fileExists(atPath: built.appendingPathComponent("master.m3u8").path) { return built }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-llhls-short-2s")
-        let made = try runProcess(URL(fileURLWithPath: "/bin/bash"),
-                                  [Repo.root.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
-                                   "--duration", "8", "--segment", "2"], timeoutSeconds: 600)
+        let made = try runProcess(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                Repo.root.appendingPathComponent("Samples/make-ladder.sh").path, out.path,
+                "--duration", "8", "--segment", "2"
+            ], timeoutSeconds: 600)
         guard made.status == 0 else { throw SampleError(description: "make-ladder.sh failed (needs ffmpeg)") }
         return out
     }.mapError { $0 as? SampleError ?? SampleError(description: "\($0)") }
@@ -34,8 +37,9 @@ final class LLFixture {
         ladder = try LLSamples.ladder.get()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("llhls-\(UUID().uuidString).jsonl")
         var c = OriginConfiguration(requestLogURL: logURL, faults: faults)
-        c.live = LiveConfiguration(windowSegments: window, stalePlaylists: stale,
-                                   lowLatency: LowLatencyConfiguration(partTargetSeconds: 0.5))
+        c.live = LiveConfiguration(
+            windowSegments: window, stalePlaylists: stale,
+            lowLatency: LowLatencyConfiguration(partTargetSeconds: 0.5))
         server = OriginServer(root: ladder, configuration: c)
         port = try server.start()
     }
@@ -112,7 +116,8 @@ struct LLHLSTests {
 
     @Test func deliveryDirectivesParse() throws {
         #expect(try DeliveryDirectives.parse(target: "/v/p.m3u8") == DeliveryDirectives(msn: nil, part: nil, skip: false))
-        #expect(try DeliveryDirectives.parse(target: "/v/p.m3u8?_HLS_msn=7&_HLS_part=2&_HLS_skip=v2&x=1")
+        #expect(
+            try DeliveryDirectives.parse(target: "/v/p.m3u8?_HLS_msn=7&_HLS_part=2&_HLS_skip=v2&x=1")
                 == DeliveryDirectives(msn: 7, part: 2, skip: true))
         for bad in ["?_HLS_part=1", "?_HLS_msn=-1", "?_HLS_msn=abc", "?_HLS_msn=1&_HLS_part=x", "?_HLS_skip=NO", "?_HLS_foo=1"] {
             #expect(throws: DeliveryDirectives.Invalid.self) { try DeliveryDirectives.parse(target: "/v/p.m3u8" + bad) }
@@ -147,8 +152,10 @@ struct LLHLSTests {
         #expect(p.renditionReports.map { $0.uri.path } == ["/v1/prog.m3u8", "/v2/prog.m3u8", "/v3/prog.m3u8"])
         for r in p.renditionReports {
             let reported = LowLatencyPosition(msn: try #require(r.lastMediaSequence), part: r.lastPart)
-            let own = p.trailingParts.isEmpty ? LowLatencyPosition(msn: last, part: 3)
-                                              : LowLatencyPosition(msn: last + 1, part: p.trailingParts.count - 1)
+            let own =
+                p.trailingParts.isEmpty
+                ? LowLatencyPosition(msn: last, part: 3)
+                : LowLatencyPosition(msn: last + 1, part: p.trailingParts.count - 1)
             #expect(reported == own, "aligned rungs report the same last part")
         }
         #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.5,CAN-SKIP-UNTIL=12\n"))
@@ -175,7 +182,8 @@ struct LLHLSTests {
             #expect(waited <= availableAt - before + 0.3, "held \(waited) s for a part due in \(availableAt - before) s")
             #expect(waited >= 0.3)
             // The answer lists the part.
-            let listed = q.trailingParts.count > target.1 && (q.segments.last?.mediaSequence ?? -1) + 1 == target.0
+            let listed =
+                q.trailingParts.count > target.1 && (q.segments.last?.mediaSequence ?? -1) + 1 == target.0
                 || q.segments.contains { $0.mediaSequence == target.0 }
             #expect(listed, "part \(target.0).\(target.1) not in the answer")
         }
@@ -196,7 +204,7 @@ struct LLHLSTests {
         let e0 = model.edge(clock: f.server.now())
         f.sleep(untilServerTime: model.clockWhenAvailable(msn: e0.segment, part: nil) + 0.01)
         let m = model.edge(clock: f.server.now()).segment
-        #expect(model.advancePartLimit == 6)   // 3 / PART-TARGET
+        #expect(model.advancePartLimit == 6) // 3 / PART-TARGET
         for query in ["_HLS_part=1", "_HLS_msn=\(m + 2)", "_HLS_msn=\(m + 1)&_HLS_part=3", "_HLS_skip=NO", "_HLS_msn=x"] {
             var status = 0
             let t = try elapsed { status = try c.get("/v0/prog.m3u8?" + query).status }
@@ -272,7 +280,8 @@ struct LLHLSTests {
         let fresh = try f.playlist(c).0
         for s in merged.segments {
             if let same = fresh.segments.first(where: { $0.mediaSequence == s.mediaSequence }) {
-                #expect(same.uri == s.uri && same.discontinuitySequence == s.discontinuitySequence
+                #expect(
+                    same.uri == s.uri && same.discontinuitySequence == s.discontinuitySequence
                         && same.durationSeconds == s.durationSeconds, "segment \(s.mediaSequence)")
             }
         }
@@ -318,8 +327,11 @@ struct LLHLSTests {
 
     /// Faults still apply in low-latency mode: a scripted 503 on the first playlist request wins over blocking.
     @Test func faultsApplyBeforeBlocking() throws {
-        let f = try LLFixture(faults: [FaultRule(pathPattern: "/v0/prog.m3u8", requestIndex: 0,
-                                                 action: .status(code: 503, retryAfterSeconds: 1))])
+        let f = try LLFixture(faults: [
+            FaultRule(
+                pathPattern: "/v0/prog.m3u8", requestIndex: 0,
+                action: .status(code: 503, retryAfterSeconds: 1))
+        ])
         let c = try f.client()
         var status = 0
         let t = try elapsed { status = try c.get("/v0/prog.m3u8?_HLS_msn=99&_HLS_part=0").status }

@@ -11,9 +11,10 @@ struct LinkFaultTests {
         let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("collapse-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: logURL) }
         let body = [UInt8](repeating: 7, count: 2_000_000)
-        let f = try Fixture(configuration: OriginConfiguration(
-            requestLogURL: logURL, rateBitsPerSecond: 8_000_000,
-            linkCollapses: [LinkCollapse(atSeconds: 0.6, durationSeconds: 1.0)]), extraFiles: ["v/big.ts": body])
+        let f = try Fixture(
+            configuration: OriginConfiguration(
+                requestLogURL: logURL, rateBitsPerSecond: 8_000_000,
+                linkCollapses: [LinkCollapse(atSeconds: 0.6, durationSeconds: 1.0)]), extraFiles: ["v/big.ts": body])
         let c = try f.client(timeout: 5)
         c.request("GET", "/v/big.ts")
         var arrivals: [(Double, Int)] = []
@@ -56,7 +57,9 @@ struct LinkFaultTests {
     @Test func traceLatencyIsTheFirstByteDelayAndTheLogShowsTheTracePosition() throws {
         let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("latency-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: logURL) }
-        let trace = try ThroughputTrace.parse(#"[{"duration_ms": 400, "bandwidth_kbps": 50000, "latency_ms": 150}, {"duration_ms": 400, "bandwidth_kbps": 40000, "latency_ms": 20}]"#, name: "t.json")
+        let trace = try ThroughputTrace.parse(
+            #"[{"duration_ms": 400, "bandwidth_kbps": 50000, "latency_ms": 150}, {"duration_ms": 400, "bandwidth_kbps": 40000, "latency_ms": 20}]"#,
+            name: "t.json")
         let f = try Fixture(configuration: OriginConfiguration(requestLogURL: logURL, trace: trace))
         let c = try f.client()
         let slow = try elapsed { _ = try c.get("/v/init.mp4") }
@@ -81,18 +84,20 @@ struct LinkFaultTests {
     @Test func scenarioFileCarriesRulesCollapsesAndStaleWindows() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: url) }
-        try Data("""
+        try Data(
+            """
             {"faults": [{"pathPattern": "*.ts", "requestIndex": 2, "action": {"type": "blackHole"}}],
              "linkCollapses": [{"atSeconds": 20, "durationSeconds": 5}],
              "stalePlaylists": [{"atSeconds": 30, "durationSeconds": 10}]}
-            """.utf8).write(to: url)
+            """.utf8
+        ).write(to: url)
         let s = try OriginServer.loadScenario(from: url)
         #expect(s.faults == [FaultRule(pathPattern: "*.ts", requestIndex: 2, action: .blackHole)])
         #expect(s.linkCollapses == [LinkCollapse(atSeconds: 20, durationSeconds: 5)])
         #expect(s.stalePlaylists == [StalePlaylist(atSeconds: 30, durationSeconds: 10)])
         var config = OriginConfiguration()
         s.apply(to: &config)
-        #expect(config.live == nil)   // stale windows need live mode
+        #expect(config.live == nil) // stale windows need live mode
         config.live = LiveConfiguration()
         s.apply(to: &config)
         #expect(config.live?.stalePlaylists.count == 1)

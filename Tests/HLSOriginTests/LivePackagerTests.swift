@@ -17,7 +17,8 @@ struct LivePackagerTests {
     }
 
     @Test func servesTheGrowingPlaylistOfFFmpegsLiveMuxer() throws {
-        try #require(findOnPath("ffmpeg") != nil, "ffmpeg is not on PATH: this test runs Samples/live-packager.sh, which needs it (apt-get install ffmpeg)")
+        try #require(
+            findOnPath("ffmpeg") != nil, "ffmpeg is not on PATH: this test runs Samples/live-packager.sh, which needs it (apt-get install ffmpeg)")
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsorigin-packager-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let script = Repo.root.appendingPathComponent("Samples/live-packager.sh")
@@ -47,7 +48,9 @@ struct LivePackagerTests {
             return (seq, liveURIs(r.bodyString))
         }
         let first = try Self.poll(seconds: 20) { try mediaPlaylist().flatMap { $0.segments.count >= 2 ? $0 : nil } }
-        let a = try #require(first, "the packager wrote no playlist with 2 segments in 20 s: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
+        let a = try #require(
+            first,
+            "the packager wrote no playlist with 2 segments in 20 s: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
 
         let master = try c.get("/master.m3u8")
         #expect(master.status == 200)
@@ -66,7 +69,7 @@ struct LivePackagerTests {
         let newest = try #require(b.segments.last)
         let seg = try c.get("/v0/\(newest)")
         #expect(seg.status == 200)
-        #expect(seg.body.count > 1000 && seg.body.count % 188 == 0 && seg.body.first == 0x47)   // MPEG-TS
+        #expect(seg.body.count > 1000 && seg.body.count % 188 == 0 && seg.body.first == 0x47) // MPEG-TS
         // delete_segments: a segment that left the window is gone from the folder, so it is a 404.
         let gone = try Self.poll(seconds: 8) { try c.get("/v0/\(a.segments[0])").status == 404 ? true : nil }
         #expect(gone == true)

@@ -82,7 +82,7 @@ struct LiveTests {
         #expect(vod.segments.map(\.durationSeconds) == [0.5, 0.5, 0.5])
         #expect(vod.header == ["#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1"])
         #expect(VODPlaylist.parse(LiveFixture.master) == nil)
-        #expect(VODPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n") == nil)   // already live
+        #expect(VODPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n") == nil) // already live
     }
 
     @Test func slidingWindowAdvancesAndLoopsWithDiscontinuities() throws {
@@ -149,8 +149,9 @@ struct LiveTests {
             let (text, before, after) = try f.fetchPlaylist(c)
             let seq = try #require(tagValue(text, "#EXT-X-MEDIA-SEQUENCE"))
             let dsn = try #require(tagValue(text, "#EXT-X-DISCONTINUITY-SEQUENCE"))
-            #expect(seq >= f.vod.advancedSegments(atSeconds: before) && seq <= f.vod.advancedSegments(atSeconds: after),
-                    "sequence \(seq) fetched between \(before) and \(after) s")
+            #expect(
+                seq >= f.vod.advancedSegments(atSeconds: before) && seq <= f.vod.advancedSegments(atSeconds: after),
+                "sequence \(seq) fetched between \(before) and \(after) s")
             #expect(seq >= lastSequence)
             #expect(dsn == f.vod.discontinuitySequence(firstSequence: seq))
             #expect(liveURIs(text).first == "s\(seq % 3).ts?live=\(seq)")
@@ -170,7 +171,7 @@ struct LiveTests {
         #expect(r.body == LiveFixture.segmentBytes(k % 3))
         // Not produced yet (k + 2 needs two more advances, ≥ 0.5 s away; k + 1 could appear any moment).
         #expect(try c.get("/v0/s\((k + 2) % 3).ts?live=\(k + 2)").status == 404)
-        #expect(try c.get("/v0/s\((k + 1) % 3).ts?live=\(k)").status == 404)       // wrong file for that sequence
+        #expect(try c.get("/v0/s\((k + 1) % 3).ts?live=\(k)").status == 404) // wrong file for that sequence
         // It leaves the window at start(k + 1) but stays available, as RFC 8216 §6.2.2 requires, for its own
         // duration plus that of the playlist that listed it last (segments k+1 … k+2 here), then answers 404.
         f.sleep(untilServerTime: f.vod.startSeconds(ofSequence: k + 1) + 0.05)
@@ -195,7 +196,7 @@ struct LiveTests {
 
     /// The availability rule itself, in content time: in the window; then the RFC's period; never before it is made.
     @Test func expiredSegmentAvailability_followsRFC8216Section6_2_2() {
-        let vod = VODPlaylist.parse(LiveFixture.vodPlaylist)!   // three 0.5 s segments, looping
+        let vod = VODPlaylist.parse(LiveFixture.vodPlaylist)! // three 0.5 s segments, looping
         let keep = LiveConfiguration(windowSegments: 2)
         let strict = LiveConfiguration(windowSegments: 2, keepsExpiredSegments: false)
         // Segment 4 is in the window [3, 4] at 1.6 s, [4, 5] at 2.1 s; it leaves at 2.5 s (start of 5).
@@ -219,16 +220,18 @@ struct LiveTests {
         #expect(tagValue(a, "#EXT-X-MEDIA-SEQUENCE") == 0 && tagValue(b, "#EXT-X-MEDIA-SEQUENCE") == 0)
         #expect(liveURIs(b).count >= f.vod.advancedSegments(atSeconds: before) + 2)
         #expect(liveURIs(b).count > liveURIs(a).count)
-        #expect(try c.get("/v0/s0.ts?live=0").status == 200)   // EVENT keeps every segment
+        #expect(try c.get("/v0/s0.ts?live=0").status == 200) // EVENT keeps every segment
     }
 
     /// The stale-playlist fault: from 0.6 s for 1.5 s the window stays where it was at 0.6 s, then jumps to now.
     @Test func stalePlaylistStopsAdvancingForItsDuration() throws {
         let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("stale-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: logURL) }
-        let f = try LiveFixture(live: LiveConfiguration(windowSegments: 2,
-                                                        stalePlaylists: [StalePlaylist(atSeconds: 0.6, durationSeconds: 1.5)]),
-                                configuration: OriginConfiguration(requestLogURL: logURL))
+        let f = try LiveFixture(
+            live: LiveConfiguration(
+                windowSegments: 2,
+                stalePlaylists: [StalePlaylist(atSeconds: 0.6, durationSeconds: 1.5)]),
+            configuration: OriginConfiguration(requestLogURL: logURL))
         let c = try f.client()
         f.sleep(untilServerTime: 0.7)
         let (a, _, _) = try f.fetchPlaylist(c)
@@ -236,7 +239,7 @@ struct LiveTests {
         let (b, _, afterB) = try f.fetchPlaylist(c)
         #expect(afterB < 2.1, "machine too slow for this check")
         #expect(tagValue(a, "#EXT-X-MEDIA-SEQUENCE") == 1)
-        #expect(b == a)   // frozen: byte-identical
+        #expect(b == a) // frozen: byte-identical
         f.sleep(untilServerTime: 2.25)
         let (d, before, _) = try f.fetchPlaylist(c)
         #expect(try #require(tagValue(d, "#EXT-X-MEDIA-SEQUENCE")) >= f.vod.advancedSegments(atSeconds: before))

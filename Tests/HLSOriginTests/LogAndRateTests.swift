@@ -7,10 +7,11 @@ extension OriginTests {
     @Test func requestLogIsJSONLinesWithOneEntryPerRequest() throws {
         let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("origin-log-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: logURL) }
-        let f = try Fixture(configuration: OriginConfiguration(
-            requestLogURL: logURL,
-            faults: [FaultRule(pathPattern: "seg1", action: .status(code: 503, retryAfterSeconds: 1))],
-            rttSeconds: 0.01))
+        let f = try Fixture(
+            configuration: OriginConfiguration(
+                requestLogURL: logURL,
+                faults: [FaultRule(pathPattern: "seg1", action: .status(code: 503, retryAfterSeconds: 1))],
+                rttSeconds: 0.01))
         let c = try f.client()
         _ = try c.get("/v/index.m3u8")
         _ = try c.get("/v/seg0.ts", headers: ["Range: bytes=0-99"])
@@ -23,7 +24,7 @@ extension OriginTests {
 
         let text = try String(contentsOf: logURL, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(lines.last == "")   // newline-terminated
+        #expect(lines.last == "") // newline-terminated
         let entries = try lines.dropLast().map { line in
             // Valid JSON object per line, decodable as an entry.
             _ = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
@@ -36,7 +37,7 @@ extension OriginTests {
             let last = try #require(e.lastByteSent)
             #expect(e.accepted <= first)
             #expect(first <= last)
-            #expect(first - e.accepted >= 0.009)   // RTT
+            #expect(first - e.accepted >= 0.009) // RTT
             #expect(e.shaping == "rtt=0.01s")
         }
         let byPath = Dictionary(entries.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
@@ -72,7 +73,7 @@ extension OriginTests {
     }
 
     @Test func tokenBucketSharesTheRate() {
-        let bucket = TokenBucketShaper(bitsPerSecond: 800_000)   // 100 kB/s
+        let bucket = TokenBucketShaper(bitsPerSecond: 800_000) // 100 kB/s
         #expect(bucket.preferredChunkSize == 1024)
         var wait = 0.0
         for i in 0..<10 { wait = bucket.admit(bytes: 10_000, connectionID: i % 2) }

@@ -23,7 +23,8 @@ private func launchOriginReadingAddress(_ args: [String]) throws -> (process: Pr
     let line = readFirstLine(out.fileHandleForReading)
     let prefix = "listening on http://"
     guard line.hasPrefix(prefix), line.hasSuffix("/"), let colon = line.dropLast().lastIndex(of: ":"),
-          let port = UInt16(line[line.index(after: colon)...].dropLast()) else {
+        let port = UInt16(line[line.index(after: colon)...].dropLast())
+    else {
         process.terminate()
         process.waitUntilExit()
         throw TestSetupError("no listening line from hls-origin, got \(line)")
@@ -131,9 +132,10 @@ extension OriginTests {
         for r in [whole, ranged, missing, faulted] {
             #expect(r.headers["access-control-allow-origin"] == "*")
             #expect(r.headers["timing-allow-origin"] == "*")
-            let exposed = Set((r.headers["access-control-expose-headers"] ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
-            })
+            let exposed = Set(
+                (r.headers["access-control-expose-headers"] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased()
+                })
             #expect(exposed.isSuperset(of: ["content-length", "content-range", "date", "age", "retry-after"]), "\(exposed)")
             #expect(r.headers["date"]?.hasSuffix(" GMT") == true, "\(r.headers)")
         }
@@ -142,8 +144,10 @@ extension OriginTests {
 
     @Test func cors_preflightAnswers204EchoingTheRequestedHeaders_beforeFaults() throws {
         var config = OriginConfiguration()
-        config.faults = [FaultRule(pathPattern: "seg0.ts", action: .status(code: 503, retryAfterSeconds: 1)),
-                         FaultRule(pathPattern: "seg1.m4s", action: .blackHole)]
+        config.faults = [
+            FaultRule(pathPattern: "seg0.ts", action: .status(code: 503, retryAfterSeconds: 1)),
+            FaultRule(pathPattern: "seg1.m4s", action: .blackHole)
+        ]
         let f = try Fixture(configuration: config)
         let log = f.root.appendingPathComponent("requests.jsonl")
         config.requestLogURL = log
@@ -151,8 +155,12 @@ extension OriginTests {
         try server.start(port: 0)
         defer { server.stop() }
         let c = try RawClient(port: server.port)
-        c.request("OPTIONS", "/v/seg0.ts", headers: ["Origin: http://player.example", "Access-Control-Request-Method: GET",
-                                                      "Access-Control-Request-Headers: cmcd-request,CMCD-Object, range"])
+        c.request(
+            "OPTIONS", "/v/seg0.ts",
+            headers: [
+                "Origin: http://player.example", "Access-Control-Request-Method: GET",
+                "Access-Control-Request-Headers: cmcd-request,CMCD-Object, range"
+            ])
         let preflight = try c.readResponse(head: true)
         #expect(preflight.status == 204)
         #expect(preflight.headers["access-control-allow-origin"] == "*")
@@ -200,12 +208,14 @@ extension OriginTests {
         try server.start(port: 0)
         defer { server.stop() }
         let c = try RawClient(port: server.port)
-        _ = try c.get("/v/seg0.ts", headers: [
-            "Range: bytes=10-19", "User-Agent: test-agent/1", "Referer: http://player.example/page",
-            "CMCD-Request: bl=2100,mtp=4000,su", "CMCD-Object: br=1200,d=2000,ot=av", "CMCD-Session: sf=h,sid=\"abc\"",
-            "Cookie: session=SECRET1; theme=dark", "Cookie: other=SECRET2", "Authorization: Bearer SECRET3",
-            "X-Repeat: a", "X-Repeat: b",
-        ])
+        _ = try c.get(
+            "/v/seg0.ts",
+            headers: [
+                "Range: bytes=10-19", "User-Agent: test-agent/1", "Referer: http://player.example/page",
+                "CMCD-Request: bl=2100,mtp=4000,su", "CMCD-Object: br=1200,d=2000,ot=av", "CMCD-Session: sf=h,sid=\"abc\"",
+                "Cookie: session=SECRET1; theme=dark", "Cookie: other=SECRET2", "Authorization: Bearer SECRET3",
+                "X-Repeat: a", "X-Repeat: b"
+            ])
         server.stop()
         let text = try String(contentsOf: log, encoding: .utf8)
         #expect(!text.contains("SECRET"), "credentials written to the log: \(text)")
@@ -243,7 +253,7 @@ extension OriginTests {
             ([dir, "--window", "0"], "--window: '0' is not a window length"),
             ([dir, "--live=yes"], "'--live=yes': --live takes no value"),
             ([dir, "--log"], "--log needs a value"),
-            ([dir, dir], "unexpected argument"),
+            ([dir, dir], "unexpected argument")
         ]
         for (args, message) in cases {
             let run = try runOriginToExit(args)

@@ -14,7 +14,8 @@ struct ShapingAccuracyTests {
     static let windowStepSeconds = 0.5
     static let tolerance = 0.10
 
-    struct Window { var start: Double; var expectedBytes: Double; var receivedBytes: Double
+    struct Window {
+        var start: Double; var expectedBytes: Double; var receivedBytes: Double
         var error: Double { receivedBytes / expectedBytes - 1 }
     }
 
@@ -45,21 +46,25 @@ struct ShapingAccuracyTests {
 
     static func check(_ name: String, _ windows: [Window]) {
         let worst = windows.map { abs($0.error) }.max() ?? 0
-        print("shaping accuracy \(name): worst 1 s window error \(String(format: "%.1f", worst * 100))% over "
-              + "\(windows.count) windows; " + windows.map {
-                  String(format: "[%.1f s: %.0f/%.0f kB]", $0.start, $0.receivedBytes / 1000, $0.expectedBytes / 1000)
-              }.joined(separator: " "))
+        print(
+            "shaping accuracy \(name): worst 1 s window error \(String(format: "%.1f", worst * 100))% over "
+                + "\(windows.count) windows; "
+                + windows.map {
+                    String(format: "[%.1f s: %.0f/%.0f kB]", $0.start, $0.receivedBytes / 1000, $0.expectedBytes / 1000)
+                }.joined(separator: " "))
         #expect(windows.count >= 6)
         for w in windows {
-            #expect(abs(w.error) <= tolerance,
-                    "\(name) window at \(w.start) s: received \(Int(w.receivedBytes)) B, link allowed \(Int(w.expectedBytes)) B")
+            #expect(
+                abs(w.error) <= tolerance,
+                "\(name) window at \(w.start) s: received \(Int(w.receivedBytes)) B, link allowed \(Int(w.expectedBytes)) B")
         }
     }
 
     @Test func constantRate() throws {
         let rate = 6_000_000.0
-        let windows = try Self.measure(OriginConfiguration(rateBitsPerSecond: rate),
-                                       schedule: LinkSchedule(trace: .constant(bitsPerSecond: rate)))
+        let windows = try Self.measure(
+            OriginConfiguration(rateBitsPerSecond: rate),
+            schedule: LinkSchedule(trace: .constant(bitsPerSecond: rate)))
         Self.check("constant 6 Mbit/s", windows)
     }
 

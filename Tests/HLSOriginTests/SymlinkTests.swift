@@ -20,14 +20,17 @@ extension OriginTests {
             let root = fixture.root
             try fm.createSymbolicLink(atPath: root.appendingPathComponent("etc-link").path, withDestinationPath: "/etc")
             try fm.createSymbolicLink(atPath: root.appendingPathComponent("out-link").path, withDestinationPath: outside.path)
-            try fm.createSymbolicLink(atPath: root.appendingPathComponent("secret.txt").path,
-                                      withDestinationPath: outside.appendingPathComponent("secret.txt").path)
+            try fm.createSymbolicLink(
+                atPath: root.appendingPathComponent("secret.txt").path,
+                withDestinationPath: outside.appendingPathComponent("secret.txt").path)
             // Relative, climbing out of ROOT through the link's own folder.
-            try fm.createSymbolicLink(atPath: root.appendingPathComponent("v/up.txt").path,
-                                      withDestinationPath: "../../hlsorigin-secret.txt")
+            try fm.createSymbolicLink(
+                atPath: root.appendingPathComponent("v/up.txt").path,
+                withDestinationPath: "../../hlsorigin-secret.txt")
             // Inside ROOT: an absolute link to a folder, a relative link to a file.
-            try fm.createSymbolicLink(atPath: root.appendingPathComponent("alias").path,
-                                      withDestinationPath: root.appendingPathComponent("v").path)
+            try fm.createSymbolicLink(
+                atPath: root.appendingPathComponent("alias").path,
+                withDestinationPath: root.appendingPathComponent("v").path)
             try fm.createSymbolicLink(atPath: root.appendingPathComponent("v/same.ts").path, withDestinationPath: "seg0.ts")
         }
 

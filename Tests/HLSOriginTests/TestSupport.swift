@@ -9,7 +9,7 @@ final class RawClient {
 
     struct Response {
         var status: Int
-        var headers: [String: String]   // lowercased names
+        var headers: [String: String] // lowercased names
         var body: [UInt8]
         var bodyString: String { String(decoding: body, as: UTF8.self) }
     }
@@ -158,7 +158,7 @@ final class Fixture {
             "v/seg1.m4s": [5, 6, 7],
             "v/audio.aac": [8, 9],
             "v/key.key": Array(repeating: 0xAB, count: 16),
-            "v/notes.bin": [0],
+            "v/notes.bin": [0]
         ]
         for (k, v) in extraFiles { files[k] = v }
         for (path, bytes) in files {

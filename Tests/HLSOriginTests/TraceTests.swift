@@ -29,7 +29,7 @@ import TestSupport
 
     @Test func pensieveHoldsEachRateUntilTheNextTimestamp() throws {
         let t = try ThroughputTrace.parse("0.0\t1.0\n2.0\t3.0\n2.5\t0.5\n", name: "cooked")
-        #expect(t.pieces.map(\.durationSeconds) == [2.0, 0.5, 0.5])   // last held as long as the step before it
+        #expect(t.pieces.map(\.durationSeconds) == [2.0, 0.5, 0.5]) // last held as long as the step before it
         #expect(t.pieces.map(\.rateBitsPerSecond) == [1e6, 3e6, 0.5e6])
         #expect(t.loopDurationSeconds == 3.0)
         #expect(abs(t.capacityBytes(until: 2.25) - (2 * 1e6 + 0.25 * 3e6) / 8) < 1e-6)
@@ -74,9 +74,12 @@ import TestSupport
     }
 
     @Test func collapsesCutCapacityOutOfTheSchedule() throws {
-        let s = LinkSchedule(trace: .constant(bitsPerSecond: 8_000_000),
-                             collapses: [LinkCollapse(atSeconds: 1, durationSeconds: 2),
-                                         LinkCollapse(atSeconds: 2.5, durationSeconds: 1)])   // merged to 1..3.5
+        let s = LinkSchedule(
+            trace: .constant(bitsPerSecond: 8_000_000),
+            collapses: [
+                LinkCollapse(atSeconds: 1, durationSeconds: 2),
+                LinkCollapse(atSeconds: 2.5, durationSeconds: 1)
+            ]) // merged to 1..3.5
         #expect(s.collapses == [LinkCollapse(atSeconds: 1, durationSeconds: 2.5)])
         #expect(s.capacityBytes(until: 1) == 1_000_000)
         #expect(s.capacityBytes(until: 3) == 1_000_000)
@@ -91,11 +94,11 @@ import TestSupport
     /// A response's later chunks keep their place on the link when the sending thread is late (up to
     /// `maximumCatchUpSeconds`); a new response after the same gap does not get the idle capacity back.
     @Test func lateContinuingChunksCatchUpButOnlySoFar() {
-        let rate = 8_000_000.0   // 1 MB/s
+        let rate = 8_000_000.0 // 1 MB/s
         func run(gapSeconds: Double, bytes: Int, continuing: Bool) -> Double {
             let shaper = TraceShaper(trace: .constant(bitsPerSecond: rate))
             shaper.serverStarted(monotonicOrigin: monotonicNow())
-            _ = shaper.admit(bytes: 10_000, connectionID: 1, continuing: false)   // done at 0.01 s
+            _ = shaper.admit(bytes: 10_000, connectionID: 1, continuing: false) // done at 0.01 s
             usleep(useconds_t(gapSeconds * 1e6))
             return shaper.admit(bytes: bytes, connectionID: 1, continuing: continuing)
         }
@@ -128,9 +131,11 @@ import TestSupport
 enum TraceFiles {
     /// `$HLSPLAY_TRACES`, else `../shared/data/traces` next to the package.
     static func directory() throws -> URL {
-        let candidates = [ProcessInfo.processInfo.environment["HLSPLAY_TRACES"],
-                          Repo.sharedData.appendingPathComponent("traces").path,
-                          "/work/shared/data/traces"].compactMap { $0 }
+        let candidates = [
+            ProcessInfo.processInfo.environment["HLSPLAY_TRACES"],
+            Repo.sharedData.appendingPathComponent("traces").path,
+            "/work/shared/data/traces"
+        ].compactMap { $0 }
         for c in candidates where FileManager.default.fileExists(atPath: c + "/README.md") {
             return URL(fileURLWithPath: c)
         }

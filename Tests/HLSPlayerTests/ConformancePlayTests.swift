@@ -9,9 +9,9 @@ import TestSupport
 @Suite("Conformance player pass", .tags(.realTime))
 struct ConformancePlayTests {
     /// One fixture (path under ../shared/data/playlists) per kind the report covers.
-    static let multivariant = "videojs-m3u8-parser/master.m3u8"                      // generated media playlists
-    static let fragmentedMP4 = "hlsjs/fmp4-discontinuities-pdt.m3u8"                  // EXT-X-MAP, live, discontinuities
-    static let byteRanges = "hlsjs/byterange-without-offset.m3u8"                     // EXT-X-BYTERANGE without offsets
+    static let multivariant = "videojs-m3u8-parser/master.m3u8" // generated media playlists
+    static let fragmentedMP4 = "hlsjs/fmp4-discontinuities-pdt.m3u8" // EXT-X-MAP, live, discontinuities
+    static let byteRanges = "hlsjs/byterange-without-offset.m3u8" // EXT-X-BYTERANGE without offsets
     static let encrypted = "kuu-hls-parser/examples/8.3-Playlist-with-encrypted-Media-Segments.m3u8" // AES-128, hosts rewritten
     static let rejected = "kuu-hls-parser/strict-fail/extm3u-not-first-line.m3u8"
 
@@ -49,8 +49,9 @@ struct ConformancePlayTests {
         let aes = try #require(results[Self.encrypted])
         #expect(aes["outcome"] as? String == "played", "\(aes["why"] ?? "")")
         #expect((aes["notes"] as? [String])?.first == "host rewritten: media.example.com, priv.example.com → 127.0.0.1")
-        #expect((aes["requested"] as? [String])?.contains { $0.hasPrefix("/_host/priv.example.com/key.php") } == true,
-                "the AES-128 key was fetched from the rewritten host")
+        #expect(
+            (aes["requested"] as? [String])?.contains { $0.hasPrefix("/_host/priv.example.com/key.php") } == true,
+            "the AES-128 key was fetched from the rewritten host")
         #expect((aes["decodeErrors"] as? Int) == 0)
 
         let bad = try #require(results[Self.rejected])
@@ -75,9 +76,10 @@ struct ConformancePlayTests {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-play-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: out) }
         let script = Repo.root.appendingPathComponent("Tools/characterize/conformance_play.py")
-        let played = try runProcess(URL(fileURLWithPath: "/usr/bin/env"),
-                                    ["python3", script.path, "--only", fixtures.joined(separator: ","), "--jobs", "2", "--out", out.path],
-                                    timeoutSeconds: conformanceTimeoutSeconds)
+        let played = try runProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", script.path, "--only", fixtures.joined(separator: ","), "--jobs", "2", "--out", out.path],
+            timeoutSeconds: conformanceTimeoutSeconds)
         guard played.status == 0 else {
             throw TestSetupError("conformance_play.py exited \(played.status): \(played.stderr)")
         }

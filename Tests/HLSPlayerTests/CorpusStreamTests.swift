@@ -20,13 +20,16 @@ import TestSupport
     /// beside its final name and renamed into place, so runs in parallel never see half of it.
     static let corpus: Result<URL, any Error> = Result {
         _ = try requireFFmpeg()
-        return try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/corpus/make-corpus.sh"),
-                                         directoryPrefix: "hlsplay-corpus", timeoutSeconds: 180)
+        return try scriptOutputBuiltOnce(
+            script: Repo.root.appendingPathComponent("Tools/corpus/make-corpus.sh"),
+            directoryPrefix: "hlsplay-corpus", timeoutSeconds: 180)
     }
 
     /// A case whose media and longest segment durations are read from the item's media playlist.
-    func item(_ name: String, entry: String = "prog.m3u8", mediaPlaylist: String = "prog.m3u8", playSeconds: Double? = nil,
-              reference: StreamCase.Reference = .sameURL(), live: LiveConfiguration? = nil) throws -> (StreamCase, URL) {
+    func item(
+        _ name: String, entry: String = "prog.m3u8", mediaPlaylist: String = "prog.m3u8", playSeconds: Double? = nil,
+        reference: StreamCase.Reference = .sameURL(), live: LiveConfiguration? = nil
+    ) throws -> (StreamCase, URL) {
         guard FileManager.default.isExecutableFile(atPath: Repo.hlsplay.path) else {
             throw TestSetupError("\(Repo.hlsplay.path) is missing: run `swift build` first (Tools/test.sh does)")
         }
@@ -35,9 +38,10 @@ import TestSupport
         guard case .media(let playlist) = try PlaylistParser.parse(data: Data(contentsOf: file), baseURL: file) else {
             throw TestSetupError("\(name)/\(mediaPlaylist) is not a media playlist")
         }
-        let stream = StreamCase(name: name, entry: entry, mediaSeconds: playlist.totalDurationSeconds,
-                                segmentSeconds: playlist.segments.map(\.durationSeconds).max() ?? 0,
-                                playSeconds: playSeconds, reference: reference, live: live)
+        let stream = StreamCase(
+            name: name, entry: entry, mediaSeconds: playlist.totalDurationSeconds,
+            segmentSeconds: playlist.segments.map(\.durationSeconds).max() ?? 0,
+            playSeconds: playSeconds, reference: reference, live: live)
         return (stream, dir)
     }
 
@@ -78,8 +82,10 @@ import TestSupport
     /// ffmpeg's HLS demuxer does not read I-frame playlists: the reference is each I-frame's byte range
     /// decoded behind the PAT/PMT of EXT-X-MAP (one frame each).
     @Test func iFrameOnly_byteRangePerIFrameInTS() throws {
-        play(try item("iframe-only", entry: "iframes.m3u8", mediaPlaylist: "iframes.m3u8",
-                      reference: .perSegment(mediaPlaylist: "iframes.m3u8")))
+        play(
+            try item(
+                "iframe-only", entry: "iframes.m3u8", mediaPlaylist: "iframes.m3u8",
+                reference: .perSegment(mediaPlaylist: "iframes.m3u8")))
     }
 
     /// Blanks in the multivariant and media playlists (`#EXT-X-VERSION: 3`, `BANDWIDTH = 600000 ,`,

@@ -103,7 +103,8 @@ import TestSupport
     /// An audio segment that never comes (404) is skipped, visibly: the video
     /// goes on, the log names the track and the segment.
     @Test func alternateAudio_missingAudioSegment_skippedAndLogged_videoContinues() throws {
-        let fault = FaultRule(pathPattern: "/en/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))
+        let fault = FaultRule(
+            pathPattern: "/en/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))
         let run = try play(try variants().appendingPathComponent("alt-audio"), "master.m3u8", faults: [fault])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -130,7 +131,9 @@ import TestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-mapchange-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        for v in ["v0", "v1"] { try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(v), withDestinationURL: root.appendingPathComponent(v)) }
+        for v in ["v0", "v1"] {
+            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent(v), withDestinationURL: root.appendingPathComponent(v))
+        }
         try """
         #EXTM3U
         #EXT-X-VERSION:7
@@ -226,8 +229,10 @@ import TestSupport
         let server = OriginServer(root: samples, configuration: config)
         try server.start(port: 0)
         defer { server.stop() }
-        Thread.sleep(forTimeInterval: 4)  // a few segments into the stream
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cold", "--no-redact", "--duration", "8"])
+        Thread.sleep(forTimeInterval: 4) // a few segments into the stream
+        let run = try runHlsplay([
+            server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cold", "--no-redact", "--duration", "8"
+        ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         let start = try #require(run.events("lowlatency.start").first)

@@ -20,8 +20,10 @@ import TestSupport
         #expect(stdoutLines.count == 1)
         let printed = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == run.rawLogLines.last, "stdout is the log's summary line")
-        for key in ["timeToFirstFrameSeconds", "stallCount", "stallSeconds", "playedSeconds", "averageBitrateBps",
-                    "variantSwitches", "requests", "bytes", "exitReason", "startup"] {
+        for key in [
+            "timeToFirstFrameSeconds", "stallCount", "stallSeconds", "playedSeconds", "averageBitrateBps",
+            "variantSwitches", "requests", "bytes", "exitReason", "startup"
+        ] {
             #expect(printed[key] != nil, "summary key \(key)")
         }
 
@@ -39,8 +41,10 @@ import TestSupport
         #expect(summary["timeToFirstFrameSeconds"] as? Double == ttff)
         #expect((first.first?["width"] as? Int ?? 0) > 0)
         let startup = try #require(summary["startup"] as? [String: Any])
-        for key in ["multivariantPlaylistSeconds", "mediaPlaylistSeconds", "firstSegmentFirstByteSeconds",
-                    "firstSegmentLastByteSeconds", "demuxSeconds", "firstFrameDecodeSeconds"] {
+        for key in [
+            "multivariantPlaylistSeconds", "mediaPlaylistSeconds", "firstSegmentFirstByteSeconds",
+            "firstSegmentLastByteSeconds", "demuxSeconds", "firstFrameDecodeSeconds"
+        ] {
             #expect(startup[key] as? Double != nil, "startup breakdown \(key)")
         }
 
@@ -136,7 +140,8 @@ import TestSupport
     @Test func malformedPlaylist_exits65_namesTheProblem() throws {
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "#EXTM3U\n#EXT-X-STREAM-INF:RESOLUTION=640x360\nv1.m3u8\n".write(to: dir.appendingPathComponent("bad.m3u8"), atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-STREAM-INF:RESOLUTION=640x360\nv1.m3u8\n".write(
+            to: dir.appendingPathComponent("bad.m3u8"), atomically: true, encoding: .utf8)
         let run = try withOrigin(dir) { base in
             try runHlsplay([base.appendingPathComponent("bad.m3u8").absoluteString, "--headless"])
         }
@@ -150,7 +155,9 @@ import TestSupport
 
     @Test func segment404_exits69_withTheStatusInTheMessage() throws {
         let samples = try Repo.requireSamples("short-2s")
-        let faults = [FaultRule(pathPattern: "*/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))]
+        let faults = [
+            FaultRule(pathPattern: "*/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))
+        ]
         let run = try withOrigin(samples, faults: faults) { base in
             try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"])
         }
@@ -200,8 +207,10 @@ import TestSupport
         let samples = try Repo.requireSamples("short-2s")
         let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .blackHole)]
         let run = try withOrigin(samples, faults: faults) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--first-byte-timeout", "2", "--forward-buffer", "2"])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--first-byte-timeout", "2", "--forward-buffer", "2"
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -222,14 +231,17 @@ import TestSupport
         let samples = try Repo.requireSamples("short-2s")
         let hangSeconds = 4.0
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
-                           environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "\(hangSeconds)"])
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
+                environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "\(hangSeconds)"])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         let firstFrameAt = try #require(run.events("frame.first").first?["t"] as? Double)
         // The wall-clock monitor kept sampling through the hang (period 0.25 s).
-        let during = run.events("buffer.sample").compactMap { $0["t"] as? Double }.filter { $0 > firstFrameAt + 0.5 && $0 < firstFrameAt + hangSeconds - 0.5 }
+        let during = run.events("buffer.sample").compactMap { $0["t"] as? Double }.filter {
+            $0 > firstFrameAt + 0.5 && $0 < firstFrameAt + hangSeconds - 0.5
+        }
         #expect(during.count >= 8, "monitor samples during the hang: \(during.count)")
         // The hang was reported once, within the threshold (2 s) plus a monitor period or two.
         let hangs = run.events("error").filter { $0["category"] as? String == "decode-hang" }

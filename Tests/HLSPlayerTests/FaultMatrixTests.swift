@@ -168,8 +168,11 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
             config.live?.stalePlaylists = [StalePlaylist(atSeconds: MatrixWhen.midPlayAtSeconds, durationSeconds: 100_000)]
         default:
             let p = when.pattern
-            config.faults = [FaultRule(pathPattern: p.path, requestIndex: when == .everySegment ? nil : 0,
-                                       afterSeconds: p.afterSeconds, action: fault.action!)]
+            config.faults = [
+                FaultRule(
+                    pathPattern: p.path, requestIndex: when == .everySegment ? nil : 0,
+                    afterSeconds: p.afterSeconds, action: fault.action!)
+            ]
         }
         return config
     }
@@ -200,8 +203,9 @@ extension FaultCase {
                         case .liveReload: content == .live
                         // Persistent: the retry limit (500), the abandon limit (black hole), the trickle
                         // rule's fail verdict, and live 404s.
-                        case .everySegment: fault == .serverError500 || fault == .blackHole || fault == .trickle
-                            || (fault == .notFound404 && content == .live)
+                        case .everySegment:
+                            fault == .serverError500 || fault == .blackHole || fault == .trickle
+                                || (fault == .notFound404 && content == .live)
                         default: true
                         }
                     }
@@ -341,8 +345,9 @@ struct MatrixFindings {
             if let f = fatal, let t = f["t"] as? Double {
                 errorAfterSeconds = t - at
             } else if let cleared,
-                      let next = run.events("segment.buffered").first(where: { ($0["t"] as? Double ?? 0) > cleared }),
-                      let t = next["t"] as? Double {
+                let next = run.events("segment.buffered").first(where: { ($0["t"] as? Double ?? 0) > cleared }),
+                let t = next["t"] as? Double
+            {
                 recoverySeconds = t - at
             }
         }
@@ -354,7 +359,9 @@ struct MatrixFindings {
             evidence.append("origin: the reset request was sent again (\(originRequestsForFaultedPath) requests)")
         }
         if !failed.isEmpty {
-            let kinds = failed.map { e in "\(e["purpose"] as? String ?? "?") \(e["errorKind"] as? String ?? "?")\((e["status"] as? Int).map { " \($0)" } ?? "")" }
+            let kinds = failed.map { e in
+                "\(e["purpose"] as? String ?? "?") \(e["errorKind"] as? String ?? "?")\((e["status"] as? Int).map { " \($0)" } ?? "")"
+            }
             evidence.append("failed: " + Self.counted(kinds))
         }
         if !retries.isEmpty {
@@ -372,11 +379,14 @@ struct MatrixFindings {
         }
         let downs = run.events("abr.switch").filter { ($0["toBandwidthBps"] as? Int ?? 0) < ($0["fromBandwidthBps"] as? Int ?? 0) }
         if !downs.isEmpty {
-            evidence.append("abr.switch down: " + downs.map { "v\($0["fromVariantIndex"] ?? "?")→v\($0["toVariantIndex"] ?? "?")" }.joined(separator: ", "))
+            evidence.append(
+                "abr.switch down: " + downs.map { "v\($0["fromVariantIndex"] ?? "?")→v\($0["toVariantIndex"] ?? "?")" }.joined(separator: ", "))
         }
         let nonFatal = run.events("error").filter { $0["fatal"] as? Bool == false && $0["category"] as? String != "ffmpeg" }
         if !nonFatal.isEmpty {
-            evidence.append("error (non-fatal): " + Self.counted(nonFatal.map { "\($0["category"] as? String ?? "?"): \(Self.short($0["message"] as? String ?? ""))" }))
+            evidence.append(
+                "error (non-fatal): "
+                    + Self.counted(nonFatal.map { "\($0["category"] as? String ?? "?"): \(Self.short($0["message"] as? String ?? ""))" }))
         }
         let unchanged = run.events("playlist.loaded").filter { $0["kind"] as? String == "media" && $0["changed"] as? Bool == false }
         if !unchanged.isEmpty { evidence.append("media playlist reloads unchanged: \(unchanged.count)") }
@@ -431,7 +441,8 @@ struct MatrixFindings {
         #expect(m.origin.contains { $0.fault != nil } || c.fault == .linkCollapse, "the fault was injected")
         #expect(summary["requests"] as? Int == run.events("request.end").count)
         if c.when == .midPlay || c.when == .liveReload || c.when == .everySegment,
-           let started = run.events("playback.started").first?["t"] as? Double, let at = findings.faultAtSeconds {
+            let started = run.events("playback.started").first?["t"] as? Double, let at = findings.faultAtSeconds
+        {
             #expect(started < at, "the fault struck after playback started (\(started) s), at \(at) s")
         }
         // The request-rate bound: however the fault drives the loader, no kind of request outpaces it (counted by the origin).
@@ -459,7 +470,9 @@ struct MatrixFindings {
             case .resent:
                 #expect(findings.originRequestsForFaultedPath >= 2, "the origin saw the request again: \(findings.evidence)")
             case .trickleJudged:
-                let overSelected = run.events("request.byteProgress").contains { ($0["assessment"] as? [String: Any])?["verdict"] as? String == "over-selected" }
+                let overSelected = run.events("request.byteProgress").contains {
+                    ($0["assessment"] as? [String: Any])?["verdict"] as? String == "over-selected"
+                }
                 let trickle = run.events("request.trickle").contains { ($0["assessment"] as? [String: Any])?["verdict"] as? String != "healthy" }
                 #expect(overSelected || trickle, "an over-selection or trickle verdict: \(findings.evidence)")
             }
@@ -492,8 +505,9 @@ struct MatrixFindings {
         let requestLog = dir.appendingPathComponent("requests.jsonl")
         let started = Date()
         let run = try withOrigin(samples, configuration: c.originConfiguration(requestLog: requestLog)) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString] + c.arguments,
-                           timeoutSeconds: c.wallBoundSeconds + 15)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent("master.m3u8").absoluteString] + c.arguments,
+                timeoutSeconds: c.wallBoundSeconds + 15)
         }
         let wall = Date().timeIntervalSince(started)
         return MatrixRun(run: run, origin: (try? readRequestLog(requestLog)) ?? [], wallSeconds: wall)
@@ -511,7 +525,7 @@ struct MatrixFindings {
             "content": c.content.rawValue, "when": c.when.rawValue, "fault": c.fault.rawValue, "expected": expected,
             "outcome": f.outcome, "exitStatus": Int(m.run.status), "wallSeconds": m.wallSeconds,
             "evidence": f.evidence, "stalls": f.stalls,
-            "test": "FaultMatrixTests/faultCase(_:) \"\(c.id)\"",
+            "test": "FaultMatrixTests/faultCase(_:) \"\(c.id)\""
         ]
         row["faultAtSeconds"] = f.faultAtSeconds
         row["playbackStartedSeconds"] = m.run.events("playback.started").first?["t"] as? Double
@@ -523,6 +537,6 @@ struct MatrixFindings {
         guard fd >= 0 else { return }
         defer { close(fd) }
         let line = data + Data("\n".utf8)
-        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }   // one O_APPEND write: rows never interleave
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } // one O_APPEND write: rows never interleave
     }
 }

@@ -37,7 +37,9 @@ import TestSupport
         let segments = run.events("request.start").filter { $0["purpose"] as? String == "segment" }
         #expect(segments.count == 4)
         #expect(segments.allSatisfy { ($0["url"] as? String ?? "").hasSuffix("/all.ts") && $0["range"] != nil })
-        #expect(segments.first?["range"] as? String == "0-\((run.events("request.end").first { $0["purpose"] as? String == "segment" }?["bytes"] as? Int ?? 0) - 1)")
+        #expect(
+            segments.first?["range"] as? String
+                == "0-\((run.events("request.end").first { $0["purpose"] as? String == "segment" }?["bytes"] as? Int ?? 0) - 1)")
     }
 
     @Test func aes128_explicitIV_decryptsAndPlays_keyFetchedOnce() throws {
@@ -104,22 +106,23 @@ import TestSupport
     }
 
     @Test func gapSegment_skippedWithoutStalling() throws {
-        let dir = try handWritten("""
-        #EXTM3U
-        #EXT-X-VERSION:8
-        #EXT-X-TARGETDURATION:2
-        #EXTINF:2,
-        seg_00000.ts
-        #EXT-X-GAP
-        #EXTINF:2,
-        seg_00001.ts
-        #EXTINF:2,
-        seg_00002.ts
-        #EXTINF:2,
-        seg_00003.ts
-        #EXT-X-ENDLIST
+        let dir = try handWritten(
+            """
+            #EXTM3U
+            #EXT-X-VERSION:8
+            #EXT-X-TARGETDURATION:2
+            #EXTINF:2,
+            seg_00000.ts
+            #EXT-X-GAP
+            #EXTINF:2,
+            seg_00001.ts
+            #EXTINF:2,
+            seg_00002.ts
+            #EXTINF:2,
+            seg_00003.ts
+            #EXT-X-ENDLIST
 
-        """)
+            """)
         defer { try? FileManager.default.removeItem(at: dir) }
         let run = try play("prog.m3u8", in: dir)
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -134,22 +137,23 @@ import TestSupport
 
     @Test func discontinuity_timestampsJumpBack_decoderResetAndEveryFramePlayed() throws {
         // The same two segments twice: at the discontinuity the timestamps go back 4 s.
-        let dir = try handWritten("""
-        #EXTM3U
-        #EXT-X-VERSION:3
-        #EXT-X-TARGETDURATION:2
-        #EXTINF:2,
-        seg_00000.ts
-        #EXTINF:2,
-        seg_00001.ts
-        #EXT-X-DISCONTINUITY
-        #EXTINF:2,
-        seg_00000.ts
-        #EXTINF:2,
-        seg_00001.ts
-        #EXT-X-ENDLIST
+        let dir = try handWritten(
+            """
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-TARGETDURATION:2
+            #EXTINF:2,
+            seg_00000.ts
+            #EXTINF:2,
+            seg_00001.ts
+            #EXT-X-DISCONTINUITY
+            #EXTINF:2,
+            seg_00000.ts
+            #EXTINF:2,
+            seg_00001.ts
+            #EXT-X-ENDLIST
 
-        """)
+            """)
         defer { try? FileManager.default.removeItem(at: dir) }
         let run = try play("prog.m3u8", in: dir)
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -164,22 +168,23 @@ import TestSupport
     /// a QUERYPARAM (taken from the URL it was loaded from); the media playlist
     /// IMPORTs both and builds its segment URIs from them.
     @Test func define_valueQueryParamAndImport_substitutedIntoRequests() throws {
-        let dir = try handWritten("""
-        #EXTM3U
-        #EXT-X-VERSION:8
-        #EXT-X-DEFINE:IMPORT="stem"
-        #EXT-X-DEFINE:IMPORT="token"
-        #EXT-X-DEFINE:NAME="ext",VALUE=".ts"
-        #EXT-X-TARGETDURATION:2
-        #EXTINF:2,
-        {$stem}0{$ext}?token={$token}
-        #EXTINF:2,
-        {$stem}1{$ext}?token={$token}
-        #EXTINF:2,
-        {$stem}2{$ext}?token={$token}
-        #EXT-X-ENDLIST
+        let dir = try handWritten(
+            """
+            #EXTM3U
+            #EXT-X-VERSION:8
+            #EXT-X-DEFINE:IMPORT="stem"
+            #EXT-X-DEFINE:IMPORT="token"
+            #EXT-X-DEFINE:NAME="ext",VALUE=".ts"
+            #EXT-X-TARGETDURATION:2
+            #EXTINF:2,
+            {$stem}0{$ext}?token={$token}
+            #EXTINF:2,
+            {$stem}1{$ext}?token={$token}
+            #EXTINF:2,
+            {$stem}2{$ext}?token={$token}
+            #EXT-X-ENDLIST
 
-        """)
+            """)
         defer { try? FileManager.default.removeItem(at: dir) }
         try """
         #EXTM3U
@@ -215,22 +220,23 @@ import TestSupport
     /// the frames of 2–3 s decoded but not presented.
     @Test func start_timeOffset_segmentStart_orPreciseOffset() throws {
         for precise in [false, true] {
-            let dir = try handWritten("""
-            #EXTM3U
-            #EXT-X-VERSION:3
-            #EXT-X-TARGETDURATION:2
-            #EXT-X-START:TIME-OFFSET=3.0\(precise ? ",PRECISE=YES" : "")
-            #EXTINF:2,
-            seg_00000.ts
-            #EXTINF:2,
-            seg_00001.ts
-            #EXTINF:2,
-            seg_00002.ts
-            #EXTINF:2,
-            seg_00003.ts
-            #EXT-X-ENDLIST
+            let dir = try handWritten(
+                """
+                #EXTM3U
+                #EXT-X-VERSION:3
+                #EXT-X-TARGETDURATION:2
+                #EXT-X-START:TIME-OFFSET=3.0\(precise ? ",PRECISE=YES" : "")
+                #EXTINF:2,
+                seg_00000.ts
+                #EXTINF:2,
+                seg_00001.ts
+                #EXTINF:2,
+                seg_00002.ts
+                #EXTINF:2,
+                seg_00003.ts
+                #EXT-X-ENDLIST
 
-            """)
+                """)
             defer { try? FileManager.default.removeItem(at: dir) }
             let run = try play("prog.m3u8", in: dir)
             #expect(run.status == 0, "stderr: \(run.stderr)")

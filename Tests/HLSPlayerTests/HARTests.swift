@@ -18,8 +18,11 @@ import TestSupport
     @Test func wedgedSegment_writtenWithItsRealTimesStatusAndBytes_andTheCause() throws {
         let samples = try Repo.requireSamples("short-2s")
         // 20 KB of the second segment, then silence forever: the wedge rule cancels it after its window (3 s).
-        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil,
-                                action: .stallAfterBytes(bytes: 20_000, seconds: nil))]
+        let faults = [
+            FaultRule(
+                pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil,
+                action: .stallAfterBytes(bytes: 20_000, seconds: nil))
+        ]
         let run = try withOrigin(samples, faults: faults) { base in
             try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cmcd", "query"])
         }
@@ -66,7 +69,9 @@ import TestSupport
 
     @Test func cmcdHeaders_andTheErrorStatus_asSent() throws {
         let samples = try Repo.requireSamples("short-2s")
-        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .status(code: 503, retryAfterSeconds: nil))]
+        let faults = [
+            FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .status(code: 503, retryAfterSeconds: nil))
+        ]
         let run = try withOrigin(samples, faults: faults) { base in
             try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cmcd", "header", "--no-redact"])
         }
@@ -93,11 +98,15 @@ import TestSupport
         }
         let good: [String: Any] = [
             "startedDateTime": "2026-01-01T00:00:00.000Z", "time": 10.5, "cache": [String: Any](),
-            "request": ["method": "GET", "url": "http://h/x", "httpVersion": "HTTP/1.1", "cookies": [Any](), "headers": [["name": "Host", "value": "h"]],
-                        "queryString": [Any](), "headersSize": 40, "bodySize": 0],
-            "response": ["status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [Any](), "headers": [Any](),
-                         "content": ["size": 5, "mimeType": "video/mp2t"], "redirectURL": "", "headersSize": 50, "bodySize": 5, "_aborted": false],
-            "timings": ["blocked": -1, "dns": 0.5, "connect": 1, "ssl": -1, "send": 0, "wait": 4, "receive": 5],
+            "request": [
+                "method": "GET", "url": "http://h/x", "httpVersion": "HTTP/1.1", "cookies": [Any](), "headers": [["name": "Host", "value": "h"]],
+                "queryString": [Any](), "headersSize": 40, "bodySize": 0
+            ],
+            "response": [
+                "status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [Any](), "headers": [Any](),
+                "content": ["size": 5, "mimeType": "video/mp2t"], "redirectURL": "", "headersSize": 50, "bodySize": 5, "_aborted": false
+            ],
+            "timings": ["blocked": -1, "dns": 0.5, "connect": 1, "ssl": -1, "send": 0, "wait": 4, "receive": 5]
         ]
         #expect(harProblems(document(good)).isEmpty, "\(harProblems(document(good)))")
         var wrongTime = good

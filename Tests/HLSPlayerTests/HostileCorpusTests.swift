@@ -13,8 +13,10 @@ import TestSupport
 
 /// One case folder's `case.json`.
 struct HostileCase: Sendable {
-    static let keys: Set<String> = ["about", "play", "args", "exit", "summaryError", "check", "checkExit", "checkOutput",
-                                    "generate", "maxRSSMiB", "maxSeconds"]
+    static let keys: Set<String> = [
+        "about", "play", "args", "exit", "summaryError", "check", "checkExit", "checkOutput",
+        "generate", "maxRSSMiB", "maxSeconds"
+    ]
     /// The exit codes a hostile input may end with (README "Exit status"): played, malformed
     /// playlist or media, network failure, no progress. 70 (internal error) and a signal are bugs.
     static let documentedExits: Set<Int32> = [0, 65, 69, 75]
@@ -117,7 +119,7 @@ enum HostileCorpus {
     static let recipes: [String: [String]] = [
         // 2 s of 160x90 H.264 (a keyframe each second) and AAC in MPEG-TS, about 60 KB.
         "ts-2s": FFmpegCLI.testVideo(seconds: 2, size: "160x90", fps: 25) + FFmpegCLI.tone(seconds: 2)
-            + ["-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts"],
+            + ["-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts"]
     ]
     private static let madeLock = NSLock()
     nonisolated(unsafe) private static var made: [String: URL] = [:]
@@ -125,7 +127,9 @@ enum HostileCorpus {
     static func media(_ recipe: String) throws -> URL {
         try madeLock.withLock {
             if let url = made[recipe] { return url }
-            guard let arguments = recipes[recipe] else { throw TestSetupError("unknown media recipe \"\(recipe)\" (known: \(recipes.keys.sorted()))") }
+            guard let arguments = recipes[recipe] else {
+                throw TestSetupError("unknown media recipe \"\(recipe)\" (known: \(recipes.keys.sorted()))")
+            }
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-media-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             try FFmpegCLI.run(arguments + ["\(recipe).media"], in: dir)
@@ -157,8 +161,10 @@ struct MeasuredRun {
 /// `wait4`), stdout and stderr to files in `dir`: its exit or signal, and its own peak RSS (ru_maxrss, KiB).
 /// Not posix_spawn from here: glibc's shares this test process's memory until exec, and Linux carries that
 /// memory's high-water mark into the child's ru_maxrss (measure.py says more).
-func runMeasured(_ executable: URL, _ arguments: [String], environment: [String: String], in dir: URL,
-                 label: String, timeoutSeconds: Double) throws -> MeasuredRun {
+func runMeasured(
+    _ executable: URL, _ arguments: [String], environment: [String: String], in dir: URL,
+    label: String, timeoutSeconds: Double
+) throws -> MeasuredRun {
     let out = dir.appendingPathComponent("\(label).stdout"), err = dir.appendingPathComponent("\(label).stderr")
     let report = dir.appendingPathComponent("\(label).measure.json")
     let measure = Repo.root.appendingPathComponent("Tools/hardening/hostile/measure.py")
@@ -168,8 +174,11 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, report.path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     let python = "/usr/bin/python3"
-    let argv = ([python, measure.path, "--timeout", String(timeoutSeconds), "--stdout", out.path, "--stderr", err.path, "--",
-                 executable.path] + arguments).map { strdup($0) } + [nil]
+    let argv =
+        ([
+            python, measure.path, "--timeout", String(timeoutSeconds), "--stdout", out.path, "--stderr", err.path, "--",
+            executable.path
+        ] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { (argv + envp).forEach { free($0) } }
     var pid: pid_t = 0
@@ -178,13 +187,15 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     guard let data = try? Data(contentsOf: report),
-          let o = try JSONSerialization.jsonObject(with: data) as? [String: Any], let rss = o["maxRSSKiB"] as? Int else {
+        let o = try JSONSerialization.jsonObject(with: data) as? [String: Any], let rss = o["maxRSSKiB"] as? Int
+    else {
         throw TestSetupError("measure.py gave no report (status \(status)): \((try? String(contentsOf: report, encoding: .utf8)) ?? "")")
     }
-    return MeasuredRun(exitCode: (o["exit"] as? Int).map(Int32.init), signal: (o["signal"] as? Int).map(Int32.init),
-                       maxRSSKiB: rss, seconds: o["seconds"] as? Double ?? 0,
-                       stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                       stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "", timedOut: o["timedOut"] as? Bool ?? false)
+    return MeasuredRun(
+        exitCode: (o["exit"] as? Int).map(Int32.init), signal: (o["signal"] as? Int).map(Int32.init),
+        maxRSSKiB: rss, seconds: o["seconds"] as? Double ?? 0,
+        stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "", timedOut: o["timedOut"] as? Bool ?? false)
 }
 
 @Suite(.tags(.realTime)) struct HostileCorpusTests {
@@ -225,10 +236,12 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
         var outputs: [(String, String)] = []
 
         if let check = spec.check {
-            let run = try runMeasured(binary, ["check", served.appendingPathComponent(check).path], environment: environment,
-                                      in: work, label: "check", timeoutSeconds: spec.maxSeconds)
-            #expect(run.exitCode.map(spec.checkExit.contains) == true,
-                    "\(name): hlsplay check ended with \(run.outcome), expected \(spec.checkExit.sorted()): \(run.stdout)\(run.stderr)")
+            let run = try runMeasured(
+                binary, ["check", served.appendingPathComponent(check).path], environment: environment,
+                in: work, label: "check", timeoutSeconds: spec.maxSeconds)
+            #expect(
+                run.exitCode.map(spec.checkExit.contains) == true,
+                "\(name): hlsplay check ended with \(run.outcome), expected \(spec.checkExit.sorted()): \(run.stdout)\(run.stderr)")
             for text in spec.checkOutput { #expect(run.stdout.contains(text), "\(name): check output lacks \"\(text)\": \(run.stdout)") }
             outputs += [("check stdout", run.stdout), ("check stderr", run.stderr)]
         }
@@ -243,12 +256,14 @@ func runMeasured(_ executable: URL, _ arguments: [String], environment: [String:
                 components.user = "viewer"
                 components.password = secret
                 components.query = "token=\(secret)"
-                return try runMeasured(binary, [components.url!.absoluteString] + flags + spec.args, environment: environment,
-                                       in: work, label: "play", timeoutSeconds: spec.maxSeconds)
+                return try runMeasured(
+                    binary, [components.url!.absoluteString] + flags + spec.args, environment: environment,
+                    in: work, label: "play", timeoutSeconds: spec.maxSeconds)
             }
             let rssMiB = Double(run.maxRSSKiB) / 1024
-            #expect(run.exitCode.map(spec.exit.contains) == true,
-                    "\(name): \(run.outcome), expected \(spec.exit.sorted()); stderr: \(run.stderr.suffix(600))")
+            #expect(
+                run.exitCode.map(spec.exit.contains) == true,
+                "\(name): \(run.outcome), expected \(spec.exit.sorted()); stderr: \(run.stderr.suffix(600))")
             #expect(!run.timedOut, "\(name): still running after \(spec.maxSeconds) s")
             #expect(rssMiB <= spec.maxRSSMiB, "\(name): peak RSS \(String(format: "%.1f", rssMiB)) MiB over \(spec.maxRSSMiB) MiB")
             // A valid log: JSON objects only, the header first, the summary last.

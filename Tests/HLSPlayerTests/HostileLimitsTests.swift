@@ -13,8 +13,9 @@ import TestSupport
     /// (`scriptOutputBuiltOnce`): later runs reuse them, a changed script builds anew.
     static let media: Result<URL, any Error> = Result {
         _ = try requireFFmpeg()
-        return try scriptOutputBuiltOnce(script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
-                                         directoryPrefix: "hlsplay-hostile", timeoutSeconds: 300)
+        return try scriptOutputBuiltOnce(
+            script: Repo.root.appendingPathComponent("Tools/hardening/hostile/make-media.sh"),
+            directoryPrefix: "hlsplay-hostile", timeoutSeconds: 300)
     }
 
     static func root() throws -> URL {
@@ -29,8 +30,9 @@ import TestSupport
     /// Plays `path` (relative to the cases' root) from hls-origin.
     func play(_ path: String, _ arguments: [String], timeoutSeconds: Double = 120) throws -> Run {
         try withOrigin(try Self.root()) { base in
-            try runHlsplay([base.appendingPathComponent(path).absoluteString, "--headless", "--json"] + arguments,
-                           timeoutSeconds: timeoutSeconds)
+            try runHlsplay(
+                [base.appendingPathComponent(path).absoluteString, "--headless", "--json"] + arguments,
+                timeoutSeconds: timeoutSeconds)
         }
     }
 
@@ -52,8 +54,9 @@ import TestSupport
         let fatal = run.events("error").filter { $0["fatal"] as? Bool == true }
         #expect(fatal.count == 1 && fatal.first?["category"] as? String == "media", "\(fatal)", sourceLocation: sourceLocation)
         let message = fatal.first?["message"] as? String ?? ""
-        #expect(message.contains("16000x16000") && message.contains("8192x4320") && message.contains("--max-resolution"),
-                "\(message)", sourceLocation: sourceLocation)
+        #expect(
+            message.contains("16000x16000") && message.contains("8192x4320") && message.contains("--max-resolution"),
+            "\(message)", sourceLocation: sourceLocation)
         #expect(run.stderr.contains("16000x16000"), sourceLocation: sourceLocation)
         #expect(run.summary?["exitReason"] as? String == "error", sourceLocation: sourceLocation)
     }
@@ -93,8 +96,11 @@ import TestSupport
     /// requested); the other plays.
     @Test func declaredTooLarge_rungExcluded_otherRungPlays() throws {
         let run = try withOrigin(try Self.root()) { base in
-            try runHlsplay([base.appendingPathComponent("declared-too-large/master.m3u8").absoluteString, "--headless", "--json",
-                            "--startup-cap", "off"], timeoutSeconds: 60)
+            try runHlsplay(
+                [
+                    base.appendingPathComponent("declared-too-large/master.m3u8").absoluteString, "--headless", "--json",
+                    "--startup-cap", "off"
+                ], timeoutSeconds: 60)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -208,8 +214,11 @@ import TestSupport
         #expect(inside.status == 0, "stderr: \(inside.stderr)")
         #expect((inside.logLines.first?["configuration"] as? [String: Any])?["allowAnyLocalFile"] as? Bool == false)
         for playlist in ["dotdot", "symlink"] {
-            let run = try runHlsplay([root.appendingPathComponent("prog-\(playlist).m3u8").path, "--headless", "--json",
-                                      "--allow-any-local-file"], timeoutSeconds: 60)
+            let run = try runHlsplay(
+                [
+                    root.appendingPathComponent("prog-\(playlist).m3u8").path, "--headless", "--json",
+                    "--allow-any-local-file"
+                ], timeoutSeconds: 60)
             #expect(run.status == 0, "\(playlist): \(run.stderr)")
             #expect(run.summary?["decodedVideoFrames"] as? Int == 25)
         }
@@ -282,8 +291,9 @@ extension HostileLimitsTests {
         let release = Repo.root.appendingPathComponent(".build/release/hlsplay")
         func modified(_ url: URL) -> Date? { try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate }
         if let built = modified(release) {
-            let sources = FileManager.default.enumerator(at: Repo.root.appendingPathComponent("Sources"),
-                                                         includingPropertiesForKeys: [.contentModificationDateKey])
+            let sources = FileManager.default.enumerator(
+                at: Repo.root.appendingPathComponent("Sources"),
+                includingPropertiesForKeys: [.contentModificationDateKey])
             let newest = (sources?.allObjects as? [URL] ?? []).compactMap(modified).max() ?? .distantFuture
             if built > newest { return release }
         }
@@ -305,13 +315,15 @@ extension HostileLimitsTests {
         let binary = try Self.bombBinary()
         let started = Date()
         let run = try withOrigin(root.appendingPathComponent(name)) { base in
-            try runHlsplay([base.appendingPathComponent(bomb.play).absoluteString, "--headless", "--json"]
-                           + bomb.args + ["--decode-threads", String(decodeThreads)],
-                           timeoutSeconds: bomb.maxSeconds, executable: binary)
+            try runHlsplay(
+                [base.appendingPathComponent(bomb.play).absoluteString, "--headless", "--json"]
+                    + bomb.args + ["--decode-threads", String(decodeThreads)],
+                timeoutSeconds: bomb.maxSeconds, executable: binary)
         }
         let seconds = Date().timeIntervalSince(started)
-        print("\(name) --decode-threads \(decodeThreads): exit \(run.status), peak RSS \(Int(peakMiB(run))) MiB, "
-              + "\(String(format: "%.2f", seconds)) s (\(binary.path))")
+        print(
+            "\(name) --decode-threads \(decodeThreads): exit \(run.status), peak RSS \(Int(peakMiB(run))) MiB, "
+                + "\(String(format: "%.2f", seconds)) s (\(binary.path))")
         #expect(run.terminationSignal == nil, "ended by signal \(run.status)")
         #expect(bomb.exit.contains(run.status), "exit \(run.status), documented \(bomb.exit); stderr: \(run.stderr.suffix(600))")
         expectValidLog(run)

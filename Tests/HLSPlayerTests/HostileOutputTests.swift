@@ -9,12 +9,15 @@ import TestSupport
 /// character from the network on a terminal (stderr, the human summary) nor in a file.
 @Suite struct HostileOutputTests {
     /// Every planted secret; none may appear in any output.
-    static let secrets = ["alice-user", "pa55w0rd-SECRET", "QTOKEN-SECRET", "LOCATION-SECRET", "LOCUSER-SECRET",
-                          "BODY-SECRET", "FRAGMENT-SECRET"]
+    static let secrets = [
+        "alice-user", "pa55w0rd-SECRET", "QTOKEN-SECRET", "LOCATION-SECRET", "LOCUSER-SECRET",
+        "BODY-SECRET", "FRAGMENT-SECRET"
+    ]
 
     /// An error body a hostile server sends: SGR colours, BEL, an OSC window-title sequence, a
     /// carriage return that would overwrite the line, a C1 CSI (U+009B) and a URL with a token.
-    static let hostileBody = "denied \u{1B}[31mRED\u{1B}[0m \u{07}\u{1B}]0;pwned-title\u{07} \roverwritten "
+    static let hostileBody =
+        "denied \u{1B}[31mRED\u{1B}[0m \u{07}\u{1B}]0;pwned-title\u{07} \roverwritten "
         + "http://cdn.example/k?key=BODY-SECRET&v=1 \u{9B}2J end"
 
     /// A refused redirect: to ftp://, with credentials and a token in the target.
@@ -36,8 +39,10 @@ import TestSupport
         var harText: String
         var html: String
         var all: [(name: String, text: String)] {
-            [("stdout", run.stdout), ("stderr", run.stderr), ("log", run.rawLogLines.joined(separator: "\n")),
-             ("HAR", harText), ("report", html)]
+            [
+                ("stdout", run.stdout), ("stderr", run.stderr), ("log", run.rawLogLines.joined(separator: "\n")),
+                ("HAR", harText), ("report", html)
+            ]
         }
     }
 
@@ -47,11 +52,14 @@ import TestSupport
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path, har = dir.appendingPathComponent("s.har").path
-        let process = try runProcess(Repo.hlsplay, [url, "--headless", "--cold", "--log", log, "--har", har] + extra, environment: environmentWithFreshCache(), timeoutSeconds: 60)
+        let process = try runProcess(
+            Repo.hlsplay, [url, "--headless", "--cold", "--log", log, "--har", har] + extra, environment: environmentWithFreshCache(),
+            timeoutSeconds: 60)
         let rawLines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        let run = Run(status: process.status, stdout: process.stdout, stderr: process.stderr,
-                      logLines: rawLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
-                      rawLogLines: rawLines, har: nil)
+        let run = Run(
+            status: process.status, stdout: process.stdout, stderr: process.stderr,
+            logLines: rawLines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+            rawLogLines: rawLines, har: nil)
         let harText = (try? String(contentsOfFile: har, encoding: .utf8)) ?? ""
         let html = dir.appendingPathComponent("s.html").path
         let report = try runProcess(Repo.hlsplay, ["report", log, "--html", html], environment: environmentWithFreshCache(), timeoutSeconds: 60)
@@ -71,8 +79,9 @@ import TestSupport
                 #expect(!text.contains(secret), "\(name) holds \(secret):\n\(text.prefix(4000))", sourceLocation: sourceLocation)
             }
             let controls = Self.rawControls(text)
-            #expect(controls.isEmpty, "\(name) holds raw control characters \(Set(controls).sorted()):\n\(text.prefix(4000))",
-                    sourceLocation: sourceLocation)
+            #expect(
+                controls.isEmpty, "\(name) holds raw control characters \(Set(controls).sorted()):\n\(text.prefix(4000))",
+                sourceLocation: sourceLocation)
         }
         expectValidLog(outputs.run, sourceLocation: sourceLocation)
         #expect(!outputs.harText.isEmpty, "a HAR was written", sourceLocation: sourceLocation)
@@ -149,8 +158,9 @@ import TestSupport
         let log = dir.appendingPathComponent("s.jsonl").path
         let pipe = Pipe()
         try pipe.fileHandleForReading.close()
-        let run = try runProcess(Repo.hlsplay, [try playable(), "--headless", "--duration", "1", "--log", log] + (json ? ["--json"] : []),
-                                 environment: environmentWithFreshCache(), standardOutput: pipe, timeoutSeconds: 60)
+        let run = try runProcess(
+            Repo.hlsplay, [try playable(), "--headless", "--duration", "1", "--log", log] + (json ? ["--json"] : []),
+            environment: environmentWithFreshCache(), standardOutput: pipe, timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output") && run.stderr.contains("Broken pipe"), "\(run.stderr)")
         let lines = logLines(log)
@@ -164,8 +174,12 @@ import TestSupport
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path
-        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path,
-                                             try playable(), "--headless", "--json", "--duration", "1", "--log", log], environment: environmentWithFreshCache(), timeoutSeconds: 60)
+        let run = try runProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path,
+                try playable(), "--headless", "--json", "--duration", "1", "--log", log
+            ], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output is closed"), "\(run.stderr)")
         let summaries = logLines(log).filter { $0["type"] as? String == "summary" }
@@ -173,7 +187,9 @@ import TestSupport
     }
 
     @Test func subcommandWithStdoutClosed_exit74() throws {
-        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path, "check", try playable()], environment: environmentWithFreshCache(), timeoutSeconds: 60)
+        let run = try runProcess(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" >&-"#, Repo.hlsplay.path, "check", try playable()],
+            environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 74, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("standard output"), "\(run.stderr)")
     }
@@ -186,8 +202,12 @@ import TestSupport
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl").path
-        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" 2>&-"#, Repo.hlsplay.path,
-                                             "http://127.0.0.1:\(server.port)/master.m3u8", "--headless", "--json", "--cold", "--log", log], environment: environmentWithFreshCache(), timeoutSeconds: 60)
+        let run = try runProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", #"exec "$0" "$@" 2>&-"#, Repo.hlsplay.path,
+                "http://127.0.0.1:\(server.port)/master.m3u8", "--headless", "--json", "--cold", "--log", log
+            ], environment: environmentWithFreshCache(), timeoutSeconds: 60)
         #expect(run.status == 69, "a network failure, not a crash")
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(!text.isEmpty && text.split(separator: "\n").allSatisfy { $0.hasPrefix("{") }, "the log holds JSON lines only")
@@ -197,8 +217,9 @@ import TestSupport
     @Test func sigterm_exit143_logComplete() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
-                           interruptAfterSeconds: 2.5, interruptSignal: SIGTERM)
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
+                interruptAfterSeconds: 2.5, interruptSignal: SIGTERM)
         }
         #expect(run.status == 143, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -244,8 +265,11 @@ import TestSupport
         let store = blocker.appendingPathComponent("estimates.json").path
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "3",
-                            "--estimate-store", store], timeoutSeconds: 60)
+            try runHlsplay(
+                [
+                    base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "3",
+                    "--estimate-store", store
+                ], timeoutSeconds: 60)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.stderr.contains("warning: estimate store"), "\(run.stderr)")

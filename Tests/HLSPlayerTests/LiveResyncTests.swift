@@ -28,8 +28,9 @@ import TestSupport
     /// is back a frame follows → resolved, and playback goes on to --duration.
     @Test func linkCollapseLongerThanWindow_resyncsThenRestarts_thenResolves_underRecoveryCap() throws {
         let run = try collapsingLiveOrigin(collapseAtSeconds: 6, forSeconds: 20) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "16"],
-                           timeoutSeconds: 90)
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "16"],
+                timeoutSeconds: 90)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -78,8 +79,11 @@ import TestSupport
         config.live = LiveConfiguration(windowSegments: 6)
         config.live?.stalePlaylists = [StalePlaylist(atSeconds: staleAt, durationSeconds: staleFor)]
         let run = try withOrigin(samples, configuration: config) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status",
-                            "--peak-bitrate", "4m"] + args, timeoutSeconds: timeoutSeconds)
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status",
+                    "--peak-bitrate", "4m"
+                ] + args, timeoutSeconds: timeoutSeconds)
         }
         return (run, try readRequestLog(requestLog))
     }
@@ -155,7 +159,8 @@ import TestSupport
         let stallAt = try #require(run.events("stall.start").first?["t"] as? Double)
         let endedAt = try #require(fatal["t"] as? Double)
         let c = LiveResyncConfiguration()
-        let escalation = c.stallResyncSeconds(targetDurationSeconds: 2) + c.resyncDeadlineSeconds(targetDurationSeconds: 2)
+        let escalation =
+            c.stallResyncSeconds(targetDurationSeconds: 2) + c.resyncDeadlineSeconds(targetDurationSeconds: 2)
             + Double(c.maximumRestarts) * c.restartDeadlineSeconds(targetDurationSeconds: 2)
         #expect(endedAt - stallAt >= escalation - 0.5, "\(endedAt - stallAt) s")
         #expect(endedAt - stallAt < escalation + 6, "\(endedAt - stallAt) s")
@@ -194,8 +199,9 @@ import TestSupport
         config.live = LiveConfiguration(windowSegments: 6, lowLatency: LowLatencyConfiguration(partTargetSeconds: 0.5))
         config.linkCollapses = [LinkCollapse(atSeconds: collapseAt, durationSeconds: collapseFor)]
         let run = try withOrigin(samples, configuration: config) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status"] + args,
-                           timeoutSeconds: 120)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status"] + args,
+                timeoutSeconds: 120)
         }
         return (run, try readRequestLog(requestLog))
     }

@@ -44,7 +44,8 @@ final class LiveWindowWriter: @unchecked Sendable {
         // Discontinuities precede every segment that starts a new loop; those before the window count in DISCONTINUITY-SEQUENCE.
         let discontinuitiesBefore = first / filesPerVariant
         for v in 0..<4 {
-            var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitiesBefore)\n"
+            var text =
+                "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:\(first)\n#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitiesBefore)\n"
             for msn in first...newest {
                 if msn > 0 && msn % filesPerVariant == 0 && msn != first { text += "#EXT-X-DISCONTINUITY\n" }
                 text += "#EXTINF:2.000000,\nseg_\(String(format: "%05d", msn % filesPerVariant)).ts\n"
@@ -99,7 +100,10 @@ final class LiveWindowWriter: @unchecked Sendable {
         let reloads = run.events("playlist.loaded").filter { $0["kind"] as? String == "media" }
         #expect(reloads.count >= 3)
         let times = reloads.compactMap { $0["t"] as? Double }
-        for (a, b) in zip(times, times.dropFirst()) where (reloads.first { $0["t"] as? Double == b }?["variantIndex"] as? Int) == (reloads.first { $0["t"] as? Double == a }?["variantIndex"] as? Int) {
+        for (a, b) in zip(times, times.dropFirst())
+        where (reloads.first { $0["t"] as? Double == b }?["variantIndex"] as? Int)
+            == (reloads.first { $0["t"] as? Double == a }?["variantIndex"] as? Int)
+        {
             #expect(b - a >= 0.9, "reloads \(a) → \(b) closer than half a target duration")
         }
         // Every frame decoded across the discontinuity (10 s at 24 fps, allowing the final partial second).

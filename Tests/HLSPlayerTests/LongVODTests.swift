@@ -16,16 +16,18 @@ import TestSupport
         _ = try requireFFmpeg()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-long-vod-\(UUID().uuidString)")
         let script = Repo.root.appendingPathComponent("Tools/characterize/long-vod/make-long-vod.sh")
-        let made = try runProcess(script, [dir.path, String(Self.segmentCount)] + (start.map { [$0] } ?? []), standardInput: .nullDevice,
-                                  timeoutSeconds: 120)
+        let made = try runProcess(
+            script, [dir.path, String(Self.segmentCount)] + (start.map { [$0] } ?? []), standardInput: .nullDevice,
+            timeoutSeconds: 120)
         guard made.status == 0 else { throw TestSetupError("make-long-vod.sh failed: \(made.stderr)") }
         return dir
     }
 
     func play(_ dir: URL, _ extra: [String]) throws -> Run {
         try withOrigin(dir) { base in
-            try runHlsplay([base.appendingPathComponent("long.m3u8").absoluteString, "--headless", "--json"] + extra,
-                           timeoutSeconds: 180)
+            try runHlsplay(
+                [base.appendingPathComponent("long.m3u8").absoluteString, "--headless", "--json"] + extra,
+                timeoutSeconds: 180)
         }
     }
 

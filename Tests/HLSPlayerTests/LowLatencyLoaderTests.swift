@@ -19,8 +19,9 @@ struct LowLatencyLoaderTests {
         try server.start()
         defer { server.stop() }
         let clock = SystemMonotonicClock()
-        let loader = LowLatencyLoader(client: HTTPClient(clock: clock), playlistURL: server.baseURL.appendingPathComponent("v0/prog.m3u8"),
-                                      clock: clock)
+        let loader = LowLatencyLoader(
+            client: HTTPClient(clock: clock), playlistURL: server.baseURL.appendingPathComponent("v0/prog.m3u8"),
+            clock: clock)
         let first = try loader.loadPlaylist().get()
         #expect(first.request == nil)
         let start = try #require(loader.start())

@@ -10,9 +10,11 @@ import TestSupport
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--sessions", "4", "--ramp", "1", "--no-decode", "--duration", "3",
-                            "--log", dir.appendingPathComponent("s.jsonl").path])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--sessions", "4", "--ramp", "1", "--no-decode", "--duration", "3",
+                "--log", dir.appendingPathComponent("s.jsonl").path
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let aggregate = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -49,8 +51,11 @@ import TestSupport
         /// (media sequence, video packets, audio packets, corrupt packets) of every buffered segment, per session.
         func play(_ name: String, _ extra: [String]) throws -> [(segments: [[Int]], summary: [String: Any])] {
             let run = try withOrigin(samples) { base in
-                try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                                "--sessions", "2", "--variant", "3", "--log", dir.appendingPathComponent("\(name).jsonl").path] + extra)
+                try runHlsplay(
+                    [
+                        base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                        "--sessions", "2", "--variant", "3", "--log", dir.appendingPathComponent("\(name).jsonl").path
+                    ] + extra)
             }
             #expect(run.status == 0, "\(name) stderr: \(run.stderr)")
             return try (1...2).map { i in
@@ -78,6 +83,7 @@ import TestSupport
         }
         #expect(demuxOnly.allSatisfy { $0.summary["decodedVideoFrames"] as? Int == 0 })
         // How many of the 192 frames get decoded before the end depends on the machine's load; that it decoded is what differs.
-        #expect(decoded.allSatisfy { ($0.summary["decodedVideoFrames"] as? Int ?? 0) > 0 }, "\(decoded.map { $0.summary["decodedVideoFrames"] ?? "-" })")
+        #expect(
+            decoded.allSatisfy { ($0.summary["decodedVideoFrames"] as? Int ?? 0) > 0 }, "\(decoded.map { $0.summary["decodedVideoFrames"] ?? "-" })")
     }
 }

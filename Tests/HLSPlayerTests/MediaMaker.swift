@@ -42,8 +42,10 @@ enum FFmpegCLI {
     /// Frames ffmpeg decodes from `url` (`ffmpeg [inputOptions] -i URL -f framecrc -`), by media type,
     /// and how many decode errors it reported. The reference for "plays every frame".
     static func frameCounts(of url: URL, inputOptions: [String] = []) throws -> FrameCounts {
-        let result = try capture("ffmpeg", ["-nostdin", "-hide_banner", "-v", "error"] + inputOptions
-                                 + ["-i", url.absoluteString, "-f", "framecrc", "-"], in: nil)
+        let result = try capture(
+            "ffmpeg",
+            ["-nostdin", "-hide_banner", "-v", "error"] + inputOptions
+                + ["-i", url.absoluteString, "-f", "framecrc", "-"], in: nil)
         guard result.status == 0 else {
             throw TestSetupError("ffmpeg could not decode \(url.absoluteString) for the reference count (\(result.status)): \(result.stderr)")
         }
@@ -68,8 +70,12 @@ enum FFmpegCLI {
 
     /// The packets of one stream of a local file (ffprobe), in file order.
     static func packets(of file: URL, stream: String = "v:0") throws -> [ProbedPacket] {
-        let result = try capture("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
-                                             "packet=pts_time,pos,size,flags", "-of", "compact=p=0", file.path], in: nil)
+        let result = try capture(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", stream, "-show_entries",
+                "packet=pts_time,pos,size,flags", "-of", "compact=p=0", file.path
+            ], in: nil)
         guard result.status == 0 else { throw TestSetupError("ffprobe \(file.path) failed: \(result.stderr)") }
         return result.stdout.split(separator: "\n").compactMap { line in
             var fields: [String: String] = [:]
@@ -78,7 +84,8 @@ enum FFmpegCLI {
                 if kv.count == 2 { fields[kv[0]] = kv[1] }
             }
             guard let pts = fields["pts_time"].flatMap(Double.init), let pos = fields["pos"].flatMap(Int.init),
-                  let size = fields["size"].flatMap(Int.init) else { return nil }
+                let size = fields["size"].flatMap(Int.init)
+            else { return nil }
             return ProbedPacket(ptsSeconds: pts, position: pos, size: size, isKeyframe: fields["flags"]?.hasPrefix("K") ?? false)
         }
     }

@@ -6,7 +6,9 @@ import TestSupport
 /// ffmpeg on PATH, or a test failure that says it is needed.
 func requireFFmpeg() throws -> URL {
     guard let ffmpeg = findOnPath("ffmpeg") else {
-        throw TestSetupError("ffmpeg is not on PATH: these tests make their media, and take their reference frame counts, with the ffmpeg CLI (Tools/install-deps.sh installs it)")
+        throw TestSetupError(
+            "ffmpeg is not on PATH: these tests make their media, and take their reference frame counts, with the ffmpeg CLI (Tools/install-deps.sh installs it)"
+        )
     }
     return ffmpeg
 }
@@ -23,12 +25,16 @@ struct FFmpegReference {
 }
 
 /// `inputOptions` go before `-i` (e.g. `-extension_picky 0`), `outputOptions` after it (e.g. `-t 6`).
-func ffmpegFrameCounts(_ url: String, inputOptions: [String] = [], outputOptions: [String] = [],
-                       timeoutSeconds: Double = 180) throws -> FFmpegReference {
+func ffmpegFrameCounts(
+    _ url: String, inputOptions: [String] = [], outputOptions: [String] = [],
+    timeoutSeconds: Double = 180
+) throws -> FFmpegReference {
     let ffmpeg = try requireFFmpeg()
-    let run = try runProcess(ffmpeg, ["-nostdin", "-hide_banner", "-loglevel", "error"] + inputOptions
-                                    + ["-i", url] + outputOptions + ["-f", "framecrc", "-"],
-                             standardInput: .nullDevice, timeoutSeconds: timeoutSeconds)
+    let run = try runProcess(
+        ffmpeg,
+        ["-nostdin", "-hide_banner", "-loglevel", "error"] + inputOptions
+            + ["-i", url] + outputOptions + ["-f", "framecrc", "-"],
+        standardInput: .nullDevice, timeoutSeconds: timeoutSeconds)
     // framecrc lines: `stream_index, dts, pts, duration, size, crc`; the header names each stream's media type.
     var kinds: [Int: String] = [:]
     var counts: [String: Int] = [:]
@@ -41,6 +47,7 @@ func ffmpegFrameCounts(_ url: String, inputOptions: [String] = [], outputOptions
             counts[kinds[i] ?? "other", default: 0] += 1
         }
     }
-    return FFmpegReference(status: run.status, videoFrames: counts["video"] ?? 0, audioFrames: counts["audio"] ?? 0,
-                           stderrTail: String(run.stderr.suffix(400)))
+    return FFmpegReference(
+        status: run.status, videoFrames: counts["video"] ?? 0, audioFrames: counts["audio"] ?? 0,
+        stderrTail: String(run.stderr.suffix(400)))
 }

@@ -62,8 +62,10 @@ import TestSupport
         let samples = try Repo.requireSamples("short-2s")
         try withOrigin(samples) { base in
             let url = base.appendingPathComponent("master.m3u8").absoluteString
-            let run = try runHlsplay([url, "--headless", "--duration=1500ms", "--startup-buffer=1s", "--resume-buffer", "3s",
-                                      "--monitor-interval=0.25", "--peak-bitrate=5m", "--no-progress-timeout=2min"])
+            let run = try runHlsplay([
+                url, "--headless", "--duration=1500ms", "--startup-buffer=1s", "--resume-buffer", "3s",
+                "--monitor-interval=0.25", "--peak-bitrate=5m", "--no-progress-timeout=2min"
+            ])
             #expect(run.status == 0, "stderr: \(run.stderr)")
             let configuration = try #require(run.logLines.first?["configuration"] as? [String: Any])
             let playback = configuration["playback"] as? [String: Any] ?? [:]
@@ -84,7 +86,7 @@ import TestSupport
             (["--headless", "--startup-buffer=-1"], "--startup-buffer: '-1' is not a duration ≥ 0"),
             (["--headless=yes"], "'--headless=yes': --headless takes no value"),
             (["--headless", "--peak-bitrate=fast"], "--peak-bitrate: 'fast' is not a bit rate"),
-            (["--headless", "--bogus=1"], "unknown option '--bogus=1'"),
+            (["--headless", "--bogus=1"], "unknown option '--bogus=1'")
         ]
         for (args, message) in cases {
             let run = try runHlsplay(args)

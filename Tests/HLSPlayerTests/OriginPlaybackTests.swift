@@ -28,12 +28,15 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
     // MARK: 1. hls-origin live mode
 
     @Test func live_originLiveMode_followsSlidingWindowAcrossLoops() throws {
-        let samples = try Repo.requireSamples("short-2s")   // 4 segments of 2 s: the content loops every 8 s
+        let samples = try Repo.requireSamples("short-2s") // 4 segments of 2 s: the content loops every 8 s
         var config = OriginConfiguration()
         config.live = LiveConfiguration(windowSegments: 6)
         let (run, playlistAtEnd) = try withOrigin(samples, configuration: config) { server in
-            let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString,
-                                      "--headless", "--json", "--duration", "20"], timeoutSeconds: 60)
+            let run = try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("master.m3u8").absoluteString,
+                    "--headless", "--json", "--duration", "20"
+                ], timeoutSeconds: 60)
             let text = try loopbackGET(port: server.port, path: "/v0/prog.m3u8")
             return (run, text)
         }
@@ -58,8 +61,9 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         let starts = buffered.compactMap { $0["startSeconds"] as? Double }
         let durations = buffered.compactMap { $0["durationSeconds"] as? Double }
         for i in 1..<starts.count {
-            #expect(abs(starts[i] - (starts[i - 1] + durations[i - 1])) < 0.05,
-                    "segment \(sequences[i]) starts at \(starts[i]), previous ended at \(starts[i - 1] + durations[i - 1])")
+            #expect(
+                abs(starts[i] - (starts[i - 1] + durations[i - 1])) < 0.05,
+                "segment \(sequences[i]) starts at \(starts[i]), previous ended at \(starts[i - 1] + durations[i - 1])")
         }
         #expect(buffered.allSatisfy { ($0["corruptPackets"] as? Int ?? 0) == 0 })
 
@@ -73,12 +77,15 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
 
         // DISCONTINUITY-SEQUENCE: hlsplay does not log it, so check the origin's playlist at the end of the run
         // against the sequence numbers hlsplay played (the number of loop starts that left the window).
-        let msn = try #require(playlistAtEnd.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }
-            .flatMap { Int($0.split(separator: ":")[1]) })
-        let dsn = try #require(playlistAtEnd.split(separator: "\n").first { $0.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE:") }
-            .flatMap { Int($0.split(separator: ":")[1]) })
+        let msn = try #require(
+            playlistAtEnd.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }
+                .flatMap { Int($0.split(separator: ":")[1]) })
+        let dsn = try #require(
+            playlistAtEnd.split(separator: "\n").first { $0.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE:") }
+                .flatMap { Int($0.split(separator: ":")[1]) })
         #expect(dsn == (msn - 1) / 4 && dsn >= 2, "origin DISCONTINUITY-SEQUENCE \(dsn) at MEDIA-SEQUENCE \(msn)")
-        #expect(sequences.last! >= msn - 1, "the player was still inside the window at the end: played up to \(sequences.last!), window starts at \(msn)")
+        #expect(
+            sequences.last! >= msn - 1, "the player was still inside the window at the end: played up to \(sequences.last!), window starts at \(msn)")
 
         // Decoding: every frame of 20 s at 24 fps across the discontinuities (allowing the last partial second),
         // and no decode errors.
@@ -94,7 +101,7 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         guard let ffmpeg = findOnPath("ffmpeg") else {
             throw TestSetupError("ffmpeg is not on PATH: this test plays FFmpeg's own HLS muxer output (Samples/live-packager.sh)")
         }
-        _ = try Repo.requireSamples("short-2s")   // only for the hlsplay-binary check
+        _ = try Repo.requireSamples("short-2s") // only for the hlsplay-binary check
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-packager-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: out) }
@@ -123,8 +130,10 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
             let text = (try? String(contentsOf: out.appendingPathComponent("v\(v)/index.m3u8"), encoding: .utf8)) ?? ""
             return text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.count
         }
-        while Date() < deadline && !(FileManager.default.fileExists(atPath: out.appendingPathComponent("master.m3u8").path)
-                                      && (0..<3).allSatisfy({ segmentCount($0) >= 4 })) {
+        while Date() < deadline
+            && !(FileManager.default.fileExists(atPath: out.appendingPathComponent("master.m3u8").path)
+                && (0..<3).allSatisfy({ segmentCount($0) >= 4 }))
+        {
             guard packager.isRunning else {
                 let err = String(decoding: packagerErr.fileHandleForReading.availableData, as: UTF8.self)
                 throw TestSetupError("live-packager.sh exited with \(packager.terminationStatus): \(err)")
@@ -134,8 +143,9 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         #expect((0..<3).allSatisfy { segmentCount($0) >= 4 }, "the packager wrote 4 segments per rung within 30 s")
 
         let run = try withOrigin(out) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "30"],
-                           timeoutSeconds: 75)
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "30"],
+                timeoutSeconds: 75)
         }
         #expect(packager.isRunning, "the packager was still writing when playback ended")
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -168,14 +178,16 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         let rate = 8_000_000.0
         let config = OriginConfiguration(requestLogURL: requestLog, rateBitsPerSecond: rate)
         let run = try withOrigin(samples, configuration: config) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "20"],
-                           timeoutSeconds: 60)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "20"],
+                timeoutSeconds: 60)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         let server = try readRequestLog(requestLog).filter { $0.path.hasSuffix(".ts") }
-        let starts = Dictionary(run.events("request.start").compactMap { e in (e["requestID"] as? Int).map { ($0, e) } },
-                                uniquingKeysWith: { a, _ in a })
+        let starts = Dictionary(
+            run.events("request.start").compactMap { e in (e["requestID"] as? Int).map { ($0, e) } },
+            uniquingKeysWith: { a, _ in a })
         let client = run.events("request.end").filter { $0["purpose"] as? String == "segment" }
             .sorted { (starts[$0["requestID"] as? Int ?? -1]?["t"] as? Double ?? 0) < (starts[$1["requestID"] as? Int ?? -1]?["t"] as? Double ?? 0) }
 
@@ -196,8 +208,9 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
             let s = list.removeFirst()
             serverByPath[path] = list
             guard let t = end["timings"] as? [String: Double], let fb = t["firstByteSeconds"], let total = t["totalSeconds"],
-                  let sf = s.firstByteSent, let sl = s.lastByteSent,
-                  let startT = starts[end["requestID"] as? Int ?? -1]?["t"] as? Double else {
+                let sf = s.firstByteSent, let sl = s.lastByteSent,
+                let startT = starts[end["requestID"] as? Int ?? -1]?["t"] as? Double
+            else {
                 Issue.record("incomplete timings for \(path)")
                 continue
             }
@@ -212,8 +225,10 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
             // Absolute instants on the two clocks: first/last byte, aligned by the median offset below.
             firstByteOffsets.append(startT + fb - sf)
             lastByteOffsets.append(startT + total - sl)
-            rows.append(String(format: "%@ %7d B  client %.4f s server %.4f s  client %.0f bps server %.0f bps", path,
-                               s.bodyBytesSent, clientTransfer, serverTransfer, end["throughputBps"] as? Double ?? .nan, serverBps))
+            rows.append(
+                String(
+                    format: "%@ %7d B  client %.4f s server %.4f s  client %.0f bps server %.0f bps", path,
+                    s.bodyBytesSent, clientTransfer, serverTransfer, end["throughputBps"] as? Double ?? .nan, serverBps))
         }
         let offset = median(firstByteOffsets)
         let firstByteResiduals = firstByteOffsets.map { abs($0 - offset) }
@@ -221,7 +236,8 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         func pct(_ x: Double) -> String { String(format: "%.1f%%", x * 100) }
         func ms(_ x: Double) -> String { String(format: "%.1f ms", x * 1000) }
         print(rows.joined(separator: "\n"))
-        print("""
+        print(
+            """
             fidelity (\(transferErrors.count) segment requests, \(Int(rate / 1e6)) Mbit/s):
               transfer time (total − firstByte vs lastByteSent − firstByteSent): median \(pct(median(transferErrors))), worst \(pct(transferErrors.max() ?? .nan))
               throughputBps vs server body bits ÷ send time:                     median \(pct(median(throughputErrors))), worst \(pct(throughputErrors.max() ?? .nan))
@@ -251,8 +267,9 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         let samples = try Repo.requireSamples("ladder-2s")
         let rate = 2_000_000.0
         let run = try withOrigin(samples, configuration: OriginConfiguration(rateBitsPerSecond: rate)) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
-                           timeoutSeconds: 90)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"],
+                timeoutSeconds: 90)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -266,9 +283,10 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         var checked = 0
         for d in decisions where (d["t"] as? Double ?? 0) > 10 {
             guard let inputs = d["inputs"] as? [String: Any], let ladder = inputs["ladder"] as? [[String: Any]],
-                  let decision = d["decision"] as? [String: Any], let index = decision["variantIndex"] as? Int,
-                  let rung = ladder.first(where: { $0["variantIndex"] as? Int == index }),
-                  let bandwidth = (rung["bandwidthBps"] as? NSNumber)?.doubleValue else {
+                let decision = d["decision"] as? [String: Any], let index = decision["variantIndex"] as? Int,
+                let rung = ladder.first(where: { $0["variantIndex"] as? Int == index }),
+                let bandwidth = (rung["bandwidthBps"] as? NSNumber)?.doubleValue
+            else {
                 Issue.record("abr.decision without a readable ladder/decision: \(d)")
                 continue
             }
@@ -285,7 +303,9 @@ func urlPath(_ s: String?) -> String? { s.flatMap { URLComponents(string: $0)?.p
         let rungs = run.events("segment.buffered").map { "\($0["variantIndex"] ?? "?")" }.joined(separator: ",")
         // No stall after startup: every stall is counted in the summary.
         #expect(summary["stallCount"] as? Int == 0, "stalls: \(run.events("stall.start"))")
-        print("2 Mbit/s: finalEstimateBps \(estimate), rungs \(rungs), stalls \(summary["stallCount"] ?? "?"), played \(summary["playedSeconds"] ?? "?") s")
+        print(
+            "2 Mbit/s: finalEstimateBps \(estimate), rungs \(rungs), stalls \(summary["stallCount"] ?? "?"), played \(summary["playedSeconds"] ?? "?") s"
+        )
     }
 }
 

@@ -52,8 +52,9 @@ import TestSupport
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let har = dir.appendingPathComponent("missing/s.har").path
-        let run = try runHlsplay([try playable(), "--headless", "--json", "--log", dir.appendingPathComponent("s.jsonl").path, "--har", har],
-                                 timeoutSeconds: 30)
+        let run = try runHlsplay(
+            [try playable(), "--headless", "--json", "--log", dir.appendingPathComponent("s.jsonl").path, "--har", har],
+            timeoutSeconds: 30)
         expectRefusedAtStart(run, path: har, reason: "No such file or directory")
     }
 
@@ -99,11 +100,13 @@ import TestSupport
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("s.jsonl")
-        let limitBlocks = 40   // dash's ulimit -f counts 512-byte blocks: 20 480 bytes
+        let limitBlocks = 40 // dash's ulimit -f counts 512-byte blocks: 20 480 bytes
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -f \(limitBlocks) && exec \"$0\" \"$@\"", Repo.hlsplay.path,
-                             try playable(), "--headless", "--json", "--duration", "3", "--log", log.path]
+        process.arguments = [
+            "-c", "ulimit -f \(limitBlocks) && exec \"$0\" \"$@\"", Repo.hlsplay.path,
+            try playable(), "--headless", "--json", "--duration", "3", "--log", log.path
+        ]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CACHE_HOME"] = dir.appendingPathComponent("cache").path
         process.environment = environment

@@ -23,13 +23,17 @@ import TestSupport
         guard let ffmpeg = findOnPath("ffmpeg") else {
             throw TestSetupError("ffmpeg is not on PATH: the short-segment stream is made with it at test time")
         }
-        let made = try runProcess(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y",
-                       "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=24", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                       "-t", "\(shortSegmentContentSeconds)", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
-                       "-g", "6", "-keyint_min", "6", "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "64k",
-                       "-f", "hls", "-hls_time", "0.25", "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4",
-                       "-hls_flags", "independent_segments", "-hls_fmp4_init_filename", "init.mp4",
-                       "-hls_segment_filename", "seg_%05d.m4s", "index.m3u8"], currentDirectory: dir)
+        let made = try runProcess(
+            ffmpeg,
+            [
+                "-hide_banner", "-loglevel", "error", "-y",
+                "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=24", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                "-t", "\(shortSegmentContentSeconds)", "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p",
+                "-g", "6", "-keyint_min", "6", "-sc_threshold", "0", "-b:v", "300k", "-c:a", "aac", "-b:a", "64k",
+                "-f", "hls", "-hls_time", "0.25", "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4",
+                "-hls_flags", "independent_segments", "-hls_fmp4_init_filename", "init.mp4",
+                "-hls_segment_filename", "seg_%05d.m4s", "index.m3u8"
+            ], currentDirectory: dir)
         guard made.status == 0 else {
             throw TestSetupError("ffmpeg failed (\(made.status)): \(made.stderr)")
         }
@@ -44,7 +48,7 @@ import TestSupport
 
     /// Plays the short-window stream for `--duration 5` and checks what every variant of it must show.
     func playShortWindow(targetDuration: Int?) throws -> Run {
-        _ = try Repo.requireSamples("short-2s")   // only for the hlsplay-binary check
+        _ = try Repo.requireSamples("short-2s") // only for the hlsplay-binary check
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-short-window-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -53,8 +57,11 @@ import TestSupport
         config.live = LiveConfiguration(windowSegments: Self.shortWindowSegments)
         let run = try withOrigin(dir, configuration: config) { server in
             // Generous: 5 s of playback takes about 6 s; before the fix it never ended.
-            try runHlsplay([server.baseURL.appendingPathComponent("index.m3u8").absoluteString, "--headless", "--json", "--no-status",
-                            "--duration", "5"], timeoutSeconds: 60)
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("index.m3u8").absoluteString, "--headless", "--json", "--no-status",
+                    "--duration", "5"
+                ], timeoutSeconds: 60)
         }
         #expect(run.status == 0, "stderr: \(run.stderr.suffix(600))")
         expectValidLog(run)
@@ -64,8 +71,9 @@ import TestSupport
         #expect((summary["playedSeconds"] as? Double ?? 0) >= 5)
         #expect(run.events("playback.started").count == 1)
         // Playing at the window's start from its own buffer is not "behind the window": no resync.
-        #expect(!run.events("live.resync").contains { $0["trigger"] as? String == "behind-window" },
-                "\(run.events("live.resync").map { "\($0["action"] ?? "") \($0["trigger"] ?? "")" })")
+        #expect(
+            !run.events("live.resync").contains { $0["trigger"] as? String == "behind-window" },
+            "\(run.events("live.resync").map { "\($0["action"] ?? "") \($0["trigger"] ?? "")" })")
         // The start threshold was lowered to the window, and said so with what it came from.
         let clamps = run.events("playback.threshold")
         let startup = try #require(clamps.first { $0["threshold"] as? String == "startup" }, "\(clamps)")
@@ -92,8 +100,9 @@ import TestSupport
         #expect(warning["minimumWindowSeconds"] as? Double == 3)
         #expect(warning["targetDurationSeconds"] as? Double == 1)
         #expect((warning["warning"] as? String)?.contains("RFC 8216 §6.2.2") == true)
-        #expect(run.summary?["liveResyncs"] as? Int == 0,
-                "\(run.events("live.resync").map { "\($0["action"] ?? "") \($0["trigger"] ?? "") \($0["reason"] ?? "")" })")
+        #expect(
+            run.summary?["liveResyncs"] as? Int == 0,
+            "\(run.events("live.resync").map { "\($0["action"] ?? "") \($0["trigger"] ?? "") \($0["reason"] ?? "")" })")
     }
 
     /// The same stream with EXT-X-TARGETDURATION:0, as FFmpeg writes it: the live rules use the 0.25 s segments
@@ -136,7 +145,8 @@ import TestSupport
         var uris: [String] = []
         for line in text.split(separator: "\n").map(String.init) {
             if line.hasPrefix("#EXT-X-PART:") || line.hasPrefix("#EXT-X-PRELOAD-HINT:"),
-               let range = line.range(of: #"URI="[^"]+""#, options: .regularExpression) {
+                let range = line.range(of: #"URI="[^"]+""#, options: .regularExpression)
+            {
                 uris.append(String(line[range].dropFirst(5).dropLast()))
             } else if !line.hasPrefix("#"), !line.isEmpty {
                 uris.append(line)
@@ -154,7 +164,7 @@ import TestSupport
     /// about a thousand a second. The player still follows the playlist (about one reload per part target), and
     /// says once why it stopped asking for deltas.
     @Test func llhlsDeltaUpdateServedStatically_makesABoundedNumberOfPlaylistRequests() throws {
-        _ = try Repo.requireSamples("short-2s")   // only for the hlsplay-binary check
+        _ = try Repo.requireSamples("short-2s") // only for the hlsplay-binary check
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-delta-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -163,8 +173,11 @@ import TestSupport
         let playlist = try Self.deltaUpdateRoot(in: root)
         let requestLog = dir.appendingPathComponent("requests.jsonl")
         let run = try withOrigin(root, configuration: OriginConfiguration(requestLogURL: requestLog)) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent(playlist.lastPathComponent).absoluteString, "--headless", "--json",
-                            "--no-status", "--duration", "60"], interruptAfterSeconds: Self.deltaUpdateRunSeconds, timeoutSeconds: 60)
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent(playlist.lastPathComponent).absoluteString, "--headless", "--json",
+                    "--no-status", "--duration", "60"
+                ], interruptAfterSeconds: Self.deltaUpdateRunSeconds, timeoutSeconds: 60)
         }
         expectValidLog(run)
         #expect(run.status == 130, "interrupted: the static playlist never advances")
@@ -173,11 +186,15 @@ import TestSupport
         let first = try #require(origin.first?.accepted)
         let last = try #require(playlists.last?.accepted)
         let seconds = last - first
-        let bound = RequestRateRules.limit(for: .playlist, inputs: RequestRateInputs(partTargetSeconds: Self.deltaUpdatePartTargetSeconds,
-                                                                                    forwardBufferTargetSeconds: 30))
+        let bound = RequestRateRules.limit(
+            for: .playlist,
+            inputs: RequestRateInputs(
+                partTargetSeconds: Self.deltaUpdatePartTargetSeconds,
+                forwardBufferTargetSeconds: 30))
         #expect(abs(bound.minimumIntervalSeconds - Self.deltaUpdatePartTargetSeconds / 2) < 1e-9)
         let allowed = bound.maximumRequests(inSeconds: seconds)
-        print("LL-HLS delta update served statically: \(playlists.count) playlist requests in \(String(format: "%.1f", seconds)) s (bound \(allowed))")
+        print(
+            "LL-HLS delta update served statically: \(playlists.count) playlist requests in \(String(format: "%.1f", seconds)) s (bound \(allowed))")
         #expect(playlists.count <= allowed, "\(playlists.count) playlist requests in \(seconds) s; the bound from PART-TARGET allows \(allowed)")
         // Paced at about one per part target, not stopped: it keeps following the playlist.
         #expect(playlists.count >= 10, "\(playlists.count) playlist requests in \(seconds) s")

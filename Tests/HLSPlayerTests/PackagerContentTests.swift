@@ -23,9 +23,11 @@ import TestSupport
     /// (within `tolerance` frames: one segment's), no decode errors where ffmpeg has none, honours
     /// `--duration`, exits 0, and ends within a bounded wall time.
     @discardableResult
-    func expectPlaysLikeFFmpeg(_ root: URL, _ playlist: String, mediaSeconds: Double, startsOn kind: String,
-                               tolerance: FrameCounts, referenceOptions: [String] = [], extra: [String] = [],
-                               durationSeconds: Double = 3, sourceLocation: SourceLocation = #_sourceLocation) throws -> Played {
+    func expectPlaysLikeFFmpeg(
+        _ root: URL, _ playlist: String, mediaSeconds: Double, startsOn kind: String,
+        tolerance: FrameCounts, referenceOptions: [String] = [], extra: [String] = [],
+        durationSeconds: Double = 3, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Played {
         try withOrigin(root) { base in
             let url = base.appendingPathComponent(playlist)
             let reference = try FFmpegCLI.frameCounts(of: url, inputOptions: referenceOptions)
@@ -33,8 +35,9 @@ import TestSupport
             let full = try runHlsplay([url.absoluteString, "--headless", "--json"] + extra, timeoutSeconds: mediaSeconds + Self.wallMarginSeconds)
             let fullWall = Date().timeIntervalSince(started)
             started = Date()
-            let limited = try runHlsplay([url.absoluteString, "--headless", "--json", "--duration", String(durationSeconds)] + extra,
-                                         timeoutSeconds: durationSeconds + Self.wallMarginSeconds)
+            let limited = try runHlsplay(
+                [url.absoluteString, "--headless", "--json", "--duration", String(durationSeconds)] + extra,
+                timeoutSeconds: durationSeconds + Self.wallMarginSeconds)
             let limitedWall = Date().timeIntervalSince(started)
 
             expectValidLog(full, sourceLocation: sourceLocation)
@@ -42,7 +45,9 @@ import TestSupport
             #expect(full.summary?["exitReason"] as? String == "completed", "\(full.summary?["error"] ?? "")", sourceLocation: sourceLocation)
             #expect(fullWall < mediaSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
             let first = full.events("frame.first").first
-            #expect(first?["kind"] as? String == kind, "the session starts on its first decoded \(kind) frame: \(first ?? [:])", sourceLocation: sourceLocation)
+            #expect(
+                first?["kind"] as? String == kind, "the session starts on its first decoded \(kind) frame: \(first ?? [:])",
+                sourceLocation: sourceLocation)
             #expect(full.number("timeToFirstFrameSeconds") != nil, sourceLocation: sourceLocation)
             if reference.audio > 0 {
                 #expect(full.number("timeToFirstAudioSeconds") != nil, "time to first audio reported", sourceLocation: sourceLocation)
@@ -52,21 +57,26 @@ import TestSupport
             }
             let video = full.summary?["decodedVideoFrames"] as? Int ?? -1
             let audio = full.summary?["decodedAudioFrames"] as? Int ?? -1
-            #expect(abs(video - reference.video) <= tolerance.video,
-                    "video frames \(video), ffmpeg \(reference.video) (±\(tolerance.video))", sourceLocation: sourceLocation)
-            #expect(abs(audio - reference.audio) <= tolerance.audio,
-                    "audio frames \(audio), ffmpeg \(reference.audio) (±\(tolerance.audio))", sourceLocation: sourceLocation)
+            #expect(
+                abs(video - reference.video) <= tolerance.video,
+                "video frames \(video), ffmpeg \(reference.video) (±\(tolerance.video))", sourceLocation: sourceLocation)
+            #expect(
+                abs(audio - reference.audio) <= tolerance.audio,
+                "audio frames \(audio), ffmpeg \(reference.audio) (±\(tolerance.audio))", sourceLocation: sourceLocation)
             if reference.decodeErrors == 0 {
                 #expect(full.summary?["decodeErrors"] as? Int == 0, "ffmpeg decodes it without an error", sourceLocation: sourceLocation)
             }
-            #expect(abs((full.number("playedSeconds") ?? 0) - mediaSeconds) < 0.5,
-                    "played \(full.number("playedSeconds") ?? 0) s of \(mediaSeconds) s", sourceLocation: sourceLocation)
+            #expect(
+                abs((full.number("playedSeconds") ?? 0) - mediaSeconds) < 0.5,
+                "played \(full.number("playedSeconds") ?? 0) s of \(mediaSeconds) s", sourceLocation: sourceLocation)
 
             expectValidLog(limited, sourceLocation: sourceLocation)
             #expect(limited.status == 0, "stderr: \(limited.stderr)", sourceLocation: sourceLocation)
             #expect(limited.summary?["exitReason"] as? String == "durationReached", sourceLocation: sourceLocation)
             let played = limited.number("playedSeconds") ?? 0
-            #expect(played >= durationSeconds && played < durationSeconds + 1, "--duration \(durationSeconds): played \(played) s", sourceLocation: sourceLocation)
+            #expect(
+                played >= durationSeconds && played < durationSeconds + 1, "--duration \(durationSeconds): played \(played) s",
+                sourceLocation: sourceLocation)
             #expect(limitedWall < durationSeconds + Self.wallMarginSeconds, sourceLocation: sourceLocation)
             return Played(full: full, limited: limited, reference: reference)
         }
@@ -75,12 +85,17 @@ import TestSupport
     // MARK: - Audio-only streams
 
     /// A packed-audio stream (raw elementary stream files, no container) cut by FFmpeg's segment muxer.
-    func packedAudio(_ name: String, codec: String, format: String, ext: String, options: [String] = [],
-                     sampleRate: Int = 48_000) throws -> MediaDir {
+    func packedAudio(
+        _ name: String, codec: String, format: String, ext: String, options: [String] = [],
+        sampleRate: Int = 48_000
+    ) throws -> MediaDir {
         let dir = try MediaDir(name)
-        try FFmpegCLI.run(FFmpegCLI.tone(seconds: 5.9, sampleRate: sampleRate) + ["-map", "0:a", "-c:a", codec, "-b:a", "96k", "-f", "segment", "-segment_time", "2",
-                                                          "-segment_format", format] + options
-                          + ["-segment_list", "prog.m3u8", "-segment_list_type", "m3u8", "seg_%03d.\(ext)"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.tone(seconds: 5.9, sampleRate: sampleRate) + [
+                "-map", "0:a", "-c:a", codec, "-b:a", "96k", "-f", "segment", "-segment_time", "2",
+                "-segment_format", format
+            ] + options
+                + ["-segment_list", "prog.m3u8", "-segment_list_type", "m3u8", "seg_%03d.\(ext)"], in: dir.url)
         return dir
     }
 
@@ -90,8 +105,9 @@ import TestSupport
     @Test func audioOnly_packedADTS_startsOnAudio_playsEveryFrame_honoursDuration() throws {
         // 44.1 kHz, resampled to 48 kHz: the resampler's flushed tail is no decoded frame.
         let dir = try packedAudio("packed-aac", codec: "aac", format: "adts", ext: "aac", sampleRate: 44_100)
-        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
-                                               tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+        let played = try expectPlaysLikeFFmpeg(
+            dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
+            tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
         #expect(played.full.summary?["decodedAudioFrames"] as? Int == played.reference.audio, "every frame, as ffmpeg")
         #expect(played.full.summary?["decodedVideoFrames"] as? Int == 0)
         // Demux only: the first demuxed audio packet starts an audio-only session too.
@@ -105,9 +121,11 @@ import TestSupport
 
     @Test func audioOnly_packedMP3_startsOnAudio_playsEveryFrame() throws {
         // No Xing/Info frame and no ID3 tag per segment: packed MP3 as HLS packagers write it.
-        let dir = try packedAudio("packed-mp3", codec: "libmp3lame", format: "mp3", ext: "mp3",
-                                  options: ["-segment_format_options", "write_xing=0:id3v2_version=0"], sampleRate: 44_100)
-        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 84))
+        let dir = try packedAudio(
+            "packed-mp3", codec: "libmp3lame", format: "mp3", ext: "mp3",
+            options: ["-segment_format_options", "write_xing=0:id3v2_version=0"], sampleRate: 44_100)
+        let played = try expectPlaysLikeFFmpeg(
+            dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 84))
         #expect(played.full.summary?["decodedAudioFrames"] as? Int == played.reference.audio, "every frame, as ffmpeg")
     }
 
@@ -125,16 +143,20 @@ import TestSupport
             try FileManager.default.linkItem(at: dir.path(name), to: dir.path(name.replacingOccurrences(of: ".ec3", with: ".eac3")))
         }
         try dir.write(listed.replacingOccurrences(of: ".ec3", with: ".eac3"), to: "eac3.m3u8")
-        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63),
-                                  referenceOptions: ["-extension_picky", "0"])
+        try expectPlaysLikeFFmpeg(
+            dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63),
+            referenceOptions: ["-extension_picky", "0"])
         try expectPlaysLikeFFmpeg(dir.url, "eac3.m3u8", mediaSeconds: 5.9, startsOn: "audio", tolerance: FrameCounts(video: 0, audio: 63))
     }
 
     /// Audio-only MPEG-TS from FFmpeg's HLS muxer.
     func audioOnlyTS(_ name: String, codec: String) throws -> MediaDir {
         let dir = try MediaDir(name)
-        try FFmpegCLI.run(FFmpegCLI.tone(seconds: 5.9) + ["-c:a", codec, "-b:a", "96k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
-                                                          "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.tone(seconds: 5.9) + [
+                "-c:a", codec, "-b:a", "96k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"
+            ], in: dir.url)
         return dir
     }
 
@@ -145,8 +167,9 @@ import TestSupport
 
     @Test func audioOnly_aacOnlyTS_startsOnAudio_playsEveryFrame() throws {
         let dir = try audioOnlyTS("ts-aac", codec: "aac")
-        try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
-                                  tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+        try expectPlaysLikeFFmpeg(
+            dir.url, "prog.m3u8", mediaSeconds: 5.9, startsOn: "audio",
+            tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
     }
 
     // MARK: - An audio-only variant in a ladder
@@ -156,23 +179,30 @@ import TestSupport
     func mixedLadder(seconds: Double) throws -> MediaDir {
         let dir = try MediaDir("mixed-ladder")
         let video = try dir.folder("video"), audio = try dir.folder("audio")
-        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: seconds) + FFmpegCLI.tone(seconds: seconds)
-                          + ["-c:v", "libx264", "-preset", "veryfast", "-b:v", "500k", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0",
-                             "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
-                             "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: video)
-        try FFmpegCLI.run(FFmpegCLI.tone(seconds: seconds)
-                          + ["-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
-                             "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: audio)
-        try dir.write("""
-        #EXTM3U
-        #EXT-X-VERSION:3
-        #EXT-X-INDEPENDENT-SEGMENTS
-        #EXT-X-STREAM-INF:BANDWIDTH=80000,CODECS="mp4a.40.2"
-        audio/prog.m3u8
-        #EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
-        video/prog.m3u8
+        try FFmpegCLI.run(
+            FFmpegCLI.testVideo(seconds: seconds) + FFmpegCLI.tone(seconds: seconds)
+                + [
+                    "-c:v", "libx264", "-preset", "veryfast", "-b:v", "500k", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0",
+                    "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                    "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"
+                ], in: video)
+        try FFmpegCLI.run(
+            FFmpegCLI.tone(seconds: seconds)
+                + [
+                    "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod",
+                    "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"
+                ], in: audio)
+        try dir.write(
+            """
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-INDEPENDENT-SEGMENTS
+            #EXT-X-STREAM-INF:BANDWIDTH=80000,CODECS="mp4a.40.2"
+            audio/prog.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=700000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
+            video/prog.m3u8
 
-        """, to: "master.m3u8")
+            """, to: "master.m3u8")
         return dir
     }
 
@@ -180,12 +210,14 @@ import TestSupport
     /// on its first audio frame, and plays it like any other.
     @Test func audioOnlyVariant_capBelowVideo_startsOnIt() throws {
         let dir = try mixedLadder(seconds: 6)
-        let played = try expectPlaysLikeFFmpeg(dir.url, "audio/prog.m3u8", mediaSeconds: 6, startsOn: "audio",
-                                               tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
+        let played = try expectPlaysLikeFFmpeg(
+            dir.url, "audio/prog.m3u8", mediaSeconds: 6, startsOn: "audio",
+            tolerance: FrameCounts(video: 0, audio: Self.aacFramesPerSegment))
         _ = played
         let run = try withOrigin(dir.url) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--peak-bitrate", "100k"],
-                           timeoutSeconds: 6 + Self.wallMarginSeconds)
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--peak-bitrate", "100k"],
+                timeoutSeconds: 6 + Self.wallMarginSeconds)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -205,14 +237,19 @@ import TestSupport
         let seconds = 40.0
         let dir = try mixedLadder(seconds: seconds)
         var config = OriginConfiguration()
-        config.trace = try ThroughputTrace(name: "fast-slow-fast", pieces: [
-            .init(durationSeconds: 6, rateBitsPerSecond: 20e6),
-            .init(durationSeconds: 16, rateBitsPerSecond: 150e3),
-            .init(durationSeconds: 60, rateBitsPerSecond: 20e6),
-        ])
+        config.trace = try ThroughputTrace(
+            name: "fast-slow-fast",
+            pieces: [
+                .init(durationSeconds: 6, rateBitsPerSecond: 20e6),
+                .init(durationSeconds: 16, rateBitsPerSecond: 150e3),
+                .init(durationSeconds: 60, rateBitsPerSecond: 20e6)
+            ])
         let run = try withOrigin(dir.url, configuration: config) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--forward-buffer", "8", "--cold"], timeoutSeconds: seconds + 60)
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                    "--forward-buffer", "8", "--cold"
+                ], timeoutSeconds: seconds + 60)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -237,11 +274,14 @@ import TestSupport
     /// H.264 with a 6 s GOP at 30 fps cut every 2 s by time (no EXT-X-INDEPENDENT-SEGMENTS), plus AAC.
     func midGOP(_ name: String, segmentType: String, ext: String) throws -> MediaDir {
         let dir = try MediaDir(name)
-        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 12) + FFmpegCLI.tone(seconds: 12)
-                          + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
-                             "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
-                             "-hls_segment_type", segmentType, "-hls_playlist_type", "vod",
-                             "-hls_segment_filename", "seg_%03d.\(ext)", "prog.m3u8"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.testVideo(seconds: 12) + FFmpegCLI.tone(seconds: 12)
+                + [
+                    "-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
+                    "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                    "-hls_segment_type", segmentType, "-hls_playlist_type", "vod",
+                    "-hls_segment_filename", "seg_%03d.\(ext)", "prog.m3u8"
+                ], in: dir.url)
         let playlist = try String(contentsOf: dir.path("prog.m3u8"), encoding: .utf8)
         try #require(!playlist.contains("INDEPENDENT-SEGMENTS"))
         return dir
@@ -250,8 +290,9 @@ import TestSupport
     /// Within one variant and discontinuity sequence the decoder and its parameters carry over
     /// segment boundaries: every frame decodes, and one decoder per track is opened.
     func expectDecoderCarriesOver(_ dir: MediaDir) throws {
-        let played = try expectPlaysLikeFFmpeg(dir.url, "prog.m3u8", mediaSeconds: 12, startsOn: "video",
-                                               tolerance: FrameCounts(video: 60, audio: Self.aacFramesPerSegment))
+        let played = try expectPlaysLikeFFmpeg(
+            dir.url, "prog.m3u8", mediaSeconds: 12, startsOn: "video",
+            tolerance: FrameCounts(video: 60, audio: Self.aacFramesPerSegment))
         #expect(played.full.summary?["decodedVideoFrames"] as? Int == played.reference.video, "every frame, as ffmpeg")
         let opened = played.full.events("decoder.open")
         #expect(opened.filter { $0["kind"] as? String == "video" }.count == 1, "one video decoder: \(opened)")
@@ -272,24 +313,29 @@ import TestSupport
         let dir = try MediaDir("midgop-ladder")
         for (rung, size) in ["320x180", "480x270"].enumerated() {
             let folder = try dir.folder("v\(rung)")
-            try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 12, size: size) + FFmpegCLI.tone(seconds: 12)
-                              + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
-                                 "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
-                                 "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"], in: folder)
+            try FFmpegCLI.run(
+                FFmpegCLI.testVideo(seconds: 12, size: size) + FFmpegCLI.tone(seconds: 12)
+                    + [
+                        "-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180", "-sc_threshold", "0",
+                        "-c:a", "aac", "-b:a", "64k", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                        "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "prog.m3u8"
+                    ], in: folder)
         }
-        try dir.write("""
-        #EXTM3U
-        #EXT-X-VERSION:3
-        #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
-        v0/prog.m3u8
-        #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=480x270,CODECS="avc1.640015,mp4a.40.2"
-        v1/prog.m3u8
+        try dir.write(
+            """
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x180,CODECS="avc1.64000d,mp4a.40.2"
+            v0/prog.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=2000000,RESOLUTION=480x270,CODECS="avc1.640015,mp4a.40.2"
+            v1/prog.m3u8
 
-        """, to: "master.m3u8")
+            """, to: "master.m3u8")
         // No startup cap: the first choice fits the default estimate (rung 0), the measured loopback rate then lifts it to rung 1.
         let run = try withOrigin(dir.url) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--startup-cap", "off"],
-                           timeoutSeconds: 12 + Self.wallMarginSeconds)
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--startup-cap", "off"],
+                timeoutSeconds: 12 + Self.wallMarginSeconds)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -325,8 +371,9 @@ import TestSupport
     /// EXTINF, the log and summary say `iFramesOnly`, and no frame is late.
     func expectIFramesPlayed(_ dir: MediaDir, iFrames: Int, mediaSeconds: Double) throws {
         let run = try withOrigin(dir.url) { base in
-            try runHlsplay([base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json"],
-                           timeoutSeconds: mediaSeconds + Self.wallMarginSeconds)
+            try runHlsplay(
+                [base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json"],
+                timeoutSeconds: mediaSeconds + Self.wallMarginSeconds)
         }
         expectValidLog(run)
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -338,8 +385,9 @@ import TestSupport
         #expect(run.summary?["decodeErrors"] as? Int == 0)
         #expect(abs((run.number("playedSeconds") ?? 0) - mediaSeconds) < 0.5)
         let limited = try withOrigin(dir.url) { base in
-            try runHlsplay([base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json", "--duration", "1.5"],
-                           timeoutSeconds: 2 + Self.wallMarginSeconds)
+            try runHlsplay(
+                [base.appendingPathComponent("iframes.m3u8").absoluteString, "--headless", "--json", "--duration", "1.5"],
+                timeoutSeconds: 2 + Self.wallMarginSeconds)
         }
         #expect(limited.status == 0, "stderr: \(limited.stderr)")
         #expect(limited.summary?["exitReason"] as? String == "durationReached")
@@ -349,8 +397,11 @@ import TestSupport
     /// its Media Initialization Section (RFC 8216bis §4.4.4.5).
     @Test func iFrameOnly_mpegTS_byteRanges_everyIFrameShown() throws {
         let dir = try MediaDir("iframes-ts")
-        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 6) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
-                                                             "-sc_threshold", "0", "-f", "mpegts", "main.ts"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.testVideo(seconds: 6) + [
+                "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
+                "-sc_threshold", "0", "-f", "mpegts", "main.ts"
+            ], in: dir.url)
         let packets = try FFmpegCLI.packets(of: dir.path("main.ts"))
         let size = try FileManager.default.attributesOfItem(atPath: dir.path("main.ts").path)[.size] as? Int ?? 0
         var ranges: [(offset: Int, length: Int, seconds: Double)] = []
@@ -369,9 +420,12 @@ import TestSupport
     /// come out at the end of the stream, not stay inside the decoder.
     @Test func iFrameOnly_fragmentedMP4_twoIFrames_bothShown() throws {
         let dir = try MediaDir("iframes-fmp4")
-        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 2) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
-                                                             "-sc_threshold", "0", "-movflags", "frag_every_frame+empty_moov+default_base_moof",
-                                                             "-f", "mp4", "main.mp4"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.testVideo(seconds: 2) + [
+                "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-keyint_min", "30",
+                "-sc_threshold", "0", "-movflags", "frag_every_frame+empty_moov+default_base_moof",
+                "-f", "mp4", "main.mp4"
+            ], in: dir.url)
         let bytes = try Data(contentsOf: dir.path("main.mp4"))
         // Top-level boxes: ftyp, moov, then moof + mdat per frame.
         var boxes: [(type: String, offset: Int, size: Int)] = []
@@ -403,9 +457,12 @@ import TestSupport
     /// its log, with their counts: here one video-only segment that begins mid-GOP and holds no keyframe.
     @Test func noPlayableFrame_messageNamesOnlyEventsInTheLog() throws {
         let dir = try MediaDir("no-keyframe")
-        try FFmpegCLI.run(FFmpegCLI.testVideo(seconds: 6) + ["-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180",
-                                                             "-sc_threshold", "0", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
-                                                             "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "all.m3u8"], in: dir.url)
+        try FFmpegCLI.run(
+            FFmpegCLI.testVideo(seconds: 6) + [
+                "-c:v", "libx264", "-preset", "veryfast", "-g", "180", "-keyint_min", "180",
+                "-sc_threshold", "0", "-f", "hls", "-hls_time", "2", "-hls_flags", "split_by_time",
+                "-hls_playlist_type", "vod", "-hls_segment_filename", "seg_%03d.ts", "all.m3u8"
+            ], in: dir.url)
         try dir.write("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nseg_001.ts\n#EXT-X-ENDLIST\n", to: "prog.m3u8")
         let started = Date()
         let run = try withOrigin(dir.url) { base in

@@ -21,8 +21,11 @@ import TestSupport
         var configuration = OriginConfiguration()
         configuration.rateBitsPerSecond = 300_000
         let run = try withOrigin(samples, configuration: configuration) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--startup-buffer", "4"], timeoutSeconds: 180)
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                    "--startup-buffer", "4"
+                ], timeoutSeconds: 180)
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -46,8 +49,9 @@ import TestSupport
         let ended = try #require(seconds(summary, "playbackEndedAtSeconds"))
         #expect(run.events("playback.ended").first?["atSeconds"] as? Double == ended)
         let accounted = start + played + stalled + (session - ended)
-        #expect(abs(session - accounted) <= Self.monitorTickSeconds,
-                "session \(session) s vs start \(start) + played \(played) + stalled \(stalled) + tail \(session - ended)")
+        #expect(
+            abs(session - accounted) <= Self.monitorTickSeconds,
+            "session \(session) s vs start \(start) + played \(played) + stalled \(stalled) + tail \(session - ended)")
 
         // QoE: what was played, by rung, and the linear score's terms add up.
         let qoe = try #require(summary["qoe"] as? [String: Any])
@@ -75,8 +79,9 @@ import TestSupport
         var configuration = OriginConfiguration()
         configuration.rateBitsPerSecond = 50_000
         let interrupted = try withOrigin(samples, configuration: configuration) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless"],
-                           interruptAfterSeconds: 3)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless"],
+                interruptAfterSeconds: 3)
         }
         let missing = try withOrigin(samples) { base in
             try runHlsplay([base.appendingPathComponent("nothing-here.m3u8").absoluteString, "--headless", "--json"])

@@ -21,8 +21,10 @@ import TestSupport
     @Test func thresholdPredictor_linkCollapse_policyMovesToDefensiveDownshift_withRiskAndFeaturesLogged() throws {
         let samples = try Repo.requireSamples("ladder-2s")
         let run = try collapsingOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--predictor", "threshold", "--duration", "14"])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--predictor", "threshold", "--duration", "14"
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -37,7 +39,8 @@ import TestSupport
         let features = try #require(change["features"] as? [String: Any])
         #expect((features["bufferSeconds"] as? Double ?? 99) < 2)
         let knobs = try #require(change["knobs"] as? [String: Any])
-        #expect(knobs["preferredForwardBufferDurationSeconds"] as? Double
+        #expect(
+            knobs["preferredForwardBufferDurationSeconds"] as? Double
                 == PolicyController.Configuration().downshiftForwardBufferSeconds)
         #expect(run.summary?["predictor"] as? String == "threshold")
         #expect((run.summary?["policyChanges"] as? Int ?? 0) >= 1)
@@ -52,8 +55,10 @@ import TestSupport
     func riskyStart_waitsForThePolicysResumeThreshold(rateBps: Int, risky: Bool) throws {
         let samples = try Repo.requireSamples("ladder-2s")
         let run = try withOrigin(samples, configuration: OriginConfiguration(rateBitsPerSecond: Double(rateBps))) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--no-decode", "--duration", "3", "--model", Self.shippedModel])
+            try runHlsplay([
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--no-decode", "--duration", "3", "--model", Self.shippedModel
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
@@ -77,8 +82,10 @@ import TestSupport
     @Test func userStartupBuffer_winsOverThePolicy() throws {
         let samples = try Repo.requireSamples("ladder-2s")
         let run = try withOrigin(samples, configuration: OriginConfiguration(rateBitsPerSecond: 500_000)) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--no-decode", "--duration", "2", "--startup-buffer", "2", "--model", Self.shippedModel])
+            try runHlsplay([
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--no-decode", "--duration", "2", "--startup-buffer", "2", "--model", Self.shippedModel
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let started = try #require(run.events("playback.started").first)
@@ -88,7 +95,9 @@ import TestSupport
     @Test func predictorOff_noControllerNoRiskSamples() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--predictor", "off", "--duration", "2"])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--predictor", "off", "--duration", "2"
+            ])
         }
         #expect(run.status == 0)
         #expect(run.events("risk.sample").isEmpty)
@@ -98,8 +107,10 @@ import TestSupport
     @Test func missingModelFile_fallsBackToHeuristic_logged() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--model", "/nonexistent/model.json", "--duration", "3"])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--model", "/nonexistent/model.json", "--duration", "3"
+            ])
         }
         #expect(run.status == 0)
         #expect(run.events("error").contains { $0["category"] as? String == "predictor" })

@@ -25,21 +25,25 @@ import TestSupport
             let uri = lines[i + 1]
             guard let rung = Int(uri.dropFirst().prefix { $0.isNumber }), rungs.contains(rung) else { continue }
             master += [line, uri]
-            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("v\(rung)"),
-                                                       withDestinationURL: samples.appendingPathComponent("v\(rung)"))
+            try FileManager.default.createSymbolicLink(
+                at: dir.appendingPathComponent("v\(rung)"),
+                withDestinationURL: samples.appendingPathComponent("v\(rung)"))
         }
         try (master.joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
         return dir
     }
 
-    func play(_ root: URL, _ configure: (inout OriginConfiguration) -> Void, path: String = "master.m3u8", _ args: [String],
-              timeoutSeconds: Double = 90) throws -> (run: Run, wallSeconds: Double) {
+    func play(
+        _ root: URL, _ configure: (inout OriginConfiguration) -> Void, path: String = "master.m3u8", _ args: [String],
+        timeoutSeconds: Double = 90
+    ) throws -> (run: Run, wallSeconds: Double) {
         var config = OriginConfiguration()
         configure(&config)
         let started = Date()
         let run = try withOrigin(root, configuration: config) { server in
-            try runHlsplay([server.baseURL.appendingPathComponent(path).absoluteString, "--headless", "--json", "--no-status"] + args,
-                           timeoutSeconds: timeoutSeconds)
+            try runHlsplay(
+                [server.baseURL.appendingPathComponent(path).absoluteString, "--headless", "--json", "--no-status"] + args,
+                timeoutSeconds: timeoutSeconds)
         }
         return (run, Date().timeIntervalSince(started))
     }
@@ -55,8 +59,9 @@ import TestSupport
     func trickleAtStartup_singleRung_reRequestedThenFailed_withTheProjection(path: String) throws {
         let root = try Self.ladder(rungs: [0])
         defer { try? FileManager.default.removeItem(at: root) }
-        let (run, wall) = try play(root, { $0.faults = [FaultRule(pathPattern: "*.ts", action: Self.trickle)] }, path: path,
-                                   ["--no-progress-timeout", "5"])
+        let (run, wall) = try play(
+            root, { $0.faults = [FaultRule(pathPattern: "*.ts", action: Self.trickle)] }, path: path,
+            ["--no-progress-timeout", "5"])
         expectValidLog(run)
         #expect(run.status == 69, "stderr: \(run.stderr)")
         #expect(wall < 30, "a decision within a bounded time: \(wall) s")
@@ -90,8 +95,9 @@ import TestSupport
     @Test func trickleMidPlay_twoRungs_abandonedDownThenFailed() throws {
         let root = try Self.ladder(rungs: [0, 1])
         defer { try? FileManager.default.removeItem(at: root) }
-        let (run, wall) = try play(root, { $0.faults = [FaultRule(pathPattern: "*.ts", afterSeconds: 3, action: Self.trickle)] },
-                                   ["--forward-buffer", "6"])
+        let (run, wall) = try play(
+            root, { $0.faults = [FaultRule(pathPattern: "*.ts", afterSeconds: 3, action: Self.trickle)] },
+            ["--forward-buffer", "6"])
         expectValidLog(run)
         #expect(run.status == 69, "stderr: \(run.stderr)")
         #expect(wall < 40, "a decision within a bounded time: \(wall) s")
@@ -112,8 +118,9 @@ import TestSupport
     @Test func trickleOnce_singleRung_reRequestRecovers() throws {
         let root = try Self.ladder(rungs: [0])
         defer { try? FileManager.default.removeItem(at: root) }
-        let (run, _) = try play(root, { $0.faults = [FaultRule(pathPattern: "*.ts", requestIndex: 0, afterSeconds: 3, action: Self.trickle)] },
-                                ["--forward-buffer", "6", "--duration", "16"], timeoutSeconds: 60)
+        let (run, _) = try play(
+            root, { $0.faults = [FaultRule(pathPattern: "*.ts", requestIndex: 0, afterSeconds: 3, action: Self.trickle)] },
+            ["--forward-buffer", "6", "--duration", "16"], timeoutSeconds: 60)
         expectValidLog(run)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.summary?["exitReason"] as? String == "durationReached")
@@ -163,10 +170,12 @@ import TestSupport
     /// a resync loop that ran until killed (240 s: 19 stalls, 57 live.resync events, the same 6 s replayed).
     @Test func staleLivePlaylist_noProgressTimeout_exits75() throws {
         let samples = try Repo.requireSamples("ladder-2s")
-        let (run, wall) = try play(samples, { config in
-            config.live = LiveConfiguration(windowSegments: 6)
-            config.live?.stalePlaylists = [StalePlaylist(atSeconds: 0, durationSeconds: 100_000)]
-        }, ["--no-progress-timeout", "5"])
+        let (run, wall) = try play(
+            samples,
+            { config in
+                config.live = LiveConfiguration(windowSegments: 6)
+                config.live?.stalePlaylists = [StalePlaylist(atSeconds: 0, durationSeconds: 100_000)]
+            }, ["--no-progress-timeout", "5"])
         expectValidLog(run)
         #expect(run.status == 75, "stderr: \(run.stderr)")
         #expect(wall < 45, "\(wall) s")
@@ -184,16 +193,18 @@ import TestSupport
         let samples = try Repo.requireSamples("short-2s")
         let started = Date()
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "2"],
-                           timeoutSeconds: 90, environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "60"])
+            try runHlsplay(
+                [base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "2"],
+                timeoutSeconds: 90, environment: ["HLSPLAY_INJECT_DECODE_HANG_SECONDS": "60"])
         }
         let wall = Date().timeIntervalSince(started)
         expectValidLog(run)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.summary?["exitReason"] as? String == "durationReached")
         #expect(wall < 20, "\(wall) s")
-        let stuck = try #require(run.events("error").first { ($0["message"] as? String ?? "").contains("did not stop within 5 s") },
-                                 "\(run.events("error"))")
+        let stuck = try #require(
+            run.events("error").first { ($0["message"] as? String ?? "").contains("did not stop within 5 s") },
+            "\(run.events("error"))")
         let stuckMessage = stuck["message"] as? String ?? ""
         #expect(stuckMessage.contains("hlsplay.decode"), "\(stuckMessage)")
         #expect(stuck["fatal"] as? Bool == false)
@@ -223,9 +234,9 @@ import TestSupport
         for i in 0..<8 { r.set(i, for: "k\(i)") }
         #expect(r.count == 8)
         #expect(r["k0"] == 0)
-        r.set(80, for: "k0")                 // an update is not a new key
+        r.set(80, for: "k0") // an update is not a new key
         #expect(r.count == 8 && r["k0"] == 80)
-        r.set(8, for: "k8")                  // one over: the oldest quarter (3 keys) goes
+        r.set(8, for: "k8") // one over: the oldest quarter (3 keys) goes
         #expect(r.count == 6)
         #expect(r["k0"] == nil && r["k2"] == nil)
         #expect(r["k3"] == 3 && r["k8"] == 8)

@@ -11,7 +11,8 @@ import TestSupport
             let url = base.absoluteString + "master.m3u8?token=s3cr3t-value"
             let run = try runHlsplay([url, "--headless", "--json", "--duration", "2"])
             #expect(run.status == 0, "stderr: \(run.stderr)")
-            let everything = run.rawLogLines.joined() + run.stdout + run.stderr
+            let everything =
+                run.rawLogLines.joined() + run.stdout + run.stderr
                 + String(decoding: (try? JSONSerialization.data(withJSONObject: run.har ?? [:])) ?? Data(), as: UTF8.self)
             #expect(!everything.contains("s3cr3t-value"))
             #expect(run.rawLogLines.first?.contains("token=REDACTED") == true)
@@ -48,7 +49,8 @@ import TestSupport
         let user = "alice-SECRET-user", password = "pw-SECRET-9f3a", masterToken = "MASTERTOKEN-SECRET-77e0"
         let basicAuth = Data("\(user):\(password)".utf8).base64EncodedString()
         let secrets = [user, password, masterToken, segmentToken, basicAuth]
-        let fault: FaultRule = errorPath == "404"
+        let fault: FaultRule =
+            errorPath == "404"
             ? FaultRule(pathPattern: "*/seg_00002.ts", requestIndex: nil, afterSeconds: nil, action: .status(code: 404, retryAfterSeconds: nil))
             : FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .stallAfterBytes(bytes: 20_000, seconds: nil))
         let html = dir.appendingPathComponent("report.html")
@@ -58,10 +60,13 @@ import TestSupport
             components.password = password
             components.query = "token=\(masterToken)&v=2"
             let log = dir.appendingPathComponent("s.jsonl")
-            let run = try runHlsplay([components.url!.absoluteString, "--headless", "--json", "--log", log.path,
-                                      "--har", dir.appendingPathComponent("s.har").path])
-            let report = try runProcess(Repo.hlsplay, ["report", log.path, "--html", html.path], environment: environmentWithFreshCache(),
-                                        timeoutSeconds: 60)
+            let run = try runHlsplay([
+                components.url!.absoluteString, "--headless", "--json", "--log", log.path,
+                "--har", dir.appendingPathComponent("s.har").path
+            ])
+            let report = try runProcess(
+                Repo.hlsplay, ["report", log.path, "--html", html.path], environment: environmentWithFreshCache(),
+                timeoutSeconds: 60)
             return (run, report)
         }
         let logText = (try? String(contentsOf: dir.appendingPathComponent("s.jsonl"), encoding: .utf8)) ?? ""
@@ -71,8 +76,10 @@ import TestSupport
         #expect(report.status == 0, "report: \(report.stderr)")
         #expect(!logText.isEmpty && !harText.isEmpty && !htmlText.isEmpty, "every output was written")
         expectValidHAR(text: harText)
-        let outputs = [("stdout", run.stdout), ("stderr", run.stderr), ("log", logText), ("HAR", harText), ("report", htmlText),
-                       ("report stdout", report.stdout), ("report stderr", report.stderr)]
+        let outputs = [
+            ("stdout", run.stdout), ("stderr", run.stderr), ("log", logText), ("HAR", harText), ("report", htmlText),
+            ("report stdout", report.stdout), ("report stderr", report.stderr)
+        ]
         for (name, text) in outputs {
             for secret in secrets {
                 for line in text.split(separator: "\n") where line.contains(secret) {

@@ -24,8 +24,10 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = dir.appendingPathComponent("session.jsonl")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                            "--predictor", "threshold", "--duration", "4", "--log", log.path])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--predictor", "threshold", "--duration", "4", "--log", log.path
+            ])
         }
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let page = dir.appendingPathComponent("out.html")
@@ -58,7 +60,7 @@ import TestSupport
             (["report", log.path], "--html"),
             (["report", "--html", out], "SESSION.jsonl"),
             (["report", log.path, "extra.jsonl", "--html", out], "extra.jsonl"),
-            (["report", log.path, "--html", out, "--title"], "--title"),
+            (["report", log.path, "--html", out, "--title"], "--title")
         ]
         for (args, word) in cases {
             let r = try hlsplay(args)

@@ -20,10 +20,13 @@ enum Chromium {
     static func run(_ arguments: [String], page: URL, timeoutSeconds: Double = 60) throws -> String {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: profile) }
-        let result = try runProcess(URL(fileURLWithPath: try path()),
-                                    ["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
-                                     "--user-data-dir=\(profile.path)"] + arguments + [page.absoluteString],
-                                    timeoutSeconds: timeoutSeconds, timeoutSignal: SIGKILL, label: "chromium")
+        let result = try runProcess(
+            URL(fileURLWithPath: try path()),
+            [
+                "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+                "--user-data-dir=\(profile.path)"
+            ] + arguments + [page.absoluteString],
+            timeoutSeconds: timeoutSeconds, timeoutSignal: SIGKILL, label: "chromium")
         guard result.status == 0 else {
             throw TestSetupError("chromium exited \(result.status): \(result.stderr.suffix(2000))")
         }
@@ -35,7 +38,8 @@ enum Chromium {
 func pngSize(_ data: Data) -> (width: Int, height: Int)? {
     let bytes = [UInt8](data.prefix(24))
     guard bytes.count == 24, bytes[0..<8] == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A],
-          bytes[12..<16] == [0x49, 0x48, 0x44, 0x52] else { return nil }
+        bytes[12..<16] == [0x49, 0x48, 0x44, 0x52]
+    else { return nil }
     func be32(_ i: Int) -> Int { bytes[i..<i + 4].reduce(0) { $0 << 8 | Int($1) } }
     return (be32(16), be32(20))
 }
@@ -53,8 +57,10 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
         let server = OriginServer(root: samples, configuration: config)
         try server.start(port: 0)
         defer { server.stop() }
-        return try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                               "--predictor", "threshold", "--forward-buffer", "4", "--duration", "14"])
+        return try runHlsplay([
+            server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+            "--predictor", "threshold", "--forward-buffer", "4", "--duration", "14"
+        ])
     }
 
     @Test func realSessionLog_rendersEverySeries_inHeadlessChromium() throws {
@@ -81,7 +87,7 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
             "throughput": run.events("request.end").filter { ($0["throughputBps"] as? Double ?? 0) > 0 }.count,
             "risk": run.events("risk.sample").count,
             "stalls": run.events("stall.start").count,
-            "cap": run.events("cap.change").count,
+            "cap": run.events("cap.change").count
         ]
         for (name, count) in expected.sorted(by: { $0.key < $1.key }) {
             let element = try #require(SeriesElement(dom, name), "series \(name) in the DOM")
@@ -126,7 +132,9 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
     @Test func predictorOffLog_saysRiskIsNotInThisLog() throws {
         let samples = try Repo.requireSamples("short-2s")
         let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--predictor", "off", "--duration", "2"])
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--predictor", "off", "--duration", "2"
+            ])
         }
         #expect(run.status == 0)
         let html = try TimelineReport.render(sessionLog: run.rawLogLines.joined(separator: "\n"))

@@ -37,15 +37,20 @@ struct PiecewiseLink: SimulatedLink {
 @Suite struct SimulationTests {
     /// One rung of 2 s segments of `segmentBytes` each.
     static func ladder(rungsBps: [Int], segments: Int = 10, bytesPerSecondOfMedia: ((Int) -> Int)? = nil) -> SimulatedLadder {
-        SimulatedLadder(name: "test", multivariantBytes: 300, variants: rungsBps.map { bps in
-            let bytes = bytesPerSecondOfMedia?(bps) ?? bps / 8 * 2
-            return SimulatedLadder.Variant(bandwidthBps: bps, resolution: nil, playlistBytes: 500,
-                                           segments: Array(repeating: .init(durationSeconds: 2, bytes: bytes), count: segments))
-        })
+        SimulatedLadder(
+            name: "test", multivariantBytes: 300,
+            variants: rungsBps.map { bps in
+                let bytes = bytesPerSecondOfMedia?(bps) ?? bps / 8 * 2
+                return SimulatedLadder.Variant(
+                    bandwidthBps: bps, resolution: nil, playlistBytes: 500,
+                    segments: Array(repeating: .init(durationSeconds: 2, bytes: bytes), count: segments))
+            })
     }
 
-    static func run(_ ladder: SimulatedLadder, _ link: any SimulatedLink, predictor: PredictorChoice = .off,
-                    configure: (inout PlayerConfiguration) -> Void = { _ in }) throws -> (SessionSummary, [[String: Any]]) {
+    static func run(
+        _ ladder: SimulatedLadder, _ link: any SimulatedLink, predictor: PredictorChoice = .off,
+        configure: (inout PlayerConfiguration) -> Void = { _ in }
+    ) throws -> (SessionSummary, [[String: Any]]) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -101,9 +106,10 @@ struct PiecewiseLink: SimulatedLink {
         let start = try #require(summary.timeToPlaybackStartSeconds, sourceLocation: sourceLocation)
         let tail = summary.playbackEndedAtSeconds.map { summary.sessionSeconds - $0 } ?? 0
         let accounted = start + summary.playedSeconds + summary.stallSeconds + tail
-        #expect(abs(summary.sessionSeconds - accounted) <= 0.25 + 1e-6,
-                "session \(summary.sessionSeconds) s vs start \(start) + played \(summary.playedSeconds) + stalled \(summary.stallSeconds) + tail \(tail)",
-                sourceLocation: sourceLocation)
+        #expect(
+            abs(summary.sessionSeconds - accounted) <= 0.25 + 1e-6,
+            "session \(summary.sessionSeconds) s vs start \(start) + played \(summary.playedSeconds) + stalled \(summary.stallSeconds) + tail \(tail)",
+            sourceLocation: sourceLocation)
     }
 
     @Test func startBufferWait_isReported_andTheSessionTimeAddsUp() throws {
@@ -159,9 +165,12 @@ struct PiecewiseLink: SimulatedLink {
     }
 
     @Test func selector_climbsTheLadder_onAFastLink_andTheCapStartsAtTheBottom() throws {
-        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000, 3_000_000], segments: 30),
-                                            PiecewiseLink(pieces: [(0, 20_000_000)], delaySeconds: 0.02))
-        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap { ($0["decision"] as? [String: Any])?["variantIndex"] as? Int }
+        let (summary, lines) = try Self.run(
+            Self.ladder(rungsBps: [500_000, 1_000_000, 3_000_000], segments: 30),
+            PiecewiseLink(pieces: [(0, 20_000_000)], delaySeconds: 0.02))
+        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap {
+            ($0["decision"] as? [String: Any])?["variantIndex"] as? Int
+        }
         #expect(decisions.first == 0, "a cold start probes the lowest rung")
         #expect(decisions.last == 2, "and climbs to the top on a 20 Mbit/s link")
         #expect(summary.stallCount == 0)
@@ -171,11 +180,14 @@ struct PiecewiseLink: SimulatedLink {
     @Test func smallBottomRungSegments_stillEarnTheCapUp() throws {
         // A 150 kbit/s bottom rung has 37.5 kB segments, each under the classifier's 64 KiB minimum:
         // back to back they are judged together, so a 5 Mbit/s link still ramps up the ladder.
-        let (summary, lines) = try Self.run(Self.ladder(rungsBps: [150_000, 600_000, 1_500_000], segments: 20),
-                                            PiecewiseLink(pieces: [(0, 5_000_000)], delaySeconds: 0.02))
+        let (summary, lines) = try Self.run(
+            Self.ladder(rungsBps: [150_000, 600_000, 1_500_000], segments: 20),
+            PiecewiseLink(pieces: [(0, 5_000_000)], delaySeconds: 0.02))
         let verdicts = lines.filter { $0["type"] as? String == "sample.verdict" }
         #expect(verdicts.contains { $0["coalescedTransfers"] as? Int == 2 })
-        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap { ($0["decision"] as? [String: Any])?["variantIndex"] as? Int }
+        let decisions = lines.filter { $0["type"] as? String == "abr.decision" }.compactMap {
+            ($0["decision"] as? [String: Any])?["variantIndex"] as? Int
+        }
         #expect(decisions.last == 2, "the top rung, not the probe rung forever: \(decisions)")
         #expect(summary.averageBitrateBps > 1_000_000)
     }
@@ -200,7 +212,7 @@ struct PiecewiseLink: SimulatedLink {
         let rungs: [(name: String, bps: Int, attributes: String)] = [
             ("audio", 128_000, "CODECS=\"mp4a.40.2\""),
             ("v1", 620_000, "RESOLUTION=640x360,CODECS=\"avc1.4d401e,mp4a.40.2\""),
-            ("v2", 1_500_000, "RESOLUTION=1280x720,CODECS=\"avc1.4d401f,mp4a.40.2\""),
+            ("v2", 1_500_000, "RESOLUTION=1280x720,CODECS=\"avc1.4d401f,mp4a.40.2\"")
         ]
         var top = "#EXTM3U\n"
         for rung in rungs {
@@ -235,8 +247,9 @@ struct PiecewiseLink: SimulatedLink {
         // Every decision after the first segment's transfer is given the recent-throughput evidence.
         let later = decisions.dropFirst()
         #expect(!later.isEmpty)
-        #expect(later.allSatisfy { ($0["inputs"] as? [String: Any])?["recentSegmentThroughputBps"] is Double },
-                "decisions without recentSegmentThroughputBps")
+        #expect(
+            later.allSatisfy { ($0["inputs"] as? [String: Any])?["recentSegmentThroughputBps"] is Double },
+            "decisions without recentSegmentThroughputBps")
         // Audio-only while the link is down, video again after it recovers, and played to the end.
         let buffered = lines.filter { $0["type"] as? String == "segment.buffered" }.compactMap { $0["variantIndex"] as? Int }
         let lastAudio = try #require(buffered.lastIndex(of: 0), "audio-only segments buffered: \(buffered)")
@@ -260,7 +273,9 @@ struct PiecewiseLink: SimulatedLink {
         let (summary, lines) = try Self.run(Self.ladder(rungsBps: [500_000, 1_000_000]), link)
         let (starts, retries) = Self.playlistRequests(lines)
         let rules = WedgeRules()
-        #expect(starts == rules.maxPlaylistReRequests + PlayerConfiguration(url: URL(string: "sim://test/master.m3u8")!).retry.playlist.maxAttempts, "6 re-requests, then 5 attempts")
+        #expect(
+            starts == rules.maxPlaylistReRequests + PlayerConfiguration(url: URL(string: "sim://test/master.m3u8")!).retry.playlist.maxAttempts,
+            "6 re-requests, then 5 attempts")
         let delays = retries.compactMap { $0["delaySeconds"] as? Double }
         #expect(delays == Array(repeating: 0, count: rules.maxPlaylistReRequests) + [0.5, 1, 2, 4], "\(delays)")
         #expect(retries.last?["errorKind"] as? String == "firstByteTimeout")
@@ -306,14 +321,16 @@ struct PiecewiseLink: SimulatedLink {
     }
 
     @Test func connection_sharesTheLinkFirstComeFirstServed_andLosesIdleCapacity() {
-        var c = SimulatedConnection(link: PiecewiseLink(pieces: [(0, 8_000)]))   // 1000 B/s
-        let a = c.start(at: 0, bodyBytes: 840)      // 1000 B with the header: done at 1 s
+        var c = SimulatedConnection(link: PiecewiseLink(pieces: [(0, 8_000)])) // 1000 B/s
+        let a = c.start(at: 0, bodyBytes: 840) // 1000 B with the header: done at 1 s
         #expect(abs(a.completesAt - 1) < 1e-9)
-        let b = c.start(at: 5, bodyBytes: 840)      // the idle 4 s are not banked
+        let b = c.start(at: 5, bodyBytes: 840) // the idle 4 s are not banked
         #expect(abs(b.completesAt - 6) < 0.01)
-        #expect(b.bytesReceived(at: 5.5, link: c.link) == 498 || b.bytesReceived(at: 5.5, link: c.link) == 500 || b.bytesReceived(at: 5.5, link: c.link) == 502)
+        #expect(
+            b.bytesReceived(at: 5.5, link: c.link) == 498 || b.bytesReceived(at: 5.5, link: c.link) == 500
+                || b.bytesReceived(at: 5.5, link: c.link) == 502)
         c.cancel(b, at: 5.5)
-        let d = c.start(at: 5.5, bodyBytes: 840)    // the cancelled rest no longer occupies the link
+        let d = c.start(at: 5.5, bodyBytes: 840) // the cancelled rest no longer occupies the link
         #expect(abs(d.completesAt - 6.5) < 0.01)
     }
 
@@ -354,8 +371,10 @@ struct PiecewiseLink: SimulatedLink {
         guard FileManager.default.fileExists(atPath: Self.sabreTrace.path) else {
             throw TestSetupError("shared trace \(Self.sabreTrace.path) is missing")
         }
-        let run = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "20", "--json",
-                                  "--predictor", "model", "--model", Repo.root.appendingPathComponent(ModelLocator.modelFile).path])
+        let run = try simulate([
+            ladder.path, "--trace", Self.sabreTrace.path, "--duration", "20", "--json",
+            "--predictor", "model", "--model", Repo.root.appendingPathComponent(ModelLocator.modelFile).path
+        ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         let header = try #require(run.logLines.first)

@@ -61,8 +61,11 @@ import TestSupport
     @Test func wedgedRequest_detectedByByteProgress_reRequestedOnFreshConnection() throws {
         let samples = try Repo.requireSamples("short-2s")
         // 20 KB of the second segment, then silence forever (the connection stays open).
-        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil,
-                                action: .stallAfterBytes(bytes: 20_000, seconds: nil))]
+        let faults = [
+            FaultRule(
+                pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil,
+                action: .stallAfterBytes(bytes: 20_000, seconds: nil))
+        ]
         let run = try withOrigin(samples, faults: faults) { base in
             try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json"])
         }
@@ -92,7 +95,6 @@ import TestSupport
         #expect(run.summary?["exitReason"] as? String == "completed")
     }
 
-
     /// The seed's over-select: a stale warm estimate (50 Mbit/s) on a 2 Mbit/s link with 6 s segments.
     /// Whatever the startup-cap mode, the byte-progress rule abandons the top-rung fetch, and the
     /// abandoned transfer's throughput and a cap below that rung make the next choice lower (F1 in
@@ -102,16 +104,21 @@ import TestSupport
         let samples = try Repo.requireSamples("ladder-6s")
         let store = tempStore()
         defer { try? FileManager.default.removeItem(at: store) }
-        let record: [String: Any] = ["networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
-                                     "valueBps": 50e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5]
+        let record: [String: Any] = [
+            "networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
+            "valueBps": 50e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5
+        ]
         try JSONSerialization.data(withJSONObject: ["schema": "hlsplay.estimate-store", "version": 1, "records": [record]]).write(to: store)
         var config = OriginConfiguration()
         config.rateBitsPerSecond = 2_000_000
         let server = OriginServer(root: samples, configuration: config)
         try server.start(port: 0)
         defer { server.stop() }
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                                  "--startup-cap", mode, "--estimate-store", store.path, "--duration", "3"], timeoutSeconds: 60)
+        let run = try runHlsplay(
+            [
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--startup-cap", mode, "--estimate-store", store.path, "--duration", "3"
+            ], timeoutSeconds: 60)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(run.summary?["startupGate"] as? String == "warm")
         // The top rung is abandoned first. A starved CPU (CI runs many sessions at once on two cores) can
@@ -142,18 +149,26 @@ import TestSupport
         let samples = try Repo.requireSamples("ladder-6s")
         let store = tempStore()
         defer { try? FileManager.default.removeItem(at: store) }
-        let record: [String: Any] = ["networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
-                                     "valueBps": 2.5e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5]
+        let record: [String: Any] = [
+            "networkKey": ["localNetwork": "loopback", "originHost": "127.0.0.1"],
+            "valueBps": 2.5e6, "sampleCount": 10, "measuredAt": Date().timeIntervalSince1970 - 5
+        ]
         try JSONSerialization.data(withJSONObject: ["schema": "hlsplay.estimate-store", "version": 1, "records": [record]]).write(to: store)
         var config = OriginConfiguration()
         config.rateBitsPerSecond = 2_000_000
-        config.faults = [FaultRule(pathPattern: "/v1/seg_00000.ts", requestIndex: 0, afterSeconds: nil,
-                                   action: .stallAfterBytes(bytes: 300_000, seconds: 2))]
+        config.faults = [
+            FaultRule(
+                pathPattern: "/v1/seg_00000.ts", requestIndex: 0, afterSeconds: nil,
+                action: .stallAfterBytes(bytes: 300_000, seconds: 2))
+        ]
         let server = OriginServer(root: samples, configuration: config)
         try server.start(port: 0)
         defer { server.stop() }
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                                  "--estimate-store", store.path, "--duration", "8"], timeoutSeconds: 60)
+        let run = try runHlsplay(
+            [
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                "--estimate-store", store.path, "--duration", "8"
+            ], timeoutSeconds: 60)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         expectValidLog(run)
         #expect(run.summary?["startupGate"] as? String == "warm")

@@ -65,29 +65,37 @@ private func checkPlayback(_ stream: StreamCase, root: URL) throws {
     configuration.live = stream.live
     try withOrigin(root, configuration: configuration) { server in
         let url = server.baseURL.appendingPathComponent(stream.entry).absoluteString
-        let run = try runHlsplay([url, "--headless", "--json"] + (stream.playSeconds.map { ["--duration", String($0)] } ?? []),
-                                 timeoutSeconds: stream.wallBoundSeconds)
+        let run = try runHlsplay(
+            [url, "--headless", "--json"] + (stream.playSeconds.map { ["--duration", String($0)] } ?? []),
+            timeoutSeconds: stream.wallBoundSeconds)
         let reference = try makeReference(stream, url: url, root: root)
         let summary = run.summary ?? [:]
-        let comparison = StreamComparison(hlsplayVideo: summary["decodedVideoFrames"] as? Int ?? -1,
-                                          hlsplayAudio: summary["decodedAudioFrames"] as? Int ?? -1,
-                                          ffmpegVideo: reference.videoFrames, ffmpegAudio: reference.audioFrames)
-        print("\(stream.name): exit \(run.status), \(comparison), session \(summary["sessionSeconds"] ?? "-") s, TTFF \(summary["timeToFirstFrameSeconds"] ?? "-") s")
+        let comparison = StreamComparison(
+            hlsplayVideo: summary["decodedVideoFrames"] as? Int ?? -1,
+            hlsplayAudio: summary["decodedAudioFrames"] as? Int ?? -1,
+            ffmpegVideo: reference.videoFrames, ffmpegAudio: reference.audioFrames)
+        print(
+            "\(stream.name): exit \(run.status), \(comparison), session \(summary["sessionSeconds"] ?? "-") s, TTFF \(summary["timeToFirstFrameSeconds"] ?? "-") s"
+        )
 
         #expect(run.status == 0, "\(stream.name): exit \(run.status); stderr: \(run.stderr.suffix(600))")
         expectValidLog(run)
-        #expect(summary["exitReason"] as? String == (stream.playSeconds == nil ? "completed" : "durationReached"),
-                "\(stream.name): exitReason \(summary["exitReason"] ?? "-"), error \(summary["error"] ?? "-")")
+        #expect(
+            summary["exitReason"] as? String == (stream.playSeconds == nil ? "completed" : "durationReached"),
+            "\(stream.name): exitReason \(summary["exitReason"] ?? "-"), error \(summary["error"] ?? "-")")
         // Within one segment's frames. A run cut by --duration is compared with ffmpeg's first
         // seconds, which line up to the frame: there at most 2 s (a long segment would otherwise
         // allow most of the run), plus the 0.25 s the decoder runs ahead of the media clock.
         let toleranceSeconds = stream.playSeconds == nil ? stream.segmentSeconds : min(stream.segmentSeconds, 2) + 0.25
-        for (kind, mine, theirs) in [("video", comparison.hlsplayVideo, reference.videoFrames),
-                                     ("audio", comparison.hlsplayAudio, reference.audioFrames)] {
+        for (kind, mine, theirs) in [
+            ("video", comparison.hlsplayVideo, reference.videoFrames),
+            ("audio", comparison.hlsplayAudio, reference.audioFrames)
+        ] {
             let perSecond = Double(theirs) / stream.playedSeconds
             let tolerance = theirs == 0 ? 0 : Int((perSecond * toleranceSeconds).rounded(.up)) + 1
-            #expect(abs(mine - theirs) <= tolerance,
-                    "\(stream.name): \(kind) frames \(mine), ffmpeg \(theirs) (tolerance \(tolerance): one segment's frames); \(comparison)")
+            #expect(
+                abs(mine - theirs) <= tolerance,
+                "\(stream.name): \(kind) frames \(mine), ffmpeg \(theirs) (tolerance \(tolerance): one segment's frames); \(comparison)")
         }
         if reference.status == 0 && reference.stderrTail.isEmpty {
             #expect(summary["decodeErrors"] as? Int == 0, "\(stream.name): \(summary["decodeErrors"] ?? "-") decode errors where ffmpeg had none")
@@ -100,8 +108,9 @@ private func checkPlayback(_ stream: StreamCase, root: URL) throws {
 private func makeReference(_ stream: StreamCase, url: String, root: URL) throws -> FFmpegReference {
     switch stream.reference {
     case .sameURL(let inputOptions):
-        return try ffmpegFrameCounts(url, inputOptions: inputOptions,
-                                     outputOptions: stream.playSeconds.map { ["-t", String($0)] } ?? [])
+        return try ffmpegFrameCounts(
+            url, inputOptions: inputOptions,
+            outputOptions: stream.playSeconds.map { ["-t", String($0)] } ?? [])
     case .perSegment(let mediaPlaylist):
         let file = root.appendingPathComponent(mediaPlaylist)
         guard case .media(let playlist) = try PlaylistParser.parse(data: Data(contentsOf: file), baseURL: file) else {

@@ -24,9 +24,11 @@ struct Run {
 }
 
 /// Runs the real binary with a log and a HAR in a fresh temp dir.
-func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT, timeoutSeconds: Double = 120,
-                environment extra: [String: String] = [:], har writesHAR: Bool = true,
-                executable: URL = Repo.hlsplay) throws -> Run {
+func runHlsplay(
+    _ args: [String], interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT, timeoutSeconds: Double = 120,
+    environment extra: [String: String] = [:], har writesHAR: Bool = true,
+    executable: URL = Repo.hlsplay
+) throws -> Run {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
@@ -34,15 +36,18 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
     let har = dir.appendingPathComponent("session.har")
     // A test that names its own log keeps it (e.g. to read numbered logs of many sessions).
     // `hlsplay simulate` takes no --har (writesHAR false).
-    let arguments = args.contains(where: { $0 == "--log" || $0.hasPrefix("--log=") }) ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
+    let arguments =
+        args.contains(where: { $0 == "--log" || $0.hasPrefix("--log=") }) ? args : args + ["--log", log.path] + (writesHAR ? ["--har", har.path] : [])
     // Each run gets its own cache directory, so the estimate store starts empty
     // (cold) unless a test passes --estimate-store, and no user file is touched.
     var environment = environmentWithFreshCache(dir.appendingPathComponent("cache"))
     environment.merge(extra) { $1 }
     var peakRSS: Int?
-    let result = try runProcess(executable, arguments, environment: environment,
-                                interruptAfterSeconds: interruptAfterSeconds, interruptSignal: interruptSignal,
-                                timeoutSeconds: timeoutSeconds, label: "hlsplay") { pid in
+    let result = try runProcess(
+        executable, arguments, environment: environment,
+        interruptAfterSeconds: interruptAfterSeconds, interruptSignal: interruptSignal,
+        timeoutSeconds: timeoutSeconds, label: "hlsplay"
+    ) { pid in
         if let hwm = peakResidentBytes(pid: pid) { peakRSS = max(peakRSS ?? 0, hwm) }
     }
     let rawLines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -58,8 +63,9 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
     expectValidHAR(at: har)
     let second = ((try? String(contentsOf: dir.appendingPathComponent("session-2.jsonl"), encoding: .utf8)) ?? "")
         .split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    return Run(status: result.status, stdout: result.stdout, stderr: result.stderr, logLines: parsed, rawLogLines: rawLines,
-               har: harObject, secondLogLines: second, peakRSSBytes: peakRSS, terminationSignal: result.terminationSignal)
+    return Run(
+        status: result.status, stdout: result.stdout, stderr: result.stderr, logLines: parsed, rawLogLines: rawLines,
+        har: harObject, secondLogLines: second, peakRSSBytes: peakRSS, terminationSignal: result.terminationSignal)
 }
 
 /// A running process's peak resident set size so far (`VmHWM` in /proc/PID/status), bytes. The
@@ -67,8 +73,9 @@ func runHlsplay(_ args: [String], interruptAfterSeconds: Double? = nil, interrup
 /// `ru_maxrss`, into which Linux carries the spawning process's mark when posix_spawn shares its memory).
 func peakResidentBytes(pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-          let kB = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kB = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap({ Int($0) })
+    else { return nil }
     return kB * 1024
 }
 

@@ -53,8 +53,10 @@ import TestSupport
 
     /// ffmpeg refuses the `.ec3` extension unless told not to be picky about it.
     @Test func shakaPackedEC3_rawEAC3Segments() throws {
-        try play(StreamCase(name: "shaka-packed-ec3", entry: "prog_index.m3u8", mediaSeconds: 47.872, segmentSeconds: 5.984, playSeconds: 4,
-                            reference: .sameURL(inputOptions: ["-extension_picky", "0"])))
+        try play(
+            StreamCase(
+                name: "shaka-packed-ec3", entry: "prog_index.m3u8", mediaSeconds: 47.872, segmentSeconds: 5.984, playSeconds: 4,
+                reference: .sameURL(inputOptions: ["-extension_picky", "0"])))
     }
 
     // Video.
@@ -67,8 +69,10 @@ import TestSupport
 
     /// ffmpeg fails on the playlist (exit 69): the reference is each I-frame segment decoded behind the init section.
     @Test func shakaIFrameOnly_iFramesOnlyFMP4() throws {
-        try play(StreamCase(name: "shaka-iframe-only", entry: "media.m3u8", mediaSeconds: 4.004, segmentSeconds: 2.002,
-                            reference: .perSegment(mediaPlaylist: "media.m3u8")))
+        try play(
+            StreamCase(
+                name: "shaka-iframe-only", entry: "media.m3u8", mediaSeconds: 4.004, segmentSeconds: 2.002,
+                reference: .perSegment(mediaPlaylist: "media.m3u8")))
     }
 
     /// The 33-bit PTS wraps in the middle of the fifth segment (8-10 s): played past it.

@@ -40,15 +40,17 @@ enum HandLog {
             json(["t": 8.0, "type": "error", "fatal": false, "category": "network", "message": hostileMessage, "url": hostileURL]),
             json(["t": 9.0, "type": "something.new", "whatever": 1]),
             json(["t": 9.5, "type": "stall.start", "atSeconds": 9.5, "positionSeconds": 6]),
-            json(["t": 10.0, "type": "buffer.sample", "phase": "stalled", "bufferSeconds": 0, "estimateBps": 2_000_000]),
+            json(["t": 10.0, "type": "buffer.sample", "phase": "stalled", "bufferSeconds": 0, "estimateBps": 2_000_000])
         ]
     }
 
     static var summary: String {
-        json(["type": "summary", "url": hostileURL, "exitReason": "durationReached", "timeToFirstFrameSeconds": 1.5,
-              "stallCount": 2, "stallSeconds": 3.0, "averageBitrateBps": 1_500_000,
-              "timeToPlaybackStartSeconds": 2.5, "startupWaitSeconds": 1.0,
-              "qoe": ["playedChunks": 4, "rebufferRatio": 0.25, "linearQoE": -3.5, "linearQoEPerChunk": -0.875]])
+        json([
+            "type": "summary", "url": hostileURL, "exitReason": "durationReached", "timeToFirstFrameSeconds": 1.5,
+            "stallCount": 2, "stallSeconds": 3.0, "averageBitrateBps": 1_500_000,
+            "timeToPlaybackStartSeconds": 2.5, "startupWaitSeconds": 1.0,
+            "qoe": ["playedChunks": 4, "rebufferRatio": 0.25, "linearQoE": -3.5, "linearQoEPerChunk": -0.875]
+        ])
     }
 
     static var whole: String { ([header] + events + [summary]).joined(separator: "\n") + "\n" }
@@ -110,11 +112,11 @@ enum HandLog {
         let rects = stalls.children("rect")
         #expect(rects.count == 2 && stalls.points == 2)
         // 10 s onto 1080 px from x = 80: 108 px a second.
-        #expect(SeriesElement.attribute("x", in: rects[0]) == "609.2")   // 80 + 4.9 × 108
+        #expect(SeriesElement.attribute("x", in: rects[0]) == "609.2") // 80 + 4.9 × 108
         #expect(SeriesElement.attribute("width", in: rects[0]) == "270.0") // (7.4 − 4.9) × 108
         #expect(SeriesElement.attribute("data-open", in: rects[0]) == nil)
-        #expect(SeriesElement.attribute("x", in: rects[1]) == "1106.0")  // 80 + 9.5 × 108
-        #expect(SeriesElement.attribute("width", in: rects[1]) == "54.0")  // to the end of the log, 10 s
+        #expect(SeriesElement.attribute("x", in: rects[1]) == "1106.0") // 80 + 9.5 × 108
+        #expect(SeriesElement.attribute("width", in: rects[1]) == "54.0") // to the end of the log, 10 s
         #expect(SeriesElement.attribute("data-open", in: rects[1]) == "true")
     }
 
@@ -199,10 +201,11 @@ enum HandLog {
 
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
-        let log = [
-            #"{"type":"header","schema":"hlsplay.session-log","schemaVersion":1,"url":"http://x/","hlsplayVersion":"0.1.0"}"#,
-            #"{"type":"summary","t":1,"stallCount":1e300,"variantSwitches":-1e300,"playedSeconds":1e300}"#,
-        ].joined(separator: "\n") + "\n"
+        let log =
+            [
+                #"{"type":"header","schema":"hlsplay.session-log","schemaVersion":1,"url":"http://x/","hlsplayVersion":"0.1.0"}"#,
+                #"{"type":"summary","t":1,"stallCount":1e300,"variantSwitches":-1e300,"playedSeconds":1e300}"#
+            ].joined(separator: "\n") + "\n"
         let html = try TimelineReport.render(sessionLog: log)
         #expect(html.contains("9223372036854775807"))
     }

@@ -3,7 +3,7 @@
 
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A finished process: exit status (or the number of the signal that ended it), output, wall seconds.
@@ -26,11 +26,13 @@ private let pollIntervalSeconds = 0.05
 /// `interruptAfterSeconds` sends `interruptSignal` that long after the start; `poll` is called with
 /// the pid every 50 ms while the child runs. `timeoutSeconds` (counted after any interrupt) on, the child gets `timeoutSignal`
 /// (then SIGKILL if it lingers), is reaped, and a TestSetupError naming `label` is thrown.
-public func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                       currentDirectory: URL? = nil, standardInput: FileHandle? = nil, standardOutput: Pipe? = nil,
-                       interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT,
-                       timeoutSeconds: Double = 120, timeoutSignal: Int32 = SIGTERM, label: String? = nil,
-                       poll: ((Int32) -> Void)? = nil) throws -> ProcessResult {
+public func runProcess(
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    currentDirectory: URL? = nil, standardInput: FileHandle? = nil, standardOutput: Pipe? = nil,
+    interruptAfterSeconds: Double? = nil, interruptSignal: Int32 = SIGINT,
+    timeoutSeconds: Double = 120, timeoutSignal: Int32 = SIGTERM, label: String? = nil,
+    poll: ((Int32) -> Void)? = nil
+) throws -> ProcessResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -69,9 +71,10 @@ public func runProcess(_ executable: URL, _ arguments: [String], environment: [S
     }
     process.waitUntilExit()
     group.wait()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
-                         stderr: String(decoding: errBox.data, as: UTF8.self), wallSeconds: Date().timeIntervalSince(started),
-                         terminationSignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
+    return ProcessResult(
+        status: process.terminationStatus, stdout: String(decoding: outBox.data, as: UTF8.self),
+        stderr: String(decoding: errBox.data, as: UTF8.self), wallSeconds: Date().timeIntervalSince(started),
+        terminationSignal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
 }
 
 /// Reads `handle` byte by byte up to and including the first newline (or its end), without the newline:
@@ -90,7 +93,9 @@ public func readFirstLine(_ handle: FileHandle) -> String {
 /// child hlsplay starts with an empty estimate store and touches no user file.
 public func environmentWithFreshCache(_ cache: URL? = nil) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment
-    environment["XDG_CACHE_HOME"] = (cache ?? FileManager.default.temporaryDirectory
+    environment["XDG_CACHE_HOME"] =
+        (cache
+        ?? FileManager.default.temporaryDirectory
         .appendingPathComponent("hlsplay-cache-\(UUID().uuidString)")).path
     return environment
 }

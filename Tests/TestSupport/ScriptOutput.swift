@@ -7,8 +7,10 @@ import Foundation
 ///   - script: the bash script; it is run as `bash SCRIPT OUT_DIR ARGUMENTS...`.
 ///   - arguments: after the output folder (e.g. the cases to make).
 ///   - directoryPrefix: the folder's name before the digest, e.g. `hlsplay-corpus`.
-public func scriptOutputBuiltOnce(script: URL, arguments: [String] = [], directoryPrefix: String,
-                                  timeoutSeconds: Double) throws -> URL {
+public func scriptOutputBuiltOnce(
+    script: URL, arguments: [String] = [], directoryPrefix: String,
+    timeoutSeconds: Double
+) throws -> URL {
     let bytes = try Data(contentsOf: script)
     // FNV-1a of the script: a stable name across processes (Hasher is seeded per process).
     let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
@@ -16,8 +18,9 @@ public func scriptOutputBuiltOnce(script: URL, arguments: [String] = [], directo
     let dir = tmp.appendingPathComponent("\(directoryPrefix)-\(String(digest, radix: 16))")
     if FileManager.default.fileExists(atPath: dir.path) { return dir }
     let building = tmp.appendingPathComponent("\(directoryPrefix)-building-\(UUID().uuidString)")
-    let made = try runProcess(URL(fileURLWithPath: "/bin/bash"), [script.path, building.path] + arguments,
-                              standardInput: .nullDevice, timeoutSeconds: timeoutSeconds)
+    let made = try runProcess(
+        URL(fileURLWithPath: "/bin/bash"), [script.path, building.path] + arguments,
+        standardInput: .nullDevice, timeoutSeconds: timeoutSeconds)
     guard made.status == 0 else {
         try? FileManager.default.removeItem(at: building)
         throw TestSetupError("\(script.lastPathComponent) failed (\(made.status)): \(made.stderr.suffix(800))")

@@ -9,7 +9,8 @@ public struct SeriesElement {
     public init?(_ html: String, _ name: String) {
         guard let mark = html.range(of: "data-series=\"\(name)\"") else { return nil }
         guard let open = html[..<mark.lowerBound].range(of: "<", options: .backwards),
-              let close = html[mark.upperBound...].range(of: ">") else { return nil }
+            let close = html[mark.upperBound...].range(of: ">")
+        else { return nil }
         tag = String(html[open.lowerBound..<close.upperBound])
         if tag.hasPrefix("<g ") {
             let end = html[close.upperBound...].range(of: "</g>")?.lowerBound ?? html.endIndex

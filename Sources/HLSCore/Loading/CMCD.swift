@@ -60,7 +60,9 @@ public struct CMCDData: Sendable, Equatable {
 
     /// Each key's `key=value` (or bare `key` for true booleans), with the header it belongs to.
     private var pairs: [(key: String, text: String, shard: Shard)] {
-        func quoted(_ s: String) -> String { "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
         var p: [(String, String, Shard)] = []
         if let v = bufferLengthMs { p.append(("bl", "bl=\(v)", .request)) }
         if let v = encodedBitrateKbps { p.append(("br", "br=\(v)", .object)) }

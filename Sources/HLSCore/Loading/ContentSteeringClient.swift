@@ -25,8 +25,10 @@ public struct ContentSteeringConfiguration: Sendable, Equatable, Codable {
     public var minimumReloadSeconds: Double
     public var retryWithoutTTLSeconds: Double
 
-    public init(minimumReloadSeconds: Double = defaultMinimumReloadSeconds,
-                retryWithoutTTLSeconds: Double = defaultRetryWithoutTTLSeconds) {
+    public init(
+        minimumReloadSeconds: Double = defaultMinimumReloadSeconds,
+        retryWithoutTTLSeconds: Double = defaultRetryWithoutTTLSeconds
+    ) {
         self.minimumReloadSeconds = minimumReloadSeconds
         self.retryWithoutTTLSeconds = retryWithoutTTLSeconds
     }
@@ -90,8 +92,10 @@ public struct ContentSteeringClient: Sendable, Equatable {
 
     /// Starts steering for `playlist` (which must carry EXT-X-CONTENT-STEERING,
     /// else nil). The first manifest load is due at once (`now`).
-    public init?(playlist: MultivariantPlaylist, at now: MonotonicInstant,
-                 configuration: ContentSteeringConfiguration = ContentSteeringConfiguration()) {
+    public init?(
+        playlist: MultivariantPlaylist, at now: MonotonicInstant,
+        configuration: ContentSteeringConfiguration = ContentSteeringConfiguration()
+    ) {
         guard let tag = playlist.contentSteering else { return nil }
         self.configuration = configuration
         self.manifestURL = tag.serverURI
@@ -102,7 +106,8 @@ public struct ContentSteeringClient: Sendable, Equatable {
             initialPathwayReason = "EXT-X-CONTENT-STEERING PATHWAY-ID=\"\(wanted)\""
         } else {
             currentPathway = pathways.first ?? FailoverTracker.defaultPathwayID
-            initialPathwayReason = tag.pathwayID.map { "EXT-X-CONTENT-STEERING PATHWAY-ID=\"\($0)\" names no variant's pathway; the first variant's" }
+            initialPathwayReason =
+                tag.pathwayID.map { "EXT-X-CONTENT-STEERING PATHWAY-ID=\"\($0)\" names no variant's pathway; the first variant's" }
                 ?? "no PATHWAY-ID on EXT-X-CONTENT-STEERING; the first variant's"
         }
         self.nextReload = now
@@ -131,7 +136,8 @@ public struct ContentSteeringClient: Sendable, Equatable {
     /// URI is returned unchanged.
     public func requestURL(throughputBps: Double?) -> URL {
         guard manifestURL.scheme?.lowercased() != "data",
-              var c = URLComponents(url: manifestURL, resolvingAgainstBaseURL: true) else { return manifestURL }
+            var c = URLComponents(url: manifestURL, resolvingAgainstBaseURL: true)
+        else { return manifestURL }
         var items = (c.queryItems ?? []).filter { $0.name != Self.pathwayQueryName && $0.name != Self.throughputQueryName }
         items.append(URLQueryItem(name: Self.pathwayQueryName, value: currentPathway))
         if let t = throughputBps, t.isFinite, t >= 0 {
@@ -144,8 +150,10 @@ public struct ContentSteeringClient: Sendable, Equatable {
     /// A manifest arrived and parsed. Applies its clones to `playlist`, takes
     /// its priority, TTL and RELOAD-URI, schedules the next load at now + TTL
     /// (at least `minimumReloadSeconds`) and chooses the pathway.
-    public mutating func manifestLoaded(_ m: SteeringManifest, playlist: MultivariantPlaylist,
-                                        excludedPathways: [String: MonotonicInstant], at now: MonotonicInstant) -> SteeringUpdate {
+    public mutating func manifestLoaded(
+        _ m: SteeringManifest, playlist: MultivariantPlaylist,
+        excludedPathways: [String: MonotonicInstant], at now: MonotonicInstant
+    ) -> SteeringUpdate {
         var actions: [SteeringAction] = []
         var updated = playlist
         if !m.pathwayClones.isEmpty {
@@ -162,9 +170,12 @@ public struct ContentSteeringClient: Sendable, Equatable {
             let wait = max(m.ttlSeconds, configuration.minimumReloadSeconds)
             let at = now.advanced(bySeconds: wait)
             nextReload = at
-            actions.append(.reloadScheduled(at: at, reason: m.ttlSeconds < configuration.minimumReloadSeconds
-                ? "TTL \(m.ttlSeconds) s raised to the \(configuration.minimumReloadSeconds) s minimum"
-                : "TTL \(m.ttlSeconds) s"))
+            actions.append(
+                .reloadScheduled(
+                    at: at,
+                    reason: m.ttlSeconds < configuration.minimumReloadSeconds
+                        ? "TTL \(m.ttlSeconds) s raised to the \(configuration.minimumReloadSeconds) s minimum"
+                        : "TTL \(m.ttlSeconds) s"))
         }
         actions += reevaluate(excludedPathways: excludedPathways, at: now)
         return SteeringUpdate(playlist: updated, actions: actions)
@@ -223,7 +234,9 @@ public struct ContentSteeringClient: Sendable, Equatable {
             choice = first
             let skipped = order.prefix { $0 != first }
             let source = priority == nil ? "initial pathway" : "PATHWAY-PRIORITY"
-            reason = skipped.isEmpty ? "first in \(source) order"
+            reason =
+                skipped.isEmpty
+                ? "first in \(source) order"
                 : "first in \(source) order not excluded (excluded: \(skipped.joined(separator: ", ")))"
         } else {
             choice = order.min { excludedPathways[$0]! < excludedPathways[$1]! }!

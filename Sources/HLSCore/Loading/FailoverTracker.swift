@@ -37,8 +37,10 @@ public struct FailoverConfiguration: Sendable, Equatable, Codable {
     /// usually do. Ignored for variants without PATHWAY-ID.
     public var excludeWholePathway: Bool
 
-    public init(errorsBeforeFailover: Int = defaultErrorsBeforeFailover, penaltySeconds: Double = defaultPenaltySeconds,
-                excludeWholePathway: Bool = true) {
+    public init(
+        errorsBeforeFailover: Int = defaultErrorsBeforeFailover, penaltySeconds: Double = defaultPenaltySeconds,
+        excludeWholePathway: Bool = true
+    ) {
         precondition(errorsBeforeFailover >= 1, "errorsBeforeFailover must be at least 1")
         precondition(penaltySeconds >= 0, "penaltySeconds must not be negative")
         self.errorsBeforeFailover = errorsBeforeFailover
@@ -187,14 +189,18 @@ public struct FailoverTracker: Sendable, Equatable {
         let until = now.advanced(bySeconds: configuration.penaltySeconds)
         let last = error.httpStatus.map { "HTTP \($0)" } ?? error.kind.rawValue
         penaltyEnds[uriTarget] = until
-        actions.append(.excluded(uriTarget, until: until,
-                                 reason: "\(n) consecutive errors (threshold \(threshold)), last \(last)"))
+        actions.append(
+            .excluded(
+                uriTarget, until: until,
+                reason: "\(n) consecutive errors (threshold \(threshold)), last \(last)"))
         if configuration.excludeWholePathway, let p = v.pathwayID {
             let target = FailoverTarget.pathway(p)
             if (penaltyEnds[target] ?? now) <= now {
                 penaltyEnds[target] = until
-                actions.append(.excluded(target, until: until,
-                                         reason: "variant \(v.uri.path) on it excluded after \(n) consecutive errors"))
+                actions.append(
+                    .excluded(
+                        target, until: until,
+                        reason: "variant \(v.uri.path) on it excluded after \(n) consecutive errors"))
             }
         }
         return actions
@@ -244,8 +250,10 @@ public struct FailoverTracker: Sendable, Equatable {
     /// pathway preference (ContentSteeringClient.pathwayOrder); members on
     /// pathways it lists come first in its order, then the rest (used only
     /// when every listed one is excluded); nil = playlist order.
-    public mutating func choose(rungOf variantIndex: Int, pathwayOrder: [String]? = nil,
-                                at now: MonotonicInstant) -> FailoverChoice {
+    public mutating func choose(
+        rungOf variantIndex: Int, pathwayOrder: [String]? = nil,
+        at now: MonotonicInstant
+    ) -> FailoverChoice {
         let actions = expire(at: now)
         let rung = rungOfVariant[variantIndex]
         let members = rungs[rung]
@@ -266,19 +274,24 @@ public struct FailoverTracker: Sendable, Equatable {
             chosen = first
             if first == ordered[0] {
                 kind = .preferred
-                reason = ordered.count == 1 ? "only variant of its rung" : "first of \(ordered.count) redundant variants\(pathwayOrder == nil ? " in playlist order" : " in pathway order")"
+                reason =
+                    ordered.count == 1
+                    ? "only variant of its rung"
+                    : "first of \(ordered.count) redundant variants\(pathwayOrder == nil ? " in playlist order" : " in pathway order")"
             } else {
                 kind = .failover
                 let skipped = ordered.prefix { $0 != first }.map { i -> String in
                     let end = exclusionEnd(ofVariant: i, at: now)!
-                    return "\(variants[i].uri.path) [\(Self.pathway(of: variants[i]))] excluded for \(String(format: "%.1f", end.seconds(since: now))) s more"
+                    return
+                        "\(variants[i].uri.path) [\(Self.pathway(of: variants[i]))] excluded for \(String(format: "%.1f", end.seconds(since: now))) s more"
                 }
                 reason = "failover: " + skipped.joined(separator: "; ")
             }
         } else {
             chosen = ordered.min { exclusionEnd(ofVariant: $0, at: now)! < exclusionEnd(ofVariant: $1, at: now)! }!
             kind = .allExcluded
-            reason = "all \(ordered.count) variants of the rung excluded; this one's penalty ends first (in \(String(format: "%.1f", exclusionEnd(ofVariant: chosen, at: now)!.seconds(since: now))) s)"
+            reason =
+                "all \(ordered.count) variants of the rung excluded; this one's penalty ends first (in \(String(format: "%.1f", exclusionEnd(ofVariant: chosen, at: now)!.seconds(since: now))) s)"
         }
         let previous = lastChoice[rung]
         let changed = previous != nil && previous != chosen
@@ -287,8 +300,9 @@ public struct FailoverTracker: Sendable, Equatable {
             reason += " (was \(variants[previous].uri.path) [\(Self.pathway(of: variants[previous]))])"
         }
         let v = variants[chosen]
-        return FailoverChoice(variantIndex: chosen, uri: v.uri, pathwayID: Self.pathway(of: v), kind: kind, changed: changed,
-                              previousVariantIndex: changed ? previous : nil, reason: reason, actions: actions)
+        return FailoverChoice(
+            variantIndex: chosen, uri: v.uri, pathwayID: Self.pathway(of: v), kind: kind, changed: changed,
+            previousVariantIndex: changed ? previous : nil, reason: reason, actions: actions)
     }
 }
 

@@ -70,10 +70,12 @@ public struct HTTPExchange: Sendable, Equatable {
     public var localPort: Int?
     public var timings: Timings
 
-    public init(url: String, method: String = "GET", httpVersion: String? = nil, requestHeaders: [Field] = [], requestHeaderBytes: Int? = nil,
-                status: Int? = nil, statusText: String = "", responseHeaders: [Field] = [], responseHeaderBytes: Int? = nil,
-                bodyBytesReceived: Int = 0, redirectCount: Int = 0, serverIPAddress: String? = nil, localPort: Int? = nil,
-                timings: Timings) {
+    public init(
+        url: String, method: String = "GET", httpVersion: String? = nil, requestHeaders: [Field] = [], requestHeaderBytes: Int? = nil,
+        status: Int? = nil, statusText: String = "", responseHeaders: [Field] = [], responseHeaderBytes: Int? = nil,
+        bodyBytesReceived: Int = 0, redirectCount: Int = 0, serverIPAddress: String? = nil, localPort: Int? = nil,
+        timings: Timings
+    ) {
         self.url = url
         self.method = method
         self.httpVersion = httpVersion

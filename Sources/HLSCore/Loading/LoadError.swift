@@ -52,8 +52,10 @@ public struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// nil for errors raised before one (a refused scheme, a local file).
     public var exchange: HTTPExchange?
 
-    public init(kind: LoadErrorKind, url: String, httpStatus: Int? = nil, retryAfterSeconds: Double? = nil,
-                bytesReceived: Int = 0, message: String) {
+    public init(
+        kind: LoadErrorKind, url: String, httpStatus: Int? = nil, retryAfterSeconds: Double? = nil,
+        bytesReceived: Int = 0, message: String
+    ) {
         self.kind = kind
         self.url = url
         self.httpStatus = httpStatus

@@ -39,8 +39,10 @@ public struct RequestRateInputs: Sendable, Equatable, Codable {
     /// The forward-buffer target in force: segments and parts may be fetched back to back up to it, seconds.
     public var forwardBufferTargetSeconds: Double
 
-    public init(targetDurationSeconds: Double? = nil, partTargetSeconds: Double? = nil, meanSegmentDurationSeconds: Double? = nil,
-                forwardBufferTargetSeconds: Double) {
+    public init(
+        targetDurationSeconds: Double? = nil, partTargetSeconds: Double? = nil, meanSegmentDurationSeconds: Double? = nil,
+        forwardBufferTargetSeconds: Double
+    ) {
         self.targetDurationSeconds = targetDurationSeconds
         self.partTargetSeconds = partTargetSeconds
         self.meanSegmentDurationSeconds = meanSegmentDurationSeconds
@@ -50,10 +52,11 @@ public struct RequestRateInputs: Sendable, Equatable, Codable {
     /// The inputs a media playlist gives (`forwardBufferTargetSeconds` from the session).
     public init(playlist: MediaPlaylist, forwardBufferTargetSeconds: Double) {
         let durations = playlist.segments.map(\.durationSeconds)
-        self.init(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
-                  partTargetSeconds: playlist.partTargetSeconds,
-                  meanSegmentDurationSeconds: durations.isEmpty ? nil : durations.reduce(0, +) / Double(durations.count),
-                  forwardBufferTargetSeconds: forwardBufferTargetSeconds)
+        self.init(
+            targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+            partTargetSeconds: playlist.partTargetSeconds,
+            meanSegmentDurationSeconds: durations.isEmpty ? nil : durations.reduce(0, +) / Double(durations.count),
+            forwardBufferTargetSeconds: forwardBufferTargetSeconds)
     }
 }
 
@@ -230,8 +233,10 @@ public struct RequestRateBound: Sendable, Equatable {
 
     /// Admits one request of `kind` asked for at `now` under `limit`: when it may start
     /// (the caller waits until then), counting it from that start.
-    public mutating func admit(_ kind: PacedRequestKind, track: String? = nil, limit: RequestRateLimit,
-                               at now: MonotonicInstant) -> RequestAdmission {
+    public mutating func admit(
+        _ kind: PacedRequestKind, track: String? = nil, limit: RequestRateLimit,
+        at now: MonotonicInstant
+    ) -> RequestAdmission {
         let key = Key(kind: kind, track: track)
         let interval = max(limit.minimumIntervalSeconds, 0)
         let tolerance = Double(max(limit.burst, 1) - 1) * interval
@@ -278,8 +283,10 @@ public struct RequestRateBound: Sendable, Equatable {
         return closed
     }
 
-    private static func released(_ e: Episode, kind: PacedRequestKind, track: String?, at now: MonotonicInstant,
-                                 sessionEnded: Bool) -> RequestPacingEpisode {
+    private static func released(
+        _ e: Episode, kind: PacedRequestKind, track: String?, at now: MonotonicInstant,
+        sessionEnded: Bool
+    ) -> RequestPacingEpisode {
         var r = RequestPacingEpisode(action: .released, kind: kind, track: track, limit: e.limit)
         r.heldRequests = e.heldRequests
         r.heldSeconds = e.heldSeconds

@@ -22,8 +22,10 @@ public struct RetryPolicy: Sendable, Equatable, Codable {
     /// segments may not be published yet; false for VOD segments).
     public var retryNotFound: Bool
 
-    public init(maxAttempts: Int = 4, initialBackoffSeconds: Double = 0.5, maxBackoffSeconds: Double = 8,
-                honourRetryAfter: Bool = true, maxRetryAfterSeconds: Double = 30, retryNotFound: Bool = false) {
+    public init(
+        maxAttempts: Int = 4, initialBackoffSeconds: Double = 0.5, maxBackoffSeconds: Double = 8,
+        honourRetryAfter: Bool = true, maxRetryAfterSeconds: Double = 30, retryNotFound: Bool = false
+    ) {
         self.maxAttempts = maxAttempts
         self.initialBackoffSeconds = initialBackoffSeconds
         self.maxBackoffSeconds = maxBackoffSeconds

@@ -25,8 +25,10 @@ public struct SteeringManifest: Sendable, Equatable {
     /// Tolerated problems (duplicate pathway IDs, unknown keys), for the log.
     public var warnings: [String]
 
-    public init(version: Int = 1, ttlSeconds: Double, reloadURI: URL? = nil, pathwayPriority: [String],
-                pathwayClones: [PathwayClone] = [], warnings: [String] = []) {
+    public init(
+        version: Int = 1, ttlSeconds: Double, reloadURI: URL? = nil, pathwayPriority: [String],
+        pathwayClones: [PathwayClone] = [], warnings: [String] = []
+    ) {
         self.version = version
         self.ttlSeconds = ttlSeconds
         self.reloadURI = reloadURI
@@ -51,8 +53,10 @@ public struct PathwayClone: Sendable, Equatable {
     /// URI-REPLACEMENT PER-RENDITION-URIS: STABLE-RENDITION-ID → URI (resolved against the manifest's URL).
     public var perRenditionURIs: [String: URL]
 
-    public init(baseID: String, id: String, host: String? = nil, params: [String: String] = [:],
-                perVariantURIs: [String: URL] = [:], perRenditionURIs: [String: URL] = [:]) {
+    public init(
+        baseID: String, id: String, host: String? = nil, params: [String: String] = [:],
+        perVariantURIs: [String: URL] = [:], perRenditionURIs: [String: URL] = [:]
+    ) {
         self.baseID = baseID
         self.id = id
         self.host = host
@@ -114,9 +118,10 @@ extension SteeringManifest {
 
     /// Whether `id` is a valid Pathway ID: characters [a-zA-Z0-9], '.', '-', '_' (draft §4.4.6.6), not empty.
     public static func isValidPathwayID(_ id: String) -> Bool {
-        !id.isEmpty && id.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_"
-        }
+        !id.isEmpty
+            && id.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_"
+            }
     }
 
     /// Parses a steering manifest loaded from `manifestURL`.
@@ -139,8 +144,9 @@ extension SteeringManifest {
 
         let versionNumber = try number(o, "VERSION", required: true)!
         guard versionNumber == Double(supportedVersion) else {
-            throw SteeringManifestError(kind: .unsupportedVersion,
-                                        message: "VERSION \(format(versionNumber)) is not supported (only \(supportedVersion))")
+            throw SteeringManifestError(
+                kind: .unsupportedVersion,
+                message: "VERSION \(format(versionNumber)) is not supported (only \(supportedVersion))")
         }
         let ttl = try number(o, "TTL", required: true)!
         guard ttl.isFinite, ttl >= 0 else {
@@ -162,8 +168,9 @@ extension SteeringManifest {
                 throw SteeringManifestError(kind: .wrongType, message: "PATHWAY-PRIORITY[\(i)] is \(item.typeName), not a string")
             }
             guard isValidPathwayID(id) else {
-                throw SteeringManifestError(kind: .invalidValue,
-                                            message: "PATHWAY-PRIORITY[\(i)] \"\(id)\" is not a Pathway ID ([a-zA-Z0-9._-]+)")
+                throw SteeringManifestError(
+                    kind: .invalidValue,
+                    message: "PATHWAY-PRIORITY[\(i)] \"\(id)\" is not a Pathway ID ([a-zA-Z0-9._-]+)")
             }
             if priority.contains(id) {
                 warnings.append("PATHWAY-PRIORITY lists \"\(id)\" twice; the first place is kept")
@@ -183,8 +190,9 @@ extension SteeringManifest {
                 clones.append(try clone(item, index: i, manifestURL: manifestURL))
             }
         }
-        return SteeringManifest(version: supportedVersion, ttlSeconds: ttl, reloadURI: reload, pathwayPriority: priority,
-                                pathwayClones: clones, warnings: warnings)
+        return SteeringManifest(
+            version: supportedVersion, ttlSeconds: ttl, reloadURI: reload, pathwayPriority: priority,
+            pathwayClones: clones, warnings: warnings)
     }
 
     static func clone(_ item: JSONValue, index i: Int, manifestURL: URL) throws(SteeringManifestError) -> PathwayClone {
@@ -217,8 +225,9 @@ extension SteeringManifest {
         for (k, v) in try stringMap(r, "PER-RENDITION-URIS", in: where_) {
             perRendition[k] = try resolve(v, manifestURL, what: "\(where_).PER-RENDITION-URIS[\"\(k)\"]")
         }
-        return PathwayClone(baseID: base, id: id, host: host, params: params, perVariantURIs: perVariant,
-                            perRenditionURIs: perRendition)
+        return PathwayClone(
+            baseID: base, id: id, host: host, params: params, perVariantURIs: perVariant,
+            perRenditionURIs: perRendition)
     }
 
     static func number(_ o: [String: JSONValue], _ key: String, required: Bool = false) throws(SteeringManifestError) -> Double? {
@@ -232,8 +241,10 @@ extension SteeringManifest {
         return d
     }
 
-    static func string(_ o: [String: JSONValue], _ key: String, in at: String? = nil,
-                       required: Bool = false) throws(SteeringManifestError) -> String? {
+    static func string(
+        _ o: [String: JSONValue], _ key: String, in at: String? = nil,
+        required: Bool = false
+    ) throws(SteeringManifestError) -> String? {
         let name = at.map { "\($0).\(key)" } ?? key
         guard let v = o[key] else {
             if required { throw SteeringManifestError(kind: .missingField, message: "\(name) is required") }
@@ -314,13 +325,13 @@ extension SteeringManifest {
                 skipped.append("clone \"\(clone.id)\": BASE-ID \"\(clone.baseID)\" has no variants")
                 continue
             }
-            var groupNames: [String: String] = [:]   // "TYPE/old" → new
+            var groupNames: [String: String] = [:] // "TYPE/old" → new
             var existingGroups = Set(p.renditions.map { "\($0.type.rawValue)/\($0.groupID)" })
             func clonedGroup(_ type: RenditionType, _ id: String?) -> String? {
                 guard let id else { return nil }
                 let key = "\(type.rawValue)/\(id)"
                 if let known = groupNames[key] { return known }
-                guard existingGroups.contains(key) else { return id }   // undefined group: left as is (the parser warned)
+                guard existingGroups.contains(key) else { return id } // undefined group: left as is (the parser warned)
                 var name = "\(id)@\(clone.id)"
                 while existingGroups.contains("\(type.rawValue)/\(name)") { name += "'" }
                 existingGroups.insert("\(type.rawValue)/\(name)")
@@ -358,7 +369,8 @@ extension SteeringManifest {
     /// `uri` with the clone's HOST (and port, from `host:port`) and PARAMS applied.
     static func replace(_ uri: URL, _ clone: PathwayClone) -> URL {
         guard clone.host != nil || !clone.params.isEmpty,
-              var c = URLComponents(url: uri, resolvingAgainstBaseURL: true) else { return uri }
+            var c = URLComponents(url: uri, resolvingAgainstBaseURL: true)
+        else { return uri }
         if let host = clone.host {
             let (h, port) = splitHostPort(host)
             c.host = h

@@ -145,7 +145,8 @@ public enum OptionValue {
                 sawDigit = true
             } else if c == "." && !sawExponent {
             } else if c == "e", sawDigit, !sawExponent, let next = lower[lower.index(after: i)...].first,
-                      next.isASCII && next.isNumber || next == "-" || next == "+" {
+                next.isASCII && next.isNumber || next == "-" || next == "+"
+            {
                 sawExponent = true
                 let afterE = lower.index(after: i)
                 if lower[afterE] == "-" || lower[afterE] == "+" { i = afterE }

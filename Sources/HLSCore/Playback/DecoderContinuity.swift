@@ -49,8 +49,10 @@ public enum DecoderContinuity {
     ///   - formatCompatible: whether the open decoder can take the packet's codec parameters
     ///     (unknown dimensions or sample rates, as a probe of a segment that starts mid-GOP
     ///     reports them, count as compatible).
-    public static func openReason(open: DecoderEpoch?, last: DecoderEpoch?, packet: DecoderEpoch,
-                                  formatCompatible: Bool) -> DecoderOpenReason? {
+    public static func openReason(
+        open: DecoderEpoch?, last: DecoderEpoch?, packet: DecoderEpoch,
+        formatCompatible: Bool
+    ) -> DecoderOpenReason? {
         if let open, open == packet { return formatCompatible ? nil : .formatChange }
         guard let previous = open ?? last else { return .start }
         if previous.variantIndex == packet.variantIndex, previous.discontinuitySequence != packet.discontinuitySequence {

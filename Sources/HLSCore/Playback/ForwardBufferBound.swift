@@ -66,7 +66,8 @@ public enum ForwardBufferRule {
     public static func gate(_ level: ForwardBufferLevel, _ bounds: ForwardBufferBounds) -> ForwardBufferGate {
         if level.bufferSeconds >= bounds.targetSeconds { return .holdSeconds }
         if let maxBytes = bounds.maxBytes, overBytes(level, maxBytes: maxBytes),
-           level.bufferedBytes > 0, level.bufferSeconds >= bounds.floorSeconds {
+            level.bufferedBytes > 0, level.bufferSeconds >= bounds.floorSeconds
+        {
             return .holdBytes
         }
         return .load
@@ -102,8 +103,10 @@ public struct ByteBoundRecord: Sendable, Equatable, Codable {
     public var releasedBy: Release?
     public var heldSeconds: Double?
 
-    public init(action: Action, level: ForwardBufferLevel, bounds: ForwardBufferBounds,
-                releasedBy: Release? = nil, heldSeconds: Double? = nil) {
+    public init(
+        action: Action, level: ForwardBufferLevel, bounds: ForwardBufferBounds,
+        releasedBy: Release? = nil, heldSeconds: Double? = nil
+    ) {
         self.action = action
         self.level = level
         self.bounds = bounds
@@ -125,8 +128,10 @@ public struct ByteBoundEpisodes: Sendable {
     public var isHolding: Bool { heldSince != nil }
 
     /// The record to log for this gate, if it opens or closes an episode.
-    public mutating func observe(_ gate: ForwardBufferGate, level: ForwardBufferLevel, bounds: ForwardBufferBounds,
-                                 at now: MonotonicInstant) -> ByteBoundRecord? {
+    public mutating func observe(
+        _ gate: ForwardBufferGate, level: ForwardBufferLevel, bounds: ForwardBufferBounds,
+        at now: MonotonicInstant
+    ) -> ByteBoundRecord? {
         last = (level, bounds)
         switch (gate, heldSince) {
         case (.holdBytes, nil):
@@ -144,8 +149,9 @@ public struct ByteBoundEpisodes: Sendable {
             } else {
                 release = .bytes
             }
-            return ByteBoundRecord(action: .released, level: level, bounds: bounds, releasedBy: release,
-                                   heldSeconds: now.seconds(since: since))
+            return ByteBoundRecord(
+                action: .released, level: level, bounds: bounds, releasedBy: release,
+                heldSeconds: now.seconds(since: since))
         case (_, nil):
             return nil
         }
@@ -155,7 +161,8 @@ public struct ByteBoundEpisodes: Sendable {
     public mutating func finish(at now: MonotonicInstant) -> ByteBoundRecord? {
         guard let since = heldSince, let last else { return nil }
         heldSince = nil
-        return ByteBoundRecord(action: .released, level: last.level, bounds: last.bounds, releasedBy: .sessionEnded,
-                               heldSeconds: now.seconds(since: since))
+        return ByteBoundRecord(
+            action: .released, level: last.level, bounds: last.bounds, releasedBy: .sessionEnded,
+            heldSeconds: now.seconds(since: since))
     }
 }

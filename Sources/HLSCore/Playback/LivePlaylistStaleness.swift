@@ -46,8 +46,10 @@ public struct LivePlaylistStaleRecord: Sendable, Equatable, Codable {
     /// What happened, in a sentence.
     public var message: String
 
-    public init(state: State, unchangedSeconds: Double, boundSeconds: Double, targetDurationSeconds: Double, unchangedReloads: Int,
-                lastMediaSequence: Int, trailingParts: Int, newLastMediaSequence: Int? = nil) {
+    public init(
+        state: State, unchangedSeconds: Double, boundSeconds: Double, targetDurationSeconds: Double, unchangedReloads: Int,
+        lastMediaSequence: Int, trailingParts: Int, newLastMediaSequence: Int? = nil
+    ) {
         self.state = state
         self.unchangedSeconds = unchangedSeconds
         self.boundSeconds = boundSeconds
@@ -58,12 +60,15 @@ public struct LivePlaylistStaleRecord: Sendable, Equatable, Codable {
         self.newLastMediaSequence = newLastMediaSequence
         switch state {
         case .stale:
-            message = String(format: "the live playlist has not changed for %.1f s (%@; newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows between versions: the packager stopped or a cache serves an old copy; reloading every half target duration (RFC 8216 §6.3.4)",
-                             unchangedSeconds, LivePlaylistStaleness.reloads(unchangedReloads), lastMediaSequence,
-                             LivePlaylistStaleness.updateBoundTargetDurations, boundSeconds)
+            message = String(
+                format:
+                    "the live playlist has not changed for %.1f s (%@; newest segment %d), longer than the %g target durations (%.1f s) RFC 8216 §6.2.1 allows between versions: the packager stopped or a cache serves an old copy; reloading every half target duration (RFC 8216 §6.3.4)",
+                unchangedSeconds, LivePlaylistStaleness.reloads(unchangedReloads), lastMediaSequence,
+                LivePlaylistStaleness.updateBoundTargetDurations, boundSeconds)
         case .advanced:
-            message = String(format: "the live playlist changed again after %.1f s unchanged (newest segment %d, now %d)",
-                             unchangedSeconds, lastMediaSequence, newLastMediaSequence ?? lastMediaSequence)
+            message = String(
+                format: "the live playlist changed again after %.1f s unchanged (newest segment %d, now %d)",
+                unchangedSeconds, lastMediaSequence, newLastMediaSequence ?? lastMediaSequence)
         }
     }
 }
@@ -104,8 +109,10 @@ public struct LivePlaylistStaleness: Sendable, Equatable {
     /// `trailingParts` parts of the next one listed. Returns a record when the playlist crosses the
     /// bound (once per run of unchanged reloads) and when a stale playlist advances again.
     /// `targetDurationSeconds`: the live rules' (`LivePlaylistRules.targetDurationSeconds(for:)`).
-    public mutating func reloaded(lastMediaSequence last: Int, trailingParts parts: Int, targetDurationSeconds: Double,
-                                  at now: MonotonicInstant) -> LivePlaylistStaleRecord? {
+    public mutating func reloaded(
+        lastMediaSequence last: Int, trailingParts parts: Int, targetDurationSeconds: Double,
+        at now: MonotonicInstant
+    ) -> LivePlaylistStaleRecord? {
         let bound = Self.boundSeconds(targetDurationSeconds: targetDurationSeconds)
         lastReloadAt = now
         guard let previous = lastMediaSequence, let since = advancedAt else {
@@ -120,9 +127,10 @@ public struct LivePlaylistStaleness: Sendable, Equatable {
         if advanced {
             var record: LivePlaylistStaleRecord?
             if isStale {
-                record = LivePlaylistStaleRecord(state: .advanced, unchangedSeconds: unchanged, boundSeconds: bound,
-                                                 targetDurationSeconds: targetDurationSeconds, unchangedReloads: unchangedReloads,
-                                                 lastMediaSequence: previous, trailingParts: trailingParts, newLastMediaSequence: last)
+                record = LivePlaylistStaleRecord(
+                    state: .advanced, unchangedSeconds: unchanged, boundSeconds: bound,
+                    targetDurationSeconds: targetDurationSeconds, unchangedReloads: unchangedReloads,
+                    lastMediaSequence: previous, trailingParts: trailingParts, newLastMediaSequence: last)
             }
             lastMediaSequence = last
             trailingParts = parts
@@ -134,8 +142,9 @@ public struct LivePlaylistStaleness: Sendable, Equatable {
         unchangedReloads += 1
         guard !isStale, unchanged > bound else { return nil }
         isStale = true
-        return LivePlaylistStaleRecord(state: .stale, unchangedSeconds: unchanged, boundSeconds: bound,
-                                       targetDurationSeconds: targetDurationSeconds, unchangedReloads: unchangedReloads,
-                                       lastMediaSequence: previous, trailingParts: trailingParts)
+        return LivePlaylistStaleRecord(
+            state: .stale, unchangedSeconds: unchanged, boundSeconds: bound,
+            targetDurationSeconds: targetDurationSeconds, unchangedReloads: unchangedReloads,
+            lastMediaSequence: previous, trailingParts: trailingParts)
     }
 }

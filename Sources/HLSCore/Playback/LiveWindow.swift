@@ -43,9 +43,10 @@ extension LivePlaylistRules {
         let window = windowSeconds(of: playlist)
         let minimum = minimumWindowTargetDurations * target
         guard window < minimum else { return nil }
-        return LiveWindowRecord(windowSeconds: window, segments: playlist.segments.count, targetDurationSeconds: target,
-                                declaredTargetDurationSeconds: playlist.targetDurationSeconds, minimumWindowSeconds: minimum,
-                                mediaSequence: playlist.mediaSequence)
+        return LiveWindowRecord(
+            windowSeconds: window, segments: playlist.segments.count, targetDurationSeconds: target,
+            declaredTargetDurationSeconds: playlist.targetDurationSeconds, minimumWindowSeconds: minimum,
+            mediaSequence: playlist.mediaSequence)
     }
 }
 
@@ -62,16 +63,20 @@ public struct LiveWindowRecord: Sendable, Equatable, Codable {
     public var mediaSequence: Int
     public var warning: String
 
-    public init(windowSeconds: Double, segments: Int, targetDurationSeconds: Double, declaredTargetDurationSeconds: Double,
-                minimumWindowSeconds: Double, mediaSequence: Int) {
+    public init(
+        windowSeconds: Double, segments: Int, targetDurationSeconds: Double, declaredTargetDurationSeconds: Double,
+        minimumWindowSeconds: Double, mediaSequence: Int
+    ) {
         self.windowSeconds = windowSeconds
         self.segments = segments
         self.targetDurationSeconds = targetDurationSeconds
         self.declaredTargetDurationSeconds = declaredTargetDurationSeconds
         self.minimumWindowSeconds = minimumWindowSeconds
         self.mediaSequence = mediaSequence
-        warning = String(format: "the live window holds %.3f s (%d segments), less than three target durations (%.3f s): RFC 8216 §6.2.2 says a server MUST NOT shorten a live playlist below that; playing it with the start and resume thresholds clamped to the window",
-                         windowSeconds, segments, minimumWindowSeconds)
+        warning = String(
+            format:
+                "the live window holds %.3f s (%d segments), less than three target durations (%.3f s): RFC 8216 §6.2.2 says a server MUST NOT shorten a live playlist below that; playing it with the start and resume thresholds clamped to the window",
+            windowSeconds, segments, minimumWindowSeconds)
     }
 }
 
@@ -101,9 +106,10 @@ public struct PlaybackThresholdCeiling: Sendable, Equatable, Codable {
     /// A live playlist's ceiling: its window (nil for an ended or empty playlist).
     public static func live(_ playlist: MediaPlaylist) -> PlaybackThresholdCeiling? {
         guard !playlist.endList, !playlist.segments.isEmpty else { return nil }
-        return PlaybackThresholdCeiling(basis: .liveWindow, seconds: LivePlaylistRules.windowSeconds(of: playlist),
-                                        segments: playlist.segments.count,
-                                        targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist))
+        return PlaybackThresholdCeiling(
+            basis: .liveWindow, seconds: LivePlaylistRules.windowSeconds(of: playlist),
+            segments: playlist.segments.count,
+            targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist))
     }
 
     /// A VOD's ceiling: the media from the start position to the end.

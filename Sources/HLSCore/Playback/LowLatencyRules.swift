@@ -65,7 +65,8 @@ public enum DeltaUpdateError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case let .skippedSegmentMissing(msn, first, count):
-            return "delta update skipped segments \(first)…\(first.saturatingAdd(count).saturatingAdd(-1)) but segment \(msn) is not in the previous playlist"
+            return
+                "delta update skipped segments \(first)…\(first.saturatingAdd(count).saturatingAdd(-1)) but segment \(msn) is not in the previous playlist"
         case let .discontinuitySequenceMismatch(delta, previous):
             return "delta update has DISCONTINUITY-SEQUENCE \(delta), the previous playlist has \(previous) for that segment"
         }
@@ -130,7 +131,8 @@ public enum LowLatencyRules {
             request.part = playlist.trailingParts.count
         }
         if deltaUpdates, let boundary = control.canSkipUntilSeconds, playlistAgeSeconds >= 0,
-           playlistAgeSeconds < boundary * deltaUpdateMaximumAgeFraction {
+            playlistAgeSeconds < boundary * deltaUpdateMaximumAgeFraction
+        {
             request.skip = control.canSkipDateRanges ? .v2 : .yes
         }
         return request
@@ -148,7 +150,8 @@ public enum LowLatencyRules {
     /// part target, or half its target duration without PART-INF (and never
     /// below the request-rate bound's floor), seconds.
     public static func minimumReloadIntervalSeconds(for playlist: MediaPlaylist) -> Double {
-        let paced = playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        let paced =
+            playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
             ?? LivePlaylistRules.targetDurationSeconds(for: playlist)
         return max(RequestRateRules.minimumIntervalFloorSeconds, minimumReloadIntervalPartTargets * paced)
     }
@@ -161,16 +164,20 @@ public enum LowLatencyRules {
     ///   blocking, or answered with what it had), one part target (half the
     ///   target duration without PART-INF) after that answer.
     /// nil instants: no earlier reload, nothing to wait for.
-    public static func reloadWaitSeconds(for playlist: MediaPlaylist, secondsSinceLastRequest: Double?,
-                                         secondsSinceLastAnswer: Double?, lastAnswerAdvanced: Bool) -> Double {
+    public static func reloadWaitSeconds(
+        for playlist: MediaPlaylist, secondsSinceLastRequest: Double?,
+        secondsSinceLastAnswer: Double?, lastAnswerAdvanced: Bool
+    ) -> Double {
         var wait = 0.0
         if let since = secondsSinceLastRequest {
             wait = max(wait, minimumReloadIntervalSeconds(for: playlist) - since)
         }
         if !lastAnswerAdvanced, let since = secondsSinceLastAnswer {
-            let unchanged = playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
-                ?? LivePlaylistRules.reloadDelaySeconds(targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
-                                                        playlistChanged: false)
+            let unchanged =
+                playlist.partTargetSeconds.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+                ?? LivePlaylistRules.reloadDelaySeconds(
+                    targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
+                    playlistChanged: false)
             wait = max(wait, max(unchanged, RequestRateRules.minimumIntervalFloorSeconds) - since)
         }
         return max(0, wait)
@@ -246,22 +253,27 @@ public enum LowLatencyRules {
         func addParts(_ parts: [PartialSegment], msn: Int, segmentStartIsIndependent: Bool) {
             for (j, p) in parts.enumerated() {
                 let independent = p.independent || (j == 0 && segmentStartIsIndependent)
-                units.append(Unit(position: LowLatencyPosition(msn: msn, part: j), uri: p.uri, startSeconds: t,
-                                  durationSeconds: p.durationSeconds, independent: independent && !p.gap))
+                units.append(
+                    Unit(
+                        position: LowLatencyPosition(msn: msn, part: j), uri: p.uri, startSeconds: t,
+                        durationSeconds: p.durationSeconds, independent: independent && !p.gap))
                 t += p.durationSeconds
             }
         }
         for s in playlist.segments {
             if s.parts.isEmpty {
-                units.append(Unit(position: LowLatencyPosition(msn: s.mediaSequence), uri: s.uri, startSeconds: t,
-                                  durationSeconds: s.durationSeconds, independent: !s.gap))
+                units.append(
+                    Unit(
+                        position: LowLatencyPosition(msn: s.mediaSequence), uri: s.uri, startSeconds: t,
+                        durationSeconds: s.durationSeconds, independent: !s.gap))
                 t += s.durationSeconds
             } else {
                 addParts(s.parts, msn: s.mediaSequence, segmentStartIsIndependent: playlist.independentSegments)
             }
         }
-        addParts(playlist.trailingParts, msn: lastCompleteMSN(playlist) + 1,
-                 segmentStartIsIndependent: playlist.independentSegments)
+        addParts(
+            playlist.trailingParts, msn: lastCompleteMSN(playlist) + 1,
+            segmentStartIsIndependent: playlist.independentSegments)
         return units
     }
 
@@ -276,10 +288,12 @@ public enum LowLatencyRules {
         guard let last = all.last else { return nil }
         let end = last.startSeconds + last.durationSeconds
         let latest = end - holdBack
-        let chosen = all.last { $0.independent && $0.startSeconds <= latest + toleranceSeconds }
+        let chosen =
+            all.last { $0.independent && $0.startSeconds <= latest + toleranceSeconds }
             ?? all.first { $0.independent } ?? all[0]
-        return LowLatencyStart(position: chosen.position, uri: chosen.uri, distanceFromEndSeconds: end - chosen.startSeconds,
-                               holdBackSeconds: holdBack)
+        return LowLatencyStart(
+            position: chosen.position, uri: chosen.uri, distanceFromEndSeconds: end - chosen.startSeconds,
+            holdBackSeconds: holdBack)
     }
 
     // MARK: Next load
@@ -320,8 +334,10 @@ public enum LowLatencyRules {
         let hinted: LowLatencyPosition
         if let last = all.last, let j = last.position.part {
             let count = bySequence[last.position.msn]?.parts.count
-            hinted = count.map { j + 1 >= $0 } == true ? LowLatencyPosition(msn: last.position.msn + 1, part: 0)
-                                                       : LowLatencyPosition(msn: last.position.msn, part: j + 1)
+            hinted =
+                count.map { j + 1 >= $0 } == true
+                ? LowLatencyPosition(msn: last.position.msn + 1, part: 0)
+                : LowLatencyPosition(msn: last.position.msn, part: j + 1)
         } else {
             hinted = LowLatencyPosition(msn: lastComplete + 1, part: 0)
         }

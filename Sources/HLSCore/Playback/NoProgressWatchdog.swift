@@ -42,9 +42,11 @@ public struct NoProgressRecord: Sendable, Equatable, Codable {
     /// Runtime context: the request in flight, if any (purpose, URL, bytes, seconds since its last byte).
     public var inFlight: String?
 
-    public init(timeoutSeconds: Double, secondsWithoutProgress: Double, positionSeconds: Double, countedPositionSeconds: Double,
-                newMediaEndSeconds: Double, downloadedBytes: Int, phase: PlaybackPhase? = nil, bufferSeconds: Double? = nil,
-                inFlight: String? = nil) {
+    public init(
+        timeoutSeconds: Double, secondsWithoutProgress: Double, positionSeconds: Double, countedPositionSeconds: Double,
+        newMediaEndSeconds: Double, downloadedBytes: Int, phase: PlaybackPhase? = nil, bufferSeconds: Double? = nil,
+        inFlight: String? = nil
+    ) {
         self.timeoutSeconds = timeoutSeconds
         self.secondsWithoutProgress = secondsWithoutProgress
         self.positionSeconds = positionSeconds
@@ -95,8 +97,10 @@ public struct NoProgressWatchdog: Sendable, Equatable {
     /// One observation: the media clock, the end of what is buffered, and the bytes counted as new
     /// so far (never decreasing). The first observation is the baseline: its position is not
     /// progress, and what is buffered by then counts as new media.
-    public mutating func observe(positionSeconds position: Double, bufferedEndSeconds bufferedEnd: Double,
-                                 downloadedBytes bytes: Int, at now: MonotonicInstant) -> NoProgressVerdict {
+    public mutating func observe(
+        positionSeconds position: Double, bufferedEndSeconds bufferedEnd: Double,
+        downloadedBytes bytes: Int, at now: MonotonicInstant
+    ) -> NoProgressVerdict {
         let downloaded = bytes > downloadedBytes
         if downloaded {
             downloadedBytes = bytes
@@ -120,8 +124,10 @@ public struct NoProgressWatchdog: Sendable, Equatable {
         }
         let quiet = max(0, now.seconds(since: lastProgressAt))
         guard let timeout = timeoutSeconds, quiet >= timeout else { return .quiet(secondsWithoutProgress: quiet) }
-        return .timedOut(NoProgressRecord(timeoutSeconds: timeout, secondsWithoutProgress: quiet, positionSeconds: position,
-                                          countedPositionSeconds: countedPositionSeconds ?? counted,
-                                          newMediaEndSeconds: newMediaEndSeconds ?? bufferedEnd, downloadedBytes: downloadedBytes))
+        return .timedOut(
+            NoProgressRecord(
+                timeoutSeconds: timeout, secondsWithoutProgress: quiet, positionSeconds: position,
+                countedPositionSeconds: countedPositionSeconds ?? counted,
+                newMediaEndSeconds: newMediaEndSeconds ?? bufferedEnd, downloadedBytes: downloadedBytes))
     }
 }

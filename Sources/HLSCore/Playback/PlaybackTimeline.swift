@@ -107,12 +107,16 @@ public struct PlaybackTimeline: Sendable, Equatable {
     public var clampedThresholds: [ThresholdClamp] {
         var out: [ThresholdClamp] = []
         if phase == .startingUp, startupThresholdSeconds < configuration.startupBufferSeconds {
-            out.append(ThresholdClamp(threshold: .startup, requestedSeconds: configuration.startupBufferSeconds,
-                                      clampedSeconds: startupThresholdSeconds, ceiling: thresholdCeiling))
+            out.append(
+                ThresholdClamp(
+                    threshold: .startup, requestedSeconds: configuration.startupBufferSeconds,
+                    clampedSeconds: startupThresholdSeconds, ceiling: thresholdCeiling))
         }
         if resumeThresholdSeconds < configuration.resumeBufferSeconds {
-            out.append(ThresholdClamp(threshold: .resume, requestedSeconds: configuration.resumeBufferSeconds,
-                                      clampedSeconds: resumeThresholdSeconds, ceiling: thresholdCeiling))
+            out.append(
+                ThresholdClamp(
+                    threshold: .resume, requestedSeconds: configuration.resumeBufferSeconds,
+                    clampedSeconds: resumeThresholdSeconds, ceiling: thresholdCeiling))
         }
         return out
     }

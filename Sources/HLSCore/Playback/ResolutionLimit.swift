@@ -94,8 +94,10 @@ public struct ResolutionLimitRecord: Sendable, Equatable, Codable {
     public var mediaSequence: Int?
     public var codec: String?
 
-    public init(action: Action, source: Source, variantIndex: Int, width: Int, height: Int, limit: ResolutionLimit,
-                mediaSequence: Int? = nil, codec: String? = nil) {
+    public init(
+        action: Action, source: Source, variantIndex: Int, width: Int, height: Int, limit: ResolutionLimit,
+        mediaSequence: Int? = nil, codec: String? = nil
+    ) {
         self.action = action
         self.source = source
         self.variantIndex = variantIndex

@@ -51,8 +51,10 @@ public struct SegmentTimeline: Sendable, Equatable {
     /// search, so continuing a VOD by time (a variant switch, an alternate audio rendition) costs
     /// O(log segments): the playlist's segments must be in timeline order, as a VOD's are on the
     /// timeline made from it. A segment not on the timeline counts as starting at 0.
-    public func firstSegmentIndex(in playlist: MediaPlaylist, endingAfter seconds: Double,
-                                  toleranceSeconds: Double) -> Int? {
+    public func firstSegmentIndex(
+        in playlist: MediaPlaylist, endingAfter seconds: Double,
+        toleranceSeconds: Double
+    ) -> Int? {
         let segments = playlist.segments
         var low = 0
         var high = segments.count
@@ -150,8 +152,11 @@ public enum LivePlaylistRules {
     /// segment), and how far into it the clock starts: with PRECISE=YES the offset itself (media
     /// before it is decoded but not presented), otherwise 0. One pass for the duration and one to
     /// the segment, once at startup.
-    public static func vodStartPosition(for playlist: MediaPlaylist, start: StartPoint?)
-        -> (segmentIndex: Int, segmentStartSeconds: Double, offsetIntoSegmentSeconds: Double) {
+    public static func vodStartPosition(
+        for playlist: MediaPlaylist, start: StartPoint?
+    )
+        -> (segmentIndex: Int, segmentStartSeconds: Double, offsetIntoSegmentSeconds: Double)
+    {
         guard let start, !playlist.segments.isEmpty else { return (0, 0, 0) }
         let total = playlist.totalDurationSeconds
         let requested = start.timeOffsetSeconds >= 0 ? start.timeOffsetSeconds : total + start.timeOffsetSeconds

@@ -107,9 +107,11 @@ public enum AttributeList {
     /// `substitute` is applied to quoted-string contents and to hexadecimal-sequence
     /// text before they are typed (EXT-X-DEFINE variable references). `blanks` is set
     /// when blanks §4.2 does not allow were skipped (around a name, `=`, a value or `,`).
-    static func parse(_ s: String, lineNumber: Int, maxAttributes: Int,
-                      substitute: ((String) throws(PlaylistError) -> String)?,
-                      blanks: inout Bool) throws(PlaylistError) -> [(name: String, value: AttributeValue)] {
+    static func parse(
+        _ s: String, lineNumber: Int, maxAttributes: Int,
+        substitute: ((String) throws(PlaylistError) -> String)?,
+        blanks: inout Bool
+    ) throws(PlaylistError) -> [(name: String, value: AttributeValue)] {
         var result: [(name: String, value: AttributeValue)] = []
         var seen = Set<String>()
         let chars = Array(s.unicodeScalars)
@@ -170,14 +172,16 @@ public enum AttributeList {
                 value = try classify(text, name: name, lineNumber: lineNumber)
             }
             if seen.contains(name) {
-                throw fail("attribute \(name) appears more than once",
-                           rule: "RFC 8216 §4.2: an AttributeName MUST NOT appear more than once in an attribute-list")
+                throw fail(
+                    "attribute \(name) appears more than once",
+                    rule: "RFC 8216 §4.2: an AttributeName MUST NOT appear more than once in an attribute-list")
             }
             seen.insert(name)
             result.append((name: name, value: value))
             if result.count > maxAttributes {
-                throw PlaylistError(kind: .limitExceeded, lineNumber: lineNumber, rule: "PlaylistLimits.maxAttributes",
-                                    message: "more than \(maxAttributes) attributes in one tag (limit maxAttributes)")
+                throw PlaylistError(
+                    kind: .limitExceeded, lineNumber: lineNumber, rule: "PlaylistLimits.maxAttributes",
+                    message: "more than \(maxAttributes) attributes in one tag (limit maxAttributes)")
             }
             skipSpace()
             if i == chars.count { break }
@@ -212,24 +216,27 @@ public enum AttributeList {
         if text.hasPrefix("0x") || text.hasPrefix("0X") {
             let digits = text.dropFirst(2)
             guard let bytes = hexBytes(digits) else {
-                throw PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.2: hexadecimal-sequence is 0x followed by [0-9A-F]+",
-                                    message: "attribute \(name) has an invalid hexadecimal-sequence \"\(text)\"")
+                throw PlaylistError(
+                    kind: .invalidAttributeValue, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.2: hexadecimal-sequence is 0x followed by [0-9A-F]+",
+                    message: "attribute \(name) has an invalid hexadecimal-sequence \"\(text)\"")
             }
             return .hexadecimalSequence(text: text, bytes: bytes)
         }
         if isDigits(Substring(text)) {
             guard let v = Int(text) else {
-                throw PlaylistError(kind: .outOfRange, lineNumber: lineNumber,
-                                    rule: Numbers.integerRangeRule,
-                                    message: "attribute \(name) integer \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
+                throw PlaylistError(
+                    kind: .outOfRange, lineNumber: lineNumber,
+                    rule: Numbers.integerRangeRule,
+                    message: "attribute \(name) integer \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
             }
             return .decimalInteger(v)
         }
         if let d = Numbers.decimalFloat(text) {
             guard d.isFinite else {
-                throw PlaylistError(kind: .outOfRange, lineNumber: lineNumber, rule: Numbers.floatRangeRule,
-                                    message: "attribute \(name) number \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
+                throw PlaylistError(
+                    kind: .outOfRange, lineNumber: lineNumber, rule: Numbers.floatRangeRule,
+                    message: "attribute \(name) number \(text.prefix(40))\(text.count > 40 ? "…" : "") is out of range")
             }
             return .decimalFloatingPoint(d, text: text)
         }

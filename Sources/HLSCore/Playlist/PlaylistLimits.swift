@@ -26,9 +26,11 @@ public struct PlaylistLimits: Sendable, Equatable {
     /// EXT-X-DATERANGE entries. Default 10 000.
     public var maxDateRanges: Int
 
-    public init(maxBytes: Int = 4 * 1024 * 1024, maxLineLength: Int = 64 * 1024, maxVariants: Int = 512,
-                maxSegments: Int = 100_000, maxRenditions: Int = 1024, maxAttributes: Int = 128,
-                maxPartialSegments: Int = 100_000, maxVariables: Int = 1024, maxDateRanges: Int = 10_000) {
+    public init(
+        maxBytes: Int = 4 * 1024 * 1024, maxLineLength: Int = 64 * 1024, maxVariants: Int = 512,
+        maxSegments: Int = 100_000, maxRenditions: Int = 1024, maxAttributes: Int = 128,
+        maxPartialSegments: Int = 100_000, maxVariables: Int = 1024, maxDateRanges: Int = 10_000
+    ) {
         self.maxBytes = maxBytes
         self.maxLineLength = maxLineLength
         self.maxVariants = maxVariants
@@ -43,7 +45,8 @@ public struct PlaylistLimits: Sendable, Equatable {
     public static let `default` = PlaylistLimits()
 
     static func exceeded(_ name: String, limit: Int, lineNumber: Int, what: String) -> PlaylistError {
-        PlaylistError(kind: .limitExceeded, lineNumber: lineNumber, rule: "PlaylistLimits.\(name)",
-                      message: "\(what) exceeds the limit \(name)=\(limit)")
+        PlaylistError(
+            kind: .limitExceeded, lineNumber: lineNumber, rule: "PlaylistLimits.\(name)",
+            message: "\(what) exceeds the limit \(name)=\(limit)")
     }
 }

@@ -94,12 +94,14 @@ public struct VariantStream: Sendable, Equatable {
     /// All attributes as parsed, for logging and for attributes not modelled.
     public var attributes: [String: String]
 
-    public init(uri: URL, bandwidthBps: Int, averageBandwidthBps: Int? = nil, score: Double? = nil,
-                codecs: [String] = [], supplementalCodecs: String? = nil, resolution: Resolution? = nil,
-                frameRate: Double? = nil, hdcpLevel: String? = nil, videoRange: String? = nil,
-                audioGroup: String? = nil, videoGroup: String? = nil, subtitlesGroup: String? = nil,
-                closedCaptionsGroup: String? = nil, closedCaptionsNone: Bool = false,
-                pathwayID: String? = nil, stableVariantID: String? = nil, attributes: [String: String] = [:]) {
+    public init(
+        uri: URL, bandwidthBps: Int, averageBandwidthBps: Int? = nil, score: Double? = nil,
+        codecs: [String] = [], supplementalCodecs: String? = nil, resolution: Resolution? = nil,
+        frameRate: Double? = nil, hdcpLevel: String? = nil, videoRange: String? = nil,
+        audioGroup: String? = nil, videoGroup: String? = nil, subtitlesGroup: String? = nil,
+        closedCaptionsGroup: String? = nil, closedCaptionsNone: Bool = false,
+        pathwayID: String? = nil, stableVariantID: String? = nil, attributes: [String: String] = [:]
+    ) {
         self.uri = uri
         self.bandwidthBps = bandwidthBps
         self.averageBandwidthBps = averageBandwidthBps
@@ -129,8 +131,10 @@ public struct IFrameStream: Sendable, Equatable {
     public var codecs: [String]
     public var resolution: Resolution?
     public var attributes: [String: String]
-    public init(uri: URL, bandwidthBps: Int, averageBandwidthBps: Int? = nil, codecs: [String] = [],
-                resolution: Resolution? = nil, attributes: [String: String] = [:]) {
+    public init(
+        uri: URL, bandwidthBps: Int, averageBandwidthBps: Int? = nil, codecs: [String] = [],
+        resolution: Resolution? = nil, attributes: [String: String] = [:]
+    ) {
         self.uri = uri
         self.bandwidthBps = bandwidthBps
         self.averageBandwidthBps = averageBandwidthBps
@@ -166,10 +170,12 @@ public struct Rendition: Sendable, Equatable {
     /// CHANNELS, raw (e.g. "2" or "16/JOC").
     public var channels: String?
     public var attributes: [String: String]
-    public init(type: RenditionType, uri: URL?, groupID: String, language: String? = nil,
-                associatedLanguage: String? = nil, name: String, isDefault: Bool = false,
-                autoselect: Bool = false, forced: Bool = false, instreamID: String? = nil,
-                characteristics: [String] = [], channels: String? = nil, attributes: [String: String] = [:]) {
+    public init(
+        type: RenditionType, uri: URL?, groupID: String, language: String? = nil,
+        associatedLanguage: String? = nil, name: String, isDefault: Bool = false,
+        autoselect: Bool = false, forced: Bool = false, instreamID: String? = nil,
+        characteristics: [String] = [], channels: String? = nil, attributes: [String: String] = [:]
+    ) {
         self.type = type
         self.uri = uri
         self.groupID = groupID
@@ -241,11 +247,13 @@ public struct MultivariantPlaylist: Sendable, Equatable {
     /// Problems tolerated while parsing (see the parser's leniency policy).
     public var warnings: [PlaylistWarning]
 
-    public init(baseURL: URL, version: Int? = nil, independentSegments: Bool = false, start: StartPoint? = nil,
-                definitions: [VariableDefinition] = [], variables: [String: String] = [:],
-                variants: [VariantStream] = [], iFrameStreams: [IFrameStream] = [], renditions: [Rendition] = [],
-                sessionData: [SessionData] = [], sessionKeys: [EncryptionKey] = [],
-                contentSteering: ContentSteering? = nil, unknownTags: [UnknownTag] = [], warnings: [PlaylistWarning] = []) {
+    public init(
+        baseURL: URL, version: Int? = nil, independentSegments: Bool = false, start: StartPoint? = nil,
+        definitions: [VariableDefinition] = [], variables: [String: String] = [:],
+        variants: [VariantStream] = [], iFrameStreams: [IFrameStream] = [], renditions: [Rendition] = [],
+        sessionData: [SessionData] = [], sessionKeys: [EncryptionKey] = [],
+        contentSteering: ContentSteering? = nil, unknownTags: [UnknownTag] = [], warnings: [PlaylistWarning] = []
+    ) {
         self.baseURL = baseURL
         self.version = version
         self.independentSegments = independentSegments
@@ -313,8 +321,10 @@ public struct EncryptionKey: Sendable, Equatable {
     public var keyFormat: String
     /// KEYFORMATVERSIONS, raw.
     public var keyFormatVersions: String?
-    public init(method: EncryptionMethod, uri: URL? = nil, iv: [UInt8]? = nil,
-                keyFormat: String = "identity", keyFormatVersions: String? = nil) {
+    public init(
+        method: EncryptionMethod, uri: URL? = nil, iv: [UInt8]? = nil,
+        keyFormat: String = "identity", keyFormatVersions: String? = nil
+    ) {
         self.method = method
         self.uri = uri
         self.iv = iv
@@ -344,9 +354,11 @@ public struct DateRange: Sendable, Equatable {
     public var endOnNext: Bool
     /// All attributes as parsed (X-…, SCTE35-…).
     public var attributes: [String: String]
-    public init(id: String, classID: String? = nil, startDate: Date? = nil, endDate: Date? = nil,
-                durationSeconds: Double? = nil, plannedDurationSeconds: Double? = nil, endOnNext: Bool = false,
-                attributes: [String: String] = [:]) {
+    public init(
+        id: String, classID: String? = nil, startDate: Date? = nil, endDate: Date? = nil,
+        durationSeconds: Double? = nil, plannedDurationSeconds: Double? = nil, endOnNext: Bool = false,
+        attributes: [String: String] = [:]
+    ) {
         self.id = id
         self.classID = classID
         self.startDate = startDate
@@ -409,11 +421,13 @@ public struct MediaSegment: Sendable, Equatable {
     /// present, else the first. Empty = unencrypted.
     public var keys: [EncryptionKey]
 
-    public init(mediaSequence: Int, discontinuitySequence: Int = 0, uri: URL, durationSeconds: Double,
-                title: String = "", byteRange: ByteRange? = nil, discontinuity: Bool = false,
-                key: EncryptionKey? = nil, initializationSection: MediaInitializationSection? = nil,
-                programDateTime: Date? = nil, gap: Bool = false, bitrateBps: Int? = nil, parts: [PartialSegment] = [],
-                keys: [EncryptionKey]? = nil) {
+    public init(
+        mediaSequence: Int, discontinuitySequence: Int = 0, uri: URL, durationSeconds: Double,
+        title: String = "", byteRange: ByteRange? = nil, discontinuity: Bool = false,
+        key: EncryptionKey? = nil, initializationSection: MediaInitializationSection? = nil,
+        programDateTime: Date? = nil, gap: Bool = false, bitrateBps: Int? = nil, parts: [PartialSegment] = [],
+        keys: [EncryptionKey]? = nil
+    ) {
         self.mediaSequence = mediaSequence
         self.discontinuitySequence = discontinuitySequence
         self.uri = uri
@@ -438,8 +452,10 @@ public struct ServerControl: Sendable, Equatable {
     public var canSkipDateRanges: Bool
     public var holdBackSeconds: Double?
     public var partHoldBackSeconds: Double?
-    public init(canBlockReload: Bool = false, canSkipUntilSeconds: Double? = nil, canSkipDateRanges: Bool = false,
-                holdBackSeconds: Double? = nil, partHoldBackSeconds: Double? = nil) {
+    public init(
+        canBlockReload: Bool = false, canSkipUntilSeconds: Double? = nil, canSkipDateRanges: Bool = false,
+        holdBackSeconds: Double? = nil, partHoldBackSeconds: Double? = nil
+    ) {
         self.canBlockReload = canBlockReload
         self.canSkipUntilSeconds = canSkipUntilSeconds
         self.canSkipDateRanges = canSkipDateRanges
@@ -541,14 +557,16 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// True when the playlist can still change (no EXT-X-ENDLIST).
     public var isLive: Bool { !endList }
 
-    public init(baseURL: URL, version: Int? = nil, independentSegments: Bool = false, start: StartPoint? = nil,
-                definitions: [VariableDefinition] = [], variables: [String: String] = [:],
-                targetDurationSeconds: Double, mediaSequence: Int = 0, discontinuitySequence: Int = 0,
-                playlistType: PlaylistType? = nil, endList: Bool = false, iFramesOnly: Bool = false,
-                segments: [MediaSegment] = [], dateRanges: [DateRange] = [], serverControl: ServerControl? = nil,
-                partTargetSeconds: Double? = nil, trailingParts: [PartialSegment] = [], preloadHints: [PreloadHint] = [],
-                renditionReports: [RenditionReport] = [], skip: SkipInfo? = nil,
-                unknownTags: [UnknownTag] = [], warnings: [PlaylistWarning] = []) {
+    public init(
+        baseURL: URL, version: Int? = nil, independentSegments: Bool = false, start: StartPoint? = nil,
+        definitions: [VariableDefinition] = [], variables: [String: String] = [:],
+        targetDurationSeconds: Double, mediaSequence: Int = 0, discontinuitySequence: Int = 0,
+        playlistType: PlaylistType? = nil, endList: Bool = false, iFramesOnly: Bool = false,
+        segments: [MediaSegment] = [], dateRanges: [DateRange] = [], serverControl: ServerControl? = nil,
+        partTargetSeconds: Double? = nil, trailingParts: [PartialSegment] = [], preloadHints: [PreloadHint] = [],
+        renditionReports: [RenditionReport] = [], skip: SkipInfo? = nil,
+        unknownTags: [UnknownTag] = [], warnings: [PlaylistWarning] = []
+    ) {
         self.baseURL = baseURL
         self.version = version
         self.independentSegments = independentSegments

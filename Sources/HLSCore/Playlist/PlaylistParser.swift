@@ -75,11 +75,14 @@ import Foundation
 /// and backwards (minus durations) to segments before the first tag.
 public enum PlaylistParser {
     /// Parses a playlist already decoded as text.
-    public static func parse(_ text: String, baseURL: URL, parentVariables: [String: String] = [:],
-                             limits: PlaylistLimits = .default) throws(PlaylistError) -> Playlist {
+    public static func parse(
+        _ text: String, baseURL: URL, parentVariables: [String: String] = [:],
+        limits: PlaylistLimits = .default
+    ) throws(PlaylistError) -> Playlist {
         if text.utf8.count > limits.maxBytes {
-            throw PlaylistLimits.exceeded("maxBytes", limit: limits.maxBytes, lineNumber: 0,
-                                          what: "playlist size \(text.utf8.count) bytes")
+            throw PlaylistLimits.exceeded(
+                "maxBytes", limit: limits.maxBytes, lineNumber: 0,
+                what: "playlist size \(text.utf8.count) bytes")
         }
         var parser = Parser(baseURL: baseURL, parentVariables: parentVariables, limits: limits)
         return try parser.run(text)
@@ -87,16 +90,20 @@ public enum PlaylistParser {
 
     /// Parses raw bytes: checks the size limit, then that they are UTF-8 without a BOM
     /// (RFC 8216 §4.1), then parses.
-    public static func parse(data: Data, baseURL: URL, parentVariables: [String: String] = [:],
-                             limits: PlaylistLimits = .default) throws(PlaylistError) -> Playlist {
+    public static func parse(
+        data: Data, baseURL: URL, parentVariables: [String: String] = [:],
+        limits: PlaylistLimits = .default
+    ) throws(PlaylistError) -> Playlist {
         if data.count > limits.maxBytes {
-            throw PlaylistLimits.exceeded("maxBytes", limit: limits.maxBytes, lineNumber: 0,
-                                          what: "playlist size \(data.count) bytes")
+            throw PlaylistLimits.exceeded(
+                "maxBytes", limit: limits.maxBytes, lineNumber: 0,
+                what: "playlist size \(data.count) bytes")
         }
         if data.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw PlaylistError(kind: .notUTF8, lineNumber: 1,
-                                rule: "RFC 8216 §4.1: Playlist files MUST NOT contain any Byte Order Mark",
-                                message: "playlist starts with a UTF-8 byte order mark")
+            throw PlaylistError(
+                kind: .notUTF8, lineNumber: 1,
+                rule: "RFC 8216 §4.1: Playlist files MUST NOT contain any Byte Order Mark",
+                message: "playlist starts with a UTF-8 byte order mark")
         }
         // One validating pass; only an invalid playlist is split into lines, to name the first bad
         // one (a UTF-8 sequence never spans a line feed, so the verdicts are the same).
@@ -106,9 +113,10 @@ public enum PlaylistParser {
                 lineNumber += 1
                 if String(validating: line, as: UTF8.self) == nil { break }
             }
-            throw PlaylistError(kind: .notUTF8, lineNumber: lineNumber,
-                                rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
-                                message: "line is not valid UTF-8")
+            throw PlaylistError(
+                kind: .notUTF8, lineNumber: lineNumber,
+                rule: "RFC 8216 §4.1: Playlist files MUST be encoded in UTF-8",
+                message: "line is not valid UTF-8")
         }
         return try parse(text, baseURL: baseURL, parentVariables: parentVariables, limits: limits)
     }
@@ -141,14 +149,16 @@ struct Attributes {
     func has(_ name: String) -> Bool { dict[name] != nil }
 
     func wrongType(_ name: String, _ expected: String) -> PlaylistError {
-        PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber,
-                      rule: "RFC 8216 §4.2: \(tag) \(name) is a \(expected)",
-                      message: "\(tag) attribute \(name)=\(dict[name]?.rawText ?? "") is not a \(expected)")
+        PlaylistError(
+            kind: .invalidAttributeValue, lineNumber: lineNumber,
+            rule: "RFC 8216 §4.2: \(tag) \(name) is a \(expected)",
+            message: "\(tag) attribute \(name)=\(dict[name]?.rawText ?? "") is not a \(expected)")
     }
 
     func missing(_ name: String, rule: String) -> PlaylistError {
-        PlaylistError(kind: .missingRequiredAttribute, lineNumber: lineNumber, rule: rule,
-                      message: "\(tag) is missing the REQUIRED attribute \(name)")
+        PlaylistError(
+            kind: .missingRequiredAttribute, lineNumber: lineNumber, rule: rule,
+            message: "\(tag) is missing the REQUIRED attribute \(name)")
     }
 
     func quoted(_ name: String) throws(PlaylistError) -> String? {
@@ -236,8 +246,9 @@ struct Attributes {
         guard let v = dict[name] else { return nil }
         guard let r = v.resolutionValue else { throw wrongType(name, "decimal-resolution") }
         guard r.width <= PlaylistRanges.maxResolutionSide, r.height <= PlaylistRanges.maxResolutionSide else {
-            throw outOfRange(name, above: "\(PlaylistRanges.maxResolutionSide) pixels a side",
-                             "a RESOLUTION side is at most 2^31-1 pixels")
+            throw outOfRange(
+                name, above: "\(PlaylistRanges.maxResolutionSide) pixels a side",
+                "a RESOLUTION side is at most 2^31-1 pixels")
         }
         return r
     }
@@ -251,18 +262,18 @@ struct Attributes {
 
 /// Every tag the parser reads (the others are kept in `unknownTags`).
 private let knownTags: Set<String> = multivariantTags.union(mediaTags).union([
-    "#EXTM3U", "#EXT-X-VERSION", "#EXT-X-INDEPENDENT-SEGMENTS", "#EXT-X-START", "#EXT-X-DEFINE",
+    "#EXTM3U", "#EXT-X-VERSION", "#EXT-X-INDEPENDENT-SEGMENTS", "#EXT-X-START", "#EXT-X-DEFINE"
 ])
 private let multivariantTags: Set<String> = [
     "#EXT-X-STREAM-INF", "#EXT-X-MEDIA", "#EXT-X-I-FRAME-STREAM-INF", "#EXT-X-SESSION-DATA",
-    "#EXT-X-SESSION-KEY", "#EXT-X-CONTENT-STEERING",
+    "#EXT-X-SESSION-KEY", "#EXT-X-CONTENT-STEERING"
 ]
 private let mediaTags: Set<String> = [
     "#EXTINF", "#EXT-X-TARGETDURATION", "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-DISCONTINUITY-SEQUENCE",
     "#EXT-X-PLAYLIST-TYPE", "#EXT-X-ENDLIST", "#EXT-X-I-FRAMES-ONLY", "#EXT-X-BYTERANGE",
     "#EXT-X-DISCONTINUITY", "#EXT-X-KEY", "#EXT-X-MAP", "#EXT-X-PROGRAM-DATE-TIME", "#EXT-X-DATERANGE",
     "#EXT-X-GAP", "#EXT-X-BITRATE", "#EXT-X-PART", "#EXT-X-PART-INF", "#EXT-X-SERVER-CONTROL",
-    "#EXT-X-PRELOAD-HINT", "#EXT-X-SKIP", "#EXT-X-RENDITION-REPORT",
+    "#EXT-X-PRELOAD-HINT", "#EXT-X-SKIP", "#EXT-X-RENDITION-REPORT"
 ]
 
 struct Parser {
@@ -346,8 +357,9 @@ struct Parser {
             var bytes = rawLine
             if bytes.last == 0x0D { bytes = bytes.dropLast() }
             if bytes.count > limits.maxLineLength {
-                throw PlaylistLimits.exceeded("maxLineLength", limit: limits.maxLineLength, lineNumber: lineNumber,
-                                              what: "line length \(bytes.count) bytes")
+                throw PlaylistLimits.exceeded(
+                    "maxLineLength", limit: limits.maxLineLength, lineNumber: lineNumber,
+                    what: "line length \(bytes.count) bytes")
             }
             // Blanks (SPACE, TAB) at the ends of a line are dropped here; whether that deserves a
             // warning depends on the line (none for comments, blank lines and EXTINF titles).
@@ -355,7 +367,8 @@ struct Parser {
             if leading == bytes.count { continue } // a blank line
             var trailing = 0
             while bytes[bytes.index(bytes.endIndex, offsetBy: -(trailing + 1))] == 0x20
-                    || bytes[bytes.index(bytes.endIndex, offsetBy: -(trailing + 1))] == 0x09 { trailing += 1 }
+                || bytes[bytes.index(bytes.endIndex, offsetBy: -(trailing + 1))] == 0x09
+            { trailing += 1 }
             let line = String(Substring(bytes.dropFirst(leading).dropLast(trailing)))
             let edges = leading > 0 || trailing > 0
             if !sawHeader {
@@ -365,9 +378,10 @@ struct Parser {
                 } else if line.hasPrefix("#") && !line.hasPrefix("#EXT") {
                     warnings.append(PlaylistWarning(lineNumber: lineNumber, message: "comment line before #EXTM3U ignored"))
                 } else {
-                    throw PlaylistError(kind: .missingHeader, lineNumber: lineNumber,
-                                        rule: "RFC 8216 §4.3.1.1: EXTM3U MUST be the first line of every Playlist",
-                                        message: "expected #EXTM3U, found \"\(line.prefix(80))\"")
+                    throw PlaylistError(
+                        kind: .missingHeader, lineNumber: lineNumber,
+                        rule: "RFC 8216 §4.3.1.1: EXTM3U MUST be the first line of every Playlist",
+                        message: "expected #EXTM3U, found \"\(line.prefix(80))\"")
                 }
                 continue
             }
@@ -381,9 +395,10 @@ struct Parser {
             }
         }
         if !sawHeader {
-            throw PlaylistError(kind: .missingHeader, lineNumber: 0,
-                                rule: "RFC 8216 §4.3.1.1: EXTM3U MUST be the first line of every Playlist",
-                                message: "no #EXTM3U header")
+            throw PlaylistError(
+                kind: .missingHeader, lineNumber: 0,
+                rule: "RFC 8216 §4.3.1.1: EXTM3U MUST be the first line of every Playlist",
+                message: "no #EXTM3U header")
         }
         return try finish()
     }
@@ -394,27 +409,31 @@ struct Parser {
             warnings[note.warningIndex].message += "; the same on \(more) more line\(more == 1 ? "" : "s")"
         }
         if let s = pendingStreamInf {
-            throw PlaylistError(kind: .missingURI, lineNumber: s.lineNumber,
-                                rule: "RFC 8216 §4.3.4.2: the URI line that follows EXT-X-STREAM-INF is REQUIRED",
-                                message: "EXT-X-STREAM-INF is not followed by a URI line")
+            throw PlaylistError(
+                kind: .missingURI, lineNumber: s.lineNumber,
+                rule: "RFC 8216 §4.3.4.2: the URI line that follows EXT-X-STREAM-INF is REQUIRED",
+                message: "EXT-X-STREAM-INF is not followed by a URI line")
         }
         if let inf = pendingInf {
-            throw PlaylistError(kind: .missingURI, lineNumber: inf.line,
-                                rule: "RFC 8216 §4.3.2.1: each EXTINF applies to the Media Segment URI that follows it",
-                                message: "EXTINF is not followed by a URI line")
+            throw PlaylistError(
+                kind: .missingURI, lineNumber: inf.line,
+                rule: "RFC 8216 §4.3.2.1: each EXTINF applies to the Media Segment URI that follows it",
+                message: "EXTINF is not followed by a URI line")
         }
         if firstMultivariantTag != nil {
             checkGroups()
-            return .multivariant(MultivariantPlaylist(
-                baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
-                definitions: definitions, variables: variables, variants: variants, iFrameStreams: iFrameStreams,
-                renditions: renditions, sessionData: sessionData, sessionKeys: sessionKeys,
-                contentSteering: contentSteering, unknownTags: unknownTags, warnings: warnings))
+            return .multivariant(
+                MultivariantPlaylist(
+                    baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
+                    definitions: definitions, variables: variables, variants: variants, iFrameStreams: iFrameStreams,
+                    renditions: renditions, sessionData: sessionData, sessionKeys: sessionKeys,
+                    contentSteering: contentSteering, unknownTags: unknownTags, warnings: warnings))
         }
         guard let target = targetDuration else {
-            throw PlaylistError(kind: .missingRequiredTag, lineNumber: 0,
-                                rule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION is REQUIRED",
-                                message: "Media Playlist has no EXT-X-TARGETDURATION")
+            throw PlaylistError(
+                kind: .missingRequiredTag, lineNumber: 0,
+                rule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION is REQUIRED",
+                message: "Media Playlist has no EXT-X-TARGETDURATION")
         }
         if partCount > 0 && partTarget == nil {
             // Tolerated (hls.js does): a player can still play whole segments; only
@@ -422,14 +441,15 @@ struct Parser {
             warn(firstPartLine, "EXT-X-PART without EXT-X-PART-INF (draft-pantos-hls-rfc8216bis §4.4.3.7 says PART-INF is REQUIRED)")
         }
         backfillProgramDateTime()
-        return .media(MediaPlaylist(
-            baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
-            definitions: definitions, variables: variables, targetDurationSeconds: target,
-            mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence, playlistType: playlistType,
-            endList: endList, iFramesOnly: iFramesOnly, segments: segments, dateRanges: dateRanges,
-            serverControl: serverControl, partTargetSeconds: partTarget, trailingParts: pendingParts,
-            preloadHints: preloadHints, renditionReports: renditionReports, skip: skip,
-            unknownTags: unknownTags, warnings: warnings))
+        return .media(
+            MediaPlaylist(
+                baseURL: baseURL, version: version, independentSegments: independentSegments, start: start,
+                definitions: definitions, variables: variables, targetDurationSeconds: target,
+                mediaSequence: mediaSequence, discontinuitySequence: discontinuitySequence, playlistType: playlistType,
+                endList: endList, iFramesOnly: iFramesOnly, segments: segments, dateRanges: dateRanges,
+                serverControl: serverControl, partTargetSeconds: partTarget, trailingParts: pendingParts,
+                preloadHints: preloadHints, renditionReports: renditionReports, skip: skip,
+                unknownTags: unknownTags, warnings: warnings))
     }
 
     /// Cross-tag constraints of RFC 8216 §4.3.4.1.1 / §4.3.4.2 on rendition groups.
@@ -449,10 +469,14 @@ struct Parser {
         }
         let groups = Set(renditions.map { "\($0.type.rawValue)/\($0.groupID)" })
         for v in variants {
-            let refs: [(RenditionType, String?)] = [(.audio, v.audioGroup), (.video, v.videoGroup),
-                                                    (.subtitles, v.subtitlesGroup), (.closedCaptions, v.closedCaptionsGroup)]
+            let refs: [(RenditionType, String?)] = [
+                (.audio, v.audioGroup), (.video, v.videoGroup),
+                (.subtitles, v.subtitlesGroup), (.closedCaptions, v.closedCaptionsGroup)
+            ]
             for case let (type, id?) in refs where !groups.contains("\(type.rawValue)/\(id)") {
-                warn(0, "variant \(v.uri.lastPathComponent) refers to \(type.rawValue) group \"\(id)\" that no EXT-X-MEDIA defines (RFC 8216 §4.3.4.2)")
+                warn(
+                    0, "variant \(v.uri.lastPathComponent) refers to \(type.rawValue) group \"\(id)\" that no EXT-X-MEDIA defines (RFC 8216 §4.3.4.2)"
+                )
             }
         }
         if variants.contains(where: \.closedCaptionsNone) && variants.contains(where: { !$0.closedCaptionsNone }) {
@@ -465,7 +489,8 @@ struct Parser {
     /// known for every segment once any is.
     mutating func backfillProgramDateTime() {
         guard let first = segments.firstIndex(where: { $0.programDateTime != nil }), first > 0,
-              var date = segments[first].programDateTime else { return }
+            var date = segments[first].programDateTime
+        else { return }
         for i in stride(from: first - 1, through: 0, by: -1) {
             date = date.addingTimeInterval(-segments[i].durationSeconds)
             segments[i].programDateTime = date
@@ -547,14 +572,16 @@ struct Parser {
                 continue
             }
             guard let value = variables[name] else {
-                throw PlaylistError(kind: .variableError, lineNumber: lineNumber,
-                                    rule: "draft-pantos-hls-rfc8216bis §4.3: a Variable Reference to a name not defined by a preceding EXT-X-DEFINE is an error",
-                                    message: "undefined variable reference {$\(name)}")
+                throw PlaylistError(
+                    kind: .variableError, lineNumber: lineNumber,
+                    rule: "draft-pantos-hls-rfc8216bis §4.3: a Variable Reference to a name not defined by a preceding EXT-X-DEFINE is an error",
+                    message: "undefined variable reference {$\(name)}")
             }
             out += value
             if out.utf8.count > limits.maxLineLength {
-                throw PlaylistLimits.exceeded("maxLineLength", limit: limits.maxLineLength, lineNumber: lineNumber,
-                                              what: "value after variable substitution")
+                throw PlaylistLimits.exceeded(
+                    "maxLineLength", limit: limits.maxLineLength, lineNumber: lineNumber,
+                    what: "value after variable substitution")
             }
             rest = after[after.index(after: close)...]
         }
@@ -563,9 +590,10 @@ struct Parser {
     }
 
     static func isVariableName(_ s: String) -> Bool {
-        !s.isEmpty && s.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
-        }
+        !s.isEmpty
+            && s.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
+            }
     }
 
     mutating func attributes(_ tag: String, _ value: String, _ lineNumber: Int) throws(PlaylistError) -> Attributes {
@@ -573,9 +601,12 @@ struct Parser {
             try self.substitute(s, lineNumber)
         }
         var blanks = false
-        let list = try AttributeList.parse(value, lineNumber: lineNumber, maxAttributes: limits.maxAttributes,
-                                           substitute: subst, blanks: &blanks)
-        if blanks { noteBlanks(.attributeList, lineNumber, "blanks around a name, '=', a value or ',' in the \(tag.dropFirst()) attribute list ignored") }
+        let list = try AttributeList.parse(
+            value, lineNumber: lineNumber, maxAttributes: limits.maxAttributes,
+            substitute: subst, blanks: &blanks)
+        if blanks {
+            noteBlanks(.attributeList, lineNumber, "blanks around a name, '=', a value or ',' in the \(tag.dropFirst()) attribute list ignored")
+        }
         return Attributes(tag: tag, lineNumber: lineNumber, list: list)
     }
 
@@ -585,8 +616,9 @@ struct Parser {
         // general resolution: that costs most of a 100,000-segment playlist's parse otherwise.
         if let directory = baseDirectory, Parser.isBareFileName(s), let u = URL(string: directory + s) { return u }
         if let u = URL(string: s, relativeTo: baseURL) { return u.absoluteURL }
-        throw PlaylistError(kind: .invalidURI, lineNumber: lineNumber, rule: "RFC 3986: URI syntax",
-                            message: "cannot resolve URI \"\(s.prefix(200))\"")
+        throw PlaylistError(
+            kind: .invalidURI, lineNumber: lineNumber, rule: "RFC 3986: URI syntax",
+            message: "cannot resolve URI \"\(s.prefix(200))\"")
     }
 
     /// A relative reference made only of unreserved characters (RFC 3986 §2.3) that is not `.` or `..`.
@@ -607,7 +639,8 @@ struct Parser {
         if let q = absolute[schemeEnd.upperBound...].firstIndex(where: { $0 == "?" || $0 == "#" }) { end = q }
         let withoutQuery = absolute[..<end]
         guard let pathStart = withoutQuery[schemeEnd.upperBound...].firstIndex(of: "/"),
-              let lastSlash = withoutQuery.lastIndex(of: "/"), lastSlash >= pathStart else { return nil }
+            let lastSlash = withoutQuery.lastIndex(of: "/"), lastSlash >= pathStart
+        else { return nil }
         let directory = withoutQuery[...lastSlash]
         // Dot segments in the base's path are removed by RFC 3986 resolution: leave those to Foundation.
         if directory[pathStart...].contains("/./") || directory[pathStart...].contains("/../") { return nil }
@@ -615,14 +648,17 @@ struct Parser {
     }
 
     static func appearsTwice(_ tag: String, _ lineNumber: Int) -> PlaylistError {
-        PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                      rule: "RFC 8216 §4.3.5: these tags MUST NOT appear more than once in a Playlist; if a tag appears more than once, clients MUST reject the playlist",
-                      message: "\(tag) appears more than once")
+        PlaylistError(
+            kind: .constraintViolation, lineNumber: lineNumber,
+            rule:
+                "RFC 8216 §4.3.5: these tags MUST NOT appear more than once in a Playlist; if a tag appears more than once, clients MUST reject the playlist",
+            message: "\(tag) appears more than once")
     }
 
     func badValue(_ tag: String, _ value: String, _ lineNumber: Int, _ rule: String) -> PlaylistError {
-        PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber, rule: rule,
-                      message: "\(tag) has an invalid value \"\(value.prefix(80))\"")
+        PlaylistError(
+            kind: .invalidAttributeValue, lineNumber: lineNumber, rule: rule,
+            message: "\(tag) has an invalid value \"\(value.prefix(80))\"")
     }
 
     /// `what` (a tag, or a tag and attribute) `value` is above `limit`: the `PlaylistRanges` error.
@@ -633,8 +669,10 @@ struct Parser {
 
     /// A tag's value that must be a decimal-integer (`syntaxRule`) at most `max` (`range`): digits
     /// that do not fit Int (above 2^63-1) are out of range too, not a syntax error.
-    func boundedInteger(_ tag: String, _ value: Substring, _ lineNumber: Int, max: Int, unit: String = "", syntaxRule: String,
-                        range: String) throws(PlaylistError) -> Int {
+    func boundedInteger(
+        _ tag: String, _ value: Substring, _ lineNumber: Int, max: Int, unit: String = "", syntaxRule: String,
+        range: String
+    ) throws(PlaylistError) -> Int {
         guard AttributeList.isDigits(value) else { throw badValue(tag, String(value), lineNumber, syntaxRule) }
         guard let n = Int(value), n <= max else {
             throw Parser.aboveRange(tag, String(value), lineNumber, limit: String(max) + unit, range)
@@ -647,8 +685,9 @@ struct Parser {
     func segmentDuration<S: StringProtocol>(_ tag: String, _ value: S, _ lineNumber: Int, syntaxRule: String) throws(PlaylistError) -> Double {
         guard let d = Numbers.decimalFloat(value), d >= 0 else { throw badValue(tag, String(value), lineNumber, syntaxRule) }
         guard d <= PlaylistRanges.maxSegmentDurationSeconds else {
-            throw Parser.aboveRange(tag, String(value), lineNumber, limit: "\(Int(PlaylistRanges.maxSegmentDurationSeconds)) s",
-                                    PlaylistRanges.durationRange)
+            throw Parser.aboveRange(
+                tag, String(value), lineNumber, limit: "\(Int(PlaylistRanges.maxSegmentDurationSeconds)) s",
+                PlaylistRanges.durationRange)
         }
         return d
     }
@@ -685,24 +724,28 @@ struct Parser {
         let max = PlaylistRanges.maxByteRangeEnd
         // previousEnd and r.length are at most 2^53-1 each: no overflow.
         if previousEnd + r.length > max {
-            throw Parser.aboveRange("\(tag) implicit offset \(previousEnd) + length", String(previousEnd + r.length), lineNumber,
-                                    limit: String(max), PlaylistRanges.byteRangeRange)
+            throw Parser.aboveRange(
+                "\(tag) implicit offset \(previousEnd) + length", String(previousEnd + r.length), lineNumber,
+                limit: String(max), PlaylistRanges.byteRangeRange)
         }
         return ByteRange(length: r.length, offset: previousEnd)
     }
 
     mutating func noteKind(_ tag: String, _ lineNumber: Int) throws(PlaylistError) {
-        let rule = "RFC 8216 §4.1: a Playlist is either a Media Playlist or a Master Playlist; a client MUST fail to parse one with both kinds of tags"
+        let rule =
+            "RFC 8216 §4.1: a Playlist is either a Media Playlist or a Master Playlist; a client MUST fail to parse one with both kinds of tags"
         if multivariantTags.contains(tag) {
             if let m = firstMediaTag {
-                throw PlaylistError(kind: .mixedPlaylistKinds, lineNumber: lineNumber, rule: rule,
-                                    message: "\(tag) in a playlist that has the Media Playlist tag \(m.tag) at line \(m.line)")
+                throw PlaylistError(
+                    kind: .mixedPlaylistKinds, lineNumber: lineNumber, rule: rule,
+                    message: "\(tag) in a playlist that has the Media Playlist tag \(m.tag) at line \(m.line)")
             }
             if firstMultivariantTag == nil { firstMultivariantTag = (tag, lineNumber) }
         } else if mediaTags.contains(tag) {
             if let m = firstMultivariantTag {
-                throw PlaylistError(kind: .mixedPlaylistKinds, lineNumber: lineNumber, rule: rule,
-                                    message: "\(tag) in a playlist that has the Multivariant Playlist tag \(m.tag) at line \(m.line)")
+                throw PlaylistError(
+                    kind: .mixedPlaylistKinds, lineNumber: lineNumber, rule: rule,
+                    message: "\(tag) in a playlist that has the Multivariant Playlist tag \(m.tag) at line \(m.line)")
             }
             if firstMediaTag == nil { firstMediaTag = (tag, lineNumber) }
         }
@@ -719,32 +762,41 @@ struct Parser {
         }
         guard let inf = pendingInf else {
             if firstMultivariantTag != nil {
-                throw PlaylistError(kind: .syntax, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.4.2: a URI line in a Master Playlist MUST follow EXT-X-STREAM-INF",
-                                    message: "URI line \"\(line.prefix(80))\" without a preceding EXT-X-STREAM-INF")
+                throw PlaylistError(
+                    kind: .syntax, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.4.2: a URI line in a Master Playlist MUST follow EXT-X-STREAM-INF",
+                    message: "URI line \"\(line.prefix(80))\" without a preceding EXT-X-STREAM-INF")
             }
-            throw PlaylistError(kind: .missingRequiredTag, lineNumber: lineNumber,
-                                rule: "RFC 8216 §4.3.2.1: the EXTINF tag is REQUIRED for each Media Segment",
-                                message: "URI line \"\(line.prefix(80))\" without a preceding EXTINF")
+            throw PlaylistError(
+                kind: .missingRequiredTag, lineNumber: lineNumber,
+                rule: "RFC 8216 §4.3.2.1: the EXTINF tag is REQUIRED for each Media Segment",
+                message: "URI line \"\(line.prefix(80))\" without a preceding EXTINF")
         }
         pendingInf = nil
         let skipped = skip?.skippedSegments ?? 0
         if segments.count >= limits.maxSegments - skipped {
-            throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
-                                          what: skipped > 0 ? "segment count \(segments.count + 1) + \(skipped) skipped"
-                                                            : "segment count \(segments.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
+                what: skipped > 0
+                    ? "segment count \(segments.count + 1) + \(skipped) skipped"
+                    : "segment count \(segments.count + 1)")
         }
         // EXT-X-MEDIA-SEQUENCE ≤ 2^53-1, SKIPPED-SEGMENTS and the count ≤ maxSegments: no overflow here.
         let msn = mediaSequence + skipped + segments.count
         if msn >= PlaylistRanges.maxMediaSequence {
-            throw PlaylistRanges.error(lineNumber, "segment \(segments.count + 1) has Media Sequence Number \(msn) (EXT-X-MEDIA-SEQUENCE \(mediaSequence)"
-                                       + (skipped > 0 ? " + \(skipped) skipped" : "") + " + \(segments.count)); the next one would be above \(PlaylistRanges.maxMediaSequence)",
-                                       rule: PlaylistRanges.mediaSequenceRange)
+            throw PlaylistRanges.error(
+                lineNumber,
+                "segment \(segments.count + 1) has Media Sequence Number \(msn) (EXT-X-MEDIA-SEQUENCE \(mediaSequence)"
+                    + (skipped > 0 ? " + \(skipped) skipped" : "")
+                    + " + \(segments.count)); the next one would be above \(PlaylistRanges.maxMediaSequence)",
+                rule: PlaylistRanges.mediaSequenceRange)
         }
         let discontinuities = discontinuityCount + (pendingDiscontinuity ? 1 : 0)
         if discontinuitySequence + discontinuities > PlaylistRanges.maxDiscontinuitySequence {
-            throw PlaylistRanges.error(lineNumber, "segment \(segments.count + 1) has Discontinuity Sequence Number \(discontinuitySequence) + \(discontinuities), above \(PlaylistRanges.maxDiscontinuitySequence)",
-                                       rule: PlaylistRanges.discontinuitySequenceRange)
+            throw PlaylistRanges.error(
+                lineNumber,
+                "segment \(segments.count + 1) has Discontinuity Sequence Number \(discontinuitySequence) + \(discontinuities), above \(PlaylistRanges.maxDiscontinuitySequence)",
+                rule: PlaylistRanges.discontinuitySequenceRange)
         }
         let uri = try resolve(try substitute(line, lineNumber), lineNumber)
         var range: ByteRange?
@@ -757,9 +809,11 @@ struct Parser {
                 } else if segments.isEmpty && skip != nil {
                     warn(rl, "EXT-X-BYTERANGE without offset follows skipped segments; offset unknown")
                 } else {
-                    throw PlaylistError(kind: .constraintViolation, lineNumber: rl,
-                                        rule: "RFC 8216 §4.3.2.2: if the offset is not present, the previous Media Segment MUST be a sub-range of the same media resource",
-                                        message: "EXT-X-BYTERANGE without offset does not follow a sub-range of \(uri.lastPathComponent)")
+                    throw PlaylistError(
+                        kind: .constraintViolation, lineNumber: rl,
+                        rule:
+                            "RFC 8216 §4.3.2.2: if the offset is not present, the previous Media Segment MUST be a sub-range of the same media resource",
+                        message: "EXT-X-BYTERANGE without offset does not follow a sub-range of \(uri.lastPathComponent)")
                 }
             }
         }
@@ -809,9 +863,11 @@ struct Parser {
             // Blanks where RFC 8216 allows none, but whose meaning is unambiguous: skipped, with a warning.
             let titled = tag == "#EXTINF" && value.utf8.contains(UInt8(ascii: ",")) // an EXTINF title is free text, blanks included
             if leadingBlanks || (trailingBlanks && !titled) {
-                noteBlanks(tag == "#EXTINF" && !leadingBlanks ? .extinfDuration : .lineEdges, lineNumber,
-                           tag == "#EXTINF" && !leadingBlanks ? "blanks around the EXTINF duration ignored"
-                                                               : "blanks at the start or end of the line ignored")
+                noteBlanks(
+                    tag == "#EXTINF" && !leadingBlanks ? .extinfDuration : .lineEdges, lineNumber,
+                    tag == "#EXTINF" && !leadingBlanks
+                        ? "blanks around the EXTINF duration ignored"
+                        : "blanks at the start or end of the line ignored")
             }
             if blanksBeforeColon { noteBlanks(.beforeColon, lineNumber, "blanks before the ':' of \(tag) ignored") }
             if blanksAfterColon {
@@ -821,12 +877,17 @@ struct Parser {
                     noteBlanks(.afterColon, lineNumber, "blanks after '\(tag):' ignored")
                 }
             }
-        } else if !line.utf8.contains(UInt8(ascii: ":")), let blank = line.firstIndex(where: Parser.isBlank), knownTags.contains(String(line[..<blank])) {
+        } else if !line.utf8.contains(UInt8(ascii: ":")), let blank = line.firstIndex(where: Parser.isBlank),
+            knownTags.contains(String(line[..<blank]))
+        {
             // `#EXT-X-ENDLIST now`, `#EXT-X-TARGETDURATION 6`: a blank is not read as the ':' (nor is the
             // rest ignored): the line stays an unknown tag, and the warning says why it was not the tag.
-            warnings.append(PlaylistWarning(lineNumber: lineNumber,
-                                            message: "\"\(line.prefix(80))\" is not \(line[..<blank]): a blank where ':' or the end of the line belongs; kept as an unknown tag",
-                                            rule: Blanks.lineEdges.rule))
+            warnings.append(
+                PlaylistWarning(
+                    lineNumber: lineNumber,
+                    message:
+                        "\"\(line.prefix(80))\" is not \(line[..<blank]): a blank where ':' or the end of the line belongs; kept as an unknown tag",
+                    rule: Blanks.lineEdges.rule))
         }
         try noteKind(tag, lineNumber)
         switch tag {
@@ -834,9 +895,10 @@ struct Parser {
             warn(lineNumber, "repeated #EXTM3U ignored")
         case "#EXT-X-VERSION":
             guard version == nil else {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.1.2: a Playlist file MUST NOT contain more than one EXT-X-VERSION tag",
-                                    message: "EXT-X-VERSION appears twice")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.1.2: a Playlist file MUST NOT contain more than one EXT-X-VERSION tag",
+                    message: "EXT-X-VERSION appears twice")
             }
             guard let v = Numbers.integer(Substring(value)) else {
                 throw badValue(tag, value, lineNumber, "RFC 8216 §4.3.1.2: EXT-X-VERSION:<n>, a decimal-integer")
@@ -856,9 +918,10 @@ struct Parser {
             try handleDefine(value, lineNumber)
         case "#EXT-X-STREAM-INF":
             if let prev = pendingStreamInf {
-                throw PlaylistError(kind: .missingURI, lineNumber: prev.lineNumber,
-                                    rule: "RFC 8216 §4.3.4.2: the URI line that follows EXT-X-STREAM-INF is REQUIRED",
-                                    message: "EXT-X-STREAM-INF is followed by another EXT-X-STREAM-INF, not a URI line")
+                throw PlaylistError(
+                    kind: .missingURI, lineNumber: prev.lineNumber,
+                    rule: "RFC 8216 §4.3.4.2: the URI line that follows EXT-X-STREAM-INF is REQUIRED",
+                    message: "EXT-X-STREAM-INF is followed by another EXT-X-STREAM-INF, not a URI line")
             }
             let a = try attributes(tag, value, lineNumber)
             _ = try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED")
@@ -873,19 +936,23 @@ struct Parser {
             let v = try a.quoted("VALUE")
             let u = try a.quoted("URI")
             if (v == nil) == (u == nil) {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.4.4: each EXT-X-SESSION-DATA MUST contain either a VALUE or URI attribute, but not both",
-                                    message: "EXT-X-SESSION-DATA needs exactly one of VALUE and URI")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.4.4: each EXT-X-SESSION-DATA MUST contain either a VALUE or URI attribute, but not both",
+                    message: "EXT-X-SESSION-DATA needs exactly one of VALUE and URI")
             }
-            sessionData.append(SessionData(dataID: id, value: v, uri: try u.map { (s) throws(PlaylistError) in try resolve(s, lineNumber) },
-                                           language: try a.quoted("LANGUAGE")))
+            sessionData.append(
+                SessionData(
+                    dataID: id, value: v, uri: try u.map { (s) throws(PlaylistError) in try resolve(s, lineNumber) },
+                    language: try a.quoted("LANGUAGE")))
         case "#EXT-X-SESSION-KEY":
             let a = try attributes(tag, value, lineNumber)
             let key = try encryptionKey(a)
             if key.method == .none {
-                throw PlaylistError(kind: .invalidAttributeValue, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.4.5: EXT-X-SESSION-KEY METHOD MUST NOT be NONE",
-                                    message: "EXT-X-SESSION-KEY with METHOD=NONE")
+                throw PlaylistError(
+                    kind: .invalidAttributeValue, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.4.5: EXT-X-SESSION-KEY METHOD MUST NOT be NONE",
+                    message: "EXT-X-SESSION-KEY with METHOD=NONE")
             }
             sessionKeys.append(key)
         case "#EXT-X-CONTENT-STEERING":
@@ -912,9 +979,10 @@ struct Parser {
         } else if let n = try a.quoted("IMPORT") {
             name = n
             guard let v = parentVariables[n] else {
-                throw PlaylistError(kind: .variableError, lineNumber: lineNumber,
-                                    rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: IMPORT of a variable the Multivariant Playlist does not define is an error",
-                                    message: "EXT-X-DEFINE IMPORT \"\(n)\" not defined by the parent playlist")
+                throw PlaylistError(
+                    kind: .variableError, lineNumber: lineNumber,
+                    rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: IMPORT of a variable the Multivariant Playlist does not define is an error",
+                    message: "EXT-X-DEFINE IMPORT \"\(n)\" not defined by the parent playlist")
             }
             resolved = v
             definition = .importFromParent(name: n)
@@ -922,29 +990,34 @@ struct Parser {
             name = n
             let items = URLComponents(url: baseURL, resolvingAgainstBaseURL: true)?.queryItems ?? []
             guard let v = items.first(where: { $0.name == n })?.value else {
-                throw PlaylistError(kind: .variableError, lineNumber: lineNumber,
-                                    rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: QUERYPARAM naming a parameter absent from the Playlist URI is an error",
-                                    message: "EXT-X-DEFINE QUERYPARAM \"\(n)\" not in the playlist URL query")
+                throw PlaylistError(
+                    kind: .variableError, lineNumber: lineNumber,
+                    rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: QUERYPARAM naming a parameter absent from the Playlist URI is an error",
+                    message: "EXT-X-DEFINE QUERYPARAM \"\(n)\" not in the playlist URL query")
             }
             resolved = v
             definition = .queryParameter(name: n)
         } else {
-            throw a.missing("NAME, IMPORT or QUERYPARAM",
-                            rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: EXT-X-DEFINE needs NAME, IMPORT or QUERYPARAM")
+            throw a.missing(
+                "NAME, IMPORT or QUERYPARAM",
+                rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: EXT-X-DEFINE needs NAME, IMPORT or QUERYPARAM")
         }
         guard Parser.isVariableName(name) else {
-            throw PlaylistError(kind: .variableError, lineNumber: lineNumber,
-                                rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: variable names are [a-zA-Z0-9-_]",
-                                message: "invalid variable name \"\(name)\"")
+            throw PlaylistError(
+                kind: .variableError, lineNumber: lineNumber,
+                rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: variable names are [a-zA-Z0-9-_]",
+                message: "invalid variable name \"\(name)\"")
         }
         guard variables[name] == nil else {
-            throw PlaylistError(kind: .variableError, lineNumber: lineNumber,
-                                rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: a Playlist MUST NOT contain two EXT-X-DEFINE tags with the same name",
-                                message: "EXT-X-DEFINE duplicate variable name \"\(name)\"")
+            throw PlaylistError(
+                kind: .variableError, lineNumber: lineNumber,
+                rule: "draft-pantos-hls-rfc8216bis §4.4.2.3: a Playlist MUST NOT contain two EXT-X-DEFINE tags with the same name",
+                message: "EXT-X-DEFINE duplicate variable name \"\(name)\"")
         }
         if definitions.count >= limits.maxVariables {
-            throw PlaylistLimits.exceeded("maxVariables", limit: limits.maxVariables, lineNumber: lineNumber,
-                                          what: "EXT-X-DEFINE count \(definitions.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxVariables", limit: limits.maxVariables, lineNumber: lineNumber,
+                what: "EXT-X-DEFINE count \(definitions.count + 1)")
         }
         variables[name] = resolved
         definitions.append(definition)
@@ -952,8 +1025,9 @@ struct Parser {
 
     mutating func addVariant(_ a: Attributes, uri: URL) throws(PlaylistError) {
         if variants.count >= limits.maxVariants {
-            throw PlaylistLimits.exceeded("maxVariants", limit: limits.maxVariants, lineNumber: a.lineNumber,
-                                          what: "variant count \(variants.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxVariants", limit: limits.maxVariants, lineNumber: a.lineNumber,
+                what: "variant count \(variants.count + 1)")
         }
         var ccGroup: String?
         var ccNone = false
@@ -964,25 +1038,27 @@ struct Parser {
             default: throw a.wrongType("CLOSED-CAPTIONS", "quoted-string or NONE")
             }
         }
-        variants.append(VariantStream(
-            uri: uri,
-            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
-                                        max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
-            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
-            score: try a.double("SCORE"),
-            codecs: Parser.codecs(try a.quoted("CODECS")),
-            supplementalCodecs: try a.quoted("SUPPLEMENTAL-CODECS"),
-            resolution: try a.resolution("RESOLUTION"),
-            frameRate: try a.double("FRAME-RATE"),
-            hdcpLevel: try a.enumerated("HDCP-LEVEL"),
-            videoRange: try a.enumerated("VIDEO-RANGE"),
-            audioGroup: try a.quoted("AUDIO"),
-            videoGroup: try a.quoted("VIDEO"),
-            subtitlesGroup: try a.quoted("SUBTITLES"),
-            closedCaptionsGroup: ccGroup, closedCaptionsNone: ccNone,
-            pathwayID: try a.quoted("PATHWAY-ID"),
-            stableVariantID: try a.quoted("STABLE-VARIANT-ID"),
-            attributes: a.raw))
+        variants.append(
+            VariantStream(
+                uri: uri,
+                bandwidthBps: try a.integer(
+                    "BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
+                    max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+                averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+                score: try a.double("SCORE"),
+                codecs: Parser.codecs(try a.quoted("CODECS")),
+                supplementalCodecs: try a.quoted("SUPPLEMENTAL-CODECS"),
+                resolution: try a.resolution("RESOLUTION"),
+                frameRate: try a.double("FRAME-RATE"),
+                hdcpLevel: try a.enumerated("HDCP-LEVEL"),
+                videoRange: try a.enumerated("VIDEO-RANGE"),
+                audioGroup: try a.quoted("AUDIO"),
+                videoGroup: try a.quoted("VIDEO"),
+                subtitlesGroup: try a.quoted("SUBTITLES"),
+                closedCaptionsGroup: ccGroup, closedCaptionsNone: ccNone,
+                pathwayID: try a.quoted("PATHWAY-ID"),
+                stableVariantID: try a.quoted("STABLE-VARIANT-ID"),
+                attributes: a.raw))
     }
 
     static func codecs(_ s: String?) -> [String] {
@@ -992,24 +1068,28 @@ struct Parser {
 
     mutating func handleIFrameStream(_ a: Attributes) throws(PlaylistError) {
         if iFrameStreams.count >= limits.maxVariants {
-            throw PlaylistLimits.exceeded("maxVariants", limit: limits.maxVariants, lineNumber: a.lineNumber,
-                                          what: "I-frame variant count \(iFrameStreams.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxVariants", limit: limits.maxVariants, lineNumber: a.lineNumber,
+                what: "I-frame variant count \(iFrameStreams.count + 1)")
         }
         let uri = try a.quoted("URI", required: "RFC 8216 §4.3.4.3: URI is REQUIRED in EXT-X-I-FRAME-STREAM-INF")
-        iFrameStreams.append(IFrameStream(
-            uri: try resolve(uri, a.lineNumber),
-            bandwidthBps: try a.integer("BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
-                                        max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
-            averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
-            codecs: Parser.codecs(try a.quoted("CODECS")),
-            resolution: try a.resolution("RESOLUTION"),
-            attributes: a.raw))
+        iFrameStreams.append(
+            IFrameStream(
+                uri: try resolve(uri, a.lineNumber),
+                bandwidthBps: try a.integer(
+                    "BANDWIDTH", required: "RFC 8216 §4.3.4.2: BANDWIDTH is REQUIRED",
+                    max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+                averageBandwidthBps: try a.integer("AVERAGE-BANDWIDTH", max: PlaylistRanges.maxBitrateBps, range: PlaylistRanges.bitrateRange),
+                codecs: Parser.codecs(try a.quoted("CODECS")),
+                resolution: try a.resolution("RESOLUTION"),
+                attributes: a.raw))
     }
 
     mutating func handleMedia(_ a: Attributes) throws(PlaylistError) {
         if renditions.count >= limits.maxRenditions {
-            throw PlaylistLimits.exceeded("maxRenditions", limit: limits.maxRenditions, lineNumber: a.lineNumber,
-                                          what: "EXT-X-MEDIA count \(renditions.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxRenditions", limit: limits.maxRenditions, lineNumber: a.lineNumber,
+                what: "EXT-X-MEDIA count \(renditions.count + 1)")
         }
         guard let typeText = try a.enumerated("TYPE") else {
             throw a.missing("TYPE", rule: "RFC 8216 §4.3.4.1: TYPE is REQUIRED")
@@ -1021,9 +1101,10 @@ struct Parser {
         let name = try a.quoted("NAME", required: "RFC 8216 §4.3.4.1: NAME is REQUIRED")
         let uriText = try a.quoted("URI")
         if type == .closedCaptions && uriText != nil {
-            throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber,
-                                rule: "RFC 8216 §4.3.4.1: if TYPE is CLOSED-CAPTIONS, the URI attribute MUST NOT be present",
-                                message: "EXT-X-MEDIA TYPE=CLOSED-CAPTIONS with a URI")
+            throw PlaylistError(
+                kind: .constraintViolation, lineNumber: a.lineNumber,
+                rule: "RFC 8216 §4.3.4.1: if TYPE is CLOSED-CAPTIONS, the URI attribute MUST NOT be present",
+                message: "EXT-X-MEDIA TYPE=CLOSED-CAPTIONS with a URI")
         }
         if type == .subtitles && uriText == nil {
             throw a.missing("URI", rule: "RFC 8216 §4.3.4.1: URI is REQUIRED if the TYPE is SUBTITLES")
@@ -1035,23 +1116,26 @@ struct Parser {
         let isDefault = try a.yesNo("DEFAULT")
         let autoselect = try a.yesNo("AUTOSELECT")
         if isDefault && a.has("AUTOSELECT") && !autoselect {
-            throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber,
-                                rule: "RFC 8216 §4.3.4.1: if DEFAULT=YES, AUTOSELECT MUST be YES when present",
-                                message: "EXT-X-MEDIA DEFAULT=YES with AUTOSELECT=NO")
+            throw PlaylistError(
+                kind: .constraintViolation, lineNumber: a.lineNumber,
+                rule: "RFC 8216 §4.3.4.1: if DEFAULT=YES, AUTOSELECT MUST be YES when present",
+                message: "EXT-X-MEDIA DEFAULT=YES with AUTOSELECT=NO")
         }
         let forced = try a.yesNo("FORCED")
         if forced && type != .subtitles {
-            throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber,
-                                rule: "RFC 8216 §4.3.4.1: FORCED MUST NOT be present unless TYPE is SUBTITLES",
-                                message: "EXT-X-MEDIA FORCED on TYPE=\(typeText)")
+            throw PlaylistError(
+                kind: .constraintViolation, lineNumber: a.lineNumber,
+                rule: "RFC 8216 §4.3.4.1: FORCED MUST NOT be present unless TYPE is SUBTITLES",
+                message: "EXT-X-MEDIA FORCED on TYPE=\(typeText)")
         }
-        renditions.append(Rendition(
-            type: type, uri: try uriText.map { (s) throws(PlaylistError) in try resolve(s, a.lineNumber) },
-            groupID: group, language: try a.quoted("LANGUAGE"),
-            associatedLanguage: try a.quoted("ASSOC-LANGUAGE"), name: name, isDefault: isDefault,
-            autoselect: autoselect, forced: forced, instreamID: instream,
-            characteristics: Parser.codecs(try a.quoted("CHARACTERISTICS")),
-            channels: try a.quoted("CHANNELS"), attributes: a.raw))
+        renditions.append(
+            Rendition(
+                type: type, uri: try uriText.map { (s) throws(PlaylistError) in try resolve(s, a.lineNumber) },
+                groupID: group, language: try a.quoted("LANGUAGE"),
+                associatedLanguage: try a.quoted("ASSOC-LANGUAGE"), name: name, isDefault: isDefault,
+                autoselect: autoselect, forced: forced, instreamID: instream,
+                characteristics: Parser.codecs(try a.quoted("CHARACTERISTICS")),
+                channels: try a.quoted("CHANNELS"), attributes: a.raw))
     }
 
     func encryptionKey(_ a: Attributes) throws(PlaylistError) -> EncryptionKey {
@@ -1073,31 +1157,35 @@ struct Parser {
             var b = bytes
             while b.count > 16, b.first == 0 { b.removeFirst() }
             guard b.count <= 16 else {
-                throw PlaylistError(kind: .invalidAttributeValue, lineNumber: a.lineNumber,
-                                    rule: "RFC 8216 §4.3.2.4: IV is a 128-bit hexadecimal-sequence",
-                                    message: "EXT-X-KEY IV is longer than 128 bits")
+                throw PlaylistError(
+                    kind: .invalidAttributeValue, lineNumber: a.lineNumber,
+                    rule: "RFC 8216 §4.3.2.4: IV is a 128-bit hexadecimal-sequence",
+                    message: "EXT-X-KEY IV is longer than 128 bits")
             }
             iv = [UInt8](repeating: 0, count: 16 - b.count) + b
         }
-        return EncryptionKey(method: method, uri: try resolve(uriText, a.lineNumber), iv: iv,
-                             keyFormat: try a.quoted("KEYFORMAT") ?? "identity",
-                             keyFormatVersions: try a.quoted("KEYFORMATVERSIONS"))
+        return EncryptionKey(
+            method: method, uri: try resolve(uriText, a.lineNumber), iv: iv,
+            keyFormat: try a.quoted("KEYFORMAT") ?? "identity",
+            keyFormatVersions: try a.quoted("KEYFORMATVERSIONS"))
     }
 
     mutating func handleMediaTag(_ tag: String, _ value: String, _ line: String, _ lineNumber: Int) throws(PlaylistError) {
         switch tag {
         case "#EXTINF":
             if let prev = pendingInf {
-                throw PlaylistError(kind: .missingURI, lineNumber: prev.line,
-                                    rule: "RFC 8216 §4.3.2.1: each EXTINF applies to the Media Segment URI that follows it",
-                                    message: "EXTINF is followed by another EXTINF, not a URI line")
+                throw PlaylistError(
+                    kind: .missingURI, lineNumber: prev.line,
+                    rule: "RFC 8216 §4.3.2.1: each EXTINF applies to the Media Segment URI that follows it",
+                    message: "EXTINF is followed by another EXTINF, not a URI line")
             }
             let durationText: Substring
             let title: String
             if let comma = value.utf8.firstIndex(of: UInt8(ascii: ",")) {
                 durationText = value[..<comma]
                 let rawTitle = value[value.index(after: comma)...]
-                title = rawTitle.first?.isWhitespace == true || rawTitle.last?.isWhitespace == true
+                title =
+                    rawTitle.first?.isWhitespace == true || rawTitle.last?.isWhitespace == true
                     ? rawTitle.trimmingCharacters(in: .whitespaces) : String(rawTitle)
             } else {
                 durationText = Substring(value)
@@ -1108,14 +1196,16 @@ struct Parser {
             if trimmedDuration.startIndex != durationText.startIndex || trimmedDuration.endIndex != durationText.endIndex {
                 noteBlanks(.extinfDuration, lineNumber, "blanks around the EXTINF duration ignored")
             }
-            let d = try segmentDuration(tag, trimmedDuration, lineNumber,
-                                        syntaxRule: "RFC 8216 §4.3.2.1: EXTINF duration is a non-negative decimal-floating-point or decimal-integer")
+            let d = try segmentDuration(
+                tag, trimmedDuration, lineNumber,
+                syntaxRule: "RFC 8216 §4.3.2.1: EXTINF duration is a non-negative decimal-floating-point or decimal-integer")
             pendingInf = (d, title, lineNumber)
         case "#EXT-X-TARGETDURATION":
             if targetDuration != nil {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION is a Media Playlist tag that MUST NOT appear more than once",
-                                    message: "EXT-X-TARGETDURATION appears again (first at line \(targetDurationLine))")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION is a Media Playlist tag that MUST NOT appear more than once",
+                    message: "EXT-X-TARGETDURATION appears again (first at line \(targetDurationLine))")
             }
             let d = try segmentDuration(tag, value, lineNumber, syntaxRule: "RFC 8216 §4.3.3.1: EXT-X-TARGETDURATION:<s>, a decimal-integer")
             if Numbers.integer(Substring(value)) == nil {
@@ -1125,23 +1215,28 @@ struct Parser {
             targetDurationLine = lineNumber
         case "#EXT-X-MEDIA-SEQUENCE":
             if mediaSequenceSeen || !segments.isEmpty {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE MUST appear once, before the first Media Segment",
-                                    message: "EXT-X-MEDIA-SEQUENCE repeated or after the first Media Segment")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE MUST appear once, before the first Media Segment",
+                    message: "EXT-X-MEDIA-SEQUENCE repeated or after the first Media Segment")
             }
-            mediaSequence = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxMediaSequence,
-                                               syntaxRule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE:<number>, a decimal-integer",
-                                               range: PlaylistRanges.mediaSequenceRange)
+            mediaSequence = try boundedInteger(
+                tag, Substring(value), lineNumber, max: PlaylistRanges.maxMediaSequence,
+                syntaxRule: "RFC 8216 §4.3.3.2: EXT-X-MEDIA-SEQUENCE:<number>, a decimal-integer",
+                range: PlaylistRanges.mediaSequenceRange)
             mediaSequenceSeen = true
         case "#EXT-X-DISCONTINUITY-SEQUENCE":
             if discontinuitySequenceSeen || !segments.isEmpty || pendingDiscontinuity {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE MUST appear once, before the first Media Segment and any EXT-X-DISCONTINUITY",
-                                    message: "EXT-X-DISCONTINUITY-SEQUENCE repeated or misplaced")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule:
+                        "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE MUST appear once, before the first Media Segment and any EXT-X-DISCONTINUITY",
+                    message: "EXT-X-DISCONTINUITY-SEQUENCE repeated or misplaced")
             }
-            discontinuitySequence = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxDiscontinuitySequence,
-                                                       syntaxRule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE:<number>, a decimal-integer",
-                                                       range: PlaylistRanges.discontinuitySequenceRange)
+            discontinuitySequence = try boundedInteger(
+                tag, Substring(value), lineNumber, max: PlaylistRanges.maxDiscontinuitySequence,
+                syntaxRule: "RFC 8216 §4.3.3.3: EXT-X-DISCONTINUITY-SEQUENCE:<number>, a decimal-integer",
+                range: PlaylistRanges.discontinuitySequenceRange)
             discontinuitySequenceSeen = true
         case "#EXT-X-PLAYLIST-TYPE":
             guard let t = PlaylistType(rawValue: value) else {
@@ -1159,15 +1254,18 @@ struct Parser {
         case "#EXT-X-GAP":
             pendingGap = true
         case "#EXT-X-BITRATE":
-            let k = try boundedInteger(tag, Substring(value), lineNumber, max: PlaylistRanges.maxBitrateBps / 1000, unit: " kbit/s",
-                                       syntaxRule: "draft-pantos-hls-rfc8216bis §4.4.4.8: EXT-X-BITRATE:<rate>, a decimal-integer of kilobits per second",
-                                       range: PlaylistRanges.bitrateRange)
+            let k = try boundedInteger(
+                tag, Substring(value), lineNumber, max: PlaylistRanges.maxBitrateBps / 1000, unit: " kbit/s",
+                syntaxRule: "draft-pantos-hls-rfc8216bis §4.4.4.8: EXT-X-BITRATE:<rate>, a decimal-integer of kilobits per second",
+                range: PlaylistRanges.bitrateRange)
             currentBitrate = k * 1000
         case "#EXT-X-KEY":
             let a = try attributes(tag, value, lineNumber)
             let key = try encryptionKey(a)
             if key.method == .none {
-                if a.list.count > 1 { warn(lineNumber, "EXT-X-KEY METHOD=NONE with other attributes (RFC 8216 §4.3.2.4 says they MUST NOT be present)") }
+                if a.list.count > 1 {
+                    warn(lineNumber, "EXT-X-KEY METHOD=NONE with other attributes (RFC 8216 §4.3.2.4 says they MUST NOT be present)")
+                }
                 currentKeys = []
             } else {
                 currentKeys.removeAll { $0.keyFormat == key.keyFormat }
@@ -1200,25 +1298,29 @@ struct Parser {
                 holdBackSeconds: try a.seconds("HOLD-BACK", max: span, range: PlaylistRanges.spanRange),
                 partHoldBackSeconds: try a.seconds("PART-HOLD-BACK", max: span, range: PlaylistRanges.spanRange))
             if serverControl?.canSkipDateRanges == true && serverControl?.canSkipUntilSeconds == nil {
-                throw PlaylistError(kind: .constraintViolation, lineNumber: lineNumber,
-                                    rule: "draft-pantos-hls-rfc8216bis §4.4.3.8: CAN-SKIP-DATERANGES requires CAN-SKIP-UNTIL",
-                                    message: "EXT-X-SERVER-CONTROL CAN-SKIP-DATERANGES=YES without CAN-SKIP-UNTIL")
+                throw PlaylistError(
+                    kind: .constraintViolation, lineNumber: lineNumber,
+                    rule: "draft-pantos-hls-rfc8216bis §4.4.3.8: CAN-SKIP-DATERANGES requires CAN-SKIP-UNTIL",
+                    message: "EXT-X-SERVER-CONTROL CAN-SKIP-DATERANGES=YES without CAN-SKIP-UNTIL")
             }
         case "#EXT-X-PART-INF":
             let a = try attributes(tag, value, lineNumber)
-            partTarget = try a.seconds("PART-TARGET", required: "draft-pantos-hls-rfc8216bis §4.4.3.7: PART-TARGET is REQUIRED",
-                                       max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
+            partTarget = try a.seconds(
+                "PART-TARGET", required: "draft-pantos-hls-rfc8216bis §4.4.3.7: PART-TARGET is REQUIRED",
+                max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
         case "#EXT-X-PART":
             let a = try attributes(tag, value, lineNumber)
             partCount += 1
             if firstPartLine == 0 { firstPartLine = lineNumber }
             if partCount > limits.maxPartialSegments {
-                throw PlaylistLimits.exceeded("maxPartialSegments", limit: limits.maxPartialSegments, lineNumber: lineNumber,
-                                              what: "EXT-X-PART count \(partCount)")
+                throw PlaylistLimits.exceeded(
+                    "maxPartialSegments", limit: limits.maxPartialSegments, lineNumber: lineNumber,
+                    what: "EXT-X-PART count \(partCount)")
             }
             let uri = try resolve(try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: URI is REQUIRED in EXT-X-PART"), lineNumber)
-            let duration = try a.seconds("DURATION", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: DURATION is REQUIRED in EXT-X-PART",
-                                         max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
+            let duration = try a.seconds(
+                "DURATION", required: "draft-pantos-hls-rfc8216bis §4.4.4.9: DURATION is REQUIRED in EXT-X-PART",
+                max: PlaylistRanges.maxSegmentDurationSeconds, range: PlaylistRanges.durationRange)
             var range: ByteRange?
             if let rv = a.dict["BYTERANGE"] {
                 // The draft says quoted-string; Apple's own LL-HLS example 03 writes it unquoted.
@@ -1236,8 +1338,10 @@ struct Parser {
             } else {
                 lastPartRange = nil
             }
-            pendingParts.append(PartialSegment(uri: uri, durationSeconds: duration, independent: try a.yesNo("INDEPENDENT"),
-                                               byteRange: range, gap: try a.yesNo("GAP")))
+            pendingParts.append(
+                PartialSegment(
+                    uri: uri, durationSeconds: duration, independent: try a.yesNo("INDEPENDENT"),
+                    byteRange: range, gap: try a.yesNo("GAP")))
         case "#EXT-X-PRELOAD-HINT":
             let a = try attributes(tag, value, lineNumber)
             guard let type = try a.enumerated("TYPE") else {
@@ -1249,8 +1353,9 @@ struct Parser {
             let start = try a.integer("BYTERANGE-START", max: maxEnd, range: PlaylistRanges.byteRangeRange)
             let length = try a.integer("BYTERANGE-LENGTH", max: maxEnd, range: PlaylistRanges.byteRangeRange)
             if (start ?? 0) + (length ?? 0) > maxEnd { // each at most 2^53-1: no overflow
-                throw Parser.aboveRange("EXT-X-PRELOAD-HINT BYTERANGE-START + BYTERANGE-LENGTH", String((start ?? 0) + (length ?? 0)),
-                                        lineNumber, limit: String(maxEnd), PlaylistRanges.byteRangeRange)
+                throw Parser.aboveRange(
+                    "EXT-X-PRELOAD-HINT BYTERANGE-START + BYTERANGE-LENGTH", String((start ?? 0) + (length ?? 0)),
+                    lineNumber, limit: String(maxEnd), PlaylistRanges.byteRangeRange)
             }
             preloadHints.append(PreloadHint(type: type, uri: try resolve(uri, lineNumber), byteRangeStart: start, byteRangeLength: length))
         case "#EXT-X-SKIP":
@@ -1258,8 +1363,9 @@ struct Parser {
             let n = try a.integer("SKIPPED-SEGMENTS", required: "draft-pantos-hls-rfc8216bis §4.4.5.2: SKIPPED-SEGMENTS is REQUIRED")
             // The playlist the delta stands for lists the skipped segments and these: together within maxSegments.
             if n > limits.maxSegments - segments.count {
-                throw PlaylistLimits.exceeded("maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
-                                              what: "EXT-X-SKIP SKIPPED-SEGMENTS \(n)" + (segments.isEmpty ? "" : " + \(segments.count) segments"))
+                throw PlaylistLimits.exceeded(
+                    "maxSegments", limit: limits.maxSegments, lineNumber: lineNumber,
+                    what: "EXT-X-SKIP SKIPPED-SEGMENTS \(n)" + (segments.isEmpty ? "" : " + \(segments.count) segments"))
             }
             var removed: [String] = []
             if let r = a.dict["RECENTLY-REMOVED-DATERANGES"] {
@@ -1271,9 +1377,11 @@ struct Parser {
             let a = try attributes(tag, value, lineNumber)
             let uri = try a.quoted("URI", required: "draft-pantos-hls-rfc8216bis §4.4.5.4: URI is REQUIRED in EXT-X-RENDITION-REPORT")
             let reportMax = PlaylistRanges.maxReportedPosition
-            renditionReports.append(RenditionReport(uri: try resolve(uri, lineNumber),
-                                                    lastMediaSequence: try a.integer("LAST-MSN", max: reportMax, range: PlaylistRanges.reportRange),
-                                                    lastPart: try a.integer("LAST-PART", max: reportMax, range: PlaylistRanges.reportRange)))
+            renditionReports.append(
+                RenditionReport(
+                    uri: try resolve(uri, lineNumber),
+                    lastMediaSequence: try a.integer("LAST-MSN", max: reportMax, range: PlaylistRanges.reportRange),
+                    lastPart: try a.integer("LAST-PART", max: reportMax, range: PlaylistRanges.reportRange)))
         default:
             unknownTags.append(UnknownTag(line: line, lineNumber: lineNumber))
         }
@@ -1281,8 +1389,9 @@ struct Parser {
 
     mutating func handleDateRange(_ a: Attributes) throws(PlaylistError) {
         if dateRanges.count >= limits.maxDateRanges {
-            throw PlaylistLimits.exceeded("maxDateRanges", limit: limits.maxDateRanges, lineNumber: a.lineNumber,
-                                          what: "EXT-X-DATERANGE count \(dateRanges.count + 1)")
+            throw PlaylistLimits.exceeded(
+                "maxDateRanges", limit: limits.maxDateRanges, lineNumber: a.lineNumber,
+                what: "EXT-X-DATERANGE count \(dateRanges.count + 1)")
         }
         let id = try a.quoted("ID", required: "RFC 8216 §4.3.2.7: ID is REQUIRED in EXT-X-DATERANGE")
         func date(_ name: String) throws(PlaylistError) -> Date? {
@@ -1300,18 +1409,23 @@ struct Parser {
             throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber, rule: rule, message: "END-DATE is before START-DATE")
         }
         if let s = startDate, let e = endDate, let d = duration, abs(s.addingTimeInterval(d).timeIntervalSince(e)) > 0.001 {
-            throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber, rule: rule,
-                                message: "END-DATE does not equal START-DATE + DURATION")
+            throw PlaylistError(
+                kind: .constraintViolation, lineNumber: a.lineNumber, rule: rule,
+                message: "END-DATE does not equal START-DATE + DURATION")
         }
         if endOnNext && (classID == nil || duration != nil || endDate != nil) {
-            throw PlaylistError(kind: .constraintViolation, lineNumber: a.lineNumber, rule: rule,
-                                message: "END-ON-NEXT=YES needs CLASS and forbids DURATION and END-DATE")
+            throw PlaylistError(
+                kind: .constraintViolation, lineNumber: a.lineNumber, rule: rule,
+                message: "END-ON-NEXT=YES needs CLASS and forbids DURATION and END-DATE")
         }
-        dateRanges.append(DateRange(id: id, classID: classID, startDate: startDate, endDate: endDate,
-                                    durationSeconds: duration,
-                                    plannedDurationSeconds: try a.seconds("PLANNED-DURATION", max: PlaylistRanges.maxSpanSeconds,
-                                                                          range: PlaylistRanges.spanRange),
-                                    endOnNext: endOnNext, attributes: a.raw))
+        dateRanges.append(
+            DateRange(
+                id: id, classID: classID, startDate: startDate, endDate: endDate,
+                durationSeconds: duration,
+                plannedDurationSeconds: try a.seconds(
+                    "PLANNED-DURATION", max: PlaylistRanges.maxSpanSeconds,
+                    range: PlaylistRanges.spanRange),
+                endOnNext: endOnNext, attributes: a.raw))
     }
 }
 

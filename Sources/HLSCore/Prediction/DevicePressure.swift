@@ -63,8 +63,9 @@ public struct PressureStallInfo: Sendable, Equatable, Codable {
             guard let totalText = fields["total"], let total = UInt64(totalText) else {
                 throw .malformedField(line: offset + 1, field: "total")
             }
-            let line = PressureStallLine(avg10Percent: try number("avg10"), avg60Percent: try number("avg60"),
-                                         avg300Percent: try number("avg300"), totalMicroseconds: total)
+            let line = PressureStallLine(
+                avg10Percent: try number("avg10"), avg60Percent: try number("avg60"),
+                avg300Percent: try number("avg300"), totalMicroseconds: total)
             if kind == "some" { some = line } else { full = line }
         }
         guard let some else { throw .missingSomeLine }

@@ -38,8 +38,10 @@ public struct LogisticStallModel: Sendable, Equatable, Codable {
         /// Weight of the missing indicator (0 if the feature was never missing in training).
         public var missingWeight: Double
 
-        public init(name: String, transform: String, clipMin: Double? = nil, clipMax: Double? = nil, imputeValue: Double,
-                    mean: Double, std: Double, weight: Double, missingWeight: Double) {
+        public init(
+            name: String, transform: String, clipMin: Double? = nil, clipMax: Double? = nil, imputeValue: Double,
+            mean: Double, std: Double, weight: Double, missingWeight: Double
+        ) {
             self.name = name
             self.transform = transform
             self.clipMin = clipMin
@@ -143,8 +145,10 @@ public struct LogisticModelPredictor: StallPredictor {
             guard let transform = Transform(rawValue: f.transform) else {
                 throw .unknownTransform(feature: f.name, transform: f.transform)
             }
-            for (label, v) in [("imputeValue", f.imputeValue), ("mean", f.mean), ("weight", f.weight),
-                               ("missingWeight", f.missingWeight)] where !v.isFinite {
+            for (label, v) in [
+                ("imputeValue", f.imputeValue), ("mean", f.mean), ("weight", f.weight),
+                ("missingWeight", f.missingWeight)
+            ] where !v.isFinite {
                 throw .invalidParameter(feature: f.name, parameter: label)
             }
             guard f.std.isFinite, f.std > 0 else { throw .invalidParameter(feature: f.name, parameter: "std") }
@@ -157,9 +161,11 @@ public struct LogisticModelPredictor: StallPredictor {
             if transform == .log1p, !((f.clipMin ?? -1) >= 0) {
                 throw .invalidParameter(feature: f.name, parameter: "clipMin (log1p needs a floor ≥ 0)")
             }
-            compiled.append(CompiledFeature(name: name, transform: transform, clipMin: f.clipMin, clipMax: f.clipMax,
-                                            imputeZ: (f.imputeValue - f.mean) / f.std, mean: f.mean, std: f.std,
-                                            weight: f.weight, missingWeight: f.missingWeight))
+            compiled.append(
+                CompiledFeature(
+                    name: name, transform: transform, clipMin: f.clipMin, clipMax: f.clipMax,
+                    imputeZ: (f.imputeValue - f.mean) / f.std, mean: f.mean, std: f.std,
+                    weight: f.weight, missingWeight: f.missingWeight))
         }
         self.model = model
         self.compiled = compiled
@@ -197,11 +203,12 @@ public struct LogisticModelPredictor: StallPredictor {
                 var x = raw
                 if let lo = f.clipMin { x = max(lo, x) }
                 if let hi = f.clipMax { x = min(hi, x) }
-                let t: Double = switch f.transform {
-                case .identity: x
-                case .log1p: Foundation.log1p(x)
-                case .log10: Foundation.log10(x)
-                }
+                let t: Double =
+                    switch f.transform {
+                    case .identity: x
+                    case .log1p: Foundation.log1p(x)
+                    case .log10: Foundation.log10(x)
+                    }
                 logit += f.weight * (t - f.mean) / f.std
             } else {
                 logit += f.weight * f.imputeZ + f.missingWeight

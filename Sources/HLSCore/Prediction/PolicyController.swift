@@ -94,10 +94,13 @@ public struct PolicyController: Sendable, Equatable {
         public func validated() throws(Invalid) -> Configuration {
             let risks = [preloadEnterRisk, preloadExitRisk, downshiftEnterRisk, downshiftExitRisk]
             guard risks.allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 1 }),
-                  preloadExitRisk < preloadEnterRisk, downshiftExitRisk < downshiftEnterRisk,
-                  preloadEnterRisk < downshiftEnterRisk else { throw .thresholds }
-            let buffers = [lowLatencyForwardBufferSeconds, lowLatencyResumeBufferSeconds, preloadForwardBufferSeconds,
-                           preloadResumeBufferSeconds, downshiftForwardBufferSeconds, downshiftResumeBufferSeconds]
+                preloadExitRisk < preloadEnterRisk, downshiftExitRisk < downshiftEnterRisk,
+                preloadEnterRisk < downshiftEnterRisk
+            else { throw .thresholds }
+            let buffers = [
+                lowLatencyForwardBufferSeconds, lowLatencyResumeBufferSeconds, preloadForwardBufferSeconds,
+                preloadResumeBufferSeconds, downshiftForwardBufferSeconds, downshiftResumeBufferSeconds
+            ]
             guard cooldownSeconds >= 0, minimumDwellSeconds >= 0, buffers.allSatisfy({ $0 > 0 }) else { throw .durations }
             return self
         }
@@ -116,8 +119,11 @@ public struct PolicyController: Sendable, Equatable {
     private var failingSince: MonotonicInstant?
     private var failedUpdates = 0
 
-    public init(configuration: Configuration = .init(), ladderBitratesBps: [Int], initialPolicy: PlaybackPolicy = .lowLatency)
-        throws(Configuration.Invalid) {
+    public init(
+        configuration: Configuration = .init(), ladderBitratesBps: [Int], initialPolicy: PlaybackPolicy = .lowLatency
+    )
+        throws(Configuration.Invalid)
+    {
         self.configuration = try configuration.validated()
         self.ladderBitratesBps = ladderBitratesBps
         self.policy = initialPolicy
@@ -133,14 +139,17 @@ public struct PolicyController: Sendable, Equatable {
         let c = configuration
         switch policy {
         case .lowLatency:
-            return PolicyKnobs(preferredForwardBufferDurationSeconds: c.lowLatencyForwardBufferSeconds,
-                               peakBitrateCapBps: nil, resumeBufferSeconds: c.lowLatencyResumeBufferSeconds)
+            return PolicyKnobs(
+                preferredForwardBufferDurationSeconds: c.lowLatencyForwardBufferSeconds,
+                peakBitrateCapBps: nil, resumeBufferSeconds: c.lowLatencyResumeBufferSeconds)
         case .preload:
-            return PolicyKnobs(preferredForwardBufferDurationSeconds: c.preloadForwardBufferSeconds,
-                               peakBitrateCapBps: nil, resumeBufferSeconds: c.preloadResumeBufferSeconds)
+            return PolicyKnobs(
+                preferredForwardBufferDurationSeconds: c.preloadForwardBufferSeconds,
+                peakBitrateCapBps: nil, resumeBufferSeconds: c.preloadResumeBufferSeconds)
         case .defensiveDownshift:
-            return PolicyKnobs(preferredForwardBufferDurationSeconds: c.downshiftForwardBufferSeconds,
-                               peakBitrateCapBps: downshiftCapBps, resumeBufferSeconds: c.downshiftResumeBufferSeconds)
+            return PolicyKnobs(
+                preferredForwardBufferDurationSeconds: c.downshiftForwardBufferSeconds,
+                peakBitrateCapBps: downshiftCapBps, resumeBufferSeconds: c.downshiftResumeBufferSeconds)
         }
     }
 
@@ -153,8 +162,10 @@ public struct PolicyController: Sendable, Equatable {
     }
 
     /// Runs `predictor` and feeds the result (or its failure) to `update`.
-    public mutating func evaluate(_ predictor: some StallPredictor, features: StallFeatures,
-                                  at now: MonotonicInstant) -> (risk: Double?, actions: [PolicyAction]) {
+    public mutating func evaluate(
+        _ predictor: some StallPredictor, features: StallFeatures,
+        at now: MonotonicInstant
+    ) -> (risk: Double?, actions: [PolicyAction]) {
         do {
             let risk = try predictor.stallProbability(features)
             return (risk, update(risk: risk, features: features, at: now))
@@ -165,26 +176,35 @@ public struct PolicyController: Sendable, Equatable {
 
     /// One controller step. `risk` nil (or non-finite) means the predictor
     /// failed; `failure` describes why, for the log.
-    public mutating func update(risk: Double?, failure: String? = nil, features: StallFeatures,
-                                at now: MonotonicInstant) -> [PolicyAction] {
+    public mutating func update(
+        risk: Double?, failure: String? = nil, features: StallFeatures,
+        at now: MonotonicInstant
+    ) -> [PolicyAction] {
         var actions: [PolicyAction] = []
         guard let risk, risk.isFinite else {
             failedUpdates += 1
             if failingSince == nil {
                 failingSince = now
-                actions.append(.predictorFailed(PredictorFailure(
-                    atSeconds: now.seconds, error: failure ?? (risk == nil ? "no risk" : "non-finite risk"),
-                    fallbackPolicy: max(policy, configuration.failurePolicy), features: features)))
+                actions.append(
+                    .predictorFailed(
+                        PredictorFailure(
+                            atSeconds: now.seconds, error: failure ?? (risk == nil ? "no risk" : "non-finite risk"),
+                            fallbackPolicy: max(policy, configuration.failurePolicy), features: features)))
             }
             if policy < configuration.failurePolicy {
-                actions.append(change(to: configuration.failurePolicy, risk: nil, features: features,
-                                      reason: .predictorFailedFallback, at: now))
+                actions.append(
+                    change(
+                        to: configuration.failurePolicy, risk: nil, features: features,
+                        reason: .predictorFailedFallback, at: now))
             }
             return actions
         }
         if let since = failingSince {
-            actions.append(.predictorRecovered(PredictorRecovery(atSeconds: now.seconds, failedUpdates: failedUpdates,
-                                                                 failedForSeconds: now.seconds(since: since))))
+            actions.append(
+                .predictorRecovered(
+                    PredictorRecovery(
+                        atSeconds: now.seconds, failedUpdates: failedUpdates,
+                        failedForSeconds: now.seconds(since: since))))
             failingSince = nil
             failedUpdates = 0
         }
@@ -218,8 +238,10 @@ public struct PolicyController: Sendable, Equatable {
         return actions
     }
 
-    private mutating func change(to next: PlaybackPolicy, risk: Double?, features: StallFeatures,
-                                 reason: PolicyChangeReason, at now: MonotonicInstant) -> PolicyAction {
+    private mutating func change(
+        to next: PlaybackPolicy, risk: Double?, features: StallFeatures,
+        reason: PolicyChangeReason, at now: MonotonicInstant
+    ) -> PolicyAction {
         let from = policy
         policy = next
         enteredAt = now
@@ -230,7 +252,9 @@ public struct PolicyController: Sendable, Equatable {
         } else {
             downshiftCapBps = nil
         }
-        return .changePolicy(PolicyChange(atSeconds: now.seconds, from: from, to: next, risk: risk, features: features,
-                                          reason: reason, knobs: knobs(for: next)))
+        return .changePolicy(
+            PolicyChange(
+                atSeconds: now.seconds, from: from, to: next, risk: risk, features: features,
+                reason: reason, knobs: knobs(for: next)))
     }
 }

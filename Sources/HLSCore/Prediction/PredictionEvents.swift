@@ -54,8 +54,10 @@ public struct PolicyKnobs: Sendable, Equatable, Codable {
     /// user set one (`resumeSetByUser`: the user's wins); and, before the first start, the
     /// start gate (`startupBufferSeconds(configuredSeconds:knobs:)`), unless the user set the
     /// startup threshold or the stream sets it (`gatesStart` false: LL-HLS's PART-HOLD-BACK).
-    public func apply(to timeline: inout PlaybackTimeline, resumeSetByUser: Bool, startupSetByUser: Bool,
-                      configuredStartupSeconds: Double, gatesStart: Bool) {
+    public func apply(
+        to timeline: inout PlaybackTimeline, resumeSetByUser: Bool, startupSetByUser: Bool,
+        configuredStartupSeconds: Double, gatesStart: Bool
+    ) {
         if !resumeSetByUser {
             timeline.setResumeBufferSeconds(resumeBufferSeconds)
         }
@@ -86,8 +88,10 @@ public struct PolicyChange: Sendable, Equatable, Codable {
     /// The knobs now in force.
     public var knobs: PolicyKnobs
 
-    public init(atSeconds: Double, from: PlaybackPolicy, to: PlaybackPolicy, risk: Double?, features: StallFeatures,
-                reason: PolicyChangeReason, knobs: PolicyKnobs) {
+    public init(
+        atSeconds: Double, from: PlaybackPolicy, to: PlaybackPolicy, risk: Double?, features: StallFeatures,
+        reason: PolicyChangeReason, knobs: PolicyKnobs
+    ) {
         self.atSeconds = atSeconds
         self.from = from
         self.to = to

@@ -41,8 +41,10 @@ public struct LabelledExample: Sendable, Equatable, Codable {
 public enum StallLabelling {
     /// Labels `samples` against `stalls` with horizon `horizonSeconds`.
     /// `sessionEndSeconds`: negatives with t + H past it are dropped (nil keeps all).
-    public static func label(samples: [StallSample], stalls: [StallInterval], horizonSeconds: Double,
-                             sessionEndSeconds: Double?) -> [LabelledExample] {
+    public static func label(
+        samples: [StallSample], stalls: [StallInterval], horizonSeconds: Double,
+        sessionEndSeconds: Double?
+    ) -> [LabelledExample] {
         let starts = stalls.map(\.startSeconds).sorted()
         var out: [LabelledExample] = []
         for s in samples {
@@ -118,9 +120,10 @@ public enum StallMetrics {
             let warn = s >= threshold
             if warn && y { tp += 1 } else if warn { fp += 1 } else if y { fn += 1 }
         }
-        return PrecisionRecall(threshold: threshold, truePositives: tp, falsePositives: fp, falseNegatives: fn,
-                               precision: tp + fp > 0 ? Double(tp) / Double(tp + fp) : nil,
-                               recall: tp + fn > 0 ? Double(tp) / Double(tp + fn) : nil)
+        return PrecisionRecall(
+            threshold: threshold, truePositives: tp, falsePositives: fp, falseNegatives: fn,
+            precision: tp + fp > 0 ? Double(tp) / Double(tp + fp) : nil,
+            recall: tp + fn > 0 ? Double(tp) / Double(tp + fn) : nil)
     }
 
     /// Mean squared error of the probabilities against 0/1 outcomes.
@@ -141,9 +144,10 @@ public enum StallMetrics {
             if y { hits[b] += 1 }
         }
         return (0..<binCount).map { b in
-            CalibrationBin(lower: Double(b) / Double(binCount), upper: Double(b + 1) / Double(binCount), count: counts[b],
-                           meanPredicted: counts[b] > 0 ? sums[b] / Double(counts[b]) : nil,
-                           observedRate: counts[b] > 0 ? Double(hits[b]) / Double(counts[b]) : nil)
+            CalibrationBin(
+                lower: Double(b) / Double(binCount), upper: Double(b + 1) / Double(binCount), count: counts[b],
+                meanPredicted: counts[b] > 0 ? sums[b] / Double(counts[b]) : nil,
+                observedRate: counts[b] > 0 ? Double(hits[b]) / Double(counts[b]) : nil)
         }
     }
 
@@ -154,8 +158,10 @@ public enum StallMetrics {
     /// the time of the first sample of the unbroken run of warnings
     /// (score ≥ threshold) that ends at the last sample before s. A stall
     /// whose last preceding sample did not warn (or has no sample) is missed.
-    public static func leadTimes(scored: [(timeSeconds: Double, score: Double)], stallStarts: [Double],
-                                 threshold: Double, lookbackSeconds: Double) -> LeadTimeReport {
+    public static func leadTimes(
+        scored: [(timeSeconds: Double, score: Double)], stallStarts: [Double],
+        threshold: Double, lookbackSeconds: Double
+    ) -> LeadTimeReport {
         var leads: [Double] = [], missed = 0
         for s in stallStarts.sorted() {
             let window = scored.filter { $0.timeSeconds >= s - lookbackSeconds && $0.timeSeconds < s }

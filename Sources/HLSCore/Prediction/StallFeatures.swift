@@ -49,14 +49,16 @@ public struct StallFeatures: Sendable, Equatable, Codable {
     /// Highest thermal-zone temperature, degrees Celsius.
     public var thermalMaxCelsius: Double?
 
-    public init(bufferSeconds: Double,
-                bandwidthFastBps: Double? = nil, bandwidthSlowBps: Double? = nil,
-                currentRungBitrateBps: Double, nextHigherRungBitrateBps: Double? = nil,
-                inFlightBytesReceived: Double? = nil, inFlightBytesExpected: Double? = nil,
-                inFlightElapsedSeconds: Double? = nil, inFlightSecondsSinceLastByte: Double? = nil,
-                firstByteSeconds: Double? = nil, rttSeconds: Double? = nil,
-                cpuPressureAvg10Percent: Double? = nil, decodeLagRatio: Double? = nil,
-                thermalMaxCelsius: Double? = nil) {
+    public init(
+        bufferSeconds: Double,
+        bandwidthFastBps: Double? = nil, bandwidthSlowBps: Double? = nil,
+        currentRungBitrateBps: Double, nextHigherRungBitrateBps: Double? = nil,
+        inFlightBytesReceived: Double? = nil, inFlightBytesExpected: Double? = nil,
+        inFlightElapsedSeconds: Double? = nil, inFlightSecondsSinceLastByte: Double? = nil,
+        firstByteSeconds: Double? = nil, rttSeconds: Double? = nil,
+        cpuPressureAvg10Percent: Double? = nil, decodeLagRatio: Double? = nil,
+        thermalMaxCelsius: Double? = nil
+    ) {
         self.bufferSeconds = bufferSeconds
         self.bandwidthFastBps = bandwidthFastBps
         self.bandwidthSlowBps = bandwidthSlowBps
@@ -91,9 +93,11 @@ public struct StallFeatures: Sendable, Equatable, Codable {
     /// The features from a session's state at one monitor tick: the estimator's two EWMAs,
     /// the rung being fetched (0 before the first decision) and the next one up the ladder,
     /// the in-flight segment request (nil: idle), and the last request's and device's readings.
-    public static func atTick(bufferSeconds: Double, estimator: BandwidthEstimator, ladderBitratesBps: [Int], currentRungBps: Int?,
-                              inFlight: InFlight?, firstByteSeconds: Double?, rttSeconds: Double?,
-                              cpuPressureAvg10Percent: Double?, decodeLagRatio: Double?, thermalMaxCelsius: Double?) -> StallFeatures {
+    public static func atTick(
+        bufferSeconds: Double, estimator: BandwidthEstimator, ladderBitratesBps: [Int], currentRungBps: Int?,
+        inFlight: InFlight?, firstByteSeconds: Double?, rttSeconds: Double?,
+        cpuPressureAvg10Percent: Double?, decodeLagRatio: Double?, thermalMaxCelsius: Double?
+    ) -> StallFeatures {
         let rungBps = Double(currentRungBps ?? 0)
         return StallFeatures(
             bufferSeconds: bufferSeconds,

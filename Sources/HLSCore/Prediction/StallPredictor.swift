@@ -42,8 +42,10 @@ public struct BufferThresholdPredictor: StallPredictor {
     public var rampWidthSeconds: Double
     public var predictorName: String { rampWidthSeconds > 0 ? "threshold-ramp" : "threshold" }
 
-    public init(thresholdSeconds: Double = defaultThresholdSeconds, rampWidthSeconds: Double = 0,
-                horizonSeconds: Double = defaultStallHorizonSeconds) {
+    public init(
+        thresholdSeconds: Double = defaultThresholdSeconds, rampWidthSeconds: Double = 0,
+        horizonSeconds: Double = defaultStallHorizonSeconds
+    ) {
         self.thresholdSeconds = thresholdSeconds
         self.rampWidthSeconds = max(0, rampWidthSeconds)
         self.horizonSeconds = horizonSeconds
@@ -101,7 +103,8 @@ public struct HeuristicPredictor: StallPredictor {
 
     /// The device penalty alone (for logs and tests).
     public static func devicePenalty(_ f: StallFeatures) -> Double {
-        max(penalty(f.cpuPressureAvg10Percent, cpuPressureLevelsPercent),
+        max(
+            penalty(f.cpuPressureAvg10Percent, cpuPressureLevelsPercent),
             penalty(f.decodeLagRatio, decodeLagLevels),
             penalty(f.thermalMaxCelsius, thermalLevelsCelsius))
     }

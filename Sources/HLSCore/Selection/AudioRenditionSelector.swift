@@ -113,20 +113,26 @@ public enum AudioRenditionSelector {
     /// Picks the audio for `variant`. `renditions` is the multivariant playlist's
     /// EXT-X-MEDIA list (all types; only TYPE=AUDIO is considered). `previous` is
     /// the rendition played before a variant switch, if any.
-    public static func select(for variant: VariantStream, renditions: [Rendition], preferences: AudioPreferences,
-                              previous: Rendition? = nil) throws(AudioRenditionError) -> AudioRenditionChoice {
+    public static func select(
+        for variant: VariantStream, renditions: [Rendition], preferences: AudioPreferences,
+        previous: Rendition? = nil
+    ) throws(AudioRenditionError) -> AudioRenditionChoice {
         guard let groupID = variant.audioGroup else {
-            return AudioRenditionChoice(rendition: nil, renditionIndex: nil, groupID: nil, source: .variantSegments,
-                                        reason: .noAudioGroup, requestedLanguageUnmatched: false,
-                                        detail: "variant \(variant.uri.lastPathComponent) has no AUDIO group: audio is in its segments")
+            return AudioRenditionChoice(
+                rendition: nil, renditionIndex: nil, groupID: nil, source: .variantSegments,
+                reason: .noAudioGroup, requestedLanguageUnmatched: false,
+                detail: "variant \(variant.uri.lastPathComponent) has no AUDIO group: audio is in its segments")
         }
         let group = renditions.indices.filter { renditions[$0].type == .audio && renditions[$0].groupID == groupID }
         if group.isEmpty {
             let known = Set(renditions.filter { $0.type == .audio }.map(\.groupID)).sorted()
-            let list = known.isEmpty ? "the playlist defines no AUDIO group" : "AUDIO groups defined: " + known.map { "\"\($0)\"" }.joined(separator: ", ")
+            let list =
+                known.isEmpty ? "the playlist defines no AUDIO group" : "AUDIO groups defined: " + known.map { "\"\($0)\"" }.joined(separator: ", ")
             throw AudioRenditionError(
                 kind: .groupNotFound, groupID: groupID, variantURI: variant.uri,
-                description: "variant \(variant.uri.lastPathComponent) names AUDIO group \"\(groupID)\" but no EXT-X-MEDIA TYPE=AUDIO has GROUP-ID=\"\(groupID)\" (\(list); RFC 8216 §4.3.4.2)")
+                description:
+                    "variant \(variant.uri.lastPathComponent) names AUDIO group \"\(groupID)\" but no EXT-X-MEDIA TYPE=AUDIO has GROUP-ID=\"\(groupID)\" (\(list); RFC 8216 §4.3.4.2)"
+            )
         }
 
         var unmatched = false
@@ -153,20 +159,24 @@ public enum AudioRenditionSelector {
         if picked == nil, let system = preferences.systemLanguage {
             let auto = group.filter { renditions[$0].autoselect && !isAudioDescription(renditions[$0]) }
             if let i = auto.first(where: { sameLanguage(renditions[$0].language, system) })
-                ?? auto.first(where: { samePrimaryLanguage(renditions[$0].language, system) }) {
+                ?? auto.first(where: { samePrimaryLanguage(renditions[$0].language, system) })
+            {
                 picked = (i, .autoselectSystemLanguage, "AUTOSELECT=YES in the system language \(system)")
             }
         }
-        let (index, reason, why) = picked
+        let (index, reason, why) =
+            picked
             ?? (group.first { !isAudioDescription(renditions[$0]) } ?? group[0], .firstInGroup, "first rendition of the group")
         let r = renditions[index]
         var detail = "\"\(r.name)\"\(r.language.map { " (\($0))" } ?? "") from group \"\(groupID)\": \(why)"
         if unmatched, let wanted = preferences.requestedLanguage {
-            detail += "; no rendition in --audio-lang \(wanted) (languages: \(group.map { renditions[$0].language ?? "none" }.joined(separator: ", ")))"
+            detail +=
+                "; no rendition in --audio-lang \(wanted) (languages: \(group.map { renditions[$0].language ?? "none" }.joined(separator: ", ")))"
         }
-        return AudioRenditionChoice(rendition: r, renditionIndex: index, groupID: groupID,
-                                    source: r.uri.map { .renditionPlaylist($0) } ?? .variantSegments,
-                                    reason: reason, requestedLanguageUnmatched: unmatched, detail: detail)
+        return AudioRenditionChoice(
+            rendition: r, renditionIndex: index, groupID: groupID,
+            source: r.uri.map { .renditionPlaylist($0) } ?? .variantSegments,
+            reason: reason, requestedLanguageUnmatched: unmatched, detail: detail)
     }
 
     static func isAudioDescription(_ r: Rendition) -> Bool {

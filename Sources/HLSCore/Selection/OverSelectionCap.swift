@@ -14,8 +14,10 @@ public enum OverSelectionCap {
     /// The cap after abandoning a request on `abandonedRungBps`: the rung at or below the
     /// classifier's suggestion, and strictly below the abandoned rung (the bottom rung when
     /// there is none), never raising a cap already in force (`current`). Bits per second.
-    public static func afterAbandoning(_ abandonedRungBps: Double, suggestedCapBps: Double, current: Int?,
-                                       ladderBitratesBps: [Int]) -> Int {
+    public static func afterAbandoning(
+        _ abandonedRungBps: Double, suggestedCapBps: Double, current: Int?,
+        ladderBitratesBps: [Int]
+    ) -> Int {
         let rungs = ladderBitratesBps.sorted()
         let below = rungs.last { Double($0) <= suggestedCapBps } ?? rungs.first
         let capBps = min(below ?? Int(suggestedCapBps), rungs.last { Double($0) < abandonedRungBps } ?? rungs.first ?? Int(suggestedCapBps))
@@ -26,8 +28,10 @@ public enum OverSelectionCap {
     /// the rungs above the cap it supports — BANDWIDTH ≤ `upSwitchSafetyFactor` × evidence, the
     /// selector's own up-switch rule: the new cap, nil when the top rung is supported (released),
     /// or `current` when the evidence earns nothing.
-    public static func afterEvidence(_ evidenceBps: Double, current: Int?, ladderBitratesBps: [Int],
-                                     upSwitchSafetyFactor: Double) -> Int? {
+    public static func afterEvidence(
+        _ evidenceBps: Double, current: Int?, ladderBitratesBps: [Int],
+        upSwitchSafetyFactor: Double
+    ) -> Int? {
         guard let current else { return nil }
         let supported = ladderBitratesBps.filter { Double($0) <= upSwitchSafetyFactor * evidenceBps }.max() ?? 0
         guard supported > current else { return current }
@@ -38,8 +42,10 @@ public enum OverSelectionCap {
     /// rung once the recent segment transfers (`recentBps`, the lowest of them) support it by
     /// the same rule: the audio-only rung's small segments never give network-limited evidence,
     /// so `afterEvidence` alone would keep the session on audio-only after the link recovered.
-    public static func afterRecentThroughput(_ recentBps: Double?, current: Int?, videoLadderBitratesBps: [Int],
-                                             upSwitchSafetyFactor: Double) -> Int? {
+    public static func afterRecentThroughput(
+        _ recentBps: Double?, current: Int?, videoLadderBitratesBps: [Int],
+        upSwitchSafetyFactor: Double
+    ) -> Int? {
         guard let current, let recentBps, let lowest = videoLadderBitratesBps.min(), current < lowest else { return current }
         return Double(lowest) <= upSwitchSafetyFactor * recentBps ? lowest : current
     }

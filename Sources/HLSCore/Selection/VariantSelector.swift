@@ -59,9 +59,11 @@ public struct SelectionSnapshot: Sendable, Equatable, Codable {
     /// never see the link recover; with a video rung, the fallback is judged on the better of the two.
     public var recentSegmentThroughputBps: Double?
 
-    public init(ladder: [LadderRung], estimateBps: Double, estimateIsMeasured: Bool, bufferSeconds: Double,
-                currentVariantIndex: Int?, peakBitrateCapBps: Int? = nil, pinnedVariantIndex: Int? = nil,
-                recentSegmentThroughputBps: Double? = nil) {
+    public init(
+        ladder: [LadderRung], estimateBps: Double, estimateIsMeasured: Bool, bufferSeconds: Double,
+        currentVariantIndex: Int?, peakBitrateCapBps: Int? = nil, pinnedVariantIndex: Int? = nil,
+        recentSegmentThroughputBps: Double? = nil
+    ) {
         self.ladder = ladder
         self.estimateBps = estimateBps
         self.estimateIsMeasured = estimateIsMeasured
@@ -138,7 +140,8 @@ public struct VariantSelector: Sendable, Equatable, Codable {
             // Back to video: an up-switch to the lowest video rung at least, when the cap allows one.
             onVideo.currentVariantIndex = nil
             if videoUnderCap, Double(lowestVideo) <= upSwitchSafetyFactor * evidenceBps,
-               s.bufferSeconds >= minimumBufferForUpSwitchSeconds {
+                s.bufferSeconds >= minimumBufferForUpSwitchSeconds
+            {
                 let up = selectAmong(onVideo)
                 return SelectionDecision(variantIndex: up.variantIndex, reason: .upSwitch, sustainableVariantIndex: up.sustainableVariantIndex)
             }
@@ -151,12 +154,14 @@ public struct VariantSelector: Sendable, Equatable, Codable {
             let fallback = selectAmong(onAudio)
             // No audio-only rung under the cap either: the lowest video rung, as without one.
             if fallback.reason == .capBelowLadder { return decision }
-            return SelectionDecision(variantIndex: fallback.variantIndex, reason: .audioOnlyUnderCap, sustainableVariantIndex: fallback.sustainableVariantIndex)
+            return SelectionDecision(
+                variantIndex: fallback.variantIndex, reason: .audioOnlyUnderCap, sustainableVariantIndex: fallback.sustainableVariantIndex)
         }
         if s.estimateIsMeasured, Double(lowestVideo) > keepSafetyFactor * evidenceBps {
             onAudio.currentVariantIndex = nil
             let fallback = selectAmong(onAudio)
-            return SelectionDecision(variantIndex: fallback.variantIndex, reason: .audioOnlyFallback, sustainableVariantIndex: fallback.sustainableVariantIndex)
+            return SelectionDecision(
+                variantIndex: fallback.variantIndex, reason: .audioOnlyFallback, sustainableVariantIndex: fallback.sustainableVariantIndex)
         }
         return decision
     }
@@ -165,8 +170,9 @@ public struct VariantSelector: Sendable, Equatable, Codable {
     private func audioOnlyDecision(_ d: SelectionDecision, videoUnderCap: Bool) -> SelectionDecision {
         switch d.reason {
         case .hold, .holdLowBuffer, .initial:
-            return SelectionDecision(variantIndex: d.variantIndex, reason: videoUnderCap ? .audioOnlyFallback : .audioOnlyUnderCap,
-                                     sustainableVariantIndex: d.sustainableVariantIndex)
+            return SelectionDecision(
+                variantIndex: d.variantIndex, reason: videoUnderCap ? .audioOnlyFallback : .audioOnlyUnderCap,
+                sustainableVariantIndex: d.sustainableVariantIndex)
         default:
             return d
         }
@@ -186,7 +192,8 @@ public struct VariantSelector: Sendable, Equatable, Codable {
             return SelectionDecision(variantIndex: lowest.variantIndex, reason: .capBelowLadder, sustainableVariantIndex: lowest.variantIndex)
         }
         guard let currentIndex = s.currentVariantIndex,
-              let current = ladder.first(where: { $0.variantIndex == currentIndex }) else {
+            let current = ladder.first(where: { $0.variantIndex == currentIndex })
+        else {
             return SelectionDecision(variantIndex: sustainable.variantIndex, reason: .initial, sustainableVariantIndex: sustainable.variantIndex)
         }
         if let cap = s.peakBitrateCapBps, current.bandwidthBps > cap {

@@ -24,8 +24,10 @@ public struct GateDecisionRecord: Sendable, Equatable, Codable {
     public var minimumSampleCount: Int
     public var mode: StartupCapMode
 
-    public init(gate: EstimateGate, lookup: EstimateLookup?, networkKey: NetworkKey?, mode: StartupCapMode,
-                configuration: EstimateStoreConfiguration = .init()) {
+    public init(
+        gate: EstimateGate, lookup: EstimateLookup?, networkKey: NetworkKey?, mode: StartupCapMode,
+        configuration: EstimateStoreConfiguration = .init()
+    ) {
         self.gate = gate.kind
         switch gate {
         case .cold(let r): coldReason = r
@@ -86,8 +88,10 @@ public struct CapChangeRecord: Sendable, Equatable, Codable {
     public var priorBps: Double?
     /// Over-selection ratio behind a downshift.
     public var overSelectionRatio: Double?
-    public init(capBps: Int?, previousCapBps: Int?, reason: CapReason, phase: StartupCapPhase, supportBps: Double? = nil,
-                samplesBps: [Double] = [], priorBps: Double? = nil, overSelectionRatio: Double? = nil) {
+    public init(
+        capBps: Int?, previousCapBps: Int?, reason: CapReason, phase: StartupCapPhase, supportBps: Double? = nil,
+        samplesBps: [Double] = [], priorBps: Double? = nil, overSelectionRatio: Double? = nil
+    ) {
         self.capBps = capBps
         self.previousCapBps = previousCapBps
         self.reason = reason

@@ -63,9 +63,12 @@ public struct SessionCore: Sendable {
         public var resumeBufferSetByUser: Bool
         public var startupBufferSetByUser: Bool
 
-        public init(playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
-                    networkLimit: NetworkLimitClassifier, byteProgress: ByteProgressClassifier, selector: VariantSelector,
-                    pinnedVariantIndex: Int?, recentSegmentThroughputCount: Int, userPeakBitrateBps: Int?, resumeBufferSetByUser: Bool, startupBufferSetByUser: Bool) {
+        public init(
+            playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
+            networkLimit: NetworkLimitClassifier, byteProgress: ByteProgressClassifier, selector: VariantSelector,
+            pinnedVariantIndex: Int?, recentSegmentThroughputCount: Int, userPeakBitrateBps: Int?, resumeBufferSetByUser: Bool,
+            startupBufferSetByUser: Bool
+        ) {
             self.playback = playback
             self.estimator = estimator
             self.startupCap = startupCap
@@ -126,8 +129,9 @@ public struct SessionCore: Sendable {
 
     /// Every peak-bitrate cap in force; `effectiveBps` is the one selection uses.
     public var peakBitrateCaps: PeakBitrateCaps {
-        PeakBitrateCaps(userBps: configuration.userPeakBitrateBps, policyBps: policyKnobs?.peakBitrateCapBps,
-                        overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
+        PeakBitrateCaps(
+            userBps: configuration.userPeakBitrateBps, policyBps: policyKnobs?.peakBitrateCapBps,
+            overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
     }
 
     /// Whether the cap in force differs from the one a decision was made under: a decision made before the
@@ -147,8 +151,14 @@ public struct SessionCore: Sendable {
             recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
         let decision = configuration.selector.select(snapshot)
         currentVariant = decision.variantIndex
-        return (decision, .record(.variantDecision(VariantDecisionRecord(inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
-                                                                         estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence))))
+        return (
+            decision,
+            .record(
+                .variantDecision(
+                    VariantDecisionRecord(
+                        inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
+                        estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence)))
+        )
     }
 
     /// The media clock did something (started, stalled, resumed, ended): its record, stamped in seconds since
@@ -158,14 +168,24 @@ public struct SessionCore: Sendable {
         switch action {
         case let .started(at, position, buffered):
             defer { playbackStartRecorded = true }
-            return [.record(.playbackStarted(.started(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered,
-                                                      firstFrameAtSeconds: firstFrameAtSeconds, isFirstStart: !playbackStartRecorded)))]
+            return [
+                .record(
+                    .playbackStarted(
+                        .started(
+                            atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: buffered,
+                            firstFrameAtSeconds: firstFrameAtSeconds, isFirstStart: !playbackStartRecorded)))
+            ]
         case let .stallStarted(at, position):
             return [.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))]
                 + cap(.stallStarted(estimateBps: measuredEstimateBps, at: at))
         case let .stallEnded(at, position, stall, buffered):
-            return [.record(.stallEnd(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position,
-                                                     bufferSeconds: buffered, stallSeconds: stall)))]
+            return [
+                .record(
+                    .stallEnd(
+                        PlaybackChange(
+                            atSeconds: at.seconds(since: sessionStart), positionSeconds: position,
+                            bufferSeconds: buffered, stallSeconds: stall)))
+            ]
         case let .ended(at, position):
             return [.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))]
         }
@@ -207,8 +227,10 @@ public struct SessionCore: Sendable {
     /// A request completed: its connection's RTT (when measured) is kept; a segment's or init section's
     /// throughput goes to the estimator (the verdict says whether it was taken, and the throughput as the
     /// estimator reads it, bits per second); a segment's first-byte time is kept for the stall features.
-    public mutating func transferCompleted(purpose: RequestPurpose, sample: ThroughputSample,
-                                           rttSeconds: Double?) -> (verdict: SampleVerdict?, throughputBps: Double?) {
+    public mutating func transferCompleted(
+        purpose: RequestPurpose, sample: ThroughputSample,
+        rttSeconds: Double?
+    ) -> (verdict: SampleVerdict?, throughputBps: Double?) {
         if let rttSeconds, rttSeconds > 0 { lastRTTSeconds = rttSeconds }
         guard purpose == .segment || purpose == .initSection else { return (nil, nil) }
         let verdict = estimator.add(sample)
@@ -219,8 +241,10 @@ public struct SessionCore: Sendable {
     /// A segment transfer completed: the estimator has had its sample (the shell adds it, as it has the
     /// timings); this judges the transfer network-limited or not (small transfers back to back are judged
     /// together), lets fresh delivery lift an over-selection cap, and tells the startup/recovery cap.
-    public mutating func segmentTransferred(requestID: Int, observation: TransferObservation, startedAt: MonotonicInstant,
-                                            endedAt: MonotonicInstant) -> [SessionCoreAction] {
+    public mutating func segmentTransferred(
+        requestID: Int, observation: TransferObservation, startedAt: MonotonicInstant,
+        endedAt: MonotonicInstant
+    ) -> [SessionCoreAction] {
         let (classified, transfers, runStartedAt) = coalescer.observation(
             for: observation, startedAt: startedAt, endedAt: endedAt, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
@@ -230,20 +254,27 @@ public struct SessionCore: Sendable {
             overSelectionCapBps = OverSelectionCap.afterRecentThroughput(
                 recentSegmentThroughput.lowestBps, current: overSelectionCapBps,
                 videoLadderBitratesBps: videoLadderBitratesBps, upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
-            out += overSelectionCapMoved(from: before, because: String(
-                format: "the slowest of the last %d segment transfers ran at %.0f bps", recentSegmentThroughput.count,
-                recentSegmentThroughput.lowestBps ?? 0))
+            out += overSelectionCapMoved(
+                from: before,
+                because: String(
+                    format: "the slowest of the last %d segment transfers ran at %.0f bps", recentSegmentThroughput.count,
+                    recentSegmentThroughput.lowestBps ?? 0))
         }
         if let evidence = verdict.evidenceBps {
             networkLimitedSamples += 1
             // Fresh delivery earns back rungs above an over-selection cap, as far as it supports them.
             let before = overSelectionCapBps
-            overSelectionCapBps = OverSelectionCap.afterEvidence(evidence, current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps,
-                                                                 upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
+            overSelectionCapBps = OverSelectionCap.afterEvidence(
+                evidence, current: overSelectionCapBps, ladderBitratesBps: ladderBitratesBps,
+                upSwitchSafetyFactor: configuration.upSwitchSafetyFactor)
             out += overSelectionCapMoved(from: before, because: String(format: "request %d delivered %.0f bps, network-limited", requestID, evidence))
         }
-        out.insert(.record(.sampleVerdict(SampleVerdictRecord(requestID: requestID, observation: classified, verdict: verdict,
-                                                              coalescedTransfers: transfers))), at: 0)
+        out.insert(
+            .record(
+                .sampleVerdict(
+                    SampleVerdictRecord(
+                        requestID: requestID, observation: classified, verdict: verdict,
+                        coalescedTransfers: transfers))), at: 0)
         out += cap(.sample(CapSample(verdict: verdict, requestStartedAt: runStartedAt, completedAt: endedAt)))
         return out
     }
@@ -252,8 +283,13 @@ public struct SessionCore: Sendable {
     private func overSelectionCapMoved(from before: Int?, because reason: String) -> [SessionCoreAction] {
         guard overSelectionCapBps != before else { return [] }
         let shown = { (bps: Int?) in bps.map { "\($0) bps" } ?? "none" }
-        return [.record(.capNote(CapNote(kind: .overSelectionCapMoved, phase: capController.phase,
-                                         detail: "over-selection cap \(shown(before)) → \(shown(overSelectionCapBps)): \(reason)")))]
+        return [
+            .record(
+                .capNote(
+                    CapNote(
+                        kind: .overSelectionCapMoved, phase: capController.phase,
+                        detail: "over-selection cap \(shown(before)) → \(shown(overSelectionCapBps)): \(reason)")))
+        ]
     }
 
     /// The byte-progress rules on the request in flight (a segment, or a playlist with duration and rung 0).
@@ -275,10 +311,17 @@ public struct SessionCore: Sendable {
     /// The shell cancelled the request in flight on the core's judgement: log it with its inputs; a wedge puts
     /// the next request on a fresh connection and tells the cap; an over-selection caps the choice below the
     /// abandoned rung and feeds the abandoned transfer's throughput to the estimator (it is evidence too).
-    public mutating func inFlightCancelled(requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
-                                           at now: MonotonicInstant) -> [SessionCoreAction] {
-        var out: [SessionCoreAction] = [.record(.byteProgress(ByteProgressRecord(requestID: requestID, snapshot: snapshot,
-                                                                                 assessment: judgement.assessment)))]
+    public mutating func inFlightCancelled(
+        requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
+        at now: MonotonicInstant
+    ) -> [SessionCoreAction] {
+        var out: [SessionCoreAction] = [
+            .record(
+                .byteProgress(
+                    ByteProgressRecord(
+                        requestID: requestID, snapshot: snapshot,
+                        assessment: judgement.assessment)))
+        ]
         switch judgement.cancel {
         case nil:
             break
@@ -287,9 +330,10 @@ public struct SessionCore: Sendable {
             out += cap(.wedgeDetected(estimateBps: measuredEstimateBps, at: now))
         case .overSelected:
             guard case .abandonAndCap(let cap) = judgement.assessment.remedy else { break }
-            out += abandonedForLowerRung(rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
-                                         elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
-                                         measuredBps: snapshot.measuredThroughputBps, ratio: judgement.assessment.overSelectionRatio ?? 0, at: now)
+            out += abandonedForLowerRung(
+                rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
+                elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
+                measuredBps: snapshot.measuredThroughputBps, ratio: judgement.assessment.overSelectionRatio ?? 0, at: now)
         }
         return out
     }
@@ -297,16 +341,20 @@ public struct SessionCore: Sendable {
     /// After abandoning a fetch for a lower rung (over-selected, or trickling over its budget): the choice is
     /// capped below the abandoned rung until delivery earns it back, and the transfer's throughput so far
     /// (when `elapsedSeconds` is known and bytes came) goes to the estimator.
-    public mutating func abandonedForLowerRung(rungBitrateBps: Double, suggestedCapBps: Double, bytesReceived: Int, elapsedSeconds: Double?,
-                                               measuredBps: Double?, ratio: Double, at now: MonotonicInstant) -> [SessionCoreAction] {
-        overSelectionCapBps = OverSelectionCap.afterAbandoning(rungBitrateBps, suggestedCapBps: suggestedCapBps, current: overSelectionCapBps,
-                                                               ladderBitratesBps: ladderBitratesBps)
+    public mutating func abandonedForLowerRung(
+        rungBitrateBps: Double, suggestedCapBps: Double, bytesReceived: Int, elapsedSeconds: Double?,
+        measuredBps: Double?, ratio: Double, at now: MonotonicInstant
+    ) -> [SessionCoreAction] {
+        overSelectionCapBps = OverSelectionCap.afterAbandoning(
+            rungBitrateBps, suggestedCapBps: suggestedCapBps, current: overSelectionCapBps,
+            ladderBitratesBps: ladderBitratesBps)
         var out: [SessionCoreAction] = []
         if let elapsed = elapsedSeconds, bytesReceived > 0 {
             let partial = ThroughputSample(bytes: bytesReceived, transferSeconds: elapsed, firstByteSeconds: 0)
             let verdict = estimator.add(partial)
-            let detail = String(format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
-                                partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, overSelectionCapBps ?? 0)
+            let detail = String(
+                format: "abandoned after %d bytes at %.0f bps (estimator: %@); choice capped at %d bps until delivery earns more",
+                partial.bytes, partial.throughputBps(minimumSeconds: 0.001), verdict.rawValue, overSelectionCapBps ?? 0)
             out.append(.record(.capNote(CapNote(kind: .overSelection, phase: capController.phase, detail: detail))))
         }
         out += cap(.overSelected(suggestedCapBps: suggestedCapBps, ratio: ratio, measuredBps: measuredBps, at: now))
@@ -316,8 +364,10 @@ public struct SessionCore: Sendable {
     /// One predictor and controller step: on the monitor while playing, and before the first start once per
     /// segment that lands (with the buffer that segment makes) to judge the start. `device` carries what the
     /// shell read about the machine (nil fields where it has none).
-    public mutating func policyStep(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool, currentRungBps: Int?,
-                                    inFlight: StallFeatures.InFlight?, device: DeviceReadings, at now: MonotonicInstant) -> [SessionCoreAction] {
+    public mutating func policyStep(
+        bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool, currentRungBps: Int?,
+        inFlight: StallFeatures.InFlight?, device: DeviceReadings, at now: MonotonicInstant
+    ) -> [SessionCoreAction] {
         guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return [] }
         let features = StallFeatures.atTick(
             bufferSeconds: bufferSeconds, estimator: estimator, ladderBitratesBps: ladderBitratesBps, currentRungBps: currentRungBps,
@@ -331,9 +381,14 @@ public struct SessionCore: Sendable {
             applyKnobs(change.knobs)
             changed = true
         }
-        var out: [SessionCoreAction] = [.record(.stallRisk(StallRiskSample(predictor: predictor.predictorName, risk: risk,
-                                                                          horizonSeconds: predictor.horizonSeconds,
-                                                                          policy: controller.policy, phase: phase, features: features)))]
+        var out: [SessionCoreAction] = [
+            .record(
+                .stallRisk(
+                    StallRiskSample(
+                        predictor: predictor.predictorName, risk: risk,
+                        horizonSeconds: predictor.horizonSeconds,
+                        policy: controller.policy, phase: phase, features: features)))
+        ]
         for action in actions {
             switch action {
             case .changePolicy(let change): out.append(.record(.policyChange(change)))
@@ -348,8 +403,9 @@ public struct SessionCore: Sendable {
     /// Applies a policy's knobs to the media clock's thresholds. A value the user set on the command line wins.
     public mutating func applyKnobs(_ knobs: PolicyKnobs) {
         policyKnobs = knobs
-        knobs.apply(to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
-                    configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: policyGatesStart)
+        knobs.apply(
+            to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
+            configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: policyGatesStart)
     }
 }
 

@@ -45,8 +45,10 @@ public struct TCPInfoRecord: Sendable, Equatable, Codable {
     public var congestionWindowSegments: Int
     public var deliveryRateBps: Double?
     public var deliveryRateAppLimited: Bool?
-    public init(rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int, congestionWindowSegments: Int,
-                deliveryRateBps: Double?, deliveryRateAppLimited: Bool?) {
+    public init(
+        rttSeconds: Double, rttVarianceSeconds: Double, totalRetransmits: Int, congestionWindowSegments: Int,
+        deliveryRateBps: Double?, deliveryRateAppLimited: Bool?
+    ) {
         self.rttSeconds = rttSeconds
         self.rttVarianceSeconds = rttVarianceSeconds
         self.totalRetransmits = totalRetransmits
@@ -67,8 +69,10 @@ public struct RequestStart: Sendable, Equatable, Codable {
     public var range: String?
     /// "audio" for an alternate audio rendition's playlist or segment (absent: the variant's own).
     public var track: String?
-    public init(requestID: Int, url: String, purpose: RequestPurpose, attempt: Int, variantIndex: Int? = nil,
-                mediaSequence: Int? = nil, range: String? = nil) {
+    public init(
+        requestID: Int, url: String, purpose: RequestPurpose, attempt: Int, variantIndex: Int? = nil,
+        mediaSequence: Int? = nil, range: String? = nil
+    ) {
         self.requestID = requestID
         self.url = url
         self.purpose = purpose
@@ -111,10 +115,12 @@ public struct RequestEnd: Sendable, Equatable, Codable {
     public var throughputBps: Double?
     /// Whether the estimator counted the sample.
     public var sampleVerdict: SampleVerdict?
-    public init(requestID: Int, url: String, purpose: RequestPurpose, status: Int?, bytes: Int, ok: Bool,
-                connectionReused: Bool? = nil, timings: TimingsRecord? = nil, tcpInfo: TCPInfoRecord? = nil,
-                errorKind: LoadErrorKind? = nil, errorMessage: String? = nil, throughputBps: Double? = nil,
-                sampleVerdict: SampleVerdict? = nil) {
+    public init(
+        requestID: Int, url: String, purpose: RequestPurpose, status: Int?, bytes: Int, ok: Bool,
+        connectionReused: Bool? = nil, timings: TimingsRecord? = nil, tcpInfo: TCPInfoRecord? = nil,
+        errorKind: LoadErrorKind? = nil, errorMessage: String? = nil, throughputBps: Double? = nil,
+        sampleVerdict: SampleVerdict? = nil
+    ) {
         self.requestID = requestID
         self.url = url
         self.purpose = purpose
@@ -159,9 +165,11 @@ public struct PlaylistLoaded: Sendable, Equatable, Codable {
     public var warnings: [String]
     /// EXT-X-I-FRAMES-ONLY: each segment is one I-frame (trick-play content); absent otherwise.
     public var iFramesOnly: Bool?
-    public init(url: String, kind: String, variantIndex: Int? = nil, variants: Int? = nil, segments: Int? = nil,
-                targetDurationSeconds: Double? = nil, mediaSequence: Int? = nil, endList: Bool? = nil,
-                changed: Bool? = nil, warnings: [String] = [], iFramesOnly: Bool? = nil) {
+    public init(
+        url: String, kind: String, variantIndex: Int? = nil, variants: Int? = nil, segments: Int? = nil,
+        targetDurationSeconds: Double? = nil, mediaSequence: Int? = nil, endList: Bool? = nil,
+        changed: Bool? = nil, warnings: [String] = [], iFramesOnly: Bool? = nil
+    ) {
         self.url = url
         self.kind = kind
         self.variantIndex = variantIndex
@@ -233,9 +241,11 @@ public struct SegmentBuffered: Sendable, Equatable, Codable {
     /// Whether the segment's first video packet is an independent (key) frame (absent without
     /// video). False: the segment begins mid-GOP and is decoded with the previous one's references.
     public var startsWithKeyframe: Bool?
-    public init(variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
-                bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
-                bufferedEndSeconds: Double, bufferSeconds: Double) {
+    public init(
+        variantIndex: Int, bandwidthBps: Int, mediaSequence: Int, startSeconds: Double, durationSeconds: Double,
+        bytes: Int, videoPackets: Int, audioPackets: Int, corruptPackets: Int, demuxSeconds: Double,
+        bufferedEndSeconds: Double, bufferSeconds: Double
+    ) {
         self.variantIndex = variantIndex
         self.bandwidthBps = bandwidthBps
         self.mediaSequence = mediaSequence
@@ -318,8 +328,10 @@ public struct AudioRenditionRecord: Sendable, Equatable, Codable {
     public var requestedLanguageUnmatched: Bool
     /// The renditions of the group: name, language and whether muxed, in playlist order.
     public var candidates: [String]
-    public init(groupID: String?, name: String?, language: String?, url: String?, reason: String, detail: String,
-                requestedLanguageUnmatched: Bool, candidates: [String]) {
+    public init(
+        groupID: String?, name: String?, language: String?, url: String?, reason: String, detail: String,
+        requestedLanguageUnmatched: Bool, candidates: [String]
+    ) {
         self.groupID = groupID
         self.name = name
         self.language = language
@@ -421,9 +433,11 @@ public struct BufferSample: Sendable, Equatable, Codable {
     /// Payload bytes of the demuxed packets in the forward buffer, not yet taken by the decoder
     /// (what `--max-buffer-bytes` bounds; absent in `hlsplay simulate`).
     public var bufferedBytes: Int?
-    public init(phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
-                estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
-                liveLatencySeconds: Double? = nil) {
+    public init(
+        phase: PlaybackPhase, positionSeconds: Double, bufferedEndSeconds: Double, bufferSeconds: Double,
+        estimateBps: Double, variantIndex: Int?, inFlightIdleSeconds: Double?, inFlightBytes: Int?,
+        liveLatencySeconds: Double? = nil
+    ) {
         self.liveLatencySeconds = liveLatencySeconds
         self.phase = phase
         self.positionSeconds = positionSeconds
@@ -451,8 +465,10 @@ public struct PlaybackChange: Sendable, Equatable, Codable {
 
     /// The `playback.started` record: for the session's first start (`isFirstStart`), with the first frame's
     /// time and the start wait after it (absent when no frame was decoded, e.g. demux only before a frame).
-    public static func started(atSeconds: Double, positionSeconds: Double, bufferSeconds: Double,
-                               firstFrameAtSeconds: Double?, isFirstStart: Bool) -> PlaybackChange {
+    public static func started(
+        atSeconds: Double, positionSeconds: Double, bufferSeconds: Double,
+        firstFrameAtSeconds: Double?, isFirstStart: Bool
+    ) -> PlaybackChange {
         var change = PlaybackChange(atSeconds: atSeconds, positionSeconds: positionSeconds, bufferSeconds: bufferSeconds)
         if isFirstStart, let first = firstFrameAtSeconds {
             change.timeToFirstFrameSeconds = first
@@ -504,8 +520,10 @@ public struct FirstFrame: Sendable, Equatable, Codable {
     public var height: Int?
     public var ptsSeconds: Double?
     public var breakdown: StartupBreakdown
-    public init(timeToFirstFrameSeconds: Double, variantIndex: Int, kind: String? = "video", width: Int?, height: Int?,
-                ptsSeconds: Double?, breakdown: StartupBreakdown) {
+    public init(
+        timeToFirstFrameSeconds: Double, variantIndex: Int, kind: String? = "video", width: Int?, height: Int?,
+        ptsSeconds: Double?, breakdown: StartupBreakdown
+    ) {
         self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
         self.variantIndex = variantIndex
         self.kind = kind
@@ -528,8 +546,10 @@ public struct TrackFirstFrame: Sendable, Equatable, Codable {
     public var width: Int?
     public var height: Int?
     public var ptsSeconds: Double?
-    public init(kind: String, timeToFirstFrameSeconds: Double, variantIndex: Int, codec: String? = nil,
-                width: Int? = nil, height: Int? = nil, ptsSeconds: Double? = nil) {
+    public init(
+        kind: String, timeToFirstFrameSeconds: Double, variantIndex: Int, codec: String? = nil,
+        width: Int? = nil, height: Int? = nil, ptsSeconds: Double? = nil
+    ) {
         self.kind = kind
         self.timeToFirstFrameSeconds = timeToFirstFrameSeconds
         self.variantIndex = variantIndex
@@ -562,9 +582,11 @@ public struct DecoderOpened: Sendable, Equatable, Codable {
     public var startsAtKeyframe: Bool
     /// Opened to output each frame at once (I-frame-only content has no reordering).
     public var lowDelay: Bool?
-    public init(kind: String, codec: String, parameters: String, variantIndex: Int, discontinuitySequence: Int,
-                mediaSequence: Int, reason: DecoderOpenReason, startSeconds: Double, skippedPackets: Int,
-                skippedSeconds: Double, startsAtKeyframe: Bool, lowDelay: Bool? = nil) {
+    public init(
+        kind: String, codec: String, parameters: String, variantIndex: Int, discontinuitySequence: Int,
+        mediaSequence: Int, reason: DecoderOpenReason, startSeconds: Double, skippedPackets: Int,
+        skippedSeconds: Double, startsAtKeyframe: Bool, lowDelay: Bool? = nil
+    ) {
         self.kind = kind
         self.codec = codec
         self.parameters = parameters

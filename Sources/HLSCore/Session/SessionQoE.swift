@@ -70,10 +70,12 @@ public struct SessionQoE: Sendable, Equatable, Codable {
     public var linearQoERebufferPenalty: Double?
     public var linearQoESwitchPenalty: Double?
 
-    public init(playedChunks: Int, averageDeclaredBitrateBps: Double?, averageMeasuredBitrateBps: Double?,
-                rebufferRatio: Double?, stallsPerMinute: Double?, playedSwitches: Int, meanSwitchMagnitudeBps: Double?,
-                rungs: [RungPlayTime], linearQoERebufferWeight: Double?, linearQoE: Double?, linearQoEPerChunk: Double?,
-                linearQoEBitrateSum: Double?, linearQoERebufferPenalty: Double?, linearQoESwitchPenalty: Double?) {
+    public init(
+        playedChunks: Int, averageDeclaredBitrateBps: Double?, averageMeasuredBitrateBps: Double?,
+        rebufferRatio: Double?, stallsPerMinute: Double?, playedSwitches: Int, meanSwitchMagnitudeBps: Double?,
+        rungs: [RungPlayTime], linearQoERebufferWeight: Double?, linearQoE: Double?, linearQoEPerChunk: Double?,
+        linearQoEBitrateSum: Double?, linearQoERebufferPenalty: Double?, linearQoESwitchPenalty: Double?
+    ) {
         self.playedChunks = playedChunks
         self.averageDeclaredBitrateBps = averageDeclaredBitrateBps
         self.averageMeasuredBitrateBps = averageMeasuredBitrateBps
@@ -99,8 +101,10 @@ public struct SessionQoE: Sendable, Equatable, Codable {
     /// of the chunks). A chunk counts as played when some of its media time lies in the played interval
     /// and was not discarded before it played (a later chunk starting before its end); the bitrate averages
     /// and per-rung times weigh it by that much, the linear QoE counts it whole.
-    public static func compute(chunks: [QoEChunk], startPositionSeconds: Double, finalPositionSeconds: Double,
-                               stallCount: Int, stallSeconds: Double, ladderTopBps: Int?) -> SessionQoE {
+    public static func compute(
+        chunks: [QoEChunk], startPositionSeconds: Double, finalPositionSeconds: Double,
+        stallCount: Int, stallSeconds: Double, ladderTopBps: Int?
+    ) -> SessionQoE {
         // Chunks are appended at the end of the buffer, so a chunk that starts before an earlier one ends
         // means the buffer was discarded there (a live resync): the earlier chunk's media from that point on
         // was dropped unplayed. Each chunk's media ends at the earliest start of any chunk buffered after it.
@@ -140,7 +144,9 @@ public struct SessionQoE: Sendable, Equatable, Codable {
             rebufferRatio: mediaPlayed + stallSeconds > 0 ? stallSeconds / (mediaPlayed + stallSeconds) : nil,
             stallsPerMinute: mediaPlayed > 0 ? Double(stallCount) / mediaPlayed * 60 : nil,
             playedSwitches: switches, meanSwitchMagnitudeBps: switches > 0 ? switchMagnitudeBps / Double(switches) : nil,
-            rungs: rungSeconds.keys.sorted().map { RungPlayTime(variantIndex: $0, bandwidthBps: rungSeconds[$0]!.bandwidth, playedSeconds: rungSeconds[$0]!.seconds) },
+            rungs: rungSeconds.keys.sorted().map {
+                RungPlayTime(variantIndex: $0, bandwidthBps: rungSeconds[$0]!.bandwidth, playedSeconds: rungSeconds[$0]!.seconds)
+            },
             linearQoERebufferWeight: mu, linearQoE: nil, linearQoEPerChunk: nil,
             linearQoEBitrateSum: nil, linearQoERebufferPenalty: nil, linearQoESwitchPenalty: nil)
         if let mu, mu > 0, !played.isEmpty {

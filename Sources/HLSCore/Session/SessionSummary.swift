@@ -153,8 +153,10 @@ public struct SummaryBuilder: Sendable {
         case .segmentBuffered(let e) where e.track == "audio":
             audioSegments += 1
         case .segmentBuffered(let e):
-            segments.append(QoEChunk(variantIndex: e.variantIndex, bandwidthBps: e.bandwidthBps,
-                                     startSeconds: e.startSeconds, durationSeconds: e.durationSeconds, bytes: e.bytes))
+            segments.append(
+                QoEChunk(
+                    variantIndex: e.variantIndex, bandwidthBps: e.bandwidthBps,
+                    startSeconds: e.startSeconds, durationSeconds: e.durationSeconds, bytes: e.bytes))
         case .playbackStarted(let e):
             if playbackStartedAt == nil { playbackStartedAt = e.atSeconds }
         case .playbackEnded(let e):
@@ -208,9 +210,11 @@ public struct SummaryBuilder: Sendable {
     /// The startup breakdown collected so far (filled by the runtime as steps finish).
     public mutating func setBreakdown(_ b: StartupBreakdown) { lastBreakdown = b }
 
-    public func summary(url: String, isLive: Bool?, exitReason: ExitReason, error: String?,
-                        startPositionSeconds: Double, finalPositionSeconds: Double,
-                        sessionSeconds: Double, finalEstimateBps: Double?) -> SessionSummary {
+    public func summary(
+        url: String, isLive: Bool?, exitReason: ExitReason, error: String?,
+        startPositionSeconds: Double, finalPositionSeconds: Double,
+        sessionSeconds: Double, finalEstimateBps: Double?
+    ) -> SessionSummary {
         var policySeconds: [String: Double] = [:]
         for (i, entry) in policyEntered.enumerated() {
             let end = i + 1 < policyEntered.count ? policyEntered[i + 1].atSeconds : sessionSeconds
@@ -254,9 +258,10 @@ public struct SummaryBuilder: Sendable {
         summary.playbackEndedAtSeconds = playbackEndedAt
         summary.startup.playbackStartAtSeconds = playbackStartedAt
         summary.startup.startupWaitSeconds = summary.startupWaitSeconds
-        summary.qoe = SessionQoE.compute(chunks: segments, startPositionSeconds: startPositionSeconds,
-                                         finalPositionSeconds: finalPositionSeconds, stallCount: stallCount,
-                                         stallSeconds: stallSeconds, ladderTopBps: ladderTopBps)
+        summary.qoe = SessionQoE.compute(
+            chunks: segments, startPositionSeconds: startPositionSeconds,
+            finalPositionSeconds: finalPositionSeconds, stallCount: stallCount,
+            stallSeconds: stallSeconds, ladderTopBps: ladderTopBps)
         if pacedRequests > 0 {
             summary.pacedRequests = pacedRequests
             summary.pacedSeconds = pacedSeconds

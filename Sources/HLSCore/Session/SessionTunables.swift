@@ -17,8 +17,10 @@ public struct SessionTunables: Sendable, Equatable, Codable {
     /// no packet decoded, seconds.
     public var decodeHangThresholdSeconds: Double
 
-    public init(loaderPollSeconds: Double = 0.1, recentSegmentThroughputCount: Int = 3,
-                noFrameAtEndSeconds: Double = 1.0, decodeHangThresholdSeconds: Double = 2.0) {
+    public init(
+        loaderPollSeconds: Double = 0.1, recentSegmentThroughputCount: Int = 3,
+        noFrameAtEndSeconds: Double = 1.0, decodeHangThresholdSeconds: Double = 2.0
+    ) {
         self.loaderPollSeconds = loaderPollSeconds
         self.recentSegmentThroughputCount = recentSegmentThroughputCount
         self.noFrameAtEndSeconds = noFrameAtEndSeconds

@@ -34,9 +34,11 @@ public struct InFlightSnapshot: Sendable, Equatable, Codable {
     /// Forward buffer, seconds of media.
     public var forwardBufferSeconds: Double
 
-    public init(bytesReceived: Int, bytesExpected: Int?, secondsSinceLastByte: Double, elapsedSeconds: Double,
-                rttSeconds: Double?, segmentDurationSeconds: Double, rungBitrateBps: Double,
-                measuredThroughputBps: Double?, forwardBufferSeconds: Double) {
+    public init(
+        bytesReceived: Int, bytesExpected: Int?, secondsSinceLastByte: Double, elapsedSeconds: Double,
+        rttSeconds: Double?, segmentDurationSeconds: Double, rungBitrateBps: Double,
+        measuredThroughputBps: Double?, forwardBufferSeconds: Double
+    ) {
         self.bytesReceived = bytesReceived
         self.bytesExpected = bytesExpected
         self.secondsSinceLastByte = secondsSinceLastByte
@@ -102,9 +104,11 @@ public struct ByteProgressAssessment: Sendable, Equatable, Codable {
     /// For `overSelected`: the peak-bitrate cap to apply, bits per second
     /// (measured throughput × `downshiftSafetyFactor`).
     public var suggestedCapBps: Double?
-    public init(verdict: ByteProgressVerdict, healthyReason: HealthyReason? = nil, wedgeWindowSeconds: Double, idleSeconds: Double,
-                overSelectionRatio: Double? = nil, projectedRemainingSeconds: Double? = nil, forwardBufferSeconds: Double,
-                suggestedCapBps: Double? = nil) {
+    public init(
+        verdict: ByteProgressVerdict, healthyReason: HealthyReason? = nil, wedgeWindowSeconds: Double, idleSeconds: Double,
+        overSelectionRatio: Double? = nil, projectedRemainingSeconds: Double? = nil, forwardBufferSeconds: Double,
+        suggestedCapBps: Double? = nil
+    ) {
         self.verdict = verdict
         self.healthyReason = healthyReason
         self.wedgeWindowSeconds = wedgeWindowSeconds
@@ -174,8 +178,9 @@ public struct ByteProgressClassifier: Sendable, Equatable, Codable {
     public func classify(_ s: InFlightSnapshot) -> ByteProgressAssessment {
         let window = wedgeWindowSeconds(rttSeconds: s.rttSeconds, segmentDurationSeconds: s.segmentDurationSeconds)
         let idle = max(0, s.secondsSinceLastByte)
-        var a = ByteProgressAssessment(verdict: .healthy, wedgeWindowSeconds: window, idleSeconds: idle,
-                                       forwardBufferSeconds: s.forwardBufferSeconds)
+        var a = ByteProgressAssessment(
+            verdict: .healthy, wedgeWindowSeconds: window, idleSeconds: idle,
+            forwardBufferSeconds: s.forwardBufferSeconds)
         if let expected = s.bytesExpected, expected > 0, s.bytesReceived >= expected {
             a.healthyReason = .complete
             return a

@@ -206,8 +206,10 @@ public enum EstimateGate: Sendable, Equatable {
 
     /// The gate at session start, from the store lookup (nil when the store
     /// could not be read) and `--cold`.
-    public static func classify(_ lookup: EstimateLookup?, forcedCold: Bool = false,
-                                configuration: EstimateStoreConfiguration = .init()) -> EstimateGate {
+    public static func classify(
+        _ lookup: EstimateLookup?, forcedCold: Bool = false,
+        configuration: EstimateStoreConfiguration = .init()
+    ) -> EstimateGate {
         if forcedCold { return .cold(.forced) }
         guard let lookup else { return .cold(.storeUnreadable) }
         switch lookup {

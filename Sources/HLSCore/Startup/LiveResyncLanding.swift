@@ -49,8 +49,10 @@ public enum LiveResyncRules {
     ///   when nothing is (the session has not loaded anything yet, or the position was lost).
     /// - `playheadMediaSequence`: the segment the playhead is in, when it is in one that was loaded.
     /// - `windowFirstMediaSequence`: the reloaded playlist's first segment.
-    public static func landing(edgeStart: LowLatencyPosition, lastLoaded: LowLatencyPosition?,
-                               playheadMediaSequence: Int?, windowFirstMediaSequence: Int) -> LiveResyncLanding {
+    public static func landing(
+        edgeStart: LowLatencyPosition, lastLoaded: LowLatencyPosition?,
+        playheadMediaSequence: Int?, windowFirstMediaSequence: Int
+    ) -> LiveResyncLanding {
         guard let lastLoaded, !isAhead(edgeStart, of: lastLoaded) else { return .seek(to: edgeStart) }
         if let playhead = playheadMediaSequence, playhead < windowFirstMediaSequence { return .skipBuffered }
         return .hold

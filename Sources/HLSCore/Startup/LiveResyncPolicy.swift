@@ -95,9 +95,11 @@ public struct LiveResyncRecord: Sendable, Equatable, Codable {
     public var firstFrameSeconds: Double?
     /// For `resolved`: what ended the episode.
     public var resolvedBy: LiveResyncResolution?
-    public init(trigger: LiveResyncTrigger, phase: LiveResyncPhase, attempt: Int, stalledSeconds: Double?, deadlineSeconds: Double?,
-                episodeSeconds: Double?, targetDurationSeconds: Double, recoveryCapApplied: Bool,
-                firstFrameSeconds: Double? = nil, resolvedBy: LiveResyncResolution? = nil) {
+    public init(
+        trigger: LiveResyncTrigger, phase: LiveResyncPhase, attempt: Int, stalledSeconds: Double?, deadlineSeconds: Double?,
+        episodeSeconds: Double?, targetDurationSeconds: Double, recoveryCapApplied: Bool,
+        firstFrameSeconds: Double? = nil, resolvedBy: LiveResyncResolution? = nil
+    ) {
         self.trigger = trigger
         self.phase = phase
         self.attempt = attempt
@@ -201,15 +203,18 @@ public struct LiveResyncPolicy: Sendable, Equatable {
             switch phase {
             case .stalled:
                 guard let since = stallStartedAt,
-                      now.seconds(since: since) >= configuration.stallResyncSeconds(targetDurationSeconds: targetDurationSeconds) else { return [] }
+                    now.seconds(since: since) >= configuration.stallResyncSeconds(targetDurationSeconds: targetDurationSeconds)
+                else { return [] }
                 return startResync(.longStall, at: now)
             case .resyncing:
                 guard let step = stepStartedAt,
-                      now.seconds(since: step) >= configuration.resyncDeadlineSeconds(targetDurationSeconds: targetDurationSeconds) else { return [] }
+                    now.seconds(since: step) >= configuration.resyncDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)
+                else { return [] }
                 return startRestart(at: now)
             case .restarting:
                 guard let step = stepStartedAt,
-                      now.seconds(since: step) >= configuration.restartDeadlineSeconds(targetDurationSeconds: targetDurationSeconds) else { return [] }
+                    now.seconds(since: step) >= configuration.restartDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)
+                else { return [] }
                 return startRestart(at: now)
             case .monitoring, .failed:
                 return []
@@ -223,8 +228,12 @@ public struct LiveResyncPolicy: Sendable, Equatable {
         stepStartedAt = at
         episodeStartedAt = at
         firstFrameAt = nil
-        return [.resyncToLiveEdge(record(phase: .resyncing, at: at,
-                                         deadline: configuration.resyncDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)))]
+        return [
+            .resyncToLiveEdge(
+                record(
+                    phase: .resyncing, at: at,
+                    deadline: configuration.resyncDeadlineSeconds(targetDurationSeconds: targetDurationSeconds)))
+        ]
     }
 
     private mutating func startRestart(at: MonotonicInstant) -> [LiveResyncAction] {
@@ -250,10 +259,11 @@ public struct LiveResyncPolicy: Sendable, Equatable {
     }
 
     private func record(phase: LiveResyncPhase, at: MonotonicInstant, deadline: Double?) -> LiveResyncRecord {
-        LiveResyncRecord(trigger: trigger, phase: phase, attempt: restartAttempts,
-                         stalledSeconds: stallStartedAt.map { at.seconds(since: $0) }, deadlineSeconds: deadline,
-                         episodeSeconds: episodeStartedAt.map { at.seconds(since: $0) },
-                         targetDurationSeconds: targetDurationSeconds, recoveryCapApplied: true,
-                         firstFrameSeconds: stepFirstFrameSeconds)
+        LiveResyncRecord(
+            trigger: trigger, phase: phase, attempt: restartAttempts,
+            stalledSeconds: stallStartedAt.map { at.seconds(since: $0) }, deadlineSeconds: deadline,
+            episodeSeconds: episodeStartedAt.map { at.seconds(since: $0) },
+            targetDurationSeconds: targetDurationSeconds, recoveryCapApplied: true,
+            firstFrameSeconds: stepFirstFrameSeconds)
     }
 }

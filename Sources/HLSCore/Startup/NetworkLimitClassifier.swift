@@ -31,9 +31,11 @@ public struct TransferObservation: Sendable, Equatable, Codable {
     /// TCP_INFO's delivery-rate app-limited flag at the end of the transfer, when available.
     public var tcpAppLimited: Bool?
 
-    public init(bytes: Int, transferSeconds: Double, firstByteSeconds: Double, rttSeconds: Double? = nil,
-                readPauseSeconds: Double = 0, isLiveEdgeSegment: Bool = false, mediaBitrateBps: Double? = nil,
-                tcpAppLimited: Bool? = nil) {
+    public init(
+        bytes: Int, transferSeconds: Double, firstByteSeconds: Double, rttSeconds: Double? = nil,
+        readPauseSeconds: Double = 0, isLiveEdgeSegment: Bool = false, mediaBitrateBps: Double? = nil,
+        tcpAppLimited: Bool? = nil
+    ) {
         self.bytes = bytes
         self.transferSeconds = transferSeconds
         self.firstByteSeconds = firstByteSeconds

@@ -193,10 +193,15 @@ public struct StartupCapController: Sendable, Equatable {
         recoveryReason = nil
         recoveryStartedAt = nil
         preFailureCap = nil
-        var actions: [StartupCapAction] = [.log(CapNote(kind: .gate, phase: phase, detail: "gate \(gate.kind), mode \(configuration.mode.rawValue), \(rungs.count) rungs"))]
+        var actions: [StartupCapAction] = [
+            .log(CapNote(kind: .gate, phase: phase, detail: "gate \(gate.kind), mode \(configuration.mode.rawValue), \(rungs.count) rungs"))
+        ]
         if case .warm(let record) = gate {
-            actions.append(.seedEstimator(EstimatorSeedRecord(resetFirst: false, bps: record.valueBps,
-                                                              weightSeconds: configuration.warmSeedWeightSeconds, reason: .warmStart)))
+            actions.append(
+                .seedEstimator(
+                    EstimatorSeedRecord(
+                        resetFirst: false, bps: record.valueBps,
+                        weightSeconds: configuration.warmSeedWeightSeconds, reason: .warmStart)))
         }
         switch configuration.mode {
         case .off:
@@ -229,8 +234,14 @@ public struct StartupCapController: Sendable, Equatable {
         case .auto:
             guard streakBps.count >= configuration.samplesToUnlock, let support = streakBps.min() else {
                 phase = .ramping
-                return [.log(CapNote(kind: .firstFrameCapHeld, phase: phase,
-                                     detail: "\(streakBps.count) of \(configuration.samplesToUnlock) fresh network-limited samples; cap held at \(capBps.map(String.init) ?? "none")"))]
+                return [
+                    .log(
+                        CapNote(
+                            kind: .firstFrameCapHeld, phase: phase,
+                            detail:
+                                "\(streakBps.count) of \(configuration.samplesToUnlock) fresh network-limited samples; cap held at \(capBps.map(String.init) ?? "none")"
+                        ))
+                ]
             }
             let earned = higher(earnedCap(supportBps: support), than: capBps)
             return [setCap(earned, reason: .releasedOnFirstFrame, phase: earned == nil ? .uncapped : .ramping, support: support)]
@@ -241,8 +252,12 @@ public struct StartupCapController: Sendable, Equatable {
         guard configuration.mode == .auto, phase != .idle else { return [] }
         guard let bps = s.verdict.evidenceBps else { return [] }
         guard s.requestStartedAt >= freshSince else {
-            return [.log(CapNote(kind: .staleSample, phase: phase,
-                                 detail: "request began \(s.requestStartedAt) before the probe began \(freshSince)"))]
+            return [
+                .log(
+                    CapNote(
+                        kind: .staleSample, phase: phase,
+                        detail: "request began \(s.requestStartedAt) before the probe began \(freshSince)"))
+            ]
         }
         streakBps.append(bps)
         let keep = max(configuration.samplesToUnlock, configuration.recoveryConfirmSamples, 1)
@@ -255,7 +270,8 @@ public struct StartupCapController: Sendable, Equatable {
             return rampIfEarned()
         case .recovering:
             if let prior = priorBps, streakBps.count >= configuration.recoveryConfirmSamples,
-               streakBps.suffix(configuration.recoveryConfirmSamples).allSatisfy({ $0 >= configuration.recoveryConfirmShare * prior }) {
+                streakBps.suffix(configuration.recoveryConfirmSamples).allSatisfy({ $0 >= configuration.recoveryConfirmShare * prior })
+            {
                 let support = streakBps.suffix(configuration.recoveryConfirmSamples).min()!
                 let restored: Int? = preFailureCap.flatMap { $0 }.map { higher(earnedCap(supportBps: support), than: $0) } ?? nil
                 let record = change(restored, reason: .recoveryConfirmed, phase: restored == nil ? .uncapped : .ramping, support: support)
@@ -278,7 +294,9 @@ public struct StartupCapController: Sendable, Equatable {
 
     private mutating func overSelected(suggestedCapBps: Double, ratio: Double, measuredBps: Double?, at: MonotonicInstant) -> [StartupCapAction] {
         guard configuration.mode == .auto, phase != .idle else {
-            return [.log(CapNote(kind: .ignoredByMode, phase: phase, detail: "over-selection (ratio \(ratio)) in mode \(configuration.mode.rawValue)"))]
+            return [
+                .log(CapNote(kind: .ignoredByMode, phase: phase, detail: "over-selection (ratio \(ratio)) in mode \(configuration.mode.rawValue)"))
+            ]
         }
         if !firstFrameSeen {
             // Before the first frame the buffer is empty and the estimate that
@@ -306,10 +324,17 @@ public struct StartupCapController: Sendable, Equatable {
 
     private mutating func tick(_ now: MonotonicInstant) -> [StartupCapAction] {
         guard phase == .recovering, let prior = priorBps, let started = recoveryStartedAt,
-              now.seconds(since: started) >= configuration.recoveryPriorLifetimeSeconds else { return [] }
+            now.seconds(since: started) >= configuration.recoveryPriorLifetimeSeconds
+        else { return [] }
         priorBps = nil
-        return [.log(CapNote(kind: .priorExpired, phase: phase,
-                             detail: "no fresh delivery at ≥ \(configuration.recoveryConfirmShare) × prior \(Int(saturating: prior)) bps within \(configuration.recoveryPriorLifetimeSeconds) s; cap stays \(capBps.map(String.init) ?? "none"), ramp on evidence only"))]
+        return [
+            .log(
+                CapNote(
+                    kind: .priorExpired, phase: phase,
+                    detail:
+                        "no fresh delivery at ≥ \(configuration.recoveryConfirmShare) × prior \(Int(saturating: prior)) bps within \(configuration.recoveryPriorLifetimeSeconds) s; cap stays \(capBps.map(String.init) ?? "none"), ramp on evidence only"
+                ))
+        ]
     }
 
     // MARK: - Helpers
@@ -319,8 +344,11 @@ public struct StartupCapController: Sendable, Equatable {
         let wasRecovering = phase == .recovering
         if wasRecovering {
             // Keep the first (pre-failure) prior and the cap to restore; renew the connection and the probe.
-            actions.append(.log(CapNote(kind: .repeatedFailure, phase: phase,
-                                        detail: "\(reason.rawValue) while recovering from \(recoveryReason?.rawValue ?? "?")")))
+            actions.append(
+                .log(
+                    CapNote(
+                        kind: .repeatedFailure, phase: phase,
+                        detail: "\(reason.rawValue) while recovering from \(recoveryReason?.rawValue ?? "?")")))
         } else {
             preFailureCap = .some(capBps)
             let valid = estimateBps.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
@@ -334,8 +362,11 @@ public struct StartupCapController: Sendable, Equatable {
         let capped = min(probe ?? Int.max, capBps ?? Int.max)
         actions.append(setCap(capped == Int.max ? nil : capped, reason: .recoveryProbe, phase: .recovering))
         if !wasRecovering {
-            actions.append(.seedEstimator(EstimatorSeedRecord(resetFirst: true, bps: priorBps,
-                                                              weightSeconds: configuration.recoveryPriorWeightSeconds, reason: .recoveryPrior)))
+            actions.append(
+                .seedEstimator(
+                    EstimatorSeedRecord(
+                        resetFirst: true, bps: priorBps,
+                        weightSeconds: configuration.recoveryPriorWeightSeconds, reason: .recoveryPrior)))
         }
         actions.append(.reconnect(ReconnectRecord(reason: reason, priorBps: priorBps)))
         return actions
@@ -343,7 +374,8 @@ public struct StartupCapController: Sendable, Equatable {
 
     private mutating func rampIfEarned() -> [StartupCapAction] {
         guard streakBps.count >= configuration.samplesToUnlock,
-              let support = streakBps.suffix(configuration.samplesToUnlock).min() else { return [] }
+            let support = streakBps.suffix(configuration.samplesToUnlock).min()
+        else { return [] }
         let earned = earnedCap(supportBps: support)
         guard isHigher(earned, than: capBps) else { return [] }
         // A live prior keeps the recovery open (fresh delivery may still confirm it).
@@ -377,7 +409,8 @@ public struct StartupCapController: Sendable, Equatable {
         let previous = capBps
         capBps = cap
         phase = next
-        return CapChangeRecord(capBps: cap, previousCapBps: previous, reason: reason, phase: next, supportBps: support,
-                               samplesBps: streakBps, priorBps: priorBps)
+        return CapChangeRecord(
+            capBps: cap, previousCapBps: previous, reason: reason, phase: next, supportBps: support,
+            samplesBps: streakBps, priorBps: priorBps)
     }
 }

@@ -32,8 +32,10 @@ public struct TransferCoalescer: Sendable, Equatable {
     /// `endedAt`: itself when it is large enough (or a live-edge segment, whose
     /// pace the producer may set), else the run of small back-to-back
     /// transfers it extends, with the number of transfers in it and when the first started.
-    public mutating func observation(for o: TransferObservation, startedAt: MonotonicInstant, endedAt: MonotonicInstant,
-                                     minimumBytes: Int) -> (observation: TransferObservation, transfers: Int, startedAt: MonotonicInstant) {
+    public mutating func observation(
+        for o: TransferObservation, startedAt: MonotonicInstant, endedAt: MonotonicInstant,
+        minimumBytes: Int
+    ) -> (observation: TransferObservation, transfers: Int, startedAt: MonotonicInstant) {
         guard o.bytes < minimumBytes, !o.isLiveEdgeSegment else {
             run = nil
             return (o, 1, startedAt)

@@ -51,10 +51,12 @@ public struct TrickleSnapshot: Sendable, Equatable, Codable {
     /// The byte-progress wedge window N for this request, seconds: silences shorter than it are tolerated.
     public var wedgeWindowSeconds: Double
 
-    public init(bytesReceived: Int, bytesExpected: Int?, rungBitrateBps: Double?, segmentDurationSeconds: Double,
-                elapsedSeconds: Double, secondsSinceLastByte: Double, averageRateBps: Double?, recentRateBps: Double?,
-                rateWindowSeconds: Double, forwardBufferSeconds: Double, waitedSeconds: Double, lowerRungAvailable: Bool,
-                reRequestsSoFar: Int, wedgeWindowSeconds: Double) {
+    public init(
+        bytesReceived: Int, bytesExpected: Int?, rungBitrateBps: Double?, segmentDurationSeconds: Double,
+        elapsedSeconds: Double, secondsSinceLastByte: Double, averageRateBps: Double?, recentRateBps: Double?,
+        rateWindowSeconds: Double, forwardBufferSeconds: Double, waitedSeconds: Double, lowerRungAvailable: Bool,
+        reRequestsSoFar: Int, wedgeWindowSeconds: Double
+    ) {
         self.bytesReceived = bytesReceived
         self.bytesExpected = bytesExpected
         self.rungBitrateBps = rungBitrateBps
@@ -133,10 +135,12 @@ public struct TrickleAssessment: Sendable, Equatable, Codable {
     /// One line for messages: the inputs a reader needs to check the verdict.
     public var summary: String {
         let rate = rateBps.map { String(format: "%.0f bit/s (%@)", $0, rateSource ?? "?") } ?? "no rate"
-        let projected = projectedCompletionSeconds.map { String(format: "projected completion %.1f s after the request started", $0) }
+        let projected =
+            projectedCompletionSeconds.map { String(format: "projected completion %.1f s after the request started", $0) }
             ?? String(format: "size unknown, waited %.1f s", waitedSeconds)
-        return String(format: "%@ at %@; affordable %.1f s from now (buffer %.1f s + startup budget %.1f s − waited %.1f s), patience %.1f s",
-                      projected, rate, affordableRemainingSeconds, forwardBufferSeconds, startupBudgetSeconds, waitedSeconds, patienceSeconds)
+        return String(
+            format: "%@ at %@; affordable %.1f s from now (buffer %.1f s + startup budget %.1f s − waited %.1f s), patience %.1f s",
+            projected, rate, affordableRemainingSeconds, forwardBufferSeconds, startupBudgetSeconds, waitedSeconds, patienceSeconds)
     }
 }
 

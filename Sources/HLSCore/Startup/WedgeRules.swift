@@ -48,12 +48,15 @@ public struct WedgeRules: Sendable, Equatable, Codable {
     /// The outcome for a segment request found wedged, after `earlierWedges` wedges of the
     /// same request; `bufferSeconds` is the forward buffer now, `rungBps` the wedged rung's
     /// BANDWIDTH (nil: unknown, never re-decided).
-    public func afterSegmentWedge(earlierWedges: Int, bufferSeconds: Double, segmentDurationSeconds: Double,
-                                  rungBps: Int?, ladderBitratesBps: [Int]) -> SegmentOutcome {
+    public func afterSegmentWedge(
+        earlierWedges: Int, bufferSeconds: Double, segmentDurationSeconds: Double,
+        rungBps: Int?, ladderBitratesBps: [Int]
+    ) -> SegmentOutcome {
         guard earlierWedges == 0 else { return .abandon }
         guard let rungBps else { return .reRequest }
-        return reDecides(bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds,
-                         rungBps: rungBps, ladderBitratesBps: ladderBitratesBps) ? .reDecide : .reRequest
+        return reDecides(
+            bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds,
+            rungBps: rungBps, ladderBitratesBps: ladderBitratesBps) ? .reDecide : .reRequest
     }
 
     /// Whether a segment wedged for the first time goes back through the selector: less than
@@ -74,8 +77,10 @@ public struct WedgeRules: Sendable, Equatable, Codable {
     /// received `bytesReceived` bytes when it was cut.
     public func afterPlaylistWedge(wedges: Int, url: String, bytesReceived: Int) -> PlaylistOutcome {
         if wedges <= maxPlaylistReRequests { return .reRequest }
-        return .failedAttempt(LoadError(kind: .firstByteTimeout, url: url, bytesReceived: bytesReceived,
-                                        message: "no byte for the wedge window (byte-progress monitor), \(wedges) times"))
+        return .failedAttempt(
+            LoadError(
+                kind: .firstByteTimeout, url: url, bytesReceived: bytesReceived,
+                message: "no byte for the wedge window (byte-progress monitor), \(wedges) times"))
     }
 
     /// Whether the session gives up on a segment abandoned `abandonments` times (this one included).

@@ -72,8 +72,9 @@ struct SimulatedConnection: Sendable {
         reservedBytes += Double(total)
         let firstByte = link.time(whenCapacityReaches: base + 1).map { max(sendAt, $0) } ?? .infinity
         let completes = link.time(whenCapacityReaches: reservedBytes).map { max(firstByte, $0) } ?? .infinity
-        return SimulatedTransfer(startedAt: t, baseBytes: base, totalBytes: total, bodyBytes: bodyBytes,
-                                 firstByteAt: firstByte, completesAt: completes)
+        return SimulatedTransfer(
+            startedAt: t, baseBytes: base, totalBytes: total, bodyBytes: bodyBytes,
+            firstByteAt: firstByte, completesAt: completes)
     }
 
     /// The client gave up on `transfer` at `t`: the origin stops sending, so the link is free after what was sent.
@@ -154,7 +155,8 @@ public struct SimulatedLadder: Sendable, Equatable {
                     bytes = range.length
                 } else {
                     guard let attributes = try? FileManager.default.attributesOfItem(atPath: s.uri.path),
-                          let size = attributes[.size] as? NSNumber else {
+                        let size = attributes[.size] as? NSNumber
+                    else {
                         throw LoadError(description: "segment \(s.uri.path) is missing")
                     }
                     bytes = size.intValue
@@ -162,8 +164,10 @@ public struct SimulatedLadder: Sendable, Equatable {
                 segments.append(Segment(durationSeconds: s.durationSeconds, bytes: bytes))
             }
             guard !segments.isEmpty else { throw LoadError(description: "\(v.uri.path) has no segments") }
-            variants.append(Variant(bandwidthBps: v.bandwidthBps, resolution: v.resolution, playlistBytes: data.count, segments: segments,
-                                    audioOnly: audioOnly[index]))
+            variants.append(
+                Variant(
+                    bandwidthBps: v.bandwidthBps, resolution: v.resolution, playlistBytes: data.count, segments: segments,
+                    audioOnly: audioOnly[index]))
         }
         guard !variants.isEmpty else { throw LoadError(description: "\(topURL.path) lists no variants") }
         return SimulatedLadder(name: folder.lastPathComponent, multivariantBytes: top.count, variants: variants)

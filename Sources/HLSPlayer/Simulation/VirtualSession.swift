@@ -79,14 +79,17 @@ public final class VirtualSession {
     private var stopReason: ExitReason?
     private var stopError: String?
 
-    public init(configuration: PlayerConfiguration, ladder: SimulatedLadder, link: any SimulatedLink, linkDescription: String,
-                logPath: String?) throws {
+    public init(
+        configuration: PlayerConfiguration, ladder: SimulatedLadder, link: any SimulatedLink, linkDescription: String,
+        logPath: String?
+    ) throws {
         self.configuration = configuration
         self.ladder = ladder
         self.linkDescription = linkDescription
         connection = SimulatedConnection(link: link)
-        recorder = try SessionRecorder(logPath: logPath, harPath: nil, clock: clock, sessionStart: clock.now(), wallStart: Date(),
-                                       outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
+        recorder = try SessionRecorder(
+            logPath: logPath, harPath: nil, clock: clock, sessionStart: clock.now(), wallStart: Date(),
+            outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
         core = SessionCore(configuration: configuration.core, predictor: nil)
         core.ladderKnown(rungs)
     }
@@ -95,8 +98,9 @@ public final class VirtualSession {
     private var nowSeconds: Double { clock.now().seconds }
     private var rungs: [LadderRung] {
         ladder.variants.enumerated().map { i, v in
-            LadderRung(variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height,
-                       audioOnly: v.audioOnly)
+            LadderRung(
+                variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height,
+                audioOnly: v.audioOnly)
         }
     }
     private var ladderBitratesBps: [Int] { ladder.variants.map(\.bandwidthBps) }
@@ -108,9 +112,10 @@ public final class VirtualSession {
     public func run() -> SessionSummary {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var header = SessionHeader(hlsplayVersion: hlsplayVersion, url: configuration.url.absoluteString,
-                                   startedAt: formatter.string(from: Date()), configuration: configuration,
-                                   host: HostInfo.current(ffmpeg: "none (virtual time)", libcurl: "none (virtual time)"))
+        var header = SessionHeader(
+            hlsplayVersion: hlsplayVersion, url: configuration.url.absoluteString,
+            startedAt: formatter.string(from: Date()), configuration: configuration,
+            host: HostInfo.current(ffmpeg: "none (virtual time)", libcurl: "none (virtual time)"))
         header.simulation = SimulationHeader(ladder: ladder.name, link: linkDescription)
         recorder.writeHeader(header)
         let (chosen, problem) = SessionDecisions.makePredictor(configuration, defaultModelPath: ModelLocator.defaultModelPath)
@@ -152,19 +157,25 @@ public final class VirtualSession {
 
     private func finish() -> SessionSummary {
         if let f = inFlight {
-            recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work),
-                                                   status: nil, bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link),
-                                                   ok: false, errorKind: .cancelled, errorMessage: "session stopped")))
+            recorder.record(
+                .requestEnd(
+                    RequestEnd(
+                        requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work),
+                        status: nil, bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link),
+                        ok: false, errorKind: .cancelled, errorMessage: "session stopped")))
         }
         record(core.timeline.finish(at: now))
         recorder.record(.decodeStats(DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)))
         recorder.setBreakdown(breakdown)
-        let (start, position, estimate) = (core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now),
-                                           core.estimator.hasEstimate ? core.estimator.estimateBps : nil)
+        let (start, position, estimate) = (
+            core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now),
+            core.estimator.hasEstimate ? core.estimator.estimateBps : nil
+        )
         return recorder.finish { builder in
-            builder.summary(url: configuration.url.absoluteString, isLive: false, exitReason: stopReason ?? .completed, error: stopError,
-                            startPositionSeconds: start, finalPositionSeconds: position,
-                            sessionSeconds: nowSeconds, finalEstimateBps: estimate)
+            builder.summary(
+                url: configuration.url.absoluteString, isLive: false, exitReason: stopReason ?? .completed, error: stopError,
+                startPositionSeconds: start, finalPositionSeconds: position,
+                sessionSeconds: nowSeconds, finalEstimateBps: estimate)
         }
     }
 
@@ -192,9 +203,10 @@ public final class VirtualSession {
     }
 
     private func record(_ actions: [PlaybackAction]) {
-        for action in actions { perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0), firstFrameAtSeconds: breakdown.firstFrameAtSeconds)) }
+        for action in actions {
+            perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0), firstFrameAtSeconds: breakdown.firstFrameAtSeconds))
+        }
     }
-
 
     // MARK: - Byte progress (PlayerSession.checkInFlight)
 
@@ -251,15 +263,18 @@ public final class VirtualSession {
                 bytesExpected: t >= f.transfer.firstByteAt ? f.transfer.bodyBytes : nil,
                 elapsedSeconds: t - f.transfer.startedAt, secondsSinceLastByte: t - f.transfer.lastByteAt(at: t, link: link))
         }
-        perform(core.policyStep(bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
-                                currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
-                                device: DeviceReadings(), at: now))
+        perform(
+            core.policyStep(
+                bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
+                currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
+                device: DeviceReadings(), at: now))
     }
 
     private var forwardBufferTarget: Double {
-        configuration.forwardBufferTargetSeconds(policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
-                                                 startupSeconds: core.timeline.configuration.startupBufferSeconds,
-                                                 resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
+        configuration.forwardBufferTargetSeconds(
+            policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
+            startupSeconds: core.timeline.configuration.startupBufferSeconds,
+            resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
     }
 
     // MARK: - Loader (PlayerSession.startup / fetchSegments / fetchAndBuffer)
@@ -326,9 +341,12 @@ public final class VirtualSession {
         let sample = ThroughputSample(bytes: transfer.bodyBytes, transferSeconds: transferSeconds, firstByteSeconds: firstByte)
         let (verdict, throughput) = core.transferCompleted(purpose: purpose(of: f.work), sample: sample, rttSeconds: Self.loopbackRTTSeconds)
         if case .segment = f.work, !firstSegmentFetched { breakdown.firstSegmentFirstByteAtSeconds = transfer.firstByteAt }
-        recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: 200,
-                                               bytes: transfer.bodyBytes, ok: true, connectionReused: f.requestID > 1, timings: timings,
-                                               throughputBps: throughput, sampleVerdict: verdict)))
+        recorder.record(
+            .requestEnd(
+                RequestEnd(
+                    requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: 200,
+                    bytes: transfer.bodyBytes, ok: true, connectionReused: f.requestID > 1, timings: timings,
+                    throughputBps: throughput, sampleVerdict: verdict)))
         wedgeReRequests = 0
         attempts = 1
         switch f.work {
@@ -364,29 +382,41 @@ public final class VirtualSession {
             playlistWedged(f, bytesReceived: received)
             return
         }
-        recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: nil,
-                                               bytes: received, ok: false, errorKind: .cancelled,
-                                               errorMessage: abort == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
-        let outcome: WedgeRules.SegmentOutcome = abort == .wedged
-            ? configuration.wedge.afterSegmentWedge(earlierWedges: wedgeReRequests, bufferSeconds: core.timeline.bufferSeconds(at: now),
-                                                    segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
-                                                    rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps)
+        recorder.record(
+            .requestEnd(
+                RequestEnd(
+                    requestID: f.requestID, url: url(for: f.work), purpose: purpose(of: f.work), status: nil,
+                    bytes: received, ok: false, errorKind: .cancelled,
+                    errorMessage: abort == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
+        let outcome: WedgeRules.SegmentOutcome =
+            abort == .wedged
+            ? configuration.wedge.afterSegmentWedge(
+                earlierWedges: wedgeReRequests, bufferSeconds: core.timeline.bufferSeconds(at: now),
+                segmentDurationSeconds: ladder.variants[v].segments[i].durationSeconds,
+                rungBps: ladder.variants[v].bandwidthBps, ladderBitratesBps: ladderBitratesBps)
             : .abandon
         switch outcome {
         case .reRequest:
             // The first wedge with buffer in hand: the same request again on a fresh connection.
-            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+            recorder.record(
+                .retryScheduled(
+                    RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
             wedgeReRequests += 1
             request(f.work)
             return
         case .reDecide:
             // Little buffer left: decide again under the recovery cap (not an abandonment).
-            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+            recorder.record(
+                .retryScheduled(
+                    RetryScheduled(requestID: f.requestID, url: url(for: f.work), attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
         case .abandon:
             // Over-selected, or wedged again: an abandonment, bounded per segment.
             abandonedAttempts[i, default: 0] += 1
             if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[i, default: 0]) {
-                stop(.error, "segment \(i) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried")
+                stop(
+                    .error,
+                    "segment \(i) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried"
+                )
                 return
             }
         }
@@ -405,18 +435,28 @@ public final class VirtualSession {
         wedgeReRequests += 1
         switch configuration.wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: shownURL, bytesReceived: bytesReceived) {
         case .reRequest:
-            recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
-                                                   ok: false, errorKind: .transferTimeout,
-                                                   errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
-            recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts - 1, delaySeconds: 0, errorKind: .transferTimeout)))
+            recorder.record(
+                .requestEnd(
+                    RequestEnd(
+                        requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
+                        ok: false, errorKind: .transferTimeout,
+                        errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+            recorder.record(
+                .retryScheduled(
+                    RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts - 1, delaySeconds: 0, errorKind: .transferTimeout)))
             request(f.work, attempt: attempts)
         case .failedAttempt(let error):
-            recorder.record(.requestEnd(RequestEnd(requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
-                                                   ok: false, errorKind: error.kind, errorMessage: error.message)))
+            recorder.record(
+                .requestEnd(
+                    RequestEnd(
+                        requestID: f.requestID, url: shownURL, purpose: purpose, status: nil, bytes: bytesReceived,
+                        ok: false, errorKind: error.kind, errorMessage: error.message)))
             capEvent(.loadFailed(estimateBps: core.measuredEstimateBps, at: now))
             switch configuration.retry.playlist.decide(after: error, attemptsMade: attempts) {
             case .retry(let delay):
-                recorder.record(.retryScheduled(RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                recorder.record(
+                    .retryScheduled(
+                        RetryScheduled(requestID: f.requestID, url: shownURL, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
                 attempts += 1
                 pendingRetry = f.work
                 loaderWakeAt = nowSeconds + delay
@@ -429,11 +469,16 @@ public final class VirtualSession {
     private func multivariantLoaded(at t: Double) {
         breakdown.multivariantPlaylistAtSeconds = t
         breakdown.multivariantPlaylistSeconds = t
-        recorder.record(.playlistLoaded(PlaylistLoaded(url: configuration.url.absoluteString, kind: "multivariant", variants: ladder.variants.count, warnings: [])))
+        recorder.record(
+            .playlistLoaded(
+                PlaylistLoaded(url: configuration.url.absoluteString, kind: "multivariant", variants: ladder.variants.count, warnings: [])))
         // The gate: a simulated session has no estimate store, so it starts cold.
         let gate = EstimateGate.classify(nil, forcedCold: true, configuration: configuration.estimateStore)
-        recorder.record(.capGate(GateDecisionRecord(gate: gate, lookup: nil, networkKey: nil, mode: configuration.startupCap.mode,
-                                                    configuration: configuration.estimateStore)))
+        recorder.record(
+            .capGate(
+                GateDecisionRecord(
+                    gate: gate, lookup: nil, networkKey: nil, mode: configuration.startupCap.mode,
+                    configuration: configuration.estimateStore)))
         // The probe and the ramp step through the video rungs, not an audio-only fallback below them.
         capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(rungs), at: now))
         if core.predictor != nil {
@@ -504,8 +549,10 @@ public final class VirtualSession {
             bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
             rttSeconds: core.lastRTTSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false,
             mediaBitrateBps: Double(ladder.variants[variant].bandwidthBps), tcpAppLimited: nil)
-        perform(core.segmentTransferred(requestID: requestID, observation: observation, startedAt: MonotonicInstant(seconds: startedAt),
-                                        endedAt: now))
+        perform(
+            core.segmentTransferred(
+                requestID: requestID, observation: observation, startedAt: MonotonicInstant(seconds: startedAt),
+                endedAt: now))
     }
 
     private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
@@ -520,13 +567,20 @@ public final class VirtualSession {
         let ahead = core.timeline.bufferSeconds(at: now)
         let rung = ladder.variants[v]
         if let previous = lastBufferedVariant, previous != v {
-            recorder.record(.variantSwitch(VariantSwitch(fromVariantIndex: previous, toVariantIndex: v, fromBandwidthBps: ladder.variants[previous].bandwidthBps,
-                                                         toBandwidthBps: rung.bandwidthBps, atPositionSeconds: start)))
+            recorder.record(
+                .variantSwitch(
+                    VariantSwitch(
+                        fromVariantIndex: previous, toVariantIndex: v, fromBandwidthBps: ladder.variants[previous].bandwidthBps,
+                        toBandwidthBps: rung.bandwidthBps, atPositionSeconds: start)))
         }
         lastBufferedVariant = v
-        recorder.record(.segmentBuffered(SegmentBuffered(
-            variantIndex: v, bandwidthBps: rung.bandwidthBps, mediaSequence: i, startSeconds: start, durationSeconds: segments[i].durationSeconds,
-            bytes: bytes, videoPackets: 0, audioPackets: 0, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: end, bufferSeconds: ahead)))
+        recorder.record(
+            .segmentBuffered(
+                SegmentBuffered(
+                    variantIndex: v, bandwidthBps: rung.bandwidthBps, mediaSequence: i, startSeconds: start,
+                    durationSeconds: segments[i].durationSeconds,
+                    bytes: bytes, videoPackets: 0, audioPackets: 0, corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: end, bufferSeconds: ahead)
+            ))
         if !firstSegmentFetched {
             firstSegmentFetched = true
             // Demux only: the first buffered segment stands in for the first frame (PlayerSession.markFirstFrame).
@@ -540,8 +594,11 @@ public final class VirtualSession {
             }
             breakdown.firstFrameDecodeSeconds = 0
             let actions = core.timeline.markFirstFrameDecoded(at: now)
-            recorder.record(.firstFrame(FirstFrame(timeToFirstFrameSeconds: nowSeconds, variantIndex: v, width: rung.resolution?.width,
-                                                   height: rung.resolution?.height, ptsSeconds: nil, breakdown: breakdown)))
+            recorder.record(
+                .firstFrame(
+                    FirstFrame(
+                        timeToFirstFrameSeconds: nowSeconds, variantIndex: v, width: rung.resolution?.width,
+                        height: rung.resolution?.height, ptsSeconds: nil, breakdown: breakdown)))
             capEvent(.firstFrame(at: now))
             record(actions)
         }
