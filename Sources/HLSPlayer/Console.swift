@@ -14,6 +14,12 @@ public enum Console {
         writeStandardError((clearingStatusLine ? eraseLine : "") + text.terminalLine(message) + "\n")
     }
 
+    /// Writes text already made safe for a terminal (`OutgoingText`), and a newline, on stderr: where the
+    /// summary goes when the session log has standard output (`--log -`).
+    public static func writeLines(_ safeText: String) {
+        writeStandardError(safeText + "\n")
+    }
+
     /// Carriage return and erase to the end of the line (what the status line redraws over).
     static let eraseLine = "\r\u{1B}[K"
 

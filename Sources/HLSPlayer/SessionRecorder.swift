@@ -72,8 +72,12 @@ final class LineFile: @unchecked Sendable {
     /// Bytes of those lines (the file offset after the last whole line).
     private var bytesWritten: off_t = 0
 
+    /// The path that means standard output (`--log -`).
+    static let standardOutputPath = "-"
+
     init(path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // "-" is standard output, as for most command-line tools: a duplicate, so closing this file leaves stdout open.
+        let fd = path == Self.standardOutputPath ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw OutputFileError(path: path, reason: String(cString: strerror(errno))) }
         if let problem = Self.probe(fd) {
             close(fd)

@@ -67,7 +67,8 @@ struct Arguments {
           --headless                 run without video output (the only mode)
           --duration SECONDS         stop after this much media has played
           --json                     print the summary as one JSON object on stdout
-          --log FILE                 write the JSON Lines session log to FILE
+          --log FILE                 write the JSON Lines session log to FILE (- : standard
+                                     output; the summary then goes to stderr)
           --har FILE                 write the requests as HAR 1.2 to FILE
           --forward-buffer SECONDS   preferredForwardBufferDuration (0 = automatic, 30 s;
                                      never below the resume buffer)
@@ -256,6 +257,12 @@ struct Arguments {
                 }
                 a.url = word
             }
+        }
+        if a.logPath == "-" && (a.sessions > 1 || a.thenURL != nil) {
+            throw UsageError(message: "--log -: standard output can take one session's log, and --sessions or --then makes several; name a file")
+        }
+        if a.harPath == "-" {
+            throw UsageError(message: "--har -: the HAR is one JSON document written when the session ends; name a file")
         }
         return a
     }

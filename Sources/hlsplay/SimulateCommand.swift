@@ -133,11 +133,16 @@ enum SimulateCommand {
             return failure("\(error)", status: 73)
         }
         let summary = session.run()
-        let printed =
+        let text =
             arguments.json
-            ? StandardStreams.printChecked(StandardStreams.outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
-            : StandardStreams.printChecked(StandardStreams.outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
-        if !printed { return StandardStreams.outputFailedStatus }
+            ? StandardStreams.outgoing.json(SessionLogEncoder().line(summary))
+            : StandardStreams.outgoing.terminalLines(SummaryFormatter.human(summary))
+        // With --log - the log has standard output (its last line is the summary); the summary goes to stderr.
+        if arguments.logPath == "-" {
+            Console.writeLines(text)
+        } else if !StandardStreams.printChecked(text, what: "the summary") {
+            return StandardStreams.outputFailedStatus
+        }
         if summary.exitReason == .error {
             return failure("error: \(summary.error ?? "unknown error")", status: 69)
         }

@@ -191,10 +191,15 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     current.add(session)
     let summary = session.run()
     current.remove(session)
-    let printed =
-        arguments.json
-        ? StandardStreams.printChecked(outgoing.json(SessionLogEncoder().line(summary)), what: "the summary")
-        : StandardStreams.printChecked(outgoing.terminalLines(SummaryFormatter.human(summary)), what: "the summary")
+    let summaryText = arguments.json ? outgoing.json(SessionLogEncoder().line(summary)) : outgoing.terminalLines(SummaryFormatter.human(summary))
+    // With --log - the log has standard output (its last line is the summary); the summary goes to stderr.
+    let printed: Bool
+    if logPath == "-" {
+        Console.writeLines(summaryText)
+        printed = true
+    } else {
+        printed = StandardStreams.printChecked(summaryText, what: "the summary")
+    }
     var status: Int32
     switch summary.exitReason {
     case .completed, .durationReached: status = 0

@@ -26,6 +26,29 @@ import TestSupport
         #expect(run.stdout.isEmpty, "no session was played: \(run.stdout)", sourceLocation: sourceLocation)
     }
 
+    @Test(.tags(.realTime)) func logDash_isStandardOutput_andTheSummaryGoesToStandardError() throws {
+        let run = try runHlsplay([try playable(), "--headless", "--json", "--duration", "1", "--log", "-"], timeoutSeconds: 60)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == lines.count && lines.count > 2, "every stdout line is a log line: \(lines.prefix(3))")
+        #expect(objects.first?["type"] as? String == "header")
+        #expect(objects.last?["type"] as? String == "summary")
+        #expect(objects.last?["exitReason"] as? String == "durationReached")
+        // The summary is on stderr instead, and no file named "-" was written.
+        #expect(run.stderr.contains("\"type\":\"summary\""), "stderr: \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "-"))
+    }
+
+    @Test func logDash_withSeveralSessions_orHarDash_isAUsageError() throws {
+        for args in [["--log", "-", "--sessions", "2"], ["--log", "-", "--then", try playable()], ["--har", "-", "--log", "/dev/null"]] {
+            let run = try runHlsplay([try playable(), "--headless"] + args, timeoutSeconds: 30)
+            #expect(run.status == 64, "\(args): exit \(run.status), stderr: \(run.stderr)")
+            #expect(run.stderr.contains(args.contains("--har") ? "--har -" : "--log -"), "\(args): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
     @Test func logOnAFullDevice_failsAtStart() throws {
         // /dev/full opens fine and fails every write with ENOSPC: the probe at open catches it.
         let run = try runHlsplay([try playable(), "--headless", "--json", "--log", "/dev/full"], timeoutSeconds: 30)
