@@ -4,6 +4,7 @@
 // does not stop the process (FileHandle traps on a failed write).
 
 import Foundation
+import Synchronization
 import Glibc
 import HLSCore
 
@@ -20,8 +21,29 @@ public enum Console {
         writeStandardError(safeText + "\n")
     }
 
-    /// Carriage return and erase to the end of the line (what the status line redraws over).
-    static let eraseLine = "\r\u{1B}[K"
+    /// The terminal shows escape sequences as text (TERM is dumb or unset): the status line is redrawn
+    /// with carriage returns and spaces instead.
+    static let dumbTerminal = StatusLine.isDumbTerminal(ProcessInfo.processInfo.environment)
+    /// The length of the status line on screen now (0: none), for a dumb terminal's redraw and clear.
+    private static let drawn = Mutex(0)
+
+    /// Draws `text` (made safe for a terminal) as the status line over the one on screen.
+    static func drawStatusLine(_ text: String) {
+        let previous = drawn.withLock { length in
+            defer { length = text.count }
+            return length
+        }
+        writeStandardError(StatusLine.redraw(text, previousLength: previous, dumbTerminal: dumbTerminal))
+    }
+
+    /// What erases the status line on screen (nothing when there is none).
+    static var eraseLine: String {
+        let previous = drawn.withLock { length in
+            defer { length = 0 }
+            return length
+        }
+        return previous == 0 ? "" : StatusLine.clear(previousLength: previous, dumbTerminal: dumbTerminal)
+    }
 
     /// Writes hlsplay's own bytes (the status line and its control sequences) to stderr as they are.
     static func writeStandardError(_ s: String) {

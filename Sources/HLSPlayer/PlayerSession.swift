@@ -499,7 +499,7 @@ public final class PlayerSession: @unchecked Sendable {
             liveEvent(.tick(now))
             evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
-        if statusLine { drawStatus(sample) }
+        if statusLine { drawStatus(sample, at: now) }
         if phase == .ended {
             requestStop(reason: .completed, error: nil, category: nil)
         } else if endedWithoutFrame(at: now) {
@@ -551,15 +551,19 @@ public final class PlayerSession: @unchecked Sendable {
         return "the stream ended without a playable frame: " + facts.joined(separator: "; ")
     }
 
-    func drawStatus(_ s: BufferSample) {
+    func drawStatus(_ s: BufferSample, at now: MonotonicInstant) {
         let variant = s.variantIndex.flatMap { i in variants.indices.contains(i) ? variants[i] : nil }
-        let res = variant?.resolution.map { "\($0.width)x\($0.height)" } ?? "-"
-        let line = String(
-            format: "\r\u{1B}[K%@  pos %.1fs  buf %.1fs  v%@ %@ %.2f Mbps  est %.2f Mbps",
-            s.phase.rawValue, s.positionSeconds, s.bufferSeconds,
-            s.variantIndex.map(String.init) ?? "-", res,
-            Double(variant?.bandwidthBps ?? 0) / 1e6, s.estimateBps / 1e6)
-        Console.writeStandardError(line)
+        let (stalls, stallSeconds, expected) = lock.withLock {
+            (core.timeline.stallCount, core.timeline.stallSeconds(at: now), inFlight?.expectedBytes)
+        }
+        let status = StatusLine(
+            phase: s.phase, positionSeconds: s.positionSeconds, bufferSeconds: s.bufferSeconds, stalls: stalls,
+            stallSeconds: stallSeconds, retries: recorder.count(of: "request.retry"), variantIndex: s.variantIndex,
+            resolution: variant?.resolution, variantBandwidthBps: variant?.bandwidthBps, estimateBps: s.estimateBps,
+            inFlightBytes: s.inFlightBytes, inFlightExpectedBytes: expected, inFlightIdleSeconds: s.inFlightIdleSeconds,
+            liveLatencySeconds: s.liveLatencySeconds)
+        let text = recorder.outgoing.terminalLine(status.text)
+        Console.drawStatusLine(text)
     }
 
     /// Says `message` on stderr as a warning, besides the log (where the event has the details):
