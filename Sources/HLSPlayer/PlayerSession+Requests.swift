@@ -347,11 +347,15 @@ extension PlayerSession {
             if let i = variantIndex, let v = variants.first(where: { $0.index == i }), v.bandwidthBps > 0, purpose != .mediaPlaylist {
                 d.encodedBitrateKbps = CMCDData.kbps(v.bandwidthBps)
             }
-            let caps = core.peakBitrateCaps
-            let eligible = variants.map(\.bandwidthBps).filter(caps.admits)
-            if let top = eligible.max() ?? variants.map(\.bandwidthBps).min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
+            // The top the player is allowed: the ladder (sizing: --max-resolution) under the user's own cap.
+            let allowed = PeakBitrateCaps(userBps: configuration.preferredPeakBitRateBps)
+            let rungs = ladder().map(\.bandwidthBps)
+            if let top = rungs.filter(allowed.admits).max() ?? rungs.min(), top > 0 { d.topBitrateKbps = CMCDData.kbps(top) }
             if core.timeline.phase != .startingUp || core.timeline.bufferedEndSeconds > core.timeline.startPositionSeconds {
-                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: core.timeline.bufferSeconds(at: now))
+                let buffered = core.timeline.bufferSeconds(at: now)
+                d.bufferLengthMs = CMCDData.bufferLengthMs(seconds: buffered)
+                // At playback rate 1 a media segment of the playing track is needed when the buffer runs out.
+                if purpose == .segment { d.deadlineMs = CMCDData.bufferLengthMs(seconds: buffered) }
             }
             if core.estimator.hasEstimate { d.measuredThroughputKbps = CMCDData.throughputKbps(bps: core.estimator.estimateBps) }
             if let live = isLive { d.streamType = live ? "l" : "v" }

@@ -42,6 +42,14 @@ import Testing
         #expect(h["CMCD-Status"] == "bs")
     }
 
+    @Test func deadline_isARequestKey_afterD_roundedLikeTheBufferLength() {
+        var d = sample()
+        d.deadlineMs = CMCDData.bufferLengthMs(seconds: 4.26)
+        #expect(d.payload.contains("d=2000,dl=4300,mtp="), "\(d.payload)")
+        let h = Dictionary(uniqueKeysWithValues: d.headers.map { ($0.name, $0.value) })
+        #expect(h["CMCD-Request"] == "bl=21300,dl=4300,mtp=25400")
+    }
+
     @Test func query_isPercentEncodedAndAppendedToAnExistingQuery() {
         var d = CMCDData()
         d.contentID = "a b"

@@ -33,6 +33,9 @@ public struct CMCDData: Sendable, Equatable {
     public var contentID: String?
     /// `d`: object duration, ms.
     public var objectDurationMs: Int?
+    /// `dl`: deadline, ms (rounded to the nearest 100 ms): how long until this object's first sample is needed
+    /// to avoid a stall — at playback rate 1 the buffer length, for a segment of the playing track.
+    public var deadlineMs: Int?
     /// `mtp`: measured throughput, kbps (rounded to the nearest 100 kbps).
     public var measuredThroughputKbps: Int?
     /// `ot`: object type.
@@ -45,7 +48,9 @@ public struct CMCDData: Sendable, Equatable {
     public var streamType: String?
     /// `su`: the object is needed to start (or restart) playback.
     public var startup = false
-    /// `tb`: top bitrate the player may use, kbps.
+    /// `tb`: top bitrate, kbps: the highest rendition the player is allowed to play (CTA-5004: given codec,
+    /// licensing and sizing constraints) — the ladder under `--max-resolution` and `--peak-bitrate`, not a
+    /// moment's adaptation caps (startup/recovery, over-selection, policy).
     public var topBitrateKbps: Int?
 
     public init() {}
@@ -69,6 +74,7 @@ public struct CMCDData: Sendable, Equatable {
         if bufferStarvation { p.append(("bs", "bs", .status)) }
         if let v = contentID { p.append(("cid", "cid=\(quoted(v))", .session)) }
         if let v = objectDurationMs { p.append(("d", "d=\(v)", .object)) }
+        if let v = deadlineMs { p.append(("dl", "dl=\(v)", .request)) }
         if let v = measuredThroughputKbps { p.append(("mtp", "mtp=\(v)", .request)) }
         if let v = objectType { p.append(("ot", "ot=\(v.rawValue)", .object)) }
         p.append(("sf", "sf=\(streamingFormat)", .session))
