@@ -43,10 +43,11 @@ import TestSupport
         // tb is the top rung the player is allowed (no --peak-bitrate here: the ladder's top), even while the
         // cold start's probe cap holds the choice lower; dl, the deadline, is the buffer length at rate 1.
         let master = try String(contentsOf: samples.appendingPathComponent("master.m3u8"), encoding: .utf8)
-        let top = master.split(separator: "\n").compactMap { line -> Int? in
-            guard let r = line.range(of: "BANDWIDTH=") else { return nil }
-            return Int(line[r.upperBound...].prefix { $0.isNumber })
-        }.max() ?? 0
+        let top =
+            master.split(separator: "\n").compactMap { line -> Int? in
+                guard let r = line.range(of: "BANDWIDTH=") else { return nil }
+                return Int(line[r.upperBound...].prefix { $0.isNumber })
+            }.max() ?? 0
         #expect(segments.allSatisfy { $0["tb"] == String(Int((Double(top) / 1000).rounded())) }, "tb: \(segments.map { $0["tb"] ?? "-" })")
         #expect(run.events("cap.change").first?["capBps"] as? Int ?? Int.max < top, "the cold start was capped below the top")
         #expect(segments.allSatisfy { $0["dl"] == $0["bl"] }, "dl: \(segments.map { ($0["dl"] ?? "-", $0["bl"] ?? "-") })")
