@@ -108,11 +108,13 @@ class Origin:
             self._stderr.seek(0)
             err = self._stderr.read()
             self._stderr.close()
+            self.proc.stdout.close()
             raise ToolError(f"hls-origin did not start: first line {line!r}; exit {self.proc.returncode}; "
                             f"stderr {err.strip()[:400]!r}; command {' '.join(self.command)}")
         self.base, self.port = m.group(1), int(m.group(2))
         # Whatever else it prints on stdout is read and dropped, so that it never blocks on a full pipe.
-        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+        self._drain = threading.Thread(target=self.proc.stdout.read, daemon=True)
+        self._drain.start()
 
     def _first_line(self, timeout):
         # readline() blocks; a timer kills an origin that never prints (the line is then "").
@@ -137,6 +139,10 @@ class Origin:
         """Stops the origin (its stop signal, then SIGKILL after STOP_GRACE_SECONDS); its exit status."""
         status = stop_process(self.proc, self.stop_signal)
         self._stderr.close()
+        # The drain ends at the pipe's end of file (the origin exited); then the pipe is closed.
+        self._drain.join(timeout=5)
+        if not self._drain.is_alive():
+            self.proc.stdout.close()
         return status
 
     def requests(self):
