@@ -169,7 +169,8 @@ public final class HTTPClient: @unchecked Sendable {
         // Request headers: owned here, freed after the handle stops using them.
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         defer { if let headerList { curl_slist_free_all(headerList) } }
-        for header in request.headers {
+        let userHeaders = configuration.userHeaders.filter { $0.applies(toHost: request.url.host) }.map { (name: $0.name, value: $0.value) }
+        for header in userHeaders + request.headers {
             guard let appended = curl_slist_append(headerList, "\(header.name): \(header.value)") else {
                 return .failure(LoadError(kind: .other, url: urlString, message: "curl_slist_append failed"))
             }
@@ -263,6 +264,7 @@ public final class HTTPClient: @unchecked Sendable {
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
         check(hls_curl_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "USERAGENT")
+        if let proxy = configuration.proxy { check(hls_curl_setopt_str(easy, CURLOPT_PROXY, proxy), "PROXY") }
         check(
             hls_curl_setopt_long(
                 easy, CURLOPT_CONNECTTIMEOUT_MS,

@@ -211,6 +211,13 @@ public struct HTTPClientConfiguration: Sendable {
     public var pollIntervalSeconds: Double
     /// Minimum spacing of TCP_INFO samples taken during a transfer.
     public var tcpInfoSampleIntervalSeconds: Double
+    /// Headers the user asked for (`--header`, `--cookie`, `--referer`), sent before the request's own
+    /// with every request whose host they apply to. A redirect to another host gets them too, except
+    /// Authorization and Cookie, which libcurl sends to the original host only.
+    public var userHeaders: [UserHeader] = []
+    /// `--proxy`: the proxy every request goes through (libcurl's syntax, e.g. http://host:3128,
+    /// socks5h://host:1080). nil: libcurl's own choice (the http_proxy, https_proxy, no_proxy variables).
+    public var proxy: String?
 
     public init(
         maxRedirects: Int = 5, verifyTLS: Bool = true,

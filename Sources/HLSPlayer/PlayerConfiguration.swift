@@ -99,6 +99,13 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var cmcd: CMCDMode?
     /// Redact query values and userinfo from every URL in the log, HAR and messages.
     public var redactURLs = true
+    /// `--header`, `--cookie`, `--referer`: headers added to every request, or to one host's (UserHeader). Their
+    /// values are never written out: the header records name, host and length, and outputs redact them by name.
+    public var requestHeaders: [UserHeader] = []
+    /// `--user-agent` (nil: hlsplay/VERSION).
+    public var userAgent: String?
+    /// `--proxy`: every request through this proxy (nil: libcurl's http_proxy/https_proxy/no_proxy variables).
+    public var proxy: String?
     /// Byte-progress records are written at most this often per request, seconds.
     public var progressLogIntervalSeconds: Double = 0.1
     /// `--max-resolution`: the largest picture decoded, in either orientation (ResolutionLimit);
@@ -159,7 +166,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             wedge, session, retry, trickle, noProgressTimeoutSeconds,
             predictor, modelPath, policy, cmcd, redactURLs,
             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
-            maxResolution, maxForwardBufferBytes, allowAnyLocalFile
+            maxResolution, maxForwardBufferBytes, allowAnyLocalFile, requestHeaders, userAgent, proxy
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -202,6 +209,11 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(maxResolution?.description ?? "none", forKey: .maxResolution)
         try c.encode(maxForwardBufferBytes ?? 0, forKey: .maxForwardBufferBytes)
         try c.encode(allowAnyLocalFile, forKey: .allowAnyLocalFile)
+        // Each added header's name, host and length, never its value (UserHeader.encode).
+        if !requestHeaders.isEmpty { try c.encode(requestHeaders, forKey: .requestHeaders) }
+        try c.encodeIfPresent(userAgent, forKey: .userAgent)
+        // A proxy URL's credentials are redacted like any URL's (the log line goes through OutgoingText).
+        try c.encodeIfPresent(proxy, forKey: .proxy)
     }
 }
 

@@ -321,9 +321,12 @@ public final class PlayerSession: @unchecked Sendable {
         sessionStart = clock.now()
         recorder = try SessionRecorder(
             logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
-            outgoing: OutgoingText(redactsURLs: configuration.redactURLs))
+            outgoing: OutgoingText(redactsURLs: configuration.redactURLs, secretHeaderNames: configuration.requestHeaders.map(\.name)))
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
+        httpConfig.userHeaders = configuration.requestHeaders
+        if let agent = configuration.userAgent { httpConfig.userAgent = agent }
+        httpConfig.proxy = configuration.proxy
         httpConfig.allowFileURLs = configuration.url.isFileURL
         if configuration.url.isFileURL, !configuration.allowAnyLocalFile {
             httpConfig.localFileDirectory = Self.localFileDirectory(of: configuration.url)

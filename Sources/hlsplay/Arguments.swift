@@ -43,6 +43,9 @@ struct Arguments {
     var rampSeconds = 0.0
     var noDecode = false
     var insecure = false
+    var headers: [UserHeader] = []
+    var userAgent: String?
+    var proxy: String?
     var status: Bool?
     /// `--max-resolution`: nil = the default; .some(nil) = none.
     var maxResolution: ResolutionLimit??
@@ -116,6 +119,14 @@ struct Arguments {
           --no-redact                write URLs whole (default: credentials, query values and
                                      fragments of every URL are replaced by REDACTED in the
                                      log, HAR, summary and messages, wherever they appear)
+          --header 'NAME: VALUE'     add a header to every request ('HOST/NAME: VALUE': only to
+                                     HOST's); repeatable. Values are never logged (REDACTED)
+          --cookie 'A=1; B=2'        send these cookies (a Cookie header; 'HOST/A=1': to HOST only)
+          --user-agent TEXT          the User-Agent (default hlsplay/VERSION)
+          --referer URL              send a Referer header
+          --proxy URL                every request through this proxy (http://host:3128,
+                                     socks5h://host:1080); default: libcurl's http_proxy,
+                                     https_proxy and no_proxy environment variables
           --insecure                 do not verify TLS certificates
           --status / --no-status     force the live status line on stderr on or off
                                      (default: on when stderr is a terminal)
@@ -151,6 +162,41 @@ struct Arguments {
             case "--help", "-h": a.help = true
             case "--version": a.version = true
             case "--insecure": a.insecure = true
+            case "--header":
+                let w = try value(for: word)
+                do {
+                    a.headers.append(try UserHeader.parse(w))
+                } catch {
+                    throw UsageError(message: "--header: \(error.description)")
+                }
+            case "--cookie":
+                let w = try value(for: word)
+                // 'HOST/a=1; b=2': a host prefix ends at a '/' before the first '='.
+                let slash = w.firstIndex(of: "/"), equals = w.firstIndex(of: "=")
+                let scoped = slash.map { s in equals.map { s < $0 } ?? true } ?? false
+                let text = scoped ? String(w[..<slash!]) + "/Cookie: " + String(w[w.index(after: slash!)...]) : "Cookie: " + w
+                guard let header = try? UserHeader.parse(text), !header.value.isEmpty, header.value.contains("=") else {
+                    throw UsageError(message: "--cookie: '\(w)' is not cookies 'NAME=VALUE; NAME2=VALUE2' (optionally 'HOST/NAME=VALUE')")
+                }
+                a.headers.append(header)
+            case "--referer":
+                let w = try value(for: word)
+                guard let header = try? UserHeader.parse("Referer: " + w), !header.value.isEmpty else {
+                    throw UsageError(message: "--referer: '\(w)' is not a URL on one line")
+                }
+                a.headers.append(header)
+            case "--user-agent":
+                let w = try value(for: word)
+                guard let header = try? UserHeader.parse("User-Agent: " + w), !header.value.isEmpty else {
+                    throw UsageError(message: "--user-agent: '\(w)' is not a one-line User-Agent")
+                }
+                a.userAgent = header.value
+            case "--proxy":
+                let w = try value(for: word)
+                guard !w.isEmpty, !w.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+                    throw UsageError(message: "--proxy: '\(w)' is not a proxy URL (e.g. http://127.0.0.1:3128, socks5h://host:1080)")
+                }
+                a.proxy = w
             case "--cold": a.cold = true
             case "--no-redact": a.noRedact = true
             case "--no-decode": a.noDecode = true
@@ -301,6 +347,9 @@ extension Arguments {
         if let v = noProgressTimeoutSeconds { configuration.noProgressTimeoutSeconds = v > 0 ? v : nil }
         if let v = startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
         configuration.forceCold = cold
+        configuration.requestHeaders = headers
+        configuration.userAgent = userAgent
+        configuration.proxy = proxy
         if let v = predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
         configuration.modelPath = modelPath
         if let policy { configuration.policy = policy }

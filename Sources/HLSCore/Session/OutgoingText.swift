@@ -10,9 +10,13 @@
 public struct OutgoingText: Sendable {
     /// False with --no-redact: URLs are written whole.
     public var redactsURLs: Bool
+    /// Lowercased names of headers whose values are redacted besides the credential headers: the ones the
+    /// user added (`--header`), whatever they are called (an API key header has any name).
+    public var secretHeaderNames: Set<String>
 
-    public init(redactsURLs: Bool = true) {
+    public init(redactsURLs: Bool = true, secretHeaderNames: [String] = []) {
         self.redactsURLs = redactsURLs
+        self.secretHeaderNames = Set(secretHeaderNames.map { $0.lowercased() })
     }
 
     /// The redaction pass alone (the input of the HTML report).
@@ -23,7 +27,9 @@ public struct OutgoingText: Sendable {
     /// A header's value in a structured record (the HAR): a credential header's value
     /// (Authorization, Cookie, Set-Cookie, ...) replaced (`URLRedaction.redactedHeaderValue`).
     public func headerValue(name: String, value: String) -> String {
-        redactsURLs ? URLRedaction.redactedHeaderValue(name: name, value: value) : value
+        guard redactsURLs else { return value }
+        if secretHeaderNames.contains(name.lowercased()), !value.isEmpty { return URLRedaction.placeholder }
+        return URLRedaction.redactedHeaderValue(name: name, value: value)
     }
 
     /// A query parameter's value taken out of its URL (the HAR's `queryString`): replaced
