@@ -72,6 +72,24 @@ import TestSupport
         #expect((run.logLines.first?["configuration"] as? [String: Any])?["proxy"] as? String == "http://127.0.0.1:1")
     }
 
+    @Test func ipv6Loopback_playsLikeIPv4_withTheBracketedHostInTheRecords() throws {
+        var config = OriginConfiguration()
+        config.bindAddress = "::1"
+        let server = OriginServer(root: try Repo.requireSamples("short-2s"), configuration: config)
+        try server.start(port: 0)
+        let url = server.baseURL.appendingPathComponent("master.m3u8").absoluteString
+        #expect(url.hasPrefix("http://[::1]:"), "\(url)")
+        let run = try runHlsplay([url, "--headless", "--json", "--duration", "1"])
+        server.stop()
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(run.summary?["exitReason"] as? String == "durationReached")
+        #expect((run.summary?["decodedVideoFrames"] as? Int ?? 0) > 0)
+        let ends = run.events("request.end")
+        #expect(!ends.isEmpty && ends.allSatisfy { ($0["url"] as? String ?? "").hasPrefix("http://[::1]:") && $0["ok"] as? Bool == true })
+        let gate = run.events("cap.gate").first?["networkKey"] as? [String: Any]
+        #expect(gate?["originHost"] as? String == "::1")
+    }
+
     @Test func malformedValues_areUsageErrors() throws {
         let master = try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
         for (args, says) in [
