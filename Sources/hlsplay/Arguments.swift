@@ -171,23 +171,17 @@ struct Arguments {
                 }
             case "--cookie":
                 let w = try value(for: word)
-                // 'HOST/a=1; b=2': a host prefix ends at a '/' before the first '='.
-                let slash = w.firstIndex(of: "/"), equals = w.firstIndex(of: "=")
-                let scoped = slash.map { s in equals.map { s < $0 } ?? true } ?? false
-                let text = scoped ? String(w[..<slash!]) + "/Cookie: " + String(w[w.index(after: slash!)...]) : "Cookie: " + w
-                guard let header = try? UserHeader.parse(text), !header.value.isEmpty, header.value.contains("=") else {
+                guard let header = UserHeader.shorthand(.cookie, w) else {
                     throw UsageError(message: "--cookie: '\(w)' is not cookies 'NAME=VALUE; NAME2=VALUE2' (optionally 'HOST/NAME=VALUE')")
                 }
                 a.headers.append(header)
             case "--referer":
                 let w = try value(for: word)
-                guard let header = try? UserHeader.parse("Referer: " + w), !header.value.isEmpty else {
-                    throw UsageError(message: "--referer: '\(w)' is not a URL on one line")
-                }
+                guard let header = UserHeader.shorthand(.referer, w) else { throw UsageError(message: "--referer: '\(w)' is not a URL on one line") }
                 a.headers.append(header)
             case "--user-agent":
                 let w = try value(for: word)
-                guard let header = try? UserHeader.parse("User-Agent: " + w), !header.value.isEmpty else {
+                guard let header = UserHeader.shorthand(.userAgent, w) else {
                     throw UsageError(message: "--user-agent: '\(w)' is not a one-line User-Agent")
                 }
                 a.userAgent = header.value

@@ -133,14 +133,7 @@ enum SimulateCommand {
             return failure("\(error)", status: 73)
         }
         let summary = session.run()
-        let text =
-            arguments.json
-            ? StandardStreams.outgoing.json(SessionLogEncoder().line(summary))
-            : StandardStreams.outgoing.terminalLines(SummaryFormatter.human(summary))
-        // With --log - the log has standard output (its last line is the summary); the summary goes to stderr.
-        if arguments.logPath == "-" {
-            Console.writeLines(text)
-        } else if !StandardStreams.printChecked(text, what: "the summary") {
+        guard StandardStreams.printSummary(summary, json: arguments.json, logOnStandardOutput: arguments.logPath == "-") else {
             return StandardStreams.outputFailedStatus
         }
         if summary.exitReason == .error {

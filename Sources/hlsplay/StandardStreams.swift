@@ -71,6 +71,18 @@ enum StandardStreams {
         return false
     }
 
+    /// Prints a session's summary: JSON (`--json`) or the human lines. With `--log -` the session log has
+    /// standard output (its last line is the summary), so the summary goes to stderr instead. False when
+    /// it could not be written (already said); the caller exits 74.
+    static func printSummary(_ summary: SessionSummary, json: Bool, logOnStandardOutput: Bool) -> Bool {
+        let text = json ? outgoing.json(SessionLogEncoder().line(summary)) : outgoing.terminalLines(SummaryFormatter.human(summary))
+        if logOnStandardOutput {
+            Console.writeLines(text)
+            return true
+        }
+        return printChecked(text, what: "the summary")
+    }
+
     /// At exit (every path: --help, subcommands, errors): a failed stdout write not yet reported
     /// (or output left in stdio's buffer that cannot be written) turns the status into 74, with a message.
     private static func checkAtExit() {

@@ -191,15 +191,7 @@ func play(_ url: URL, logPath: String?, harPath: String?) -> Int32 {
     current.add(session)
     let summary = session.run()
     current.remove(session)
-    let summaryText = arguments.json ? outgoing.json(SessionLogEncoder().line(summary)) : outgoing.terminalLines(SummaryFormatter.human(summary))
-    // With --log - the log has standard output (its last line is the summary); the summary goes to stderr.
-    let printed: Bool
-    if logPath == "-" {
-        Console.writeLines(summaryText)
-        printed = true
-    } else {
-        printed = StandardStreams.printChecked(summaryText, what: "the summary")
-    }
+    let printed = StandardStreams.printSummary(summary, json: arguments.json, logOnStandardOutput: logPath == "-")
     var status: Int32
     switch summary.exitReason {
     case .completed, .durationReached: status = 0

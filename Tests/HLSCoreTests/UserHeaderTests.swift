@@ -46,4 +46,17 @@ import Testing
         #expect(outgoing.headerValue(name: "Cookie", value: "a=1") == URLRedaction.placeholder)
         #expect(OutgoingText(redactsURLs: false, secretHeaderNames: ["X-Api-Key"]).headerValue(name: "X-Api-Key", value: "abc") == "abc")
     }
+
+    @Test func shorthand_cookieRefererUserAgent() {
+        #expect(UserHeader.shorthand(.cookie, "a=1; b=2") == UserHeader(name: "Cookie", value: "a=1; b=2"))
+        // A host prefix is a '/' before the first '='; a '/' inside a cookie value is not one.
+        #expect(UserHeader.shorthand(.cookie, "cdn.example.com/a=1") == UserHeader(host: "cdn.example.com", name: "Cookie", value: "a=1"))
+        #expect(UserHeader.shorthand(.cookie, "path=/x/y") == UserHeader(name: "Cookie", value: "path=/x/y"))
+        #expect(UserHeader.shorthand(.cookie, "no-equals-sign") == nil)
+        #expect(UserHeader.shorthand(.cookie, "") == nil)
+        #expect(UserHeader.shorthand(.referer, "https://a.example/p") == UserHeader(name: "Referer", value: "https://a.example/p"))
+        #expect(UserHeader.shorthand(.referer, "a\r\nHost: evil") == nil)
+        #expect(UserHeader.shorthand(.userAgent, "Probe/1.0 (QA)")?.value == "Probe/1.0 (QA)")
+        #expect(UserHeader.shorthand(.userAgent, "  ") == nil)
+    }
 }

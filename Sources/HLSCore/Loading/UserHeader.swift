@@ -53,6 +53,35 @@ public struct UserHeader: Sendable, Equatable, Encodable {
         return UserHeader(host: host, name: name, value: value)
     }
 
+    /// The header one of the shorthand options asks for, nil when the text cannot be one: `--cookie 'A=1; B=2'`
+    /// (optionally `HOST/A=1`: a host prefix ends at a '/' before the first '='), `--referer URL`,
+    /// `--user-agent TEXT` (each a non-empty value on one line).
+    public static func shorthand(_ option: Shorthand, _ text: String) -> UserHeader? {
+        switch option {
+        case .cookie:
+            let slash = text.firstIndex(of: "/"), equals = text.firstIndex(of: "=")
+            let scoped = slash.map { s in equals.map { s < $0 } ?? true } ?? false
+            let line = scoped ? String(text[..<slash!]) + "/Cookie: " + String(text[text.index(after: slash!)...]) : "Cookie: " + text
+            guard let header = try? parse(line), !header.value.isEmpty, header.value.contains("=") else { return nil }
+            return header
+        case .referer, .userAgent:
+            guard let header = try? parse(option.headerName + ": " + text), !header.value.isEmpty else { return nil }
+            return header
+        }
+    }
+
+    /// The options that name their header for the user.
+    public enum Shorthand: Sendable {
+        case cookie, referer, userAgent
+        public var headerName: String {
+            switch self {
+            case .cookie: "Cookie"
+            case .referer: "Referer"
+            case .userAgent: "User-Agent"
+            }
+        }
+    }
+
     /// RFC 9110 token characters.
     static func isTokenCharacter(_ c: Unicode.Scalar) -> Bool {
         switch c {
