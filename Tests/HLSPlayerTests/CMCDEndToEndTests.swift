@@ -7,21 +7,13 @@ import TestSupport
 @Suite(.serialized, .tags(.realTime)) struct CMCDEndToEndTests {
     @Test func cmcdQuery_everyRequestCarriesTheValuesThePlayerUsed() throws {
         let samples = try Repo.requireSamples("short-2s")
-        let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: originLog) }
-        var config = OriginConfiguration()
-        config.requestLogURL = originLog
-        let server = OriginServer(root: samples, configuration: config)
-        try server.start(port: 0)
-        let run = try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cmcd", "query"])
-        server.stop()
-        #expect(run.status == 0, "stderr: \(run.stderr)")
-        let entries = try String(contentsOf: originLog, encoding: .utf8).split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        let (run, entries) = try withLoggedOrigin(samples) { server in
+            try runHlsplay([server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cmcd", "query"])
         }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
         #expect(entries.count == run.summary?["requests"] as? Int)
-        func cmcd(_ e: [String: Any]) -> [String: String] {
-            let query = (e["query"] as? String ?? "").split(separator: "&").first { $0.hasPrefix("CMCD=") }
+        func cmcd(_ e: RequestLogEntry) -> [String: String] {
+            let query = (e.query ?? "").split(separator: "&").first { $0.hasPrefix("CMCD=") }
             let payload = query.map { String($0.dropFirst(5)).removingPercentEncoding ?? "" } ?? ""
             var out: [String: String] = [:]
             for pair in payload.split(separator: ",") {
@@ -34,7 +26,7 @@ import TestSupport
         #expect(all.allSatisfy { $0["sf"] == "h" && $0["sid"] != nil && $0["cid"] != nil }, "\(all)")
         #expect(Set(all.compactMap { $0["sid"] }).count == 1, "one session id")
         #expect(all.first?["ot"] == "m")
-        let segments = zip(entries, all).filter { ($0.0["path"] as? String ?? "").hasSuffix(".ts") }.map(\.1)
+        let segments = zip(entries, all).filter { $0.0.path.hasSuffix(".ts") }.map(\.1)
         #expect(segments.count == 4)
         // The first segment is needed to start; later ones are not.
         #expect(segments.first?["su"] == "true")

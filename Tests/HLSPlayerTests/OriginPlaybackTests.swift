@@ -7,14 +7,6 @@ import TestSupport
 /// link whose request log is the ground truth for hlsplay's measurements. Loopback only; every run is
 /// bounded by `--duration` and by `runHlsplay`'s timeout.
 
-/// The origin's request log, in arrival order.
-func readRequestLog(_ url: URL) throws -> [RequestLogEntry] {
-    let text = try String(contentsOf: url, encoding: .utf8)
-    let decoder = JSONDecoder()
-    return try text.split(separator: "\n").map { try decoder.decode(RequestLogEntry.self, from: Data($0.utf8)) }
-        .sorted { $0.accepted < $1.accepted }
-}
-
 func median(_ xs: [Double]) -> Double {
     let s = xs.sorted()
     guard !s.isEmpty else { return .nan }

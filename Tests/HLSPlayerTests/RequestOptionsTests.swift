@@ -9,23 +9,16 @@ import TestSupport
 @Suite(.serialized, .tags(.realTime)) struct RequestOptionsTests {
     @Test func addedHeaders_reachEveryRequest_oneHostsOnlyItsOwn_valuesInNoOutput() throws {
         let samples = try Repo.requireSamples("short-2s")
-        let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: originLog) }
-        var config = OriginConfiguration()
-        config.requestLogURL = originLog
-        let server = OriginServer(root: samples, configuration: config)
-        try server.start(port: 0)
-        let run = try runHlsplay([
-            server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "1",
-            "--header", "X-Api-Key: APIKEY-SECRET-5150", "--header", "127.0.0.1/X-Scoped: for-this-host",
-            "--header", "other.example/X-Elsewhere: not-here", "--cookie", "session=COOKIE-SECRET-7781; theme=dark",
-            "--user-agent", "QA-Agent/2.0 (hlsplay test)", "--referer", "https://player.example/watch"
-        ])
-        server.stop()
-        #expect(run.status == 0, "stderr: \(run.stderr)")
-        let requests = try String(contentsOf: originLog, encoding: .utf8).split(separator: "\n").compactMap {
-            (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["headers"] as? [String: String]
+        let (run, origin) = try withLoggedOrigin(samples) { server in
+            try runHlsplay([
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "1",
+                "--header", "X-Api-Key: APIKEY-SECRET-5150", "--header", "127.0.0.1/X-Scoped: for-this-host",
+                "--header", "other.example/X-Elsewhere: not-here", "--cookie", "session=COOKIE-SECRET-7781; theme=dark",
+                "--user-agent", "QA-Agent/2.0 (hlsplay test)", "--referer", "https://player.example/watch"
+            ])
         }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let requests = origin.map { $0.headers ?? [:] }
         #expect(requests.count == run.summary?["requests"] as? Int && !requests.isEmpty)
         for headers in requests {
             #expect(headers["x-api-key"] == "APIKEY-SECRET-5150")
@@ -53,22 +46,16 @@ import TestSupport
     @Test func proxy_everyRequestGoesThroughIt() throws {
         // A proxy that refuses connections: the session cannot reach the origin, which sees nothing.
         let samples = try Repo.requireSamples("short-2s")
-        let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
-        defer { try? FileManager.default.removeItem(at: originLog) }
-        var config = OriginConfiguration()
-        config.requestLogURL = originLog
-        let server = OriginServer(root: samples, configuration: config)
-        try server.start(port: 0)
-        let run = try runHlsplay(
-            [
-                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
-                "--proxy", "http://127.0.0.1:1"
-            ], timeoutSeconds: 90)
-        server.stop()
+        let (run, origin) = try withLoggedOrigin(samples) { server in
+            try runHlsplay(
+                [
+                    server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json",
+                    "--proxy", "http://127.0.0.1:1"
+                ], timeoutSeconds: 90)
+        }
         #expect(run.status == 69, "a network failure: \(run.stderr)")
         #expect(run.stderr.contains("127.0.0.1") && run.stderr.lowercased().contains("connect"), "\(run.stderr)")
-        let logged = (try? String(contentsOf: originLog, encoding: .utf8)) ?? ""
-        #expect(logged.isEmpty, "the origin was never asked directly: \(logged.prefix(300))")
+        #expect(origin.isEmpty, "the origin was never asked directly: \(origin.map(\.path))")
         #expect((run.logLines.first?["configuration"] as? [String: Any])?["proxy"] as? String == "http://127.0.0.1:1")
     }
 

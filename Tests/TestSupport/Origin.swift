@@ -27,6 +27,30 @@ public func withOrigin<T>(_ root: URL, configuration: OriginConfiguration, _ bod
     return try body(server)
 }
 
+/// An origin (as `withOrigin(_:configuration:_:)`) that writes its request log to a temporary file: the body's
+/// result and the origin's request lines, in arrival order — the ground truth of what a client sent.
+public func withLoggedOrigin<T>(
+    _ root: URL, configuration: OriginConfiguration = OriginConfiguration(), _ body: (OriginServer) throws -> T
+) throws -> (T, [RequestLogEntry]) {
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
+    defer { try? FileManager.default.removeItem(at: log) }
+    var configuration = configuration
+    configuration.requestLogURL = log
+    let result = try withOrigin(root, configuration: configuration, body)
+    return (result, try readRequestLog(log))
+}
+
+/// The request lines of an origin's request log, in arrival order (connection lines, which carry a `type`, skipped;
+/// a missing file is no requests).
+public func readRequestLog(_ url: URL) throws -> [RequestLogEntry] {
+    guard FileManager.default.fileExists(atPath: url.path) else { return [] }
+    let text = try String(contentsOf: url, encoding: .utf8)
+    let decoder = JSONDecoder()
+    return try text.split(separator: "\n").filter { !$0.contains("\"type\":") }
+        .map { try decoder.decode(RequestLogEntry.self, from: Data($0.utf8)) }
+        .sorted { $0.accepted < $1.accepted }
+}
+
 /// The hls-origin binary, or a TestSetupError that says how to build it.
 public func requireOriginBinary() throws -> URL {
     let url = Repo.hlsOrigin
