@@ -33,15 +33,8 @@ import Foundation
 
 public struct PolicyController: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable, Codable {
-        /// Risk at or above which lowLatency → preload.
-        ///
-        /// 0.30 / 0.15 (were 0.40 / 0.25): chosen with `hlsplay simulate` on the
-        /// *training* traces at 16 start offsets (docs/stall-prediction.md,
-        /// "Controller on vs off, third round"). With the start judged by the
-        /// controller, 0.50 / 0.40 / 0.30 / 0.25 / 0.20 gave 409 / 400 / 389 /
-        /// 385 / 385 stalls against 426 without a controller, at the same
-        /// bitrate, for 0.7 / 0.9 / 1.1 / 1.2 / 1.3 s later starts; below 0.30
-        /// the gain flattens while the start keeps moving.
+        /// Risk at or above which lowLatency → preload. The four risk thresholds were chosen on the training traces
+        /// only; how, and what the alternatives gave: docs/stall-prediction.md, "Controller on vs off, third round".
         public var preloadEnterRisk: Double = 0.30
         /// Risk below which preload → lowLatency.
         public var preloadExitRisk: Double = 0.15
@@ -56,24 +49,11 @@ public struct PolicyController: Sendable, Equatable {
         /// Policy used (at least) while the predictor fails.
         public var failurePolicy: PlaybackPolicy = .preload
 
-        /// Knobs per policy (the downshift's cap is computed on entry), seconds.
-        ///
-        /// Tuned on real hlsplay runs (docs/stall-prediction.md, "Controller on
-        /// vs off"). The first values (6 / 15 / 30 s forward buffer, 2 / 4 / 6 s
-        /// resume) lost to the controller being off (30 s, resume 4 s) on the
-        /// held-out traces: 96.7 s stalled against 43.2 s with the v1 model,
-        /// 104.5 s against 44.3 s with v2. Two causes:
-        /// - A stall is warned 2–3 s ahead, but it happens when throughput has
-        ///   already fallen below the bottom rung; only buffer built *before*
-        ///   the drop protects, and lowLatency's 6 s target kept the buffer at
-        ///   ~6 s in calm periods. lowLatency now keeps the automatic target
-        ///   (`PlayerConfiguration.automaticForwardBufferSeconds`, 30 s) and the
-        ///   riskier policies add to it.
-        /// - Nearly every stall begins in defensiveDownshift (a low buffer is
-        ///   high risk), so its resume threshold sets the stall length: 6 s
-        ///   doubled the time per stall (10.7 s against 4.8 s with v1) without
-        ///   sparing repeat stalls. It now resumes at 4 s, like playback without a
-        ///   controller; the downshift protects through its cap and buffer.
+        /// Knobs per policy, seconds (the downshift's cap is computed on entry). lowLatency keeps the automatic
+        /// forward-buffer target (`PlayerConfiguration.automaticForwardBufferSeconds`) and the riskier policies add
+        /// to it: only buffer built before a throughput drop protects. Every policy resumes at most at the
+        /// uncontrolled 4 s, since nearly every stall begins in defensiveDownshift and its resume threshold sets the
+        /// stall length. The values that lost, and by how much: docs/stall-prediction.md, "Controller on vs off".
         public var lowLatencyForwardBufferSeconds: Double = 30
         public var lowLatencyResumeBufferSeconds: Double = 2
         public var preloadForwardBufferSeconds: Double = 45
