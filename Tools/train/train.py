@@ -13,8 +13,11 @@ Outputs: the model JSON, a golden file of feature vectors with the
 probabilities this script computes (the Swift golden test reproduces them),
 and a results JSON with held-out metrics for the model and both baselines.
 
-Only numpy is needed (logistic regression by Newton's method with an L2
-penalty on the weights).
+Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh: python3-numpy,
+python3-scipy, python3-sklearn). The logistic regression is fitted here by
+Newton's method with an L2 penalty on the weights (its arithmetic must match
+LogisticModelPredictor's); the metrics (AUC, Brier, precision/recall, F1,
+calibration bins) come from scikit-learn and SciPy.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import os
 import sys
 
 import numpy as np
+import scipy.stats
+import sklearn.metrics as skm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results_file  # noqa: E402
@@ -39,6 +44,7 @@ HELD_OUT_EVERY = 3
 MIN_ESTIMATE_BPS = 1_000.0  # StallFeatures.minimumEstimateBps
 MODEL_NAME = "stall-logistic"
 MODEL_VERSION = "1.0.0"
+CALIBRATION_BINS = 10  # equal-width bins of the score over [0, 1]
 
 # (name, transform, clipMin, clipMax): the model's inputs.
 MODEL_FEATURES = [
@@ -165,57 +171,55 @@ def label_session(sess, horizon):
     return out
 
 
+def _binary(scores, labels):
+    return np.asarray(scores, float), np.asarray(labels, bool)
+
+
 def auc(scores, labels):
-    scores = np.asarray(scores, float)
-    labels = np.asarray(labels, bool)
-    npos, nneg = labels.sum(), (~labels).sum()
-    if npos == 0 or nneg == 0:
+    """ROC AUC (sklearn.metrics.roc_auc_score; ties count one half, as StallMetrics
+    does); None when the labels hold one class only (the AUC is undefined)."""
+    s, y = _binary(scores, labels)
+    if y.all() or not y.any():
         return None
-    order = np.argsort(scores, kind="mergesort")
-    s = scores[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[i:j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    r = np.empty(len(s))
-    r[order] = ranks
-    return float((r[labels].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+    return float(skm.roc_auc_score(y, s))
 
 
 def precision_recall(scores, labels, thr):
-    scores = np.asarray(scores)
-    labels = np.asarray(labels, bool)
-    warn = scores >= thr
-    tp = int((warn & labels).sum())
-    fp = int((warn & ~labels).sum())
-    fn = int((~warn & labels).sum())
+    """A warning is a score >= thr. Counts from sklearn.metrics.confusion_matrix;
+    precision (recall) is None when nothing warned (nothing was positive)."""
+    s, y = _binary(scores, labels)
+    warn = s >= thr
+    (_, fp), (fn, tp) = skm.confusion_matrix(y, warn, labels=[False, True])
+    tp, fp, fn = int(tp), int(fp), int(fn)
     return dict(threshold=thr, tp=tp, fp=fp, fn=fn,
-                precision=tp / (tp + fp) if tp + fp else None,
-                recall=tp / (tp + fn) if tp + fn else None)
+                precision=float(skm.precision_score(y, warn, zero_division=0)) if tp + fp else None,
+                recall=float(skm.recall_score(y, warn, zero_division=0)) if tp + fn else None)
 
 
 def brier(scores, labels):
-    s = np.asarray(scores, float)
-    y = np.asarray(labels, float)
-    return float(np.mean((s - y) ** 2))
+    """Mean squared difference between score and outcome (sklearn.metrics.brier_score_loss)."""
+    s, y = _binary(scores, labels)
+    return float(skm.brier_score_loss(y.astype(int), s, pos_label=1))
 
 
-def calibration(scores, labels, bins=10):
-    s = np.asarray(scores, float)
-    y = np.asarray(labels, bool)
-    idx = np.clip(np.floor(s * bins).astype(int), 0, bins - 1)
-    table = []
-    for b in range(bins):
-        m = idx == b
-        n = int(m.sum())
-        table.append(dict(lower=b / bins, upper=(b + 1) / bins, count=n,
-                          meanPredicted=float(s[m].mean()) if n else None,
-                          observedRate=float(y[m].mean()) if n else None))
-    return table
+def calibration(scores, labels, bins=CALIBRATION_BINS):
+    """Equal-width bins of the score over [0, 1]: count, mean score and observed positive
+    rate per bin. A score's bin is min(bins - 1, floor(score * bins)), StallMetrics'
+    rule, so a score on an edge goes to the bin above it; the per-bin count and means are
+    scipy.stats.binned_statistic over those bin numbers. (sklearn's calibration_curve puts
+    a score on an edge in the bin below, leaves empty bins out and gives no counts.)"""
+    s, y = _binary(scores, labels)
+    idx = np.clip(np.floor(s * bins), 0, bins - 1)
+    edges = np.arange(bins + 1) - 0.5  # one integer bin number per bin
+
+    def per_bin(values, statistic):
+        return scipy.stats.binned_statistic(idx, values, statistic, bins=edges).statistic
+
+    count, predicted, observed = per_bin(s, "count"), per_bin(s, "mean"), per_bin(y.astype(float), "mean")
+    return [dict(lower=b / bins, upper=(b + 1) / bins, count=int(count[b]),
+                 meanPredicted=float(predicted[b]) if count[b] else None,
+                 observedRate=float(observed[b]) if count[b] else None)
+            for b in range(bins)]
 
 
 def lead_times(scored, stall_starts, thr, lookback):
@@ -282,14 +286,15 @@ def fit_logistic(X, y, l2, iters=50):
 
 
 def best_f1_threshold(scores, labels):
-    best, best_thr = -1.0, 0.5
+    """The threshold on the 0.05…0.95 grid (step 0.01) with the highest F1
+    (sklearn.metrics.f1_score of score >= threshold); the lowest such threshold on a
+    tie, 0.5 when no threshold has both precision and recall above 0."""
+    s, y = _binary(scores, labels)
+    best, best_thr = 0.0, 0.5
     for thr in np.round(np.arange(0.05, 0.96, 0.01), 2):
-        pr = precision_recall(scores, labels, float(thr))
-        p, r = pr["precision"], pr["recall"]
-        if p and r:
-            f1 = 2 * p * r / (p + r)
-            if f1 > best:
-                best, best_thr = f1, float(thr)
+        f1 = float(skm.f1_score(y, s >= thr, zero_division=0))
+        if f1 > best:
+            best, best_thr = f1, float(thr)
     return best_thr
 
 

@@ -1,0 +1,139 @@
+"""Tests of the stall-model trainer's metrics and the reports' paired statistics (Tools/train):
+train.py's AUC, Brier, precision/recall, best-F1 threshold and calibration bins (scikit-learn
+and SciPy) on small sets whose answers are worked out by hand here; the same functions against
+the figures the earlier hand-written code stored in the models' golden files; and
+stats.paired_comparison (Wilcoxon signed-rank, sign test, bootstrap CI) on pairs whose
+tests are known. Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh).
+
+Run: python3 -B -m unittest discover -s Tools/tests
+"""
+import json, math, os, sys, unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
+REPO = os.path.dirname(os.path.dirname(TRAIN))
+sys.path.insert(0, TRAIN)
+import stats  # noqa: E402
+import train  # noqa: E402
+
+# Four samples: negatives score 0.1 and 0.4, positives 0.35 and 0.8.
+SCORES = [0.1, 0.4, 0.35, 0.8]
+LABELS = [False, False, True, True]
+
+
+class MetricTests(unittest.TestCase):
+    def test_auc_counts_each_positive_negative_pair_and_ties_as_half(self):
+        # Pairs (pos, neg): (0.35, 0.1) right, (0.35, 0.4) wrong, (0.8, 0.1) right, (0.8, 0.4) right: 3/4.
+        self.assertAlmostEqual(train.auc(SCORES, LABELS), 0.75, places=12)
+        # A tie counts one half: pos {0.5, 0.9} against neg {0.2, 0.5} → (1 + 0.5 + 1 + 1) / 4.
+        self.assertAlmostEqual(train.auc([0.2, 0.5, 0.5, 0.9], [0, 0, 1, 1]), 0.875, places=12)
+        self.assertIsNone(train.auc([0.2, 0.7], [1, 1]))
+        self.assertIsNone(train.auc([0.2, 0.7], [0, 0]))
+
+    def test_brier_is_the_mean_squared_error(self):
+        # (0.1² + 0.4² + 0.65² + 0.2²) / 4 = 0.6325 / 4
+        self.assertAlmostEqual(train.brier(SCORES, LABELS), 0.158125, places=12)
+        self.assertAlmostEqual(train.brier([0.0, 1.0], [0, 1]), 0.0, places=12)
+
+    def test_precision_recall_at_a_threshold(self):
+        # At 0.35 warn on 0.4, 0.35, 0.8: two right, one false alarm, none missed.
+        pr = train.precision_recall(SCORES, LABELS, 0.35)
+        self.assertEqual((pr["tp"], pr["fp"], pr["fn"]), (2, 1, 0))
+        self.assertAlmostEqual(pr["precision"], 2 / 3, places=12)
+        self.assertEqual(pr["recall"], 1.0)
+        nothing = train.precision_recall(SCORES, LABELS, 0.9)  # no warning: precision undefined
+        self.assertEqual((nothing["tp"], nothing["fp"], nothing["fn"], nothing["precision"], nothing["recall"]),
+                         (0, 0, 2, None, 0.0))
+        no_pos = train.precision_recall([0.5], [False], 0.4)  # no positive: recall undefined
+        self.assertEqual((no_pos["precision"], no_pos["recall"]), (0.0, None))
+
+    def test_best_f1_threshold_is_the_lowest_grid_point_with_the_highest_f1(self):
+        # F1 by threshold: ≤ 0.10 → 2/3 (all warn); 0.11–0.35 → 0.8; 0.36–0.40 → 0.5; 0.41–0.80 → 2/3.
+        self.assertEqual(train.best_f1_threshold(SCORES, LABELS), 0.11)
+        # No threshold with precision and recall above 0: the 0.5 default.
+        self.assertEqual(train.best_f1_threshold([0.9, 0.95], [False, False]), 0.5)
+
+    def test_calibration_bins_put_a_score_on_an_edge_in_the_bin_above(self):
+        table = train.calibration([0.0, 0.1, 0.15, 0.5, 1.0], [0, 1, 0, 1, 1])
+        self.assertEqual([b["count"] for b in table], [1, 2, 0, 0, 0, 1, 0, 0, 0, 1])
+        self.assertEqual((table[0]["lower"], table[0]["upper"], table[9]["upper"]), (0.0, 0.1, 1.0))
+        self.assertAlmostEqual(table[1]["meanPredicted"], 0.125, places=12)
+        self.assertEqual(table[1]["observedRate"], 0.5)
+        self.assertEqual((table[5]["meanPredicted"], table[5]["observedRate"]), (0.5, 1.0))
+        self.assertEqual((table[2]["meanPredicted"], table[2]["observedRate"]), (None, None))
+
+    def test_the_library_metrics_reproduce_the_figures_the_hand_written_code_stored(self):
+        # Each golden file's metricsCheck holds 400 held-out (score, label) pairs and the AUC, Brier,
+        # precision and recall that the trainer's earlier hand-written functions computed on them.
+        for name in ("stall-logistic-v1.golden.json", "stall-logistic-v2.golden.json"):
+            with open(os.path.join(REPO, "models", name)) as fh:
+                check = json.load(fh)["metricsCheck"]
+            s, y, thr = check["scores"], check["labels"], check["threshold"]
+            pr = train.precision_recall(s, y, thr)
+            self.assertAlmostEqual(train.auc(s, y), check["auc"], places=12, msg=name)
+            self.assertAlmostEqual(train.brier(s, y), check["brier"], places=12, msg=name)
+            self.assertAlmostEqual(pr["precision"], check["precision"], places=12, msg=name)
+            self.assertAlmostEqual(pr["recall"], check["recall"], places=12, msg=name)
+
+
+class PairedComparisonTests(unittest.TestCase):
+    def test_a_lower_in_every_differing_pair(self):
+        # Ten pairs: A one below B in 8, equal in 2. Sign test: 0 of 8 above, p = 2 · 0.5⁸ = 1/128.
+        keys = [("t", float(i)) for i in range(10)]
+        b = [3, 2, 4, 1, 2, 5, 2, 3, 0, 1]
+        a = [x - 1 for x in b[:8]] + b[8:]
+        c = stats.paired_comparison(a, b, keys)
+        self.assertEqual((c["pairs"], c["pairsAAbove"], c["pairsABelow"], c["pairsEqual"]), (10, 0, 8, 2))
+        self.assertEqual((c["totalA"], c["totalB"], c["meanDifference"]), (15.0, 23.0, -0.8))
+        self.assertAlmostEqual(c["signTest"]["pValue"], 1 / 128, places=12)
+        # Wilcoxon, zeros dropped: 8 differences of −1, all ranks tied at 4.5; W+ = 0. Normal
+        # approximation with the tie correction: mean 18, variance (8·9·17 − (8³ − 8)/2)/24 = 40.5.
+        self.assertEqual(c["wilcoxon"]["statistic"], 0.0)
+        z = (0 - 18) / math.sqrt(40.5)
+        self.assertAlmostEqual(c["wilcoxon"]["pValue"], math.erfc(abs(z) / math.sqrt(2)), places=10)
+        ci = c["meanDifferenceCI"]
+        self.assertEqual((ci["method"], ci["confidence"]), ("BCa", 0.95))
+        self.assertTrue(-1.0 <= ci["low"] < -0.8 < ci["high"] <= 0.0, ci)
+        self.assertEqual(stats.paired_comparison(a, b, keys), c)  # the fixed seed: the same interval again
+
+    def test_wilcoxon_drops_zero_differences_before_ranking(self):
+        # Differences −1, −2, −3, +1, 0: the zero dropped, |d| 1, 2, 3, 1 rank 1.5, 3, 4, 1.5;
+        # W+ = 1.5; mean 5, variance 4·5·9/24 − (2³ − 2)/48 = 7.375. (Pratt's ranking, which keeps
+        # the zero, would give W+ = 2.5.)
+        c = stats.paired_comparison([0, 0, 0, 2, 5], [1, 2, 3, 1, 5], [("t", float(i)) for i in range(5)])
+        self.assertEqual(c["wilcoxon"]["statistic"], 1.5)
+        z = (1.5 - 5) / math.sqrt(7.375)
+        self.assertAlmostEqual(c["wilcoxon"]["pValue"], math.erfc(abs(z) / math.sqrt(2)), places=10)
+        self.assertEqual((c["signTest"]["aAbove"], c["signTest"]["differing"]), (1, 4))
+        self.assertAlmostEqual(c["signTest"]["pValue"], 10 / 16, places=12)  # P(X ≤ 1) + P(X ≥ 3), X ~ B(4, ½)
+
+    def test_no_difference_has_no_p_value_and_a_point_interval(self):
+        c = stats.paired_comparison([1, 2, 0], [1, 2, 0], [("t", 0), ("t", 1), ("u", 0)])
+        self.assertEqual((c["wilcoxon"]["pValue"], c["signTest"]["pValue"]), (None, None))
+        self.assertEqual((c["meanDifferenceCI"]["low"], c["meanDifferenceCI"]["high"]), (0.0, 0.0))
+
+    def test_a_repeated_key_is_refused_and_mean_by_key_averages_replicates(self):
+        with self.assertRaisesRegex(ValueError, "repeat a key"):
+            stats.paired_comparison([1, 2], [0, 0], [("t", 0.0), ("t", 0.0)])
+        means, replicated = stats.mean_by_key([("t", 0), ("u", 0), ("t", 0)], [1, 5, 2])
+        self.assertEqual((means, replicated), ([(("t", 0), 1.5), (("u", 0), 5.0)], 1))
+
+    def test_onoff_report_pairs_by_trace_and_offset(self):
+        import onoff_report
+        pairs = [dict(trace="a", offsetSeconds=0.0, on=dict(stallCount=1, stallSeconds=4.0, averageBitrateBps=1e6),
+                      off=dict(stallCount=2, stallSeconds=9.0, averageBitrateBps=1e6)),
+                 dict(trace="a", offsetSeconds=0.0, on=dict(stallCount=0, stallSeconds=0.0, averageBitrateBps=1e6),
+                      off=dict(stallCount=2, stallSeconds=8.0, averageBitrateBps=1e6)),
+                 dict(trace="b", offsetSeconds=0.0, on=dict(stallCount=1, stallSeconds=1.0, averageBitrateBps=2e6),
+                      off=dict(stallCount=1, stallSeconds=1.0, averageBitrateBps=1e6))]
+        c = onoff_report.compare_pairs(pairs)
+        # ("a", 0) ran twice: one pair, on 0.5 against off 2 stalls.
+        self.assertEqual((c["stalls"]["pairs"], c["stalls"]["replicatedKeysAveraged"]), (2, 1))
+        self.assertEqual((c["stalls"]["totalA"], c["stalls"]["totalB"]), (1.5, 3.0))
+        self.assertEqual(c["stallSeconds"]["meanDifference"], -3.25)
+        self.assertEqual(c["averageBitrateBps"]["pairsAAbove"], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
