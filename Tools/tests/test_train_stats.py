@@ -7,7 +7,7 @@ tests are known. Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh).
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
-import json, math, os, sys, unittest
+import json, math, os, sys, types, unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +77,92 @@ class MetricTests(unittest.TestCase):
             self.assertAlmostEqual(pr["recall"], check["recall"], places=12, msg=name)
 
 
+def session(buffer_at, stalls, duration, play_start=0.0, every=0.5, gaps=()):
+    """A synthetic session: a sample every `every` s from play_start to the end (none inside
+    `gaps`, [(from, to)]), each with bufferSeconds = buffer_at(t); the other features are
+    not needed by the buffer predictors."""
+    samples, t = [], play_start
+    while t <= duration + 1e-9:
+        if not any(a < t < b for a, b in gaps):
+            samples.append((round(t, 3), dict(bufferSeconds=buffer_at(t))))
+        t += every
+    return types.SimpleNamespace(samples=samples, stalls=[list(x) for x in stalls], duration=duration,
+                                 play_start=play_start)
+
+
+def drain_then_dip(t):
+    """10 s of buffer; from 20 s it drains 1 s/s to empty at 30 s (stall 30–34); resumes at
+    4 s and drains to empty at 40 s (stall 40–44); 10 s again after, but for a dip to
+    1.5 s at 50–50.5 s with no stall after it."""
+    if t < 20:
+        return 10.0
+    if t < 30:
+        return 10.0 - (t - 20)
+    if 34 <= t < 40:
+        return 4.0 - (t - 34) * 4 / 6
+    if 50 <= t <= 50.5:
+        return 1.5
+    return 10.0
+
+
+class LeadAndFalseAlarmTests(unittest.TestCase):
+    def setUp(self):
+        self.main = session(drain_then_dip, [(30, 34), (40, 44)], 60.0)
+        # No stall; the buffer falls below 2 s at 18 s and the session ends at 20 s: that
+        # episode's outcome is unknown.
+        self.tail = session(lambda t: 1.0 if t >= 18 else 10.0, [], 20.0, play_start=2.0)
+
+    def test_only_stalls_after_a_healthy_buffer_count(self):
+        # Stall 30: 8 s before (22 s) the buffer was 8 s ≥ 4 s. Stall 40: the player was stalled
+        # until 34 s, 6 s before it: not playing since 32 s.
+        self.assertEqual(train.healthy_stalls(self.main), [30])
+        low = session(lambda t: 3.0 if t < 30 else 10.0, [(30, 34)], 60.0)  # 3 s < 4 s at 22 s
+        self.assertEqual(train.healthy_stalls(low), [])
+        gap = session(drain_then_dip, [(30, 34)], 60.0, gaps=[(20, 23)])  # last sample 19.5 s: too old
+        self.assertEqual(train.healthy_stalls(gap), [])
+        late_start = session(drain_then_dip, [(30, 34)], 60.0, play_start=23.0)  # playing only 7 s
+        self.assertEqual(train.healthy_stalls(late_start), [])
+
+    def test_buffer_below_2s_warns_late_before_a_healthy_stall(self):
+        r = train.evaluate("buffer < 2 s", train.threshold_step, [self.main, self.tail], 0.5, 5.0)
+        # Below 2 s from 28.5 s (buffer 1.5 s): 1.5 s before the healthy stall. Over all stalls it
+        # warned before both (the second one 2.5 s ahead), which says nothing.
+        self.assertEqual((r["stalls"], r["warnedStalls"]), (2, 2))
+        self.assertEqual((r["healthyStalls"], r["healthyWarned"], r["healthyMissed"]), (1, 1, 0))
+        self.assertEqual(r["healthyMedianLeadSeconds"], 1.5)
+        self.assertEqual(r["healthyLeadAtLeast3s"], 0.0)
+        # Episodes 28.5–29.5 and 37.5–39.5 end in stalls; 50–50.5 does not (false); 18–20 in the
+        # second session runs past its end (unresolved). Played: 60 − 8 s stalled, plus 18 s.
+        self.assertEqual((r["warningEpisodes"], r["falseAlarms"], r["unresolvedEpisodes"]), (4, 1, 1))
+        self.assertAlmostEqual(r["playbackHours"], 70 / 3600, places=12)
+        self.assertAlmostEqual(r["falseAlarmsPerHour"], 3600 / 70, places=9)
+
+    def test_an_earlier_warning_has_a_longer_healthy_lead(self):
+        def early(f):
+            return 1.0 if f["bufferSeconds"] < 6 else 0.0
+        r = train.evaluate("buffer < 6 s", early, [self.main], 0.5, 5.0)
+        # Below 6 s from 24.5 s; the lead is measured within the horizon: 5 s.
+        self.assertEqual((r["healthyStalls"], r["healthyMedianLeadSeconds"], r["healthyLeadAtLeast3s"]),
+                         (1, 5.0, 1.0))
+        # It warns from 34 s (buffer 4 s) straight into the second stall: still 3 episodes, 1 false.
+        self.assertEqual((r["warningEpisodes"], r["falseAlarms"]), (3, 1))
+
+    def test_a_warning_that_misses_the_healthy_stall(self):
+        def never(f):
+            return 0.0
+        r = train.evaluate("never", never, [self.main], 0.5, 5.0)
+        self.assertEqual((r["healthyStalls"], r["healthyWarned"], r["healthyMissed"]), (1, 0, 1))
+        self.assertIsNone(r["healthyMedianLeadSeconds"])
+        self.assertEqual((r["healthyLeadAtLeast3s"], r["warningEpisodes"], r["falseAlarmsPerHour"]), (0.0, 0, 0.0))
+
+    def test_a_stall_between_two_warning_samples_ends_the_episode(self):
+        # Warning at 9.5 s, a 0.2 s stall at 9.6 s with no sample inside it, warning again at 10 s
+        # and no stall after: the first episode came true, the second is a false alarm.
+        s = session(lambda t: 1.0 if 9.5 <= t <= 10.0 else 10.0, [(9.6, 9.8)], 30.0)
+        self.assertEqual(train.warning_episodes(s, train.threshold_step, 0.5), [(9.5, 9.5), (10.0, 10.0)])
+        self.assertEqual(train.false_alarms(s, train.threshold_step, 0.5, 5.0), (2, 1, 0))
+
+
 class PairedComparisonTests(unittest.TestCase):
     def test_a_lower_in_every_differing_pair(self):
         # Ten pairs: A one below B in 8, equal in 2. Sign test: 0 of 8 above, p = 2 · 0.5⁸ = 1/128.
@@ -87,11 +173,10 @@ class PairedComparisonTests(unittest.TestCase):
         self.assertEqual((c["pairs"], c["pairsAAbove"], c["pairsABelow"], c["pairsEqual"]), (10, 0, 8, 2))
         self.assertEqual((c["totalA"], c["totalB"], c["meanDifference"]), (15.0, 23.0, -0.8))
         self.assertAlmostEqual(c["signTest"]["pValue"], 1 / 128, places=12)
-        # Wilcoxon, zeros dropped: 8 differences of −1, all ranks tied at 4.5; W+ = 0. Normal
-        # approximation with the tie correction: mean 18, variance (8·9·17 − (8³ − 8)/2)/24 = 40.5.
+        # Wilcoxon, zeros dropped, exact: 8 differences of −1; T+ = 0, which 1 of the 2⁸ sign flips
+        # reaches (and 1 the other way): p = 2/256, as the sign test.
         self.assertEqual(c["wilcoxon"]["statistic"], 0.0)
-        z = (0 - 18) / math.sqrt(40.5)
-        self.assertAlmostEqual(c["wilcoxon"]["pValue"], math.erfc(abs(z) / math.sqrt(2)), places=10)
+        self.assertAlmostEqual(c["wilcoxon"]["pValue"], 1 / 128, places=12)
         ci = c["meanDifferenceCI"]
         self.assertEqual((ci["method"], ci["confidence"]), ("BCa", 0.95))
         self.assertTrue(-1.0 <= ci["low"] < -0.8 < ci["high"] <= 0.0, ci)
@@ -99,14 +184,22 @@ class PairedComparisonTests(unittest.TestCase):
 
     def test_wilcoxon_drops_zero_differences_before_ranking(self):
         # Differences −1, −2, −3, +1, 0: the zero dropped, |d| 1, 2, 3, 1 rank 1.5, 3, 4, 1.5;
-        # W+ = 1.5; mean 5, variance 4·5·9/24 − (2³ − 2)/48 = 7.375. (Pratt's ranking, which keeps
-        # the zero, would give W+ = 2.5.)
+        # T+ = 1.5. Of the 16 sign flips, T+ ≤ 1.5 in 3 (0, and 1.5 twice): p = 2 · 3/16.
+        # (With the zero kept in the ranking, as Pratt's method does, T+ would be 2.5.)
         c = stats.paired_comparison([0, 0, 0, 2, 5], [1, 2, 3, 1, 5], [("t", float(i)) for i in range(5)])
         self.assertEqual(c["wilcoxon"]["statistic"], 1.5)
-        z = (1.5 - 5) / math.sqrt(7.375)
-        self.assertAlmostEqual(c["wilcoxon"]["pValue"], math.erfc(abs(z) / math.sqrt(2)), places=10)
+        self.assertAlmostEqual(c["wilcoxon"]["pValue"], 0.375, places=12)
         self.assertEqual((c["signTest"]["aAbove"], c["signTest"]["differing"]), (1, 4))
         self.assertAlmostEqual(c["signTest"]["pValue"], 10 / 16, places=12)  # P(X ≤ 1) + P(X ≥ 3), X ~ B(4, ½)
+
+    def test_many_differing_pairs_use_the_normal_approximation(self):
+        # 25 differences of −1 (more than WILCOXON_EXACT_MAX_PAIRS): T = 0, mean 25·26/4 = 162.5,
+        # variance 25·26·51/24 − (25³ − 25)/48 = 1056.25, so z = −162.5/32.5 = −5.
+        n = 25
+        self.assertGreater(n, stats.WILCOXON_EXACT_MAX_PAIRS)
+        c = stats.paired_comparison([0] * n, [1] * n, [("t", float(i)) for i in range(n)])
+        self.assertEqual((c["wilcoxon"]["method"], c["wilcoxon"]["statistic"]), ("approx", 0.0))
+        self.assertAlmostEqual(c["wilcoxon"]["pValue"], math.erfc(5 / math.sqrt(2)), places=12)
 
     def test_no_difference_has_no_p_value_and_a_point_interval(self):
         c = stats.paired_comparison([1, 2, 0], [1, 2, 0], [("t", 0), ("t", 1), ("u", 0)])

@@ -50,12 +50,14 @@ COMBINED_TAGS = [("v2-start-gate-4-rungs", "v2-start-gate-4-rungs-b")]
 
 def compare_pairs(pairs: list) -> dict:
     """Controller on (A) against off (B) over stored pairs ({trace, offsetSeconds, on, off});
-    a (trace, offset) that appears more than once counts once, its replicates averaged."""
-    keys = [(p["trace"], p["offsetSeconds"]) for p in pairs]
+    a (trace, offset) that appears more than once counts once, its replicates averaged; a
+    pair missing a figure on either side (no bitrate: never played) is left out of that claim."""
     out = {}
     for name, field, _ in COMPARED:
-        on, replicated = stats.mean_by_key(keys, [p["on"][field] for p in pairs])
-        off, _ = stats.mean_by_key(keys, [p["off"][field] for p in pairs])
+        kept = [p for p in pairs if p["on"].get(field) is not None and p["off"].get(field) is not None]
+        keys = [(p["trace"], p["offsetSeconds"]) for p in kept]
+        on, replicated = stats.mean_by_key(keys, [p["on"][field] for p in kept])
+        off, _ = stats.mean_by_key(keys, [p["off"][field] for p in kept])
         out[name] = stats.paired_comparison([v for _, v in on], [v for _, v in off], [k for k, _ in on])
         out[name]["replicatedKeysAveraged"] = replicated
     return out

@@ -11,10 +11,15 @@ and by B. `paired_comparison` takes A's and B's value per pair and returns
 - the **Wilcoxon signed-rank test** (scipy.stats.wilcoxon, two-sided):
   `zero_method="wilcox"`, pairs with no difference are dropped before ranking
   (the usual choice: a tie says nothing about which side is lower; the sign
-  test drops them too, so both tests see the same pairs); the p-value is the
-  normal approximation with the tie correction and no continuity correction
-  (`method="approx"`): stall counts are small integers, full of ties, for which
-  the exact distribution does not hold;
+  test drops them too, so both tests see the same pairs). Up to
+  WILCOXON_EXACT_MAX_PAIRS differing pairs the p-value is exact: the signed-rank
+  statistic (the sum of the ranks of the positive differences, tied |d| given
+  their average rank) against all 2^n sign flips (scipy.stats.permutation_test);
+  stall counts are small integers, full of ties, for which neither SciPy's exact
+  table nor its normal approximation holds at small n (four differences of −1
+  would get p = 0.046 from the approximation; the exact p is 0.125). Beyond
+  that, scipy.stats.wilcoxon's normal approximation with the tie correction and
+  no continuity correction (`method="approx"`);
 - the **sign test** (scipy.stats.binomtest, two-sided, p = ½): of the pairs
   that differ, how many have A above B;
 - a **bootstrap confidence interval of the mean paired difference**
@@ -43,6 +48,7 @@ BOOTSTRAP_SEED = 17  # fixed: the interval is reproducible
 BOOTSTRAP_METHOD = "BCa"
 WILCOXON_ZERO_METHOD = "wilcox"  # zero differences dropped before ranking
 WILCOXON_METHOD = "approx"  # normal approximation with tie correction (accepted by SciPy 1.10 … 1.17)
+WILCOXON_EXACT_MAX_PAIRS = 20  # up to this many differing pairs: exact, 2^n sign flips (about a million)
 
 
 def mean_by_key(keys, values):
@@ -65,6 +71,20 @@ def _bootstrap(d, confidence, seed):
         res = scipy.stats.bootstrap((d,), np.mean, random_state=np.random.default_rng(seed), **kwargs)
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return low, high, BOOTSTRAP_METHOD
+
+
+def _signed_rank_exact(nonzero):
+    """(T+, two-sided exact p) of the signed-rank test over every sign flip of `nonzero`."""
+    ranks = scipy.stats.rankdata(np.abs(nonzero))
+    if len(nonzero) == 1:  # two equally likely signs: p = 1 (permutation_test needs two)
+        return float(ranks[0] if nonzero[0] > 0 else 0.0), 1.0
+
+    def t_plus(x, axis=-1):
+        return np.sum(np.where(x > 0, ranks, 0.0), axis=axis)
+
+    res = scipy.stats.permutation_test((nonzero,), t_plus, permutation_type="samples", vectorized=True,
+                                       n_resamples=np.inf, alternative="two-sided")
+    return float(res.statistic), float(res.pvalue)
 
 
 def paired_comparison(a, b, pairs, *, confidence=CONFIDENCE_LEVEL, seed=BOOTSTRAP_SEED) -> dict:
@@ -90,7 +110,7 @@ def paired_comparison(a, b, pairs, *, confidence=CONFIDENCE_LEVEL, seed=BOOTSTRA
         meanDifference=float(d.mean()) if n else None,
         pairsAAbove=above, pairsABelow=below, pairsEqual=n - above - below,
         wilcoxon=dict(test="Wilcoxon signed-rank (scipy.stats.wilcoxon), two-sided",
-                      zeroMethod=WILCOXON_ZERO_METHOD, method=WILCOXON_METHOD, statistic=None, pValue=None,
+                      zeroMethod=WILCOXON_ZERO_METHOD, method=None, statistic=None, pValue=None,
                       warnings=[]),
         signTest=dict(test="sign test (scipy.stats.binomtest, p = 0.5), two-sided",
                       aAbove=above, differing=above + below, pValue=None),
@@ -99,12 +119,18 @@ def paired_comparison(a, b, pairs, *, confidence=CONFIDENCE_LEVEL, seed=BOOTSTRA
         scipyVersion=scipy.__version__,
     )
     if len(nonzero):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            w = scipy.stats.wilcoxon(d, zero_method=WILCOXON_ZERO_METHOD, method=WILCOXON_METHOD,
-                                     alternative="two-sided")
-        out["wilcoxon"].update(statistic=float(w.statistic), pValue=float(w.pvalue),
-                               warnings=sorted({str(c.message) for c in caught}))
+        if len(nonzero) <= WILCOXON_EXACT_MAX_PAIRS:
+            t_plus, pvalue = _signed_rank_exact(nonzero)
+            out["wilcoxon"].update(statistic=t_plus, statisticKind="sum of the ranks of A − B > 0",
+                                   pValue=pvalue, method="exact (all sign flips, ties at their average rank)")
+        else:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                w = scipy.stats.wilcoxon(d, zero_method=WILCOXON_ZERO_METHOD, method=WILCOXON_METHOD,
+                                         alternative="two-sided")
+            out["wilcoxon"].update(statistic=float(w.statistic), statisticKind="scipy.stats.wilcoxon (two-sided)",
+                                   method=WILCOXON_METHOD,
+                                   pValue=float(w.pvalue), warnings=sorted({str(c.message) for c in caught}))
         out["signTest"]["pValue"] = float(scipy.stats.binomtest(above, above + below, 0.5).pvalue)
     if n >= 2:
         low, high, method = _bootstrap(d, confidence, seed)

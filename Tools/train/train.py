@@ -2,6 +2,7 @@
 """Train and evaluate the stall-risk logistic model (issue 5 §4).
 
     python3 Tools/train/train.py [--traces ../shared/data/traces] [--out models/stall-logistic-v1.json]
+    python3 Tools/train/train.py --evaluate-only    # the committed v1 file evaluated, nothing refitted
 
 Data: the trace-driven virtual-time simulator in sim.py replaying the real
 traces in shared/data/traces. The split is BY TRACE: held-out traces (every
@@ -12,6 +13,19 @@ HLSCore's StallLabelling / StallMetrics / LogisticModelPredictor.
 Outputs: the model JSON, a golden file of feature vectors with the
 probabilities this script computes (the Swift golden test reproduces them),
 and a results JSON with held-out metrics for the model and both baselines.
+With --evaluate-only the model file is read instead of fitted and neither it
+nor the golden file is written: the results' metrics are recomputed.
+
+The results also hold "heldOutShippedModel": the model the player loads
+(SHIPPED_MODEL, models/stall-logistic-v2.json) at its file's
+operatingThreshold and at the controller's preload threshold, beside the
+baselines, on the simulator's sessions of those held-out traces whose
+recording group (recording_groups.py) none of v2's training traces (real, or
+v1's simulated ones) belongs to.
+
+Every predictor's evaluation includes the warning lead before stalls
+preceded by a healthy buffer (healthy_stalls) and false alarms per hour of
+playback (false_alarms), each with its count, so a reader sees its support.
 
 Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh: python3-numpy,
 python3-scipy, python3-sklearn). The logistic regression is fitted here by
@@ -34,6 +48,7 @@ import scipy.stats
 import sklearn.metrics as skm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recording_groups  # noqa: E402
 import results_file  # noqa: E402
 import sim  # noqa: E402
 
@@ -42,9 +57,24 @@ OFFSET_FRACTIONS = [0.0, 1 / 3, 2 / 3]  # three sessions per trace, starting at 
 L2_PENALTY = 1.0
 HELD_OUT_EVERY = 3
 MIN_ESTIMATE_BPS = 1_000.0  # StallFeatures.minimumEstimateBps
+# The model file the player loads (HLSPlayer PlayerSession+Policy.swift, modelFile), and
+# the risk at which its controller first acts (PolicyController.Configuration.preloadEnterRisk).
+SHIPPED_MODEL = os.path.join("models", "stall-logistic-v2.json")
+PRELOAD_ENTER_RISK = 0.30
 MODEL_NAME = "stall-logistic"
 MODEL_VERSION = "1.0.0"
 CALIBRATION_BINS = 10  # equal-width bins of the score over [0, 1]
+# Warning lead that can fail (issue 17 §3): a stall counts for the "healthy" lead only
+# if, HEALTHY_LOOKBACK_SECONDS before it began, the player was playing (no stall since)
+# with a forward buffer of at least HEALTHY_BUFFER_SECONDS. Every stall begins with an
+# empty buffer, so over all stalls even "buffer < 2 s" warns before each one; from a
+# healthy buffer, a warning must come while the buffer is still high to be early.
+HEALTHY_LOOKBACK_SECONDS = 8.0
+HEALTHY_BUFFER_SECONDS = 4.0  # PlaybackConfiguration.resumeBufferSeconds (HLSCore PlaybackTimeline.swift)
+# The buffer "at" the lookback instant is that of the last sample at or before it, no
+# older than this (the monitor samples every 0.25 s; a longer gap has no reading).
+HEALTHY_SAMPLE_MAX_AGE_SECONDS = 1.0
+SECONDS_PER_HOUR = 3600.0
 
 # (name, transform, clipMin, clipMax): the model's inputs.
 MODEL_FEATURES = [
@@ -239,6 +269,78 @@ def lead_times(scored, stall_starts, thr, lookback):
     return leads, missed
 
 
+def stalled_at(sess, t) -> bool:
+    return any(t >= st and t < (e if e is not None else math.inf) for st, e in sess.stalls)
+
+
+def healthy_stalls(sess, lookback=HEALTHY_LOOKBACK_SECONDS, level=HEALTHY_BUFFER_SECONDS,
+                   max_age=HEALTHY_SAMPLE_MAX_AGE_SECONDS):
+    """Stall starts preceded by a healthy buffer: playing since at least `lookback` before the
+    stall (playback had started and no earlier stall ended later than that instant), and
+    the last sample at or before that instant, no older than `max_age`, has a buffer of at
+    least `level` seconds."""
+    out = []
+    for i, (st, _) in enumerate(sess.stalls):
+        since = st - lookback
+        prev_end = sess.stalls[i - 1][1] if i > 0 else sess.play_start
+        if prev_end is None or prev_end > since:
+            continue
+        before = [(t, f) for t, f in sess.samples if t <= since and not stalled_at(sess, t)]
+        if before and since - before[-1][0] <= max_age and before[-1][1]["bufferSeconds"] >= level:
+            out.append(st)
+    return out
+
+
+def warning_episodes(sess, fn, thr):
+    """Runs of consecutive non-stalled samples scoring >= thr: [(first t, last t)]. A sample
+    below the threshold or a stall ends a run."""
+    episodes, run = [], None
+    stall_iter = sorted(st for st, _ in sess.stalls)
+    for t, f in sess.samples:
+        if stalled_at(sess, t):
+            run = None
+            continue
+        if run is not None and any(run[1] < st <= t for st in stall_iter):
+            run = None  # a stall began between the two samples
+        if fn(f) >= thr:
+            if run is None:
+                run = [t, t]
+                episodes.append(run)
+            else:
+                run[1] = t
+        else:
+            run = None
+    return [tuple(e) for e in episodes]
+
+
+def false_alarms(sess, fn, thr, horizon):
+    """(warning episodes, false alarms, unresolved): an episode from ta to tb is a false
+    alarm when no stall begins in (ta, tb + horizon]; unresolved (not counted either way)
+    when tb + horizon runs past the session's end without a stall, as the labelling drops
+    such samples."""
+    starts = [st for st, _ in sess.stalls]
+    eps = warning_episodes(sess, fn, thr)
+    false, unresolved = 0, 0
+    for ta, tb in eps:
+        if any(ta < st <= tb + horizon for st in starts):
+            continue
+        if tb + horizon > sess.duration:
+            unresolved += 1
+        else:
+            false += 1
+    return len(eps), false, unresolved
+
+
+def playback_seconds(sess) -> float:
+    """Seconds the media clock ran: from playback start to the session's end, less the
+    time stalled."""
+    if sess.play_start is None:
+        return 0.0
+    stalled = sum(max(0.0, min(e if e is not None else sess.duration, sess.duration) - max(st, sess.play_start))
+                  for st, e in sess.stalls)
+    return max(0.0, sess.duration - sess.play_start - stalled)
+
+
 # ---- training ---------------------------------------------------------------
 
 def design(examples, specs, fit_stats=None):
@@ -301,6 +403,8 @@ def best_f1_threshold(scores, labels):
 def evaluate(name, fn, sessions, thr, horizon):
     scores, labels, leads, missed, nstalls = [], [], [], 0, 0
     iso_leads, iso_missed, n_iso = [], 0, 0
+    healthy_leads, healthy_missed, n_healthy = [], 0, 0
+    episodes, n_false, n_unresolved, played = 0, 0, 0, 0.0
     for sess in sessions:
         ex = label_session(sess, horizon)
         scores += [fn(f) for _, f, _ in ex]
@@ -325,7 +429,18 @@ def evaluate(name, fn, sessions, thr, horizon):
         l, m = lead_times(scored, iso, thr, horizon)
         iso_leads += l
         iso_missed += m
+        healthy = healthy_stalls(sess)
+        n_healthy += len(healthy)
+        l, m = lead_times(scored, healthy, thr, horizon)
+        healthy_leads += l
+        healthy_missed += m
+        e, fa, un = false_alarms(sess, fn, thr, horizon)
+        episodes += e
+        n_false += fa
+        n_unresolved += un
+        played += playback_seconds(sess)
     pr = precision_recall(scores, labels, thr)
+    hours = played / SECONDS_PER_HOUR
     return dict(predictor=name, threshold=thr, examples=len(labels), positives=int(sum(labels)),
                 auc=auc(scores, labels), precision=pr["precision"], recall=pr["recall"],
                 brier=brier(scores, labels), calibration=calibration(scores, labels),
@@ -334,7 +449,80 @@ def evaluate(name, fn, sessions, thr, horizon):
                 meanLeadSeconds=float(np.mean(leads)) if leads else None,
                 isolatedStalls=n_iso, isolatedMissed=iso_missed,
                 isolatedMedianLeadSeconds=float(np.median(iso_leads)) if iso_leads else None,
-                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None)
+                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None,
+                # Stalls preceded by a healthy buffer (healthy_stalls): the lead that can fail.
+                healthyStalls=n_healthy, healthyWarned=len(healthy_leads), healthyMissed=healthy_missed,
+                healthyMedianLeadSeconds=float(np.median(healthy_leads)) if healthy_leads else None,
+                healthyLeadAtLeast3s=(sum(1 for x in healthy_leads if x >= 3) / n_healthy) if n_healthy else None,
+                # Warning episodes not followed by a stall within the horizon, per hour played.
+                warningEpisodes=episodes, falseAlarms=n_false, unresolvedEpisodes=n_unresolved,
+                playbackHours=hours, falseAlarmsPerHour=(n_false / hours) if hours > 0 else None)
+
+
+def shipped_model_results(repo, test_tr, test_s):
+    """The player's model (SHIPPED_MODEL) and the baselines on the held-out sessions whose
+    trace's recording group is in none of that model's training traces."""
+    with open(os.path.join(repo, SHIPPED_MODEL)) as fh:
+        shipped = json.load(fh)
+    with open(os.path.join(repo, "models", "stall-logistic-v1.json")) as fh:
+        sim_train = json.load(fh)["training"]["trainTraces"]  # v2's simulated training sessions
+    seen = {recording_groups.group_of(t) for t in shipped["training"]["trainTraces"] + sim_train}
+    keep = {t.name for t in test_tr if recording_groups.group_of(t.name) not in seen}
+    sessions = [s for s, tr in zip(test_s, [t for t in test_tr for _ in OFFSET_FRACTIONS]) if tr.name in keep]
+    thr = shipped["operatingThreshold"]
+    h = HORIZON_SECONDS
+    return dict(
+        model=SHIPPED_MODEL, operatingThreshold=thr, traces=sorted(keep), sessions=len(sessions),
+        rows=[evaluate(f"model v2 at its file's threshold ({thr})", lambda f: model_probability(shipped, f),
+                       sessions, thr, h),
+              evaluate(f"model v2 at the preload threshold ({PRELOAD_ENTER_RISK})",
+                       lambda f: model_probability(shipped, f), sessions, PRELOAD_ENTER_RISK, h),
+              evaluate("heuristic", heuristic, sessions, 0.5, h),
+              evaluate("threshold (buffer < 2 s)", threshold_step, sessions, 0.5, h),
+              evaluate("threshold ramp (2 s + 3 s ramp)", threshold_ramp, sessions, 0.5, h)])
+
+
+def print_results(results, n_train, n_test, n_train_ex):
+    def fmt(x, p=3):
+        return "—" if x is None else f"{x:.{p}f}"
+
+    def table(rows):
+        print(f"{'predictor':44} {'thr':>4} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8}"
+              f" {'warned':>7} {'healthy med':>11} {'>=3s':>5} {'false/h':>7}")
+        for r in rows:
+            print(f"{r['predictor'][:44]:44} {r['threshold']:4.2f} {fmt(r['auc'])} {fmt(r['precision'])} "
+                  f"{fmt(r['recall'])} {fmt(r['brier'])} {fmt(r['medianLeadSeconds'], 2):>8} "
+                  f"{r['warnedStalls']:>3}/{r['stalls']} {fmt(r['healthyMedianLeadSeconds'], 2):>11} "
+                  f"{fmt(r['healthyLeadAtLeast3s'], 2):>5} {fmt(r['falseAlarmsPerHour'], 1):>7}"
+                  f" (healthy stalls {r['healthyStalls']}, false alarms {r['falseAlarms']} in "
+                  f"{r['playbackHours']:.2f} h)")
+    print(f"traces: {n_train} train, {n_test} held out; examples train {n_train_ex}")
+    table(results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")])
+    sh = results["heldOutShippedModel"]
+    print(f"-- {sh['model']} (the player's model) on {len(sh['traces'])} held-out traces it never trained on, "
+          f"{sh['sessions']} sessions")
+    table(sh["rows"])
+
+
+def fit_model(train_ex, y):
+    """The logistic model on the training examples, its operating threshold the best-F1 one
+    on them."""
+    X, cols, stats = design(train_ex, MODEL_FEATURES)
+    bias, w = fit_logistic(X, y, L2_PENALTY)
+    weight = {c: wi for c, wi in zip(cols, w)}
+
+    feats = []
+    for name, kind, lo, hi in MODEL_FEATURES:
+        st = stats[name]
+        feats.append(dict(name=name, transform=kind, clipMin=lo, clipMax=hi, imputeValue=st["impute"],
+                          mean=st["mean"], std=st["std"], weight=float(weight[(name, "z")]),
+                          missingWeight=float(weight.get((name, "missing"), 0.0))))
+    model = dict(schema="hlsplay.stall-model", schemaVersion=1, name=MODEL_NAME, version=MODEL_VERSION,
+                 kind="logistic", horizonSeconds=HORIZON_SECONDS, operatingThreshold=0.5, bias=float(bias),
+                 features=feats, training={})
+    train_scores = [model_probability(model, f) for _, f, _ in train_ex]
+    model["operatingThreshold"] = best_f1_threshold(train_scores, y.astype(bool))
+    return model
 
 
 def main():
@@ -345,6 +533,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(repo, "models", "stall-logistic-v1.json"))
     ap.add_argument("--golden", default=os.path.join(repo, "models", "stall-logistic-v1.golden.json"))
     ap.add_argument("--results", default=os.path.join(here, "results-v1.json"))
+    ap.add_argument("--evaluate-only", action="store_true",
+                    help="read the model from --out instead of fitting it; write neither it nor --golden")
     args = ap.parse_args()
 
     traces = sim.load_all(args.traces)
@@ -369,21 +559,11 @@ def main():
     train_s, test_s = run(train_tr), run(test_tr)
     train_ex = [e for s in train_s for e in label_session(s, HORIZON_SECONDS)]
     y = np.array([lab for _, _, lab in train_ex], float)
-    X, cols, stats = design(train_ex, MODEL_FEATURES)
-    bias, w = fit_logistic(X, y, L2_PENALTY)
-    weight = {c: wi for c, wi in zip(cols, w)}
-
-    feats = []
-    for name, kind, lo, hi in MODEL_FEATURES:
-        st = stats[name]
-        feats.append(dict(name=name, transform=kind, clipMin=lo, clipMax=hi, imputeValue=st["impute"],
-                          mean=st["mean"], std=st["std"], weight=float(weight[(name, "z")]),
-                          missingWeight=float(weight.get((name, "missing"), 0.0))))
-    model = dict(schema="hlsplay.stall-model", schemaVersion=1, name=MODEL_NAME, version=MODEL_VERSION,
-                 kind="logistic", horizonSeconds=HORIZON_SECONDS, operatingThreshold=0.5, bias=float(bias),
-                 features=feats, training={})
-    train_scores = [model_probability(model, f) for _, f, _ in train_ex]
-    model["operatingThreshold"] = best_f1_threshold(train_scores, y.astype(bool))
+    if args.evaluate_only:
+        with open(args.out) as fh:
+            model = json.load(fh)
+    else:
+        model = fit_model(train_ex, y)
 
     results = dict(
         horizonSeconds=HORIZON_SECONDS,
@@ -397,7 +577,12 @@ def main():
         ],
         train=evaluate("model", lambda f: model_probability(model, f), train_s, model["operatingThreshold"],
                        HORIZON_SECONDS),
+        heldOutShippedModel=shipped_model_results(repo, test_tr, test_s),
     )
+    if args.evaluate_only:
+        results_file.update(args.results, results, "Tools/train/train.py")
+        print_results(results, len(train_tr), len(test_tr), len(train_ex))
+        return
     m = results["heldOut"][0]
     model["training"] = dict(
         tool="Tools/train/train.py (simulator Tools/train/sim.py)",
@@ -452,17 +637,7 @@ def main():
         fh.write("\n")
     results_file.update(args.results, results, "Tools/train/train.py")
 
-    def fmt(x, p=3):
-        return "—" if x is None else f"{x:.{p}f}"
-    print(f"traces: {len(train_tr)} train, {len(test_tr)} held out; examples train {len(train_ex)}")
-    print(f"{'predictor':34} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}"
-          f" {'iso med':>7} {'iso>=3s':>7}")
-    for r in results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")]:
-        print(f"{r['predictor']:34} {fmt(r['auc'])} {fmt(r['precision'])} {fmt(r['recall'])} {fmt(r['brier'])} "
-              f"{fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}"
-              f" {fmt(r['isolatedMedianLeadSeconds'], 2):>7} {fmt(r['isolatedLeadAtLeast3s'], 2):>7}"
-              f" (of {r['isolatedStalls']})")
-
+    print_results(results, len(train_tr), len(test_tr), len(train_ex))
 
 if __name__ == "__main__":
     main()
