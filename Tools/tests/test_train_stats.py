@@ -155,6 +155,19 @@ class LeadAndFalseAlarmTests(unittest.TestCase):
         self.assertIsNone(r["healthyMedianLeadSeconds"])
         self.assertEqual((r["healthyLeadAtLeast3s"], r["warningEpisodes"], r["falseAlarmsPerHour"]), (0.0, 0, 0.0))
 
+    def test_two_predictors_paired_by_session(self):
+        def early(f):
+            return 1.0 if f["bufferSeconds"] < 6 else 0.0
+        c = train.compare_predictors((early, 0.5), (train.threshold_step, 0.5), [self.main, self.tail],
+                                     [("main", 0), ("tail", 0)], 5.0)
+        # Only the first session has a healthy stall: 5 s ahead against 1.5 s.
+        lead = c["meanHealthyLeadSeconds"]
+        self.assertEqual((lead["pairs"], lead["meanA"], lead["meanB"], lead["pairsAAbove"]), (1, 5.0, 1.5, 1))
+        # One false alarm each in the first session (the dip), none resolved in the second.
+        fa = c["falseAlarmsPerHour"]
+        self.assertEqual((fa["pairs"], fa["pairsEqual"]), (2, 2))
+        self.assertAlmostEqual(fa["meanB"], 3600 / 52 / 2, places=9)
+
     def test_a_stall_between_two_warning_samples_ends_the_episode(self):
         # Warning at 9.5 s, a 0.2 s stall at 9.6 s with no sample inside it, warning again at 10 s
         # and no stall after: the first episode came true, the second is a false alarm.

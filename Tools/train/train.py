@@ -21,7 +21,9 @@ The results also hold "heldOutShippedModel": the model the player loads
 operatingThreshold and at the controller's preload threshold, beside the
 baselines, on the simulator's sessions of those held-out traces whose
 recording group (recording_groups.py) none of v2's training traces (real, or
-v1's simulated ones) belongs to.
+v1's simulated ones) belongs to; and v2 against "buffer < 2 s" and the
+heuristic, paired by session (stats.paired_comparison): the mean lead before
+each session's healthy stalls, and false alarms per hour.
 
 Every predictor's evaluation includes the warning lead before stalls
 preceded by a healthy buffer (healthy_stalls) and false alarms per hour of
@@ -51,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import recording_groups  # noqa: E402
 import results_file  # noqa: E402
 import sim  # noqa: E402
+import stats  # noqa: E402
 
 HORIZON_SECONDS = 5.0
 OFFSET_FRACTIONS = [0.0, 1 / 3, 2 / 3]  # three sessions per trace, starting at different points
@@ -459,6 +462,33 @@ def evaluate(name, fn, sessions, thr, horizon):
                 playbackHours=hours, falseAlarmsPerHour=(n_false / hours) if hours > 0 else None)
 
 
+def per_session_warnings(fn, thr, sess, horizon):
+    """One session's healthy-stall leads (a missed stall counts 0 s) and false alarms per hour."""
+    scored = [(t, fn(f)) for t, f in sess.samples if not stalled_at(sess, t)]
+    healthy = healthy_stalls(sess)
+    leads, missed = lead_times(scored, healthy, thr, horizon)
+    _, false, _ = false_alarms(sess, fn, thr, horizon)
+    hours = playback_seconds(sess) / SECONDS_PER_HOUR
+    return dict(healthyLeads=leads + [0.0] * missed, falseAlarmsPerHour=false / hours if hours > 0 else None)
+
+
+def compare_predictors(a, b, sessions, keys, horizon):
+    """Predictor A against B (each (fn, threshold)) on the same sessions, paired by session
+    key (trace, offset): the mean lead before the session's healthy stalls (sessions with
+    at least one), and false alarms per hour of playback."""
+    pa = [per_session_warnings(a[0], a[1], s, horizon) for s in sessions]
+    pb = [per_session_warnings(b[0], b[1], s, horizon) for s in sessions]
+    lead = [(k, float(np.mean(x["healthyLeads"])), float(np.mean(y["healthyLeads"])))
+            for k, x, y in zip(keys, pa, pb) if x["healthyLeads"]]
+    fa = [(k, x["falseAlarmsPerHour"], y["falseAlarmsPerHour"])
+          for k, x, y in zip(keys, pa, pb) if x["falseAlarmsPerHour"] is not None]
+    return dict(
+        meanHealthyLeadSeconds=stats.paired_comparison([x for _, x, _ in lead], [y for _, _, y in lead],
+                                                       [k for k, _, _ in lead]),
+        falseAlarmsPerHour=stats.paired_comparison([x for _, x, _ in fa], [y for _, _, y in fa],
+                                                   [k for k, _, _ in fa]))
+
+
 def shipped_model_results(repo, test_tr, test_s):
     """The player's model (SHIPPED_MODEL) and the baselines on the held-out sessions whose
     trace's recording group is in none of that model's training traces."""
@@ -468,10 +498,19 @@ def shipped_model_results(repo, test_tr, test_s):
         sim_train = json.load(fh)["training"]["trainTraces"]  # v2's simulated training sessions
     seen = {recording_groups.group_of(t) for t in shipped["training"]["trainTraces"] + sim_train}
     keep = {t.name for t in test_tr if recording_groups.group_of(t.name) not in seen}
-    sessions = [s for s, tr in zip(test_s, [t for t in test_tr for _ in OFFSET_FRACTIONS]) if tr.name in keep]
+    kept = [(s, (tr.name, k)) for s, (tr, k) in zip(test_s, [(t, k) for t in test_tr
+                                                            for k in range(len(OFFSET_FRACTIONS))])
+            if tr.name in keep]
+    sessions, keys = [s for s, _ in kept], [k for _, k in kept]
     thr = shipped["operatingThreshold"]
     h = HORIZON_SECONDS
-    return dict(
+    v2 = (lambda f: model_probability(shipped, f), thr)
+    comparisons = {
+        "model v2 at its file's threshold vs threshold (buffer < 2 s)":
+            compare_predictors(v2, (threshold_step, 0.5), sessions, keys, h),
+        "model v2 at its file's threshold vs heuristic": compare_predictors(v2, (heuristic, 0.5), sessions, keys, h),
+    }
+    return dict(comparisons=comparisons,
         model=SHIPPED_MODEL, operatingThreshold=thr, traces=sorted(keep), sessions=len(sessions),
         rows=[evaluate(f"model v2 at its file's threshold ({thr})", lambda f: model_probability(shipped, f),
                        sessions, thr, h),
@@ -502,6 +541,10 @@ def print_results(results, n_train, n_test, n_train_ex):
     print(f"-- {sh['model']} (the player's model) on {len(sh['traces'])} held-out traces it never trained on, "
           f"{sh['sessions']} sessions")
     table(sh["rows"])
+    for name, c in sh["comparisons"].items():
+        print(f"{name} (A vs B), paired by session (trace, offset):")
+        for k, unit in (("meanHealthyLeadSeconds", " s"), ("falseAlarmsPerHour", " /h")):
+            print(f"  {k:22} {stats.describe(c[k], unit)}")
 
 
 def fit_model(train_ex, y):
