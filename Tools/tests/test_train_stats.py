@@ -7,13 +7,14 @@ tests are known. Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh).
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
-import json, math, os, sys, types, unittest
+import json, math, os, shutil, subprocess, sys, tempfile, types, unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
 REPO = os.path.dirname(os.path.dirname(TRAIN))
 sys.path.insert(0, TRAIN)
+import results_file  # noqa: E402
 import stats  # noqa: E402
 import train  # noqa: E402
 
@@ -206,7 +207,7 @@ class PairedComparisonTests(unittest.TestCase):
         self.assertAlmostEqual(c["signTest"]["pValue"], 10 / 16, places=12)  # P(X ≤ 1) + P(X ≥ 3), X ~ B(4, ½)
 
     def test_many_differing_pairs_use_the_normal_approximation(self):
-        # 25 differences of −1 (more than WILCOXON_EXACT_MAX_PAIRS): T = 0, mean 25·26/4 = 162.5,
+        # 25 differences of −1 (more than WILCOXON_EXACT_MAX_PAIRS, 16): T = 0, mean 25·26/4 = 162.5,
         # variance 25·26·51/24 − (25³ − 25)/48 = 1056.25, so z = −162.5/32.5 = −5.
         n = 25
         self.assertGreater(n, stats.WILCOXON_EXACT_MAX_PAIRS)
@@ -239,6 +240,52 @@ class PairedComparisonTests(unittest.TestCase):
         self.assertEqual((c["stalls"]["totalA"], c["stalls"]["totalB"]), (1.5, 3.0))
         self.assertEqual(c["stallSeconds"]["meanDifference"], -3.25)
         self.assertEqual(c["averageBitrateBps"]["pairsAAbove"], 1)
+
+
+def figures(obj):
+    """The statistics without what depends on the SciPy release (its version, the bootstrap's
+    resampling), floats to 10 significant digits."""
+    if isinstance(obj, dict):
+        return {k: figures(v) for k, v in obj.items() if k not in ("scipyVersion", "meanDifferenceCI")}
+    if isinstance(obj, list):
+        return [figures(v) for v in obj]
+    if isinstance(obj, float):
+        return float(f"{obj:.10g}")
+    return obj
+
+
+class StoredComparisonTests(unittest.TestCase):
+    def run_compare(self, script):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results-v2.json")
+            shutil.copy(os.path.join(TRAIN, "results-v2.json"), path)
+            before = results_file.load(path)
+            subprocess.run([sys.executable, "-B", os.path.join(TRAIN, script), "--compare", "--results", path],
+                           check=True, capture_output=True, text=True)
+            return before, results_file.load(path)
+
+    def test_onoff_compare_writes_only_its_key_and_the_published_figure(self):
+        before, after = self.run_compare("onoff_report.py")
+        self.assertEqual({k: v for k, v in after.items() if k not in ("onOffPaired", "provenance")},
+                         {k: v for k, v in before.items() if k not in ("onOffPaired", "provenance")})
+        both = after["onOffPaired"]["v2-start-gate-4-rungs+v2-start-gate-4-rungs-b"]["stalls"]
+        # "39 stalls against 48 over 64 pairs": 9 pairs one stall fewer, none more: p = 2/2⁹.
+        self.assertEqual((both["pairs"], both["totalA"], both["totalB"]), (64, 39.0, 48.0))
+        self.assertEqual((both["pairsABelow"], both["pairsAAbove"]), (9, 0))
+        self.assertAlmostEqual(both["signTest"]["pValue"], 2 / 2 ** 9, places=12)
+        self.assertAlmostEqual(both["wilcoxon"]["pValue"], 2 / 2 ** 9, places=12)
+        held_out = after["onOffPaired"]["v2-start-gate-4-rungs-b"]["stalls"]
+        self.assertAlmostEqual(held_out["signTest"]["pValue"], 2 / 2 ** 4, places=12)
+        # The committed file holds what the script writes (the bootstrap interval aside, which
+        # may move with the SciPy release).
+        self.assertEqual(figures(after["onOffPaired"]), figures(before["onOffPaired"]))
+
+    def test_sim_compare_writes_only_its_key(self):
+        before, after = self.run_compare("sim_compare.py")
+        self.assertEqual({k: v for k, v in after.items() if k not in ("simVsRealPaired", "provenance")},
+                         {k: v for k, v in before.items() if k not in ("simVsRealPaired", "provenance")})
+        self.assertEqual(after["simVsRealPaired"]["stallsPerSession"]["pairs"], 24)
+        self.assertEqual(figures(after["simVsRealPaired"]), figures(before["simVsRealPaired"]))
 
 
 if __name__ == "__main__":

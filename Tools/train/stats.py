@@ -48,7 +48,7 @@ BOOTSTRAP_SEED = 17  # fixed: the interval is reproducible
 BOOTSTRAP_METHOD = "BCa"
 WILCOXON_ZERO_METHOD = "wilcox"  # zero differences dropped before ranking
 WILCOXON_METHOD = "approx"  # normal approximation with tie correction (accepted by SciPy 1.10 … 1.17)
-WILCOXON_EXACT_MAX_PAIRS = 20  # up to this many differing pairs: exact, 2^n sign flips (about a million)
+WILCOXON_EXACT_MAX_PAIRS = 16  # up to this many differing pairs: exact over 2^n sign flips (65 536)
 
 
 def mean_by_key(keys, values):
@@ -109,7 +109,8 @@ def paired_comparison(a, b, pairs, *, confidence=CONFIDENCE_LEVEL, seed=BOOTSTRA
         meanA=float(a.mean()) if n else None, meanB=float(b.mean()) if n else None,
         meanDifference=float(d.mean()) if n else None,
         pairsAAbove=above, pairsABelow=below, pairsEqual=n - above - below,
-        wilcoxon=dict(test="Wilcoxon signed-rank (scipy.stats.wilcoxon), two-sided",
+        wilcoxon=dict(test=("Wilcoxon signed-rank, two-sided "
+                            "(exact: scipy.stats.permutation_test; else scipy.stats.wilcoxon)"),
                       zeroMethod=WILCOXON_ZERO_METHOD, method=None, statistic=None, pValue=None,
                       warnings=[]),
         signTest=dict(test="sign test (scipy.stats.binomtest, p = 0.5), two-sided",
@@ -149,6 +150,7 @@ def describe(c: dict, unit: str = "", digits: int = 2) -> str:
         return "—" if x is None else f"{x:.2g}"
     ci = c["meanDifferenceCI"]
     return (f"mean A−B per pair {f(c['meanDifference'])}{unit} "
-            f"({ci['confidence'] * 100:.0f} % CI {f(ci['low'])} … {f(ci['high'])}, bootstrap {ci['method'] or '—'}), "
+            f"({ci['confidence'] * 100:.0f} % CI {f(ci['low'])} … {f(ci['high'])}, "
+            f"bootstrap {ci['method'] or '—'}), "
             f"{c['pairs']} pairs, A above/below/equal {c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']}; "
             f"Wilcoxon p = {p(c['wilcoxon']['pValue'])}, sign test p = {p(c['signTest']['pValue'])}")
