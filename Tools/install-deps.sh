@@ -3,8 +3,11 @@
 set -euo pipefail
 # chromium: the timeline report test renders the page headless. python3-jsonschema: the session-log
 # schema test (Tools/tests/test_session_log_schema.py) validates real logs against docs/schema.
+# python3-numpy, python3-scipy, python3-sklearn: the stall-model trainer and reports (Tools/train) take
+# their metrics (AUC, Brier, precision/recall, calibration bins) from scikit-learn and SciPy, and their
+# paired tests and bootstrap intervals from SciPy (Tools/train/stats.py), not from hand-written code.
 packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium
-          python3-jsonschema)
+          python3-jsonschema python3-numpy python3-scipy python3-sklearn)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

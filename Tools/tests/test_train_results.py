@@ -2,7 +2,8 @@
 keeps every key its writer does not compute (results_file.py), every published key names
 its writer or says it was merged by hand, and the recording-source groups a split must
 respect (recording_groups.py). No session runs; the test that re-runs train_real.py's
-writer needs numpy (the trainer's only dependency) and says so when it is missing.
+writer needs the trainer's dependencies (numpy, SciPy, scikit-learn: Tools/install-deps.sh) and
+says so when one is missing.
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
@@ -19,7 +20,7 @@ RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
 RESULTS_V1 = os.path.join(TRAIN, "results-v1.json")
 REPO = os.path.dirname(os.path.dirname(TRAIN))
 HAND_MERGED_V2 = ["heldOutThirdRound", "operatingPoint", "virtualOnOffHeldOut", "virtualOnOffTuning"]
-HAS_NUMPY = importlib.util.find_spec("numpy") is not None
+HAS_TRAINER_DEPS = all(importlib.util.find_spec(m) is not None for m in ("numpy", "scipy", "sklearn"))
 
 
 class ResultsFileTests(unittest.TestCase):
@@ -77,7 +78,7 @@ class CommittedResultsTests(unittest.TestCase):
             with open(script) as fh:
                 self.assertIsNone(whole.search(fh.read()), os.path.basename(script))
 
-    @unittest.skipUnless(HAS_NUMPY, "train_real.py needs numpy (pip install numpy)")
+    @unittest.skipUnless(HAS_TRAINER_DEPS, "train_real.py needs numpy, SciPy and scikit-learn (Tools/install-deps.sh)")
     def test_rerunning_train_real_keeps_the_keys_it_does_not_write(self):
         import train_real
         committed = results_file.load(RESULTS_V2)

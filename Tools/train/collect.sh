@@ -41,3 +41,5 @@ else
 fi
 # 5. the simulator on the same derived traces and session lengths
 python3 "$here/sim_compare.py" --data "$data" --phases train,heldout,onoff
+# 6. the paired tests of every stored on/off tag and of the pooled ones (onOffPaired)
+python3 "$here/onoff_report.py" --compare

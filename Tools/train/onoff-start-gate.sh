@@ -36,4 +36,5 @@ python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start --tag v2-start-gate-4-rungs
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-low --tag v2-start-gate-low-rung
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-b --tag v2-start-gate-4-rungs-b
+python3 "$here/onoff_report.py" --compare   # paired tests of every tag and of both 4-rung batches pooled
 python3 "$here/vsim.py" compare --data "$data" --bin "$bin" --phases onoff --results-key virtualSimVsRealStartGate

@@ -10,6 +10,20 @@ stalled, average bitrate (the summary's media-time-weighted BANDWIDTH), and
 the 1-min load average; checks the issue's target (fewer stalls and less time
 stalled with the controller on, at an average bitrate at most 10 % lower).
 With --tag, stores the totals in results-v2.json under "onOff"[tag].
+
+Each claim (fewer stalls, less time stalled, the bitrate) comes with its
+paired statistics (stats.paired_comparison: Wilcoxon signed-rank, sign test,
+bootstrap 95 % CI of the mean on − off difference per pair; pairs keyed by
+(trace, offset)), printed beside the totals and stored with them
+(onOff[tag]["comparison"]).
+
+    python3 Tools/train/onoff_report.py --compare [TAG[+TAG…] …]
+
+needs no session logs: it recomputes the paired statistics from the per-pair
+figures already stored under "onOff" (every tag alone, and the published
+combinations in COMBINED_TAGS; a trace offset that ran in several of the
+combined tags counts once, its replicates averaged) and stores them under
+"onOffPaired" (its own key; "onOff" is left as it was).
 """
 
 from __future__ import annotations
@@ -22,9 +36,52 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reallogs  # noqa: E402  (it puts Tools/lib on the path)
 import results_file  # noqa: E402
+import stats  # noqa: E402
 from hlsplay_tools import read_jsonl  # noqa: E402
 
 BITRATE_TOLERANCE = 0.10  # the issue's "no more than 10 % lower"
+# The per-pair figures each claim is tested on: (name in the results, pair field, unit).
+COMPARED = [("stalls", "stallCount", ""), ("stallSeconds", "stallSeconds", " s"),
+            ("averageBitrateBps", "averageBitrateBps", " bit/s")]
+# Tags whose pairs docs/stall-prediction.md reports together ("39 stalls against 48":
+# the third round's two 4-rung batches).
+COMBINED_TAGS = [("v2-start-gate-4-rungs", "v2-start-gate-4-rungs-b")]
+
+
+def compare_pairs(pairs: list) -> dict:
+    """Controller on (A) against off (B) over stored pairs ({trace, offsetSeconds, on, off});
+    a (trace, offset) that appears more than once counts once, its replicates averaged; a
+    pair missing a figure on either side (no bitrate: never played) is left out of that claim."""
+    out = {}
+    for name, field, _ in COMPARED:
+        kept = [p for p in pairs if p["on"].get(field) is not None and p["off"].get(field) is not None]
+        keys = [(p["trace"], p["offsetSeconds"]) for p in kept]
+        on, replicated = stats.mean_by_key(keys, [p["on"][field] for p in kept])
+        off, _ = stats.mean_by_key(keys, [p["off"][field] for p in kept])
+        out[name] = stats.paired_comparison([v for _, v in on], [v for _, v in off], [k for k, _ in on])
+        out[name]["replicatedKeysAveraged"] = replicated
+    return out
+
+
+def print_comparison(title: str, comparison: dict):
+    print(f"{title}: controller on (A) against off (B), paired by (trace, offset)")
+    for name, _, unit in COMPARED:
+        print(f"  {name:18} {stats.describe(comparison[name], unit, 0 if name == 'averageBitrateBps' else 2)}")
+
+
+def compare_stored(path: str, groups: list) -> dict:
+    """The paired statistics of stored "onOff" tags (each group: tags whose pairs are pooled)."""
+    on_off = results_file.load(path).get("onOff", {})
+    out = {}
+    for tags in groups:
+        missing = [t for t in tags if t not in on_off]
+        if missing:
+            raise SystemExit(f"onoff_report: no stored onOff tag {', '.join(missing)} in {path}")
+        pairs = [p for t in tags for p in on_off[t]["pairs"]]
+        name = "+".join(tags)
+        out[name] = dict(tags=list(tags), arms=sorted({on_off[t]["arm"] for t in tags}), **compare_pairs(pairs))
+        print_comparison(name, out[name])
+    return out
 
 
 def main():
@@ -35,7 +92,17 @@ def main():
     ap.add_argument("--tag")
     ap.add_argument("--run-tag", help="only sessions whose id ends with -RUN_TAG (collect.py --tag)")
     ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
+    ap.add_argument("--compare", nargs="*", metavar="TAG[+TAG]",
+                    help="no logs: paired statistics of stored onOff tags (default: every tag, and COMBINED_TAGS)")
     args = ap.parse_args()
+    if args.compare is not None:
+        groups = [tuple(g.split("+")) for g in args.compare]
+        if not groups:
+            groups = [(t,) for t in results_file.load(args.results).get("onOff", {})] + COMBINED_TAGS
+        paired = compare_stored(args.results, groups)
+        results_file.update(args.results, {"onOffPaired": paired},
+                            "Tools/train/onoff_report.py --compare (from the stored onOff pairs)")
+        return
     rows = reallogs.load_manifest(args.data, {args.phase})
     if args.run_tag:
         rows = [r for r in rows if r["id"].endswith("-" + args.run_tag)]
@@ -106,10 +173,13 @@ def main():
     print("on :", on)
     print("off:", off)
     print("verdict:", verdict)
+    comparison = compare_pairs(per)
+    print_comparison("paired", comparison)
     if args.tag:
         # One entry per tag: the other tags' entries stay.
         on_off = results_file.load(args.results).get("onOff", {})
-        on_off[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict, pairs=per)
+        on_off[args.tag] = dict(phase=args.phase, arm=args.arm, on=on, off=off, verdict=verdict, pairs=per,
+                             comparison=comparison)
         results_file.update(args.results, {"onOff": on_off}, "Tools/train/onoff_report.py --tag TAG (one entry per tag)")
 
 

@@ -13,6 +13,19 @@ Which real sessions: for held-out traces the controller-off arm for stalls,
 stall time and bitrate (the simulator has no controller), the on arm for the
 AUC (only those log features); for training traces every session (they all
 ran with a controller, v1 model or heuristic).
+
+The claims "the simulator stalls more, stalls longer, plays a higher bitrate"
+come with paired statistics (stats.paired_comparison, simulated (A) against
+real (B): Wilcoxon signed-rank, sign test, bootstrap 95 % CI of the mean
+difference), each real session paired with its simulated twin by (trace,
+offset), a (trace, offset) with several real sessions averaged; stored as
+simVsReal["comparison"].
+
+    python3 Tools/train/sim_compare.py --compare
+
+needs no session logs: the same statistics over the stored per-trace figures
+(simVsReal["perTrace"], one pair per trace: that trace's per-session means),
+stored under "simVsRealPaired" ("simVsReal" is left as it was).
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ sys.path.insert(0, HERE)
 import reallogs  # noqa: E402
 import results_file  # noqa: E402
 import sim  # noqa: E402
+import stats  # noqa: E402
 import train  # noqa: E402
 
 H = train.HORIZON_SECONDS
@@ -41,6 +55,50 @@ def sim_bitrate(s) -> float | None:
     stalled = sum(((e if e is not None else s.duration) - b) for b, e in s.stalls)
     played = s.duration - s.play_start - stalled
     return s.bits_played / played if played > 0 else None
+
+
+# (claim, real per-session value, simulated per-session value, per-trace field stem, unit)
+COMPARED = [
+    ("stallsPerSession", lambda s: s.summary["stallCount"], lambda s: len(s.stalls), "StallsPerSession", ""),
+    ("stallSecondsPerSession", lambda s: s.summary["stallSeconds"],
+     lambda s: sum(((e if e is not None else s.duration) - b) for b, e in s.stalls), "StallSecondsPerSession", " s"),
+    ("averageBitrateBps", lambda s: s.summary.get("averageBitrateBps"), sim_bitrate, "AverageBitrateBps", " bit/s"),
+]
+
+
+def compare_sessions(pairs) -> dict:
+    """Simulated (A) against real (B) over [((trace, offset), real session, sim session)]; a
+    (trace, offset) with several real sessions counts once, its values averaged. A pair
+    where either side has no value (no bitrate: never played) is left out of that claim."""
+    out = {}
+    for name, real_value, sim_value, _, _ in COMPARED:
+        kept = [(k, sim_value(sm), real_value(r)) for k, r, sm in pairs]
+        kept = [(k, a, b) for k, a, b in kept if a is not None and b is not None]
+        a, replicated = stats.mean_by_key([k for k, _, _ in kept], [a for _, a, _ in kept])
+        b, _ = stats.mean_by_key([k for k, _, _ in kept], [b for _, _, b in kept])
+        out[name] = stats.paired_comparison([v for _, v in a], [v for _, v in b], [k for k, _ in a])
+        out[name]["replicatedKeysAveraged"] = replicated
+    return out
+
+
+def compare_stored(path: str) -> dict:
+    """The same claims over the stored per-trace means (one pair per trace)."""
+    per = results_file.load(path).get("simVsReal", {}).get("perTrace")
+    if not per:
+        raise SystemExit(f"sim_compare: no simVsReal.perTrace in {path}")
+    out = {}
+    for name, _, _, stem, _ in COMPARED:
+        rows = [r for r in per if r.get("sim" + stem) is not None and r.get("real" + stem) is not None]
+        out[name] = stats.paired_comparison([r["sim" + stem] for r in rows], [r["real" + stem] for r in rows],
+                                            [r["trace"] for r in rows])
+        out[name]["pairedBy"] = "trace (that trace's per-session means over its offsets)"
+    return out
+
+
+def print_comparison(title: str, comparison: dict):
+    print(f"{title}: simulated (A) against real (B)")
+    for name, _, _, _, unit in COMPARED:
+        print(f"  {name:22} {stats.describe(comparison[name], unit, 0 if name == 'averageBitrateBps' else 2)}")
 
 
 def scores(sessions, model):
@@ -58,14 +116,22 @@ def main():
     ap.add_argument("--model", default=os.path.join(REPO, "models", "stall-logistic-v2.json"))
     ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
     ap.add_argument("--phases", default="train,heldout", help="manifest phases to compare")
+    ap.add_argument("--compare", action="store_true",
+                    help="no logs: paired statistics over the stored per-trace figures (key simVsRealPaired)")
     args = ap.parse_args()
+    if args.compare:
+        paired = compare_stored(args.results)
+        print_comparison("per trace", paired)
+        results_file.update(args.results, {"simVsRealPaired": paired},
+                            "Tools/train/sim_compare.py --compare (from the stored simVsReal.perTrace)")
+        return
     model = json.load(open(args.model))
     rows = reallogs.load_manifest(args.data, set(args.phases.split(",")))
     real = reallogs.load_sessions(args.data, rows)
     by_trace = {}
     for s in real:
         by_trace.setdefault(s.trace, []).append(s)
-    table = []
+    table, session_pairs = [], []
     all_real_sc, all_real_lab, all_sim_sc, all_sim_lab = [], [], [], []
     for trace in sorted(by_trace):
         ss = by_trace[trace]
@@ -76,6 +142,7 @@ def main():
         for i, s in enumerate(stat_real):
             tr = sim.Trace(trace, sim.load_sabre(s.meta["traceFile"]))
             sims.append(sim.simulate(tr, 0.0, 1000 + i, duration=s.duration))
+            session_pairs.append(((trace, s.meta.get("offsetSeconds")), s, sims[-1]))
         rs, rl = scores(auc_real, model)
         ssc, sl = scores(sims, model)
         all_real_sc += rs
@@ -100,8 +167,9 @@ def main():
         table.append(row)
     overall = dict(realModelAUC=train.auc(all_real_sc, all_real_lab), simModelAUC=train.auc(all_sim_sc, all_sim_lab),
                    model=os.path.basename(args.model))
+    comparison = compare_sessions(session_pairs)
     results_file.update(args.results, {"simVsReal": dict(
-        perTrace=table, overall=overall,
+        perTrace=table, overall=overall, comparison=comparison,
         note="same derived trace files and session lengths; sim player is BBA-0 with a 20 s buffer cap, no controller")},
         "Tools/train/sim_compare.py")
 
@@ -114,6 +182,7 @@ def main():
               f"{r['realAverageBitrateBps'] / 1e6:5.2f}/{r['simAverageBitrateBps'] / 1e6:<5.2f} "
               f"{fm(r['realModelAUC'])}/{fm(r['simModelAUC'])}")
     print("overall AUC real / sim:", fm(overall["realModelAUC"], 3), fm(overall["simModelAUC"], 3))
+    print_comparison("per session, paired by (trace, offset)", comparison)
 
 
 if __name__ == "__main__":

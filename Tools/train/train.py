@@ -2,6 +2,7 @@
 """Train and evaluate the stall-risk logistic model (issue 5 §4).
 
     python3 Tools/train/train.py [--traces ../shared/data/traces] [--out models/stall-logistic-v1.json]
+    python3 Tools/train/train.py --evaluate-only    # the committed v1 file evaluated, nothing refitted
 
 Data: the trace-driven virtual-time simulator in sim.py replaying the real
 traces in shared/data/traces. The split is BY TRACE: held-out traces (every
@@ -12,9 +13,27 @@ HLSCore's StallLabelling / StallMetrics / LogisticModelPredictor.
 Outputs: the model JSON, a golden file of feature vectors with the
 probabilities this script computes (the Swift golden test reproduces them),
 and a results JSON with held-out metrics for the model and both baselines.
+With --evaluate-only the model file is read instead of fitted and neither it
+nor the golden file is written: the results' metrics are recomputed.
 
-Only numpy is needed (logistic regression by Newton's method with an L2
-penalty on the weights).
+The results also hold "heldOutShippedModel": the model the player loads
+(SHIPPED_MODEL, models/stall-logistic-v2.json) at its file's
+operatingThreshold and at the controller's preload threshold, beside the
+baselines, on the simulator's sessions of those held-out traces whose
+recording group (recording_groups.py) none of v2's training traces (real, or
+v1's simulated ones) belongs to; and v2 against "buffer < 2 s" and the
+heuristic, paired by session (stats.paired_comparison): the mean lead before
+each session's healthy stalls, and false alarms per hour.
+
+Every predictor's evaluation includes the warning lead before stalls
+preceded by a healthy buffer (healthy_stalls) and false alarms per hour of
+playback (false_alarms), each with its count, so a reader sees its support.
+
+Needs numpy, SciPy and scikit-learn (Tools/install-deps.sh: python3-numpy,
+python3-scipy, python3-sklearn). The logistic regression is fitted here by
+Newton's method with an L2 penalty on the weights (its arithmetic must match
+LogisticModelPredictor's); the metrics (AUC, Brier, precision/recall, F1,
+calibration bins) come from scikit-learn and SciPy.
 """
 
 from __future__ import annotations
@@ -27,18 +46,38 @@ import os
 import sys
 
 import numpy as np
+import scipy.stats
+import sklearn.metrics as skm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recording_groups  # noqa: E402
 import results_file  # noqa: E402
 import sim  # noqa: E402
+import stats  # noqa: E402
 
 HORIZON_SECONDS = 5.0
 OFFSET_FRACTIONS = [0.0, 1 / 3, 2 / 3]  # three sessions per trace, starting at different points
 L2_PENALTY = 1.0
 HELD_OUT_EVERY = 3
 MIN_ESTIMATE_BPS = 1_000.0  # StallFeatures.minimumEstimateBps
+# The model file the player loads (HLSPlayer PlayerSession+Policy.swift, modelFile), and
+# the risk at which its controller first acts (PolicyController.Configuration.preloadEnterRisk).
+SHIPPED_MODEL = os.path.join("models", "stall-logistic-v2.json")
+PRELOAD_ENTER_RISK = 0.30
 MODEL_NAME = "stall-logistic"
 MODEL_VERSION = "1.0.0"
+CALIBRATION_BINS = 10  # equal-width bins of the score over [0, 1]
+# Warning lead that can fail (issue 17 §3): a stall counts for the "healthy" lead only
+# if, HEALTHY_LOOKBACK_SECONDS before it began, the player was playing (no stall since)
+# with a forward buffer of at least HEALTHY_BUFFER_SECONDS. Every stall begins with an
+# empty buffer, so over all stalls even "buffer < 2 s" warns before each one; from a
+# healthy buffer, a warning must come while the buffer is still high to be early.
+HEALTHY_LOOKBACK_SECONDS = 8.0
+HEALTHY_BUFFER_SECONDS = 4.0  # PlaybackConfiguration.resumeBufferSeconds (HLSCore PlaybackTimeline.swift)
+# The buffer "at" the lookback instant is that of the last sample at or before it, no
+# older than this (the monitor samples every 0.25 s; a longer gap has no reading).
+HEALTHY_SAMPLE_MAX_AGE_SECONDS = 1.0
+SECONDS_PER_HOUR = 3600.0
 
 # (name, transform, clipMin, clipMax): the model's inputs.
 MODEL_FEATURES = [
@@ -165,57 +204,55 @@ def label_session(sess, horizon):
     return out
 
 
+def _binary(scores, labels):
+    return np.asarray(scores, float), np.asarray(labels, bool)
+
+
 def auc(scores, labels):
-    scores = np.asarray(scores, float)
-    labels = np.asarray(labels, bool)
-    npos, nneg = labels.sum(), (~labels).sum()
-    if npos == 0 or nneg == 0:
+    """ROC AUC (sklearn.metrics.roc_auc_score; ties count one half, as StallMetrics
+    does); None when the labels hold one class only (the AUC is undefined)."""
+    s, y = _binary(scores, labels)
+    if y.all() or not y.any():
         return None
-    order = np.argsort(scores, kind="mergesort")
-    s = scores[order]
-    ranks = np.empty(len(s))
-    i = 0
-    while i < len(s):
-        j = i
-        while j + 1 < len(s) and s[j + 1] == s[i]:
-            j += 1
-        ranks[i:j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    r = np.empty(len(s))
-    r[order] = ranks
-    return float((r[labels].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+    return float(skm.roc_auc_score(y, s))
 
 
 def precision_recall(scores, labels, thr):
-    scores = np.asarray(scores)
-    labels = np.asarray(labels, bool)
-    warn = scores >= thr
-    tp = int((warn & labels).sum())
-    fp = int((warn & ~labels).sum())
-    fn = int((~warn & labels).sum())
+    """A warning is a score >= thr. Counts from sklearn.metrics.confusion_matrix;
+    precision (recall) is None when nothing warned (nothing was positive)."""
+    s, y = _binary(scores, labels)
+    warn = s >= thr
+    (_, fp), (fn, tp) = skm.confusion_matrix(y, warn, labels=[False, True])
+    tp, fp, fn = int(tp), int(fp), int(fn)
     return dict(threshold=thr, tp=tp, fp=fp, fn=fn,
-                precision=tp / (tp + fp) if tp + fp else None,
-                recall=tp / (tp + fn) if tp + fn else None)
+                precision=float(skm.precision_score(y, warn, zero_division=0)) if tp + fp else None,
+                recall=float(skm.recall_score(y, warn, zero_division=0)) if tp + fn else None)
 
 
 def brier(scores, labels):
-    s = np.asarray(scores, float)
-    y = np.asarray(labels, float)
-    return float(np.mean((s - y) ** 2))
+    """Mean squared difference between score and outcome (sklearn.metrics.brier_score_loss)."""
+    s, y = _binary(scores, labels)
+    return float(skm.brier_score_loss(y.astype(int), s, pos_label=1))
 
 
-def calibration(scores, labels, bins=10):
-    s = np.asarray(scores, float)
-    y = np.asarray(labels, bool)
-    idx = np.clip(np.floor(s * bins).astype(int), 0, bins - 1)
-    table = []
-    for b in range(bins):
-        m = idx == b
-        n = int(m.sum())
-        table.append(dict(lower=b / bins, upper=(b + 1) / bins, count=n,
-                          meanPredicted=float(s[m].mean()) if n else None,
-                          observedRate=float(y[m].mean()) if n else None))
-    return table
+def calibration(scores, labels, bins=CALIBRATION_BINS):
+    """Equal-width bins of the score over [0, 1]: count, mean score and observed positive
+    rate per bin. A score's bin is min(bins - 1, floor(score * bins)), StallMetrics'
+    rule, so a score on an edge goes to the bin above it; the per-bin count and means are
+    scipy.stats.binned_statistic over those bin numbers. (sklearn's calibration_curve puts
+    a score on an edge in the bin below, leaves empty bins out and gives no counts.)"""
+    s, y = _binary(scores, labels)
+    idx = np.clip(np.floor(s * bins), 0, bins - 1)
+    edges = np.arange(bins + 1) - 0.5  # one integer bin number per bin
+
+    def per_bin(values, statistic):
+        return scipy.stats.binned_statistic(idx, values, statistic, bins=edges).statistic
+
+    count, predicted, observed = per_bin(s, "count"), per_bin(s, "mean"), per_bin(y.astype(float), "mean")
+    return [dict(lower=b / bins, upper=(b + 1) / bins, count=int(count[b]),
+                 meanPredicted=float(predicted[b]) if count[b] else None,
+                 observedRate=float(observed[b]) if count[b] else None)
+            for b in range(bins)]
 
 
 def lead_times(scored, stall_starts, thr, lookback):
@@ -233,6 +270,78 @@ def lead_times(scored, stall_starts, thr, lookback):
             first = t
         leads.append(s - first)
     return leads, missed
+
+
+def stalled_at(sess, t) -> bool:
+    return any(t >= st and t < (e if e is not None else math.inf) for st, e in sess.stalls)
+
+
+def healthy_stalls(sess, lookback=HEALTHY_LOOKBACK_SECONDS, level=HEALTHY_BUFFER_SECONDS,
+                   max_age=HEALTHY_SAMPLE_MAX_AGE_SECONDS):
+    """Stall starts preceded by a healthy buffer: playing since at least `lookback` before the
+    stall (playback had started and no earlier stall ended later than that instant), and
+    the last sample at or before that instant, no older than `max_age`, has a buffer of at
+    least `level` seconds."""
+    out = []
+    for i, (st, _) in enumerate(sess.stalls):
+        since = st - lookback
+        prev_end = sess.stalls[i - 1][1] if i > 0 else sess.play_start
+        if prev_end is None or prev_end > since:
+            continue
+        before = [(t, f) for t, f in sess.samples if t <= since and not stalled_at(sess, t)]
+        if before and since - before[-1][0] <= max_age and before[-1][1]["bufferSeconds"] >= level:
+            out.append(st)
+    return out
+
+
+def warning_episodes(sess, fn, thr):
+    """Runs of consecutive non-stalled samples scoring >= thr: [(first t, last t)]. A sample
+    below the threshold or a stall ends a run."""
+    episodes, run = [], None
+    stall_iter = sorted(st for st, _ in sess.stalls)
+    for t, f in sess.samples:
+        if stalled_at(sess, t):
+            run = None
+            continue
+        if run is not None and any(run[1] < st <= t for st in stall_iter):
+            run = None  # a stall began between the two samples
+        if fn(f) >= thr:
+            if run is None:
+                run = [t, t]
+                episodes.append(run)
+            else:
+                run[1] = t
+        else:
+            run = None
+    return [tuple(e) for e in episodes]
+
+
+def false_alarms(sess, fn, thr, horizon):
+    """(warning episodes, false alarms, unresolved): an episode from ta to tb is a false
+    alarm when no stall begins in (ta, tb + horizon]; unresolved (not counted either way)
+    when tb + horizon runs past the session's end without a stall, as the labelling drops
+    such samples."""
+    starts = [st for st, _ in sess.stalls]
+    eps = warning_episodes(sess, fn, thr)
+    false, unresolved = 0, 0
+    for ta, tb in eps:
+        if any(ta < st <= tb + horizon for st in starts):
+            continue
+        if tb + horizon > sess.duration:
+            unresolved += 1
+        else:
+            false += 1
+    return len(eps), false, unresolved
+
+
+def playback_seconds(sess) -> float:
+    """Seconds the media clock ran: from playback start to the session's end, less the
+    time stalled."""
+    if sess.play_start is None:
+        return 0.0
+    stalled = sum(max(0.0, min(e if e is not None else sess.duration, sess.duration) - max(st, sess.play_start))
+                  for st, e in sess.stalls)
+    return max(0.0, sess.duration - sess.play_start - stalled)
 
 
 # ---- training ---------------------------------------------------------------
@@ -282,20 +391,23 @@ def fit_logistic(X, y, l2, iters=50):
 
 
 def best_f1_threshold(scores, labels):
-    best, best_thr = -1.0, 0.5
+    """The threshold on the 0.05…0.95 grid (step 0.01) with the highest F1
+    (sklearn.metrics.f1_score of score >= threshold); the lowest such threshold on a
+    tie, 0.5 when no threshold has both precision and recall above 0."""
+    s, y = _binary(scores, labels)
+    best, best_thr = 0.0, 0.5
     for thr in np.round(np.arange(0.05, 0.96, 0.01), 2):
-        pr = precision_recall(scores, labels, float(thr))
-        p, r = pr["precision"], pr["recall"]
-        if p and r:
-            f1 = 2 * p * r / (p + r)
-            if f1 > best:
-                best, best_thr = f1, float(thr)
+        f1 = float(skm.f1_score(y, s >= thr, zero_division=0))
+        if f1 > best:
+            best, best_thr = f1, float(thr)
     return best_thr
 
 
 def evaluate(name, fn, sessions, thr, horizon):
     scores, labels, leads, missed, nstalls = [], [], [], 0, 0
     iso_leads, iso_missed, n_iso = [], 0, 0
+    healthy_leads, healthy_missed, n_healthy = [], 0, 0
+    episodes, n_false, n_unresolved, played = 0, 0, 0, 0.0
     for sess in sessions:
         ex = label_session(sess, horizon)
         scores += [fn(f) for _, f, _ in ex]
@@ -320,7 +432,18 @@ def evaluate(name, fn, sessions, thr, horizon):
         l, m = lead_times(scored, iso, thr, horizon)
         iso_leads += l
         iso_missed += m
+        healthy = healthy_stalls(sess)
+        n_healthy += len(healthy)
+        l, m = lead_times(scored, healthy, thr, horizon)
+        healthy_leads += l
+        healthy_missed += m
+        e, fa, un = false_alarms(sess, fn, thr, horizon)
+        episodes += e
+        n_false += fa
+        n_unresolved += un
+        played += playback_seconds(sess)
     pr = precision_recall(scores, labels, thr)
+    hours = played / SECONDS_PER_HOUR
     return dict(predictor=name, threshold=thr, examples=len(labels), positives=int(sum(labels)),
                 auc=auc(scores, labels), precision=pr["precision"], recall=pr["recall"],
                 brier=brier(scores, labels), calibration=calibration(scores, labels),
@@ -329,7 +452,120 @@ def evaluate(name, fn, sessions, thr, horizon):
                 meanLeadSeconds=float(np.mean(leads)) if leads else None,
                 isolatedStalls=n_iso, isolatedMissed=iso_missed,
                 isolatedMedianLeadSeconds=float(np.median(iso_leads)) if iso_leads else None,
-                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None)
+                isolatedLeadAtLeast3s=(sum(1 for x in iso_leads if x >= 3) / n_iso) if n_iso else None,
+                # Stalls preceded by a healthy buffer (healthy_stalls): the lead that can fail.
+                healthyStalls=n_healthy, healthyWarned=len(healthy_leads), healthyMissed=healthy_missed,
+                healthyMedianLeadSeconds=float(np.median(healthy_leads)) if healthy_leads else None,
+                healthyLeadAtLeast3s=(sum(1 for x in healthy_leads if x >= 3) / n_healthy) if n_healthy else None,
+                # Warning episodes not followed by a stall within the horizon, per hour played.
+                warningEpisodes=episodes, falseAlarms=n_false, unresolvedEpisodes=n_unresolved,
+                playbackHours=hours, falseAlarmsPerHour=(n_false / hours) if hours > 0 else None)
+
+
+def per_session_warnings(fn, thr, sess, horizon):
+    """One session's healthy-stall leads (a missed stall counts 0 s) and false alarms per hour."""
+    scored = [(t, fn(f)) for t, f in sess.samples if not stalled_at(sess, t)]
+    healthy = healthy_stalls(sess)
+    leads, missed = lead_times(scored, healthy, thr, horizon)
+    _, false, _ = false_alarms(sess, fn, thr, horizon)
+    hours = playback_seconds(sess) / SECONDS_PER_HOUR
+    return dict(healthyLeads=leads + [0.0] * missed, falseAlarmsPerHour=false / hours if hours > 0 else None)
+
+
+def compare_predictors(a, b, sessions, keys, horizon):
+    """Predictor A against B (each (fn, threshold)) on the same sessions, paired by session
+    key (trace, offset): the mean lead before the session's healthy stalls (sessions with
+    at least one), and false alarms per hour of playback."""
+    pa = [per_session_warnings(a[0], a[1], s, horizon) for s in sessions]
+    pb = [per_session_warnings(b[0], b[1], s, horizon) for s in sessions]
+    lead = [(k, float(np.mean(x["healthyLeads"])), float(np.mean(y["healthyLeads"])))
+            for k, x, y in zip(keys, pa, pb) if x["healthyLeads"]]
+    fa = [(k, x["falseAlarmsPerHour"], y["falseAlarmsPerHour"])
+          for k, x, y in zip(keys, pa, pb) if x["falseAlarmsPerHour"] is not None]
+    return dict(
+        meanHealthyLeadSeconds=stats.paired_comparison([x for _, x, _ in lead], [y for _, _, y in lead],
+                                                       [k for k, _, _ in lead]),
+        falseAlarmsPerHour=stats.paired_comparison([x for _, x, _ in fa], [y for _, _, y in fa],
+                                                   [k for k, _, _ in fa]))
+
+
+def shipped_model_results(repo, test_tr, test_s):
+    """The player's model (SHIPPED_MODEL) and the baselines on the held-out sessions whose
+    trace's recording group is in none of that model's training traces."""
+    with open(os.path.join(repo, SHIPPED_MODEL)) as fh:
+        shipped = json.load(fh)
+    with open(os.path.join(repo, "models", "stall-logistic-v1.json")) as fh:
+        sim_train = json.load(fh)["training"]["trainTraces"]  # v2's simulated training sessions
+    seen = {recording_groups.group_of(t) for t in shipped["training"]["trainTraces"] + sim_train}
+    keep = {t.name for t in test_tr if recording_groups.group_of(t.name) not in seen}
+    kept = [(s, (tr.name, k)) for s, (tr, k) in zip(test_s, [(t, k) for t in test_tr
+                                                            for k in range(len(OFFSET_FRACTIONS))])
+            if tr.name in keep]
+    sessions, keys = [s for s, _ in kept], [k for _, k in kept]
+    thr = shipped["operatingThreshold"]
+    h = HORIZON_SECONDS
+    v2 = (lambda f: model_probability(shipped, f), thr)
+    comparisons = {
+        "model v2 at its file's threshold vs threshold (buffer < 2 s)":
+            compare_predictors(v2, (threshold_step, 0.5), sessions, keys, h),
+        "model v2 at its file's threshold vs heuristic": compare_predictors(v2, (heuristic, 0.5), sessions, keys, h),
+    }
+    return dict(comparisons=comparisons,
+        model=SHIPPED_MODEL, operatingThreshold=thr, traces=sorted(keep), sessions=len(sessions),
+        rows=[evaluate(f"model v2 at its file's threshold ({thr})", lambda f: model_probability(shipped, f),
+                       sessions, thr, h),
+              evaluate(f"model v2 at the preload threshold ({PRELOAD_ENTER_RISK})",
+                       lambda f: model_probability(shipped, f), sessions, PRELOAD_ENTER_RISK, h),
+              evaluate("heuristic", heuristic, sessions, 0.5, h),
+              evaluate("threshold (buffer < 2 s)", threshold_step, sessions, 0.5, h),
+              evaluate("threshold ramp (2 s + 3 s ramp)", threshold_ramp, sessions, 0.5, h)])
+
+
+def print_results(results, n_train, n_test, n_train_ex):
+    def fmt(x, p=3):
+        return "—" if x is None else f"{x:.{p}f}"
+
+    def table(rows):
+        print(f"{'predictor':44} {'thr':>4} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8}"
+              f" {'warned':>7} {'healthy med':>11} {'>=3s':>5} {'false/h':>7}")
+        for r in rows:
+            print(f"{r['predictor'][:44]:44} {r['threshold']:4.2f} {fmt(r['auc'])} {fmt(r['precision'])} "
+                  f"{fmt(r['recall'])} {fmt(r['brier'])} {fmt(r['medianLeadSeconds'], 2):>8} "
+                  f"{r['warnedStalls']:>3}/{r['stalls']} {fmt(r['healthyMedianLeadSeconds'], 2):>11} "
+                  f"{fmt(r['healthyLeadAtLeast3s'], 2):>5} {fmt(r['falseAlarmsPerHour'], 1):>7}"
+                  f" (healthy stalls {r['healthyStalls']}, false alarms {r['falseAlarms']} in "
+                  f"{r['playbackHours']:.2f} h)")
+    print(f"traces: {n_train} train, {n_test} held out; examples train {n_train_ex}")
+    table(results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")])
+    sh = results["heldOutShippedModel"]
+    print(f"-- {sh['model']} (the player's model) on {len(sh['traces'])} held-out traces it never trained on, "
+          f"{sh['sessions']} sessions")
+    table(sh["rows"])
+    for name, c in sh["comparisons"].items():
+        print(f"{name} (A vs B), paired by session (trace, offset):")
+        for k, unit in (("meanHealthyLeadSeconds", " s"), ("falseAlarmsPerHour", " /h")):
+            print(f"  {k:22} {stats.describe(c[k], unit)}")
+
+
+def fit_model(train_ex, y):
+    """The logistic model on the training examples, its operating threshold the best-F1 one
+    on them."""
+    X, cols, stats = design(train_ex, MODEL_FEATURES)
+    bias, w = fit_logistic(X, y, L2_PENALTY)
+    weight = {c: wi for c, wi in zip(cols, w)}
+
+    feats = []
+    for name, kind, lo, hi in MODEL_FEATURES:
+        st = stats[name]
+        feats.append(dict(name=name, transform=kind, clipMin=lo, clipMax=hi, imputeValue=st["impute"],
+                          mean=st["mean"], std=st["std"], weight=float(weight[(name, "z")]),
+                          missingWeight=float(weight.get((name, "missing"), 0.0))))
+    model = dict(schema="hlsplay.stall-model", schemaVersion=1, name=MODEL_NAME, version=MODEL_VERSION,
+                 kind="logistic", horizonSeconds=HORIZON_SECONDS, operatingThreshold=0.5, bias=float(bias),
+                 features=feats, training={})
+    train_scores = [model_probability(model, f) for _, f, _ in train_ex]
+    model["operatingThreshold"] = best_f1_threshold(train_scores, y.astype(bool))
+    return model
 
 
 def main():
@@ -340,6 +576,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(repo, "models", "stall-logistic-v1.json"))
     ap.add_argument("--golden", default=os.path.join(repo, "models", "stall-logistic-v1.golden.json"))
     ap.add_argument("--results", default=os.path.join(here, "results-v1.json"))
+    ap.add_argument("--evaluate-only", action="store_true",
+                    help="read the model from --out instead of fitting it; write neither it nor --golden")
     args = ap.parse_args()
 
     traces = sim.load_all(args.traces)
@@ -364,21 +602,11 @@ def main():
     train_s, test_s = run(train_tr), run(test_tr)
     train_ex = [e for s in train_s for e in label_session(s, HORIZON_SECONDS)]
     y = np.array([lab for _, _, lab in train_ex], float)
-    X, cols, stats = design(train_ex, MODEL_FEATURES)
-    bias, w = fit_logistic(X, y, L2_PENALTY)
-    weight = {c: wi for c, wi in zip(cols, w)}
-
-    feats = []
-    for name, kind, lo, hi in MODEL_FEATURES:
-        st = stats[name]
-        feats.append(dict(name=name, transform=kind, clipMin=lo, clipMax=hi, imputeValue=st["impute"],
-                          mean=st["mean"], std=st["std"], weight=float(weight[(name, "z")]),
-                          missingWeight=float(weight.get((name, "missing"), 0.0))))
-    model = dict(schema="hlsplay.stall-model", schemaVersion=1, name=MODEL_NAME, version=MODEL_VERSION,
-                 kind="logistic", horizonSeconds=HORIZON_SECONDS, operatingThreshold=0.5, bias=float(bias),
-                 features=feats, training={})
-    train_scores = [model_probability(model, f) for _, f, _ in train_ex]
-    model["operatingThreshold"] = best_f1_threshold(train_scores, y.astype(bool))
+    if args.evaluate_only:
+        with open(args.out) as fh:
+            model = json.load(fh)
+    else:
+        model = fit_model(train_ex, y)
 
     results = dict(
         horizonSeconds=HORIZON_SECONDS,
@@ -392,7 +620,12 @@ def main():
         ],
         train=evaluate("model", lambda f: model_probability(model, f), train_s, model["operatingThreshold"],
                        HORIZON_SECONDS),
+        heldOutShippedModel=shipped_model_results(repo, test_tr, test_s),
     )
+    if args.evaluate_only:
+        results_file.update(args.results, results, "Tools/train/train.py")
+        print_results(results, len(train_tr), len(test_tr), len(train_ex))
+        return
     m = results["heldOut"][0]
     model["training"] = dict(
         tool="Tools/train/train.py (simulator Tools/train/sim.py)",
@@ -447,17 +680,7 @@ def main():
         fh.write("\n")
     results_file.update(args.results, results, "Tools/train/train.py")
 
-    def fmt(x, p=3):
-        return "—" if x is None else f"{x:.{p}f}"
-    print(f"traces: {len(train_tr)} train, {len(test_tr)} held out; examples train {len(train_ex)}")
-    print(f"{'predictor':34} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}"
-          f" {'iso med':>7} {'iso>=3s':>7}")
-    for r in results["heldOut"] + [dict(results["train"], predictor="model (TRAIN, for reference)")]:
-        print(f"{r['predictor']:34} {fmt(r['auc'])} {fmt(r['precision'])} {fmt(r['recall'])} {fmt(r['brier'])} "
-              f"{fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}"
-              f" {fmt(r['isolatedMedianLeadSeconds'], 2):>7} {fmt(r['isolatedLeadAtLeast3s'], 2):>7}"
-              f" (of {r['isolatedStalls']})")
-
+    print_results(results, len(train_tr), len(test_tr), len(train_ex))
 
 if __name__ == "__main__":
     main()

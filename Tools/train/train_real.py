@@ -272,7 +272,10 @@ def main():
         # Descriptive only (nothing is chosen on it): how v2's warning lead and
         # precision trade off on the held-out traces as the threshold moves.
         heldOutThresholdCurve=[dict(threshold=t, **{k: r[k] for k in ("precision", "recall", "medianLeadSeconds",
-                                                                       "isolatedMedianLeadSeconds")})
+                                                                       "isolatedMedianLeadSeconds", "healthyStalls",
+                                                                       "healthyMedianLeadSeconds",
+                                                                       "healthyLeadAtLeast3s", "falseAlarms",
+                                                                       "falseAlarmsPerHour")})
                                for t in (0.1, 0.2, 0.3, 0.4, 0.5, model["operatingThreshold"], 0.7)
                                for r in [ev("v2", lambda f: mp(model, f), held, t)]],
         train=ev("model v2 (TRAIN, for reference)", lambda f: mp(model, f), real_train, model["operatingThreshold"]),
@@ -338,12 +341,15 @@ def main():
             continue
         print(f"-- {block}")
         print(f"{'predictor':44} {'AUC':>6} {'prec':>6} {'recall':>6} {'Brier':>6} {'lead med':>8} {'warned':>7}"
-              f" {'iso med':>7} {'iso>=3s':>7}")
+              f" {'iso med':>7} {'iso>=3s':>7} {'healthy med':>11} {'>=3s':>5} {'false/h':>7}")
         for r in results[block] + ([dict(results["train"])] if block == "heldOut" else []):
             print(f"{r['predictor'][:44]:44} {fmt(r['auc'])} {fmt(r['precision'])} {fmt(r['recall'])} "
                   f"{fmt(r['brier'])} {fmt(r['medianLeadSeconds'], 2):>8} {r['warnedStalls']:>3}/{r['stalls']}"
                   f" {fmt(r['isolatedMedianLeadSeconds'], 2):>7} {fmt(r['isolatedLeadAtLeast3s'], 2):>7}"
-                  f" (of {r['isolatedStalls']}) ex {r['examples']}/{r['positives']}")
+                  f" (of {r['isolatedStalls']}) {fmt(r['healthyMedianLeadSeconds'], 2):>11}"
+                  f" {fmt(r['healthyLeadAtLeast3s'], 2):>5} {fmt(r['falseAlarmsPerHour'], 1):>7}"
+                  f" (healthy {r['healthyStalls']}, false {r['falseAlarms']} in {r['playbackHours']:.2f} h)"
+                  f" ex {r['examples']}/{r['positives']}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ compare  For every real session in the manifest (collect.py), one simulated
 onoff    The controller on (--predictor model) and off on the held-out traces
          (--traces train: the training traces, to tune on) at many start
          offsets: breadth the real runs cannot afford. Prints
-         the totals (the same figures as onoff_report.py) and writes
-         DATA/vsim-onoff-TAG.json.
+         the totals (the same figures as onoff_report.py) and their paired
+         statistics (onoff_report.compare_pairs: Wilcoxon, sign test,
+         bootstrap CI, pairs keyed by trace and offset) and writes
+         DATA/vsim-onoff-TAG.json (with the per-pair figures).
 
 The simulated sessions' logs go to DATA/vsim-logs/ and are ordinary session
 logs (reallogs.py reads them; `hlsplay report` draws them).
@@ -33,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import collect  # noqa: E402
+import onoff_report  # noqa: E402
 import reallogs  # noqa: E402
 import results_file  # noqa: E402
 
@@ -157,8 +160,16 @@ def onoff(args):
                    bitrateRatioOnOverOff=round(ratio, 4) if ratio else None,
                    bitrateWithinTolerance=ratio is not None and ratio >= 0.9)
     verdict["targetMet"] = verdict["fewerStalls"] and verdict["lessTimeStalled"] and verdict["bitrateWithinTolerance"]
+    arms = {}
+    for j, s in done:
+        arms.setdefault((j["trace"], j["offset"]), {})[j["arm"]] = s
+    fields = ("stallCount", "stallSeconds", "averageBitrateBps")
+    pairs = [dict(trace=t, offsetSeconds=o, on={k: a["on"].get(k) for k in fields},
+                  off={k: a["off"].get(k) for k in fields}) for (t, o), a in arms.items()]
+    comparison = onoff_report.compare_pairs(pairs)
+    onoff_report.print_comparison("paired", comparison)
     out = dict(tag=args.tag, ladder=ladder, policy=args.policy, model=args.model, traces=args.traces, offsetsPerTrace=args.offsets,
-               on=f_on, off=f_off, verdict=verdict)
+               on=f_on, off=f_off, verdict=verdict, comparison=comparison, pairs=pairs)
     with open(os.path.join(args.data, f"vsim-onoff-{args.tag}.json"), "w") as fh:
         json.dump(out, fh, indent=2)
     print(json.dumps(dict(on=f_on, off=f_off, verdict=verdict), indent=1))
