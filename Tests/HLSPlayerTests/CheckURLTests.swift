@@ -3,6 +3,7 @@
 // probed, and a variant that is not there is a finding (exit 69), not a crash.
 
 import Foundation
+import HLSOrigin
 import Testing
 import TestSupport
 
@@ -217,6 +218,40 @@ import TestSupport
             #expect(reason.hasPrefix("encrypted: METHOD=SAMPLE-AES"), "\(reason)")
             #expect(sample.rules(0, "info") == ["not-probed"])
         }
+    }
+
+    /// The request options of playback reach every request `check` makes, and no secret reaches its output.
+    @Test func requestOptions_reachEveryRequest_secretsNotPrinted() throws {
+        let ladder = try Repo.requireSamples("ladder-2s")
+        let originLog = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: originLog) }
+        var config = OriginConfiguration()
+        config.requestLogURL = originLog
+        let (c, human) = try withOrigin(ladder, configuration: config) { server in
+            let url = server.baseURL.appendingPathComponent("master.m3u8")
+            let options = [
+                "--header", "X-Api-Key: APIKEY-SECRET-5150", "--cookie", "session=COOKIE-SECRET-7781", "--user-agent", "QA-Check/1.0",
+                "--referer", "https://player.example/watch"
+            ]
+            let human = try runProcess(Repo.hlsplay, ["check"] + options + [url.absoluteString + "?token=TOKEN-SECRET-42"])
+            return (try check(url, options), human)
+        }
+        #expect(c.status == 0, "stdout: \(c.stdout) stderr: \(c.stderr)")
+        let requests = try String(contentsOf: originLog, encoding: .utf8).split(separator: "\n").compactMap {
+            (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["headers"] as? [String: String]
+        }
+        // Per run: the multivariant playlist, 4 media playlists, 4 first segments.
+        #expect(requests.count == 18)
+        for headers in requests {
+            #expect(headers["x-api-key"] == "APIKEY-SECRET-5150")
+            #expect(headers["cookie"] == "session")
+            #expect(headers["user-agent"] == "QA-Check/1.0")
+            #expect(headers["referer"] == "https://player.example/watch")
+        }
+        for output in [c.stdout, c.stderr, human.stdout, human.stderr] {
+            for secret in ["APIKEY-SECRET-5150", "COOKIE-SECRET-7781", "TOKEN-SECRET-42"] { #expect(!output.contains(secret)) }
+        }
+        #expect(human.stdout.contains("token=REDACTED"), "\(human.stdout)")
     }
 
     @Test func badURL_isAUsageError() throws {
