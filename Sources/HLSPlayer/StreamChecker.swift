@@ -231,6 +231,13 @@ public final class StreamChecker {
         entry.findings += StreamCheck.mediaPlaylistFindings(media)
     }
 
+    /// A WebVTT file starts with "WEBVTT", maybe after a UTF-8 byte order mark.
+    static func isWebVTT(_ data: Data) -> Bool {
+        let head = [UInt8](data.prefix(9))
+        let text = head.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(head.dropFirst(3)) : head
+        return text.starts(with: Array("WEBVTT".utf8))
+    }
+
     /// Fetches (key, init section, segment), decrypts and demuxes the first segment that is not a gap.
     private func probeFirstSegment(
         of media: MediaPlaylist, into entry: inout CheckedPlaylist, report: inout StreamCheckReport
@@ -330,6 +337,12 @@ public final class StreamChecker {
                 entry.findings.append(CheckFinding(.error, "probe-failed", "the first segment could not be decrypted: \(error)"))
                 return measured
             }
+        }
+        // A subtitle playlist given as the URL: WebVTT text has no audio or video to demux.
+        if Self.isWebVTT(body) {
+            first.notProbedReason = "subtitles (WebVTT)"
+            entry.findings.append(CheckFinding(.info, "not-probed", "first segment not probed: WebVTT subtitles"))
+            return nil
         }
         do {
             let hint = PlayerSession.containerHint(for: segment, body: body, initializationSection: initData)

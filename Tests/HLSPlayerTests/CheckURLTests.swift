@@ -165,6 +165,48 @@ import TestSupport
 
     /// An LCEVC stream: RESOLUTION declares the enhanced 1920x1080 picture, the H.264 base layer
     /// (all a non-LCEVC decoder sees, and what ffprobe reports) is 960x540: a true finding.
+    /// Third-party streams a packager made right: clean, each with the codecs it holds.
+    @Test(arguments: [
+        ("shaka-ts-h265", "hevc.m3u8", ["hevc"]), ("shaka-packed-ec3", "prog_index.m3u8", ["eac3"]),
+        ("shaka-wowza-packed-mp3", "playlist.m3u8", ["mp3"]), ("shaka-apple-packed-aac", "manifest.m3u8", ["aac"]),
+        ("shaka-fmp4-muxed", "hls.m3u8", ["aac", "h264"])
+    ])
+    func thirdParty_clean(stream: String, entry: String, codecs: [String]) throws {
+        let dir = try ThirdPartyStreamTests.folder().appendingPathComponent(stream)
+        try withOrigin(dir) { base in
+            let c = try check(base.appendingPathComponent(entry))
+            #expect(c.status == 0, "stdout: \(c.stdout) stderr: \(c.stderr)")
+            #expect(c.report["errors"] as? Int == 0)
+            let found = c.playlists.flatMap { ($0["firstSegment"] as? [String: Any])?["streams"] as? [[String: Any]] ?? [] }
+            #expect(Set(found.compactMap { $0["codec"] as? String }) == Set(codecs))
+            #expect(c.stderr.isEmpty, "FFmpeg's own log stays off stderr: \(c.stderr)")
+        }
+    }
+
+    /// Real packager output that breaks RFC 8216 §4.3.3.1: EXTINF 9.138 and 8.789 under TARGETDURATION 8.
+    @Test func thirdParty_tsOpus_extinfAboveTargetDuration() throws {
+        let dir = try ThirdPartyStreamTests.folder().appendingPathComponent("shaka-ts-opus")
+        try withOrigin(dir) { base in
+            let c = try check(base.appendingPathComponent("playlist.m3u8"))
+            #expect(c.status == 65)
+            #expect(c.rules(0, "error") == ["target-duration", "target-duration"])
+            let codecs = ((c.playlists.first?["firstSegment"] as? [String: Any])?["streams"] as? [[String: Any]] ?? []).compactMap {
+                $0["codec"] as? String
+            }
+            #expect(codecs.sorted() == ["h264", "opus"])
+        }
+    }
+
+    /// A subtitle Media Playlist given as the URL: said to be WebVTT, not a failed demux.
+    @Test func thirdParty_webVTTPlaylist_notProbedAsSubtitles() throws {
+        let dir = try ThirdPartyStreamTests.folder().appendingPathComponent("shaka-text-offset")
+        try withOrigin(dir) { base in
+            let c = try check(base.appendingPathComponent("playlist-vtt.m3u8"))
+            #expect(c.rules(0, "error").isEmpty)
+            #expect((c.playlists.first?["firstSegment"] as? [String: Any])?["notProbedReason"] as? String == "subtitles (WebVTT)")
+        }
+    }
+
     @Test func thirdParty_fmp4ByteRange_initSectionAndRangeFetched_lcevcBaseLayerBelowResolution() throws {
         let dir = try ThirdPartyStreamTests.folder().appendingPathComponent("shaka-packager-fmp4-byterange")
         try withOrigin(dir) { base in
