@@ -147,6 +147,27 @@ import TestSupport
         }
     }
 
+    /// Not a playlist (an HTML error page served with 200), and a variant that is one: each rejected with line and rule.
+    @Test func notAPlaylist_rejectedWithLineAndRule_exit65() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try "<html><body>Service unavailable</body></html>\n".write(to: dir.appendingPathComponent("page.m3u8"), atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=100000\npage.m3u8\n".write(
+            to: dir.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
+        try withOrigin(dir) { base in
+            let page = try check(base.appendingPathComponent("page.m3u8"))
+            #expect(page.status == 65)
+            #expect(page.report["accepted"] as? Bool == false)
+            let finding = (page.report["findings"] as? [[String: Any]])?.first ?? [:]
+            #expect(finding["rule"] as? String == "playlist-rejected")
+            #expect((finding["message"] as? String)?.hasPrefix("line 1: ") == true, "\(finding)")
+            #expect((finding["reference"] as? String)?.contains("RFC 8216") == true, "\(finding)")
+            let master = try check(base.appendingPathComponent("master.m3u8"))
+            #expect(master.status == 65)
+            #expect(master.rules(0, "error").contains("playlist-rejected"))
+        }
+    }
+
     /// Shaka Player's test assets (Apache-2.0, ../shared/data/thirdparty/README.md).
     @Test func thirdParty_multivideoWithRenditions_probedClean() throws {
         let dir = try ThirdPartyStreamTests.folder().appendingPathComponent("shaka-multivideo")
