@@ -92,7 +92,7 @@ enum CheckCommand {
         }
         guard !inputs.isEmpty else {
             say("no playlist URL or file given")
-            Console.error(usage, text: StandardStreams.outgoing)
+            Console.error("Try 'hlsplay check --help'.", text: StandardStreams.outgoing)
             return 64
         }
         let requestOptions: Arguments
