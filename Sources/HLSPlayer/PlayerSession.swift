@@ -322,6 +322,14 @@ public final class PlayerSession: @unchecked Sendable {
         recorder = try SessionRecorder(
             logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
             outgoing: OutgoingText(redactsURLs: configuration.redactURLs, secretHeaderNames: configuration.requestHeaders.map(\.name)))
+        client = HTTPClient(clock: clock, configuration: Self.httpConfiguration(configuration))
+        core = SessionCore(configuration: configuration.core, predictor: nil)
+        progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
+    }
+
+    /// The HTTP client settings a configuration asks for (`--header`, `--cookie`, `--user-agent`,
+    /// `--referer`, `--proxy`, `--insecure`, local files): one place, for playback and `check` alike.
+    static func httpConfiguration(_ configuration: PlayerConfiguration) -> HTTPClientConfiguration {
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
         httpConfig.userHeaders = configuration.requestHeaders
@@ -331,9 +339,7 @@ public final class PlayerSession: @unchecked Sendable {
         if configuration.url.isFileURL, !configuration.allowAnyLocalFile {
             httpConfig.localFileDirectory = Self.localFileDirectory(of: configuration.url)
         }
-        client = HTTPClient(clock: clock, configuration: httpConfig)
-        core = SessionCore(configuration: configuration.core, predictor: nil)
-        progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
+        return httpConfig
     }
 
     /// The directory a local top-level playlist may name files in (LocalFileScope): the real

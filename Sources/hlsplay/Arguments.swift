@@ -57,7 +57,7 @@ struct Arguments {
 
     static let usage = """
         usage: hlsplay [URL] --headless [options]
-               hlsplay check [--json] FILE...     (parse playlists; see 'hlsplay check --help')
+               hlsplay check [--json] URL|FILE... (validate a stream or parse playlists; 'hlsplay check --help')
                hlsplay report LOG --html OUT.html (timeline page of a session log)
                hlsplay simulate LADDER --trace FILE (one session in virtual time; see 'hlsplay simulate --help')
 

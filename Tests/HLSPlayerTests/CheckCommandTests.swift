@@ -29,7 +29,11 @@ import TestSupport
     }
 
     @Test func usageErrors_exit64_unreadable_exit66() throws {
-        #expect(try check([]).status == 64)
+        let none = try check([])
+        #expect(none.status == 64)
+        // A short pointer to the help, not the usage squeezed onto one line with its newlines escaped.
+        #expect(none.stderr.contains("Try 'hlsplay check --help'."), "\(none.stderr)")
+        #expect(!none.stderr.contains("\\n"), "\(none.stderr)")
         #expect(try check(["--bogus", "x"]).stderr.contains("'--bogus'"))
         #expect(try check(["/nonexistent.m3u8"]).status == 66)
     }
