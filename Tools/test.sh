@@ -13,10 +13,14 @@ swift build --build-tests
 # binaries just built, reading logs), the characterization grid's shard partition, merge
 # and log readings, the training results file and trace groups (about 20 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s).
-python3 -B -m unittest discover -s Tools/tests
+# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
+# install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
-    skips=$(python3 -B Tools/tagged-tests.py realTime)
+    skips=$("$py" -B Tools/tagged-tests.py realTime)
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi
