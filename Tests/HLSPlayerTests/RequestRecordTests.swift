@@ -1,0 +1,147 @@
+import Foundation
+import HLSOrigin
+import Testing
+import TestSupport
+
+/// Every request hlsplay sends is in the HAR and in the session log (`request.start`/`request.end`), with
+/// the URL really sent, and the records of a request cut short say what it had received when it ended:
+/// the status line, the bytes, the first byte and the time it ran, and why it ended.
+@Suite(.serialized, .tags(.realTime)) struct RequestRecordTests {
+    static func entries(_ run: Run) -> [[String: Any]] { HARTests.entries(run) }
+
+    static func entry(_ run: Run, requestID: Int) -> [String: Any]? {
+        entries(run).first { $0["_requestID"] as? Int == requestID }
+    }
+
+    /// The origin's request lines (connection records, which have a `type`, left out) as `path?query`.
+    static func originTargets(_ log: URL) throws -> [String] {
+        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap { line in
+            guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["type"] == nil else { return nil }
+            let path = o["path"] as? String ?? ""
+            return (o["query"] as? String).map { "\(path)?\($0)" } ?? path
+        }
+    }
+
+    /// `path?query` of a URL as sent.
+    static func target(_ url: String) -> String {
+        guard let c = URLComponents(string: url) else { return url }
+        return c.percentEncodedQuery.map { "\(c.path)?\($0)" } ?? c.path
+    }
+
+    /// Each `request.start` and `request.end` pair and the HAR entry of the same request agree.
+    static func expectRecordsAgree(_ run: Run, sourceLocation: SourceLocation = #_sourceLocation) {
+        let starts = run.events("request.start")
+        let ends = run.events("request.end")
+        let entries = Self.entries(run)
+        #expect(harProblems(run.har) == [], sourceLocation: sourceLocation)
+        #expect(starts.count == ends.count, "every request.start has its request.end", sourceLocation: sourceLocation)
+        #expect(entries.count == ends.count, "one HAR entry per request", sourceLocation: sourceLocation)
+        for start in starts {
+            let id = start["requestID"] as? Int ?? -1
+            guard let end = ends.first(where: { $0["requestID"] as? Int == id }), let entry = Self.entry(run, requestID: id) else {
+                Issue.record("request \(id) has no request.end or no HAR entry", sourceLocation: sourceLocation)
+                continue
+            }
+            let sent = ((entry["request"] as? [String: Any])?["url"] as? String) ?? ""
+            #expect(start["url"] as? String == sent, "request.start names the URL sent", sourceLocation: sourceLocation)
+            #expect(end["url"] as? String == sent, "request.end names the URL sent", sourceLocation: sourceLocation)
+            let response = entry["response"] as? [String: Any] ?? [:]
+            let status = response["status"] as? Int ?? 0
+            #expect((end["status"] as? Int ?? 0) == status, "request \(id): status \(end) vs HAR \(status)", sourceLocation: sourceLocation)
+            #expect(end["bytes"] as? Int == response["bodySize"] as? Int, "request \(id): bytes", sourceLocation: sourceLocation)
+            #expect(
+                (end["aborted"] as? Bool ?? false) == (response["_aborted"] as? Bool ?? false), "request \(id): aborted",
+                sourceLocation: sourceLocation)
+        }
+    }
+
+    /// hls-origin serving ladder-2s as LL-HLS (0.5 s parts): blocking reloads (`_HLS_msn`/`_HLS_part`,
+    /// `_HLS_skip`), parts and preload hints, with CMCD in the query. The HAR has one valid entry per request
+    /// the origin logged, each with the target the origin saw, and the session log names the same URLs.
+    @Test func lowLatency_everyRequestTheOriginSaw_isInTheHARAndTheLog() throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-llhar-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let requestLog = dir.appendingPathComponent("requests.jsonl")
+        var config = OriginConfiguration(requestLogURL: requestLog)
+        config.live = LiveConfiguration(windowSegments: 10, lowLatency: LowLatencyConfiguration(partTargetSeconds: 0.5))
+        let run = try withOrigin(samples, configuration: config) { server in
+            Thread.sleep(forTimeInterval: 3) // a few segments into the stream
+            return try runHlsplay([
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status", "--cold",
+                "--no-redact", "--cmcd", "query", "--duration", "6"
+            ])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let entries = Self.entries(run)
+        let origin = try Self.originTargets(requestLog)
+        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
+        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        #expect(sent.filter { $0.contains("_HLS_msn=") && $0.contains("_HLS_part=") }.count >= 4, "blocking reloads: \(sent)")
+        #expect(run.events("segment.buffered").filter { $0["part"] != nil }.count >= 4, "parts loaded")
+        #expect(sent.allSatisfy { $0.contains("CMCD=") }, "every URL with its CMCD query")
+    }
+
+    /// 20 KB of a 200's body, then silence: the wedge rule cancels it. Its request.end says what the
+    /// HAR says: status 200, the bytes that came, the first byte and the time it ran, aborted as wedged.
+    @Test func wedgedTwoHundred_requestEndCarriesStatusBytesAndTimes() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let faults = [
+            FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .stallAfterBytes(bytes: 20_000, seconds: nil))
+        ]
+        let run = try withOrigin(samples, faults: faults) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status", "--cold"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let end = try #require(run.events("request.end").first { $0["cancelReason"] as? String == "wedged" }, "a request.end cancelled as wedged")
+        #expect(end["status"] as? Int == 200)
+        #expect((end["bytes"] as? Int ?? 0) >= 20_000)
+        #expect(end["aborted"] as? Bool == true)
+        #expect(end["errorKind"] as? String == "cancelled")
+        let timings = try #require(end["timings"] as? [String: Any])
+        let firstByte = try #require(timings["firstByteSeconds"] as? Double)
+        let total = try #require(timings["totalSeconds"] as? Double)
+        #expect(firstByte > 0 && firstByte < total)
+        #expect(total >= 3, "it ran for the wedge window at least: \(total) s")
+        // The HAR entry of the same request: the same time, to the millisecond.
+        let entry = try #require(Self.entry(run, requestID: end["requestID"] as? Int ?? -1))
+        #expect(abs((entry["time"] as? Double ?? 0) - total * 1000) < 1.5, "HAR time \(entry["time"] ?? "-") ms, request.end \(total) s")
+    }
+
+    /// The session ends (`--duration`) while a 200's body is stalled mid-way: the cancelled request's
+    /// request.end has its status, bytes and times, with the session's end as the cause.
+    @Test func sessionStopMidTransfer_requestEndCarriesStatusBytesAndTimes() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        // Segments 0 and 1 fill the start buffer; segment 2 stalls after 20 KB, longer than the session lasts.
+        let faults = [
+            FaultRule(pathPattern: "*/seg_00002.ts", requestIndex: 0, afterSeconds: nil, action: .stallAfterBytes(bytes: 20_000, seconds: nil))
+        ]
+        let run = try withOrigin(samples, faults: faults) { base in
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status", "--cold", "--variant", "0",
+                "--duration", "1"
+            ])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let end = try #require(
+            run.events("request.end").first { $0["cancelReason"] as? String == "session-stopping" }, "a request.end cut by the session's end")
+        #expect(end["status"] as? Int == 200)
+        #expect((end["bytes"] as? Int ?? 0) >= 20_000)
+        #expect(end["aborted"] as? Bool == true)
+        let timings = try #require(end["timings"] as? [String: Any])
+        #expect(timings["firstByteSeconds"] as? Double != nil)
+        #expect((timings["totalSeconds"] as? Double ?? 0) > 0)
+        let entry = try #require(Self.entry(run, requestID: end["requestID"] as? Int ?? -1))
+        let response = try #require(entry["response"] as? [String: Any])
+        #expect(response["status"] as? Int == 200)
+        #expect((response["_error"] as? String ?? "").hasPrefix("cancelled: session stopping"), "\(response)")
+    }
+}
