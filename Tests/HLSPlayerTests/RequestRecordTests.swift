@@ -144,4 +144,109 @@ import TestSupport
         #expect(response["status"] as? Int == 200)
         #expect((response["_error"] as? String ?? "").hasPrefix("cancelled: session stopping"), "\(response)")
     }
+
+    /// Plays `path` under `root` through hls-origin with a request log; the run and the origin's targets.
+    static func playLogged(_ root: URL, _ path: String, faults: [FaultRule] = [], _ args: [String] = []) throws -> (Run, [String]) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-reqlog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let requestLog = dir.appendingPathComponent("requests.jsonl")
+        var config = OriginConfiguration(requestLogURL: requestLog)
+        config.faults = faults
+        let run = try withOrigin(root, configuration: config) { server in
+            try runHlsplay(
+                [URL(string: path, relativeTo: server.baseURL)!.absoluteString, "--headless", "--json", "--no-status", "--cold", "--no-redact"]
+                    + args)
+        }
+        return (run, try originTargets(requestLog))
+    }
+
+    /// alt-audio (video-only variants, English and French renditions) with every segment AES-128
+    /// encrypted — the video under one key, the audio under another — and the first request of an audio
+    /// segment answering 503: multivariant and media playlists of both tracks, keys, segments of both
+    /// tracks and a retry, each in the HAR and the log, as many as the origin saw.
+    @Test func alternateAudioWithKeys_everyRequestTheOriginSaw_isInTheHARAndTheLog() throws {
+        let source = try Repo.requireSamples("short-2s").deletingLastPathComponent().appendingPathComponent("variants/alt-audio")
+        guard FileManager.default.fileExists(atPath: source.appendingPathComponent("master.m3u8").path) else {
+            throw TestSetupError("\(source.path) is missing: run Samples/make-all.sh (Tools/test.sh does)")
+        }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-altkeys-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("keys"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: source.appendingPathComponent("master.m3u8"), to: root.appendingPathComponent("master.m3u8"))
+        guard let openssl = findOnPath("openssl") else { throw TestSetupError("openssl is not on PATH: it encrypts this test's segments") }
+        let iv = "000102030405060708090a0b0c0d0e0f"
+        let keys = ["video": "00112233445566778899aabbccddeeff", "audio": "ffeeddccbbaa99887766554433221100"]
+        for (name, hex) in keys {
+            let bytes = stride(from: 0, to: hex.count, by: 2).map { i -> UInt8 in
+                UInt8(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 2)], radix: 16)!
+            }
+            try Data(bytes).write(to: root.appendingPathComponent("keys/\(name).key"))
+        }
+        for track in ["v0", "v1", "en", "fr"] {
+            let key = track.hasPrefix("v") ? "video" : "audio"
+            let folder = root.appendingPathComponent(track)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let playlist = try String(contentsOf: source.appendingPathComponent("\(track)/prog.m3u8"), encoding: .utf8)
+            var lines: [String] = []
+            for line in playlist.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+                lines.append(line)
+                if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE") { lines.append("#EXT-X-KEY:METHOD=AES-128,URI=\"../keys/\(key).key\",IV=0x\(iv)") }
+                if line.hasSuffix(".ts") {
+                    // AES-128-CBC with PKCS7 padding (RFC 8216 §5.2), by the openssl CLI.
+                    let result = try runProcess(
+                        openssl,
+                        [
+                            "enc", "-aes-128-cbc", "-K", keys[key]!, "-iv", iv, "-in", source.appendingPathComponent("\(track)/\(line)").path,
+                            "-out", folder.appendingPathComponent(line).path
+                        ])
+                    guard result.status == 0 else { throw TestSetupError("openssl enc failed: \(result.stderr)") }
+                }
+            }
+            try lines.joined(separator: "\n").write(to: folder.appendingPathComponent("prog.m3u8"), atomically: true, encoding: .utf8)
+        }
+        let fault = FaultRule(pathPattern: "/en/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .status(code: 503, retryAfterSeconds: nil))
+        let (run, origin) = try Self.playLogged(root, "master.m3u8", faults: [fault])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let entries = Self.entries(run)
+        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
+        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        let purposes = Set(entries.compactMap { $0["_purpose"] as? String })
+        #expect(purposes == ["multivariant-playlist", "media-playlist", "key", "segment"], "\(purposes)")
+        #expect(sent.filter { $0.hasSuffix("/keys/audio.key") }.count == 1 && sent.filter { $0.hasSuffix("/keys/video.key") }.count == 1)
+        #expect(sent.filter { $0.hasSuffix("/en/seg_00001.ts") }.count == 2, "the 503 and its retry")
+        #expect(run.summary?["audioSegmentsBuffered"] as? Int == 4)
+        #expect(run.summary?["decodeErrors"] as? Int == 0)
+    }
+
+    /// Redundant variants (a/ answers 503 for every segment: failover to b/), content steering (the
+    /// steering manifest, then pathway b) and fMP4 alternate audio (init sections of both tracks): every
+    /// request the origin saw is in the HAR and the log.
+    @Test(arguments: [
+        ("redundant/master.m3u8", "segment"), ("redundant/steering.m3u8", "steering-manifest"), ("alt-audio-fmp4/master.m3u8", "init-section")
+    ])
+    func failoverSteeringAndInitSections_everyRequestTheOriginSaw_isInTheHARAndTheLog(path: String, purpose: String) throws {
+        let variants = try Repo.requireSamples("short-2s").deletingLastPathComponent().appendingPathComponent("variants")
+        guard FileManager.default.fileExists(atPath: variants.appendingPathComponent(path).path) else {
+            throw TestSetupError("\(variants.path) is missing \(path): run Samples/make-all.sh (Tools/test.sh does)")
+        }
+        let fault = FaultRule(
+            pathPattern: "/redundant/a/*/seg_*", requestIndex: nil, afterSeconds: nil, action: .status(code: 503, retryAfterSeconds: nil))
+        let (run, origin) = try Self.playLogged(variants, path, faults: path == "redundant/master.m3u8" ? [fault] : [])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let entries = Self.entries(run)
+        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
+        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        let purposes = Set(entries.compactMap { $0["_purpose"] as? String })
+        #expect(purposes.contains(purpose), "\(purposes)")
+        if path == "redundant/master.m3u8" {
+            #expect(entries.contains { ($0["response"] as? [String: Any])?["status"] as? Int == 503 } && sent.contains { $0.contains("/b/") })
+        }
+    }
 }
