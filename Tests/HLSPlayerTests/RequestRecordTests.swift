@@ -114,6 +114,27 @@ import TestSupport
         #expect(abs((entry["time"] as? Double ?? 0) - total * 1000) < 1.5, "HAR time \(entry["time"] ?? "-") ms, request.end \(total) s")
     }
 
+    /// A 200 whose connection closes after 20 KB of its body (a failure, not a cancel): its request.end
+    /// has the status and what came, aborted, as the HAR entry; the retry then loads the whole segment.
+    @Test func truncatedTwoHundred_requestEndCarriesStatusBytesAndTimes() throws {
+        let samples = try Repo.requireSamples("short-2s")
+        let faults = [FaultRule(pathPattern: "*/seg_00001.ts", requestIndex: 0, afterSeconds: nil, action: .truncateAfterBytes(bytes: 20_000))]
+        let run = try withOrigin(samples, faults: faults) { base in
+            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--no-status", "--cold"])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        Self.expectRecordsAgree(run)
+        let end = try #require(run.events("request.end").first { $0["ok"] as? Bool == false }, "the truncated attempt's request.end")
+        #expect(end["status"] as? Int == 200)
+        #expect(end["bytes"] as? Int == 20_000)
+        #expect(end["aborted"] as? Bool == true)
+        #expect(end["cancelReason"] == nil)
+        let timings = try #require(end["timings"] as? [String: Any])
+        let firstByte = try #require(timings["firstByteSeconds"] as? Double)
+        #expect(firstByte > 0 && firstByte <= (timings["totalSeconds"] as? Double ?? 0))
+    }
+
     /// The session ends (`--duration`) while a 200's body is stalled mid-way: the cancelled request's
     /// request.end has its status, bytes and times, with the session's end as the cause.
     @Test func sessionStopMidTransfer_requestEndCarriesStatusBytesAndTimes() throws {
