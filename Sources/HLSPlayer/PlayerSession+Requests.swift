@@ -49,8 +49,10 @@ extension PlayerSession {
             request.firstByteTimeoutSeconds = configuration.firstByteTimeoutSeconds
             request.stallTimeoutSeconds = configuration.requestStallTimeoutSeconds
             let rangeText = byteRange?.httpRange
+            // The URL really sent (with its CMCD query in query mode), as the HAR entry has it.
+            let sentURL = shown(request.url)
             var start = RequestStart(
-                requestID: requestID, url: shown(url), purpose: purpose, attempt: attempts,
+                requestID: requestID, url: sentURL, purpose: purpose, attempt: attempts,
                 variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
             start.track = track
             recorder.record(.requestStart(start))
@@ -103,16 +105,14 @@ extension PlayerSession {
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
                     attempts -= 1
                     lock.withLock { freshConnectionNext = true }
-                    recorder.record(
-                        .requestEnd(
-                            RequestEnd(
-                                requestID: requestID, url: shown(url), purpose: purpose, status: nil,
-                                bytes: e.bytesReceived, ok: false, errorKind: .transferTimeout,
-                                errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested")))
+                    let exchange = wireExchange(of: e, request: request, startedAt: startedAt)
+                    var end = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: e, exchange: exchange, abort: abort)
+                    end.errorKind = .transferTimeout
+                    end.errorMessage = "no byte for the wedge window (byte-progress monitor); re-requested"
+                    recorder.record(.requestEnd(end))
                     recorder.addHAREntry(
                         harEntry(
-                            requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
-                            startedAt: startedAt, failure: e, abort: abort))
+                            requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
                     recorder.record(
                         .retryScheduled(
                             RetryScheduled(
@@ -141,7 +141,7 @@ extension PlayerSession {
                 recorder.record(
                     .requestEnd(
                         RequestEnd(
-                            requestID: requestID, url: shown(url), purpose: purpose, status: response.statusCode,
+                            requestID: requestID, url: sentURL, purpose: purpose, status: response.statusCode,
                             bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
                             tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
                 recorder.addHAREntry(
@@ -159,15 +159,12 @@ extension PlayerSession {
                 }
                 return response
             case .failure(let error):
+                let exchange = wireExchange(of: error, request: request, startedAt: startedAt)
                 recorder.record(
                     .requestEnd(
-                        RequestEnd(
-                            requestID: requestID, url: shown(url), purpose: purpose, status: error.httpStatus,
-                            bytes: error.bytesReceived, ok: false, errorKind: error.kind, errorMessage: error.message)))
+                        failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: error, exchange: exchange, abort: abort)))
                 recorder.addHAREntry(
-                    harEntry(
-                        requestID: requestID, purpose: purpose, request: request, wallStart: wallStart,
-                        startedAt: startedAt, failure: error, abort: abort))
+                    harEntry(requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: error, abort: abort))
                 if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
@@ -271,20 +268,52 @@ extension PlayerSession {
         }
     }
 
+    /// What went over the wire for a failed or cut-short attempt until it ended; for one that never
+    /// reached the network (a refused scheme, a local file) the URL, the bytes and the time it ran.
+    func wireExchange(of error: LoadError, request: HTTPRequest, startedAt: MonotonicInstant) -> HTTPExchange {
+        error.exchange
+            ?? HTTPExchange(
+                url: request.url.absoluteString, status: error.httpStatus, bodyBytesReceived: error.bytesReceived,
+                timings: .init(
+                    nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: nil,
+                    totalSeconds: max(0, clock.now().seconds(since: startedAt))))
+    }
+
+    /// Why the session cancelled a request: the monitor's abort, or the session ending.
+    func cancelReason(_ abort: InFlightRequest.Abort?) -> RequestCancelReason {
+        switch abort {
+        case .wedged?: return .wedged
+        case .overSelected?: return .overSelected
+        case .liveResync?: return .liveResync
+        case .trickleReRequest?: return .trickleReRequest
+        case .trickleFailed?: return .trickleFailed
+        case nil: return isStopping ? .sessionStopping : .other
+        }
+    }
+
+    /// The `request.end` of a failed or cut-short attempt, agreeing with its HAR entry: the status
+    /// line received (a 200 cut mid-body is 200), the body bytes that arrived, the phase times up to
+    /// where it ended (first byte absent when none came; total = the time it ran), whether it was
+    /// aborted, and for a cancelled one why.
+    func failedRequestEnd(
+        requestID: Int, url: URL, purpose: RequestPurpose, error: LoadError, exchange: HTTPExchange, abort: InFlightRequest.Abort?
+    ) -> RequestEnd {
+        var end = RequestEnd(
+            requestID: requestID, url: shown(url), purpose: purpose, status: exchange.status ?? error.httpStatus,
+            bytes: error.bytesReceived, ok: false, timings: TimingsRecord(exchange.timings), errorKind: error.kind,
+            errorMessage: error.message)
+        if error.kind != .httpStatus { end.aborted = true }
+        if error.kind == .cancelled { end.cancelReason = cancelReason(abort) }
+        return end
+    }
+
     /// The HAR entry of a failed or cut-short attempt: what went over the wire until it ended
     /// (status, headers, bytes, the times it really ran) and why it ended — the session's reason
     /// for cancelling it (`cancelled: wedged`, `cancelled: over-selected`, ...) before the error.
     func harEntry(
-        requestID: Int, purpose: RequestPurpose, request: HTTPRequest, wallStart: Date, startedAt: MonotonicInstant,
-        failure error: LoadError, abort: InFlightRequest.Abort?
+        requestID: Int, purpose: RequestPurpose, wallStart: Date, exchange: HTTPExchange, failure error: LoadError,
+        abort: InFlightRequest.Abort?
     ) -> HAREntry {
-        let exchange =
-            error.exchange
-            ?? HTTPExchange(
-                url: request.url.absoluteString, bodyBytesReceived: error.bytesReceived,
-                timings: .init(
-                    nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: nil,
-                    totalSeconds: max(0, clock.now().seconds(since: startedAt))))
         var text = error.description
         if error.kind == .cancelled {
             let cause: String
@@ -401,6 +430,18 @@ extension TimingsRecord {
         self.init(
             nameLookupSeconds: t.nameLookupSeconds, connectSeconds: connect, tlsSeconds: t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0,
             firstByteSeconds: t.firstByteSeconds, totalSeconds: t.totalSeconds)
+    }
+
+    /// The phases of an attempt that failed or was cut short, as far as it got, made monotonic the
+    /// same way; no first byte when none arrived, and the total is when it ended.
+    init(_ t: HTTPExchange.Timings) {
+        let lookup = max(0, t.nameLookupSeconds)
+        let connect = max(t.connectSeconds, lookup)
+        let tls = t.tlsSeconds > 0 ? max(t.tlsSeconds, connect) : 0
+        let total = max(t.totalSeconds, connect, tls)
+        self.init(
+            nameLookupSeconds: lookup, connectSeconds: connect, tlsSeconds: tls,
+            firstByteSeconds: t.firstByteSeconds.map { min(total, max($0, tls, connect)) }, totalSeconds: total)
     }
 }
 

@@ -1,7 +1,8 @@
 """docs/schema/session-log.schema.json (one line of a session log) and docs/schema/summary.schema.json
 (the summary) against real logs: `hlsplay simulate` on several ladders and traces (one with stalls),
 and real sessions against hls-origin on loopback (a segment answering 404, one answering 503 until
-the retries run out, an alternate audio rendition, `--duration` runs, the resolution and byte limits,
+the retries run out, a 200 whose body stalls until the wedge rule cancels it, an alternate audio
+rendition, `--duration` runs, the resolution and byte limits,
 a short live window). Every line of every log must
 validate; with every object the schema lists closed, every key in the logs must be one the schema
 (and so docs/session-log.md) names; a line that breaks the schema must fail it. The pandas one-liner
@@ -117,9 +118,16 @@ class Logs:
                                timeout=SESSION_TIMEOUT_SECONDS)
             self.add(name, log, p.returncode, tools.json_lines(p.stdout))
         store = ["--estimate-store", os.path.join(self.dir.name, "estimates.json")]
+        # 20 KB of a 200's body, then silence: the wedge rule cancels it (request.end aborted, cancelReason)
+        # and re-requests it at once (request.retry with no attempt of the retry policy counted).
+        wedge = os.path.join(self.dir.name, "wedge.json")
+        with open(wedge, "w", encoding="utf-8") as f:
+            json.dump([{"pathPattern": "*/seg_00001.ts", "requestIndex": 0,
+                        "action": {"type": "stallAfterBytes", "bytes": 20000}}], f)
         for name, root, origin_args, player_args in [
             ("real-404", "short-2s", ["--fault-404", "seg_00002.ts"], ["--cold"]),
             ("real-503", "short-2s", ["--fault-503", "seg_00001.ts"], ["--cold"]),
+            ("real-wedge", "short-2s", ["--faults", wedge], ["--cold"]),
             ("real-alt-audio", "variants/alt-audio", ["--rate", "8mbit"], []),
             ("real-duration", "ladder-2s", ["--rate", "3mbit"], ["--duration", "4"]),
             # Rungs above the resolution limit left out, and a byte bound below a few segments.
@@ -209,6 +217,11 @@ class SessionLogSchemaTests(unittest.TestCase):
         self.assertEqual(logs.status["real-503"], 69, "a segment answering 503 until the retries run out")
         self.assertEqual(logs.status["real-duration"], 0)
         self.assertEqual(logs.status["real-alt-audio"], 0)
+        self.assertEqual(logs.status["real-wedge"], 0)
+        cut = [o for _, o in logs.lines("real-wedge") if o.get("type") == "request.end" and o.get("cancelReason")]
+        self.assertTrue(any(o["cancelReason"] == "wedged" and o.get("status") == 200 and o.get("aborted")
+                            and o["bytes"] >= 20000 and "firstByteSeconds" in o.get("timings", {}) for o in cut),
+                        f"the wedged 200's request.end: {cut}")
         self.assertEqual(logs.status["real-limits"], 0)
         self.assertEqual(logs.status["real-live"], 0)
         seen = {}

@@ -27,9 +27,11 @@ public struct TimingsRecord: Sendable, Equatable, Codable {
     public var nameLookupSeconds: Double
     public var connectSeconds: Double
     public var tlsSeconds: Double
-    public var firstByteSeconds: Double
+    /// The first response byte; nil (absent) for an attempt that ended before any arrived.
+    public var firstByteSeconds: Double?
+    /// The end of the transfer, whether it completed or was cut short.
     public var totalSeconds: Double
-    public init(nameLookupSeconds: Double, connectSeconds: Double, tlsSeconds: Double, firstByteSeconds: Double, totalSeconds: Double) {
+    public init(nameLookupSeconds: Double, connectSeconds: Double, tlsSeconds: Double, firstByteSeconds: Double?, totalSeconds: Double) {
         self.nameLookupSeconds = nameLookupSeconds
         self.connectSeconds = connectSeconds
         self.tlsSeconds = tlsSeconds
@@ -98,14 +100,38 @@ public struct RequestProgress: Sendable, Equatable, Codable {
     }
 }
 
+/// Why the session cut a request short (`request.end.cancelReason`, and the HAR entry's `_error`).
+public enum RequestCancelReason: String, Sendable, Equatable, Codable {
+    /// No byte for the wedge window (the byte-progress monitor).
+    case wedged
+    /// Over-selected: the rest would arrive too late; decided again lower.
+    case overSelected = "over-selected"
+    /// A live resync or restart dropped what the loader was doing.
+    case liveResync = "live-resync"
+    /// The trickle rule re-requested it on a fresh connection.
+    case trickleReRequest = "trickle-re-request"
+    /// The trickle rule failed it.
+    case trickleFailed = "trickle-failed"
+    /// The session was ending (`--duration`, a signal, a fatal error elsewhere).
+    case sessionStopping = "session-stopping"
+    /// Cancelled by the session for no reason above.
+    case other
+}
+
 public struct RequestEnd: Sendable, Equatable, Codable {
     public var requestID: Int
     public var url: String
     public var purpose: RequestPurpose
-    /// HTTP status; nil when no response arrived.
+    /// HTTP status received, whatever became of the body (a 200 cut short is 200); nil when no status line arrived.
     public var status: Int?
+    /// Body bytes received (for a failed attempt: before it ended).
     public var bytes: Int
     public var ok: Bool
+    /// True when the transfer did not run to the end of its response (cancelled, timed out, broken, no answer);
+    /// absent for a whole response, an error status with its whole body included.
+    public var aborted: Bool?
+    /// Why the session cancelled it (`errorKind` `cancelled`).
+    public var cancelReason: RequestCancelReason?
     public var connectionReused: Bool?
     public var timings: TimingsRecord?
     public var tcpInfo: TCPInfoRecord?
