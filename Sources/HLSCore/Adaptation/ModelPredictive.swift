@@ -1,0 +1,119 @@
+// Model-predictive adaptation (Yin, Jindal, Sekar, Sinopoli, "A Control-Theoretic Approach for Dynamic
+// Adaptive Video Streaming over HTTP", SIGCOMM 2015), written from the paper; pure.
+//
+// At each decision the rule looks `horizonSegments` segments ahead, enumerates every rung sequence, plays
+// each forward against a throughput prediction (buffer − download time, + the segment's duration; a
+// negative buffer is rebuffering), and takes the first rung of the sequence with the best QoE:
+//     Σ q(R_k) − λ · Σ |q(R_k) − q(R_{k−1})| − μ · Σ rebuffer_k
+// with q the bitrate in Mbit/s (the paper's linear QoE), λ = 1 and μ = the ladder's top bitrate in Mbit/s
+// (as in the MPC and Pensieve papers, and the session summary's QoE score). RobustMPC divides the
+// throughput prediction by 1 + the largest relative prediction error of the last few segments
+// (`PredictionErrorTracker`), so a link that surprised it recently is planned for pessimistically.
+
+import Foundation
+
+public enum ModelPredictiveRule {
+    public struct Configuration: Sendable, Equatable {
+        /// Segments planned ahead (the paper uses 5).
+        public var horizonSegments = 5
+        /// λ, per Mbit/s of bitrate change between consecutive segments.
+        public var switchPenalty = 1.0
+        /// μ, per second of rebuffering; nil: the top rung's bitrate in Mbit/s.
+        public var rebufferPenaltyPerSecond: Double?
+        /// The buffer cannot grow past this, seconds: a plan that would overfill waits (no rebuffer, no gain).
+        public var bufferCapacitySeconds = 30.0
+
+        public init() {}
+    }
+
+    public struct Decision: Sendable, Equatable {
+        /// Rung position in the ascending ladder.
+        public var rung: Int
+        /// The best plan's QoE over the horizon.
+        public var plannedQoE: Double
+        /// The rebuffering the best plan expects, seconds.
+        public var plannedRebufferSeconds: Double
+        /// The throughput the plan assumed, bits per second.
+        public var plannedThroughputBps: Double
+    }
+
+    /// The first rung of the best plan. `bitratesBps` ascending; `segmentBits[k][m]`, when known, is the size of
+    /// the k-th segment ahead at rung m (else bitrate × duration); `lastRung` is the rung playing (nil at the start:
+    /// no switch penalty for the first segment).
+    public static func decide(
+        bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, lastRung: Int?, throughputBps: Double,
+        segmentBits: [[Double]]? = nil, configuration: Configuration = Configuration()
+    ) -> Decision {
+        precondition(!bitratesBps.isEmpty && segmentDurationSeconds > 0, "MPC needs a ladder and a segment duration")
+        let rungs = bitratesBps.count
+        let horizon = max(1, configuration.horizonSegments)
+        let mbps = bitratesBps.map { $0 / 1e6 }
+        let mu = configuration.rebufferPenaltyPerSecond ?? mbps.max()!
+        let throughput = max(throughputBps, 1)
+        func bits(_ k: Int, _ m: Int) -> Double {
+            if let segmentBits, k < segmentBits.count, m < segmentBits[k].count { return segmentBits[k][m] }
+            return bitratesBps[m] * segmentDurationSeconds
+        }
+
+        var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, plannedThroughputBps: throughput)
+        var plan = [Int](repeating: 0, count: horizon)
+        // Every sequence of `horizon` rungs, as a base-`rungs` counter.
+        while true {
+            var buffer = bufferSeconds
+            var qoe = 0.0
+            var rebuffer = 0.0
+            var previous = lastRung
+            for k in 0..<horizon {
+                let m = plan[k]
+                let download = bits(k, m) / throughput
+                if download > buffer {
+                    rebuffer += download - buffer
+                    buffer = 0
+                } else {
+                    buffer -= download
+                }
+                buffer = min(buffer + segmentDurationSeconds, configuration.bufferCapacitySeconds)
+                qoe += mbps[m]
+                if let previous { qoe -= configuration.switchPenalty * abs(mbps[m] - mbps[previous]) }
+                previous = m
+            }
+            qoe -= mu * rebuffer
+            if qoe > best.plannedQoE {
+                best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, plannedThroughputBps: throughput)
+            }
+            // Next sequence.
+            var digit = horizon - 1
+            while digit >= 0 {
+                plan[digit] += 1
+                if plan[digit] < rungs { break }
+                plan[digit] = 0
+                digit -= 1
+            }
+            if digit < 0 { break }
+        }
+        return best
+    }
+}
+
+/// RobustMPC's error bound: the largest relative error |predicted − actual| / actual of the last few
+/// throughput predictions.
+public struct PredictionErrorTracker: Sendable, Equatable {
+    /// How many past predictions the bound covers (the paper uses the last 5).
+    public let window: Int
+    public private(set) var recentErrors: [Double] = []
+
+    public init(window: Int = 5) { self.window = max(1, window) }
+
+    /// A segment finished: the throughput that was predicted for it and the one it got, bits per second.
+    public mutating func record(predictedBps: Double, actualBps: Double) {
+        guard actualBps > 0, predictedBps.isFinite else { return }
+        recentErrors.append(abs(predictedBps - actualBps) / actualBps)
+        if recentErrors.count > window { recentErrors.removeFirst(recentErrors.count - window) }
+    }
+
+    /// The largest recent error (0 before any).
+    public var maxError: Double { recentErrors.max() ?? 0 }
+
+    /// The prediction RobustMPC plans with: `predictedBps` / (1 + the largest recent error).
+    public func robust(_ predictedBps: Double) -> Double { predictedBps / (1 + maxError) }
+}
