@@ -181,3 +181,86 @@ public struct SimulatedLadder: Sendable, Equatable {
         }
     }
 }
+
+// MARK: - What a virtual session reads off a transfer and a ladder
+
+extension SimulatedTransfer {
+    /// The finished transfer's timings and throughput sample, as libcurl would report them (no lookup, connect or TLS).
+    var measured: (TimingsRecord, ThroughputSample) {
+        let firstByte = firstByteAt - startedAt
+        let total = completesAt - startedAt
+        let timings = TimingsRecord(nameLookupSeconds: 0, connectSeconds: 0, tlsSeconds: 0, firstByteSeconds: firstByte, totalSeconds: total)
+        return (timings, ThroughputSample(bytes: bodyBytes, transferSeconds: max(0, total - firstByte), firstByteSeconds: firstByte))
+    }
+
+    /// What the byte-progress rules read of the transfer at `t` (PlayerSession.checkInFlight).
+    func snapshot(
+        at t: Double, link: any SimulatedLink, rttSeconds: Double?, segmentDurationSeconds: Double, rungBitrateBps: Double,
+        forwardBufferSeconds: Double
+    ) -> InFlightSnapshot {
+        let body = bodyBytesReceived(at: t, link: link)
+        let sinceFirst = t - firstByteAt
+        return InFlightSnapshot(
+            bytesReceived: body, bytesExpected: t >= firstByteAt ? bodyBytes : nil,
+            secondsSinceLastByte: t - lastByteAt(at: t, link: link), elapsedSeconds: t - startedAt,
+            rttSeconds: rttSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBitrateBps: rungBitrateBps,
+            measuredThroughputBps: body > 0 && sinceFirst > 0 ? Double(body) * 8 / sinceFirst : nil,
+            forwardBufferSeconds: forwardBufferSeconds)
+    }
+
+    /// What the stall features read of a segment transfer at `t` (PlayerSession.evaluatePolicy).
+    func stallFeatures(at t: Double, link: any SimulatedLink) -> StallFeatures.InFlight {
+        StallFeatures.InFlight(
+            bytesReceived: bodyBytesReceived(at: t, link: link), bytesExpected: t >= firstByteAt ? bodyBytes : nil,
+            elapsedSeconds: t - startedAt, secondsSinceLastByte: t - lastByteAt(at: t, link: link))
+    }
+}
+
+extension SimulatedLadder {
+    /// The rungs as the selector sees them.
+    var rungs: [LadderRung] {
+        variants.enumerated().map { i, v in
+            LadderRung(
+                variantIndex: i, bandwidthBps: v.bandwidthBps, width: v.resolution?.width, height: v.resolution?.height,
+                audioOnly: v.audioOnly)
+        }
+    }
+
+    /// The rungs as the loader sees them.
+    var loaderVariants: [LoaderCore.Variant] {
+        variants.map { LoaderCore.Variant(bandwidthBps: $0.bandwidthBps, segmentDurationsSeconds: $0.segments.map(\.durationSeconds)) }
+    }
+
+    /// The URL a request's records show (the multivariant playlist's is the session's).
+    func url(for work: LoaderCore.Work, _ sessionURL: URL) -> String {
+        switch work {
+        case .multivariant: sessionURL.absoluteString
+        case .mediaPlaylist(let v, _, _): "v\(v)/prog.m3u8"
+        case .segment(let v, let i): "v\(v)/segment-\(i)"
+        }
+    }
+
+    /// A request's body bytes.
+    func bytes(for work: LoaderCore.Work) -> Int {
+        switch work {
+        case .multivariant: multivariantBytes
+        case .mediaPlaylist(let v, _, _): variants[v].playlistBytes
+        case .segment(let v, let i): variants[v].segments[i].bytes
+        }
+    }
+}
+
+extension StartupBreakdown {
+    /// A demux-only virtual session: the first segment's last byte is its demux and its first frame, at `atSeconds`.
+    mutating func demuxOnlyFirstFrame(lastByteAtSeconds: Double, atSeconds: Double) {
+        firstSegmentLastByteAtSeconds = lastByteAtSeconds
+        demuxedAtSeconds = lastByteAtSeconds
+        demuxSeconds = 0
+        firstFrameAtSeconds = atSeconds
+        if let first = firstSegmentFirstByteAtSeconds {
+            firstSegmentFirstByteSeconds = first - (mediaPlaylistAtSeconds ?? 0)
+            firstSegmentLastByteSeconds = lastByteAtSeconds - first
+        }
+        firstFrameDecodeSeconds = 0
+    }
+}

@@ -1,0 +1,355 @@
+// The loader's sequencing as a state machine (issue 14): which request comes
+// next for a demux-only VOD session, and what a finished, failed or cancelled
+// request leads to. A value type with no clock and no I/O: each event is a
+// mutating method that takes the time and what the shell knows of the buffer
+// and the caps (`LoaderCore.Inputs`), and returns the actions for the shell
+// to perform, in order (start a request, wait, ask the session core for a
+// decision, write a record, end the stream, fail the session).
+//
+// The order it keeps: the multivariant playlist → (the shell's gate and cap
+// set-up) → a decision → that variant's media playlist → segments while the
+// buffer is under the forward-buffer target, waking every `pollSeconds` while
+// it is full. A decision to another variant loads that variant's playlist
+// first (VOD ladders may not share segment boundaries: the next segment is the
+// one holding the buffered end), and decides again if the cap moved while it
+// loaded. A cancelled segment is re-requested once as it was, decided again
+// with little buffer left, or abandoned (counted per segment, bounded); a
+// wedged playlist is re-requested, then retried through the playlist retry
+// policy, then fails the session — the outcomes of `WedgeRules` and
+// `RetryPolicy`, each a named action.
+//
+// docs/architecture.md ("The session core and its two shells") shows which
+// event moves what.
+
+public struct LoaderCore: Sendable {
+    /// One request the loader makes.
+    public enum Work: Sendable, Equatable {
+        /// The multivariant playlist (the session's URL).
+        case multivariant
+        /// A variant's media playlist; `afterStartup`: the first one, for the start decision; `capAtDecisionBps`: the
+        /// peak-bitrate cap in force when the variant was chosen (a different cap when it lands: decide again).
+        case mediaPlaylist(variant: Int, afterStartup: Bool, capAtDecisionBps: Int?)
+        /// Segment `index` (0-based, the media sequence) of a variant.
+        case segment(variant: Int, index: Int)
+
+        public var purpose: RequestPurpose {
+            switch self {
+            case .multivariant: .multivariantPlaylist
+            case .mediaPlaylist: .mediaPlaylist
+            case .segment: .segment
+            }
+        }
+
+        /// The segment this work is (nil: a playlist).
+        public var segment: (variant: Int, index: Int)? {
+            if case .segment(let v, let i) = self { (v, i) } else { nil }
+        }
+    }
+
+    /// Why the loader asks for a decision; each is its own outcome, for the tests and the reader.
+    public enum DecisionReason: String, Sendable, Equatable {
+        /// The first decision, after the multivariant playlist (its media playlist is loaded next).
+        case startup
+        /// The next segment, the buffer under the target.
+        case nextSegment
+        /// A segment wedged with little buffer left goes back through the selector (not an abandonment).
+        case reDecide
+        /// A segment abandoned (over-selected, or wedged twice) is decided again under the lowered cap.
+        case abandoned
+        /// The cap moved while a switch's media playlist loaded: the decision is taken again.
+        case capMoved
+    }
+
+    /// What the loader asks its shell to do, in order.
+    public enum Action: Sendable, Equatable {
+        /// Start this request (attempt ≥ 1 of the retry policy).
+        case fetch(Work, attempt: Int)
+        /// A wedged request asked for again at once, on a fresh connection (not an attempt of the retry policy).
+        case reRequest(Work, attempt: Int)
+        /// Ask the session core for a decision (`SessionCore.decide`, its record written), then call `decided`.
+        case decide(mediaSequence: Int?, because: DecisionReason)
+        /// Write this event to the session log.
+        case record(SessionEvent)
+        /// A playlist load failed: tell the startup/recovery cap (`StartupCapEvent.loadFailed`).
+        case loadFailed
+        /// Nothing to do until this time (seconds on the events' clock); then call `wake`.
+        case wait(untilSeconds: Double)
+        /// Every segment is buffered: mark the end of the stream. The loader is done.
+        case endOfStream
+        /// The session fails with this message. The loader is done.
+        case fail(String)
+    }
+
+    /// What the shell knows when an event happens.
+    public struct Inputs: Sendable, Equatable {
+        /// Forward buffer ahead of the play position, seconds.
+        public var bufferSeconds: Double
+        /// Keep loading while the buffer is under this, seconds.
+        public var forwardBufferTargetSeconds: Double
+        /// End of the buffered media on the media timeline, seconds.
+        public var bufferedEndSeconds: Double
+        /// The peak-bitrate cap in force (`PeakBitrateCaps.effectiveBps`; nil: none), bits per second.
+        public var peakCapBps: Int?
+
+        public init(bufferSeconds: Double, forwardBufferTargetSeconds: Double, bufferedEndSeconds: Double, peakCapBps: Int?) {
+            self.bufferSeconds = bufferSeconds
+            self.forwardBufferTargetSeconds = forwardBufferTargetSeconds
+            self.bufferedEndSeconds = bufferedEndSeconds
+            self.peakCapBps = peakCapBps
+        }
+    }
+
+    /// A rung as the loader sees it: its BANDWIDTH and its segments' durations.
+    public struct Variant: Sendable, Equatable {
+        public var bandwidthBps: Int
+        public var segmentDurationsSeconds: [Double]
+        public init(bandwidthBps: Int, segmentDurationsSeconds: [Double]) {
+            self.bandwidthBps = bandwidthBps
+            self.segmentDurationsSeconds = segmentDurationsSeconds
+        }
+    }
+
+    /// A buffered end within this of a segment's end counts as that segment buffered, seconds
+    /// (rounding in the playlists' durations).
+    static let boundaryToleranceSeconds = 0.001
+
+    public let variants: [Variant]
+    public let wedge: WedgeRules
+    public let playlistRetry: RetryPolicy
+    /// While the buffer is at the target the loader looks again after this long, seconds.
+    public let pollSeconds: Double
+
+    /// The request in flight, or waiting out the retry policy's backoff.
+    public private(set) var work: Work?
+    /// The next segment to load, of `currentVariant`.
+    public private(set) var nextSegmentIndex = 0
+    /// The variant whose segments are loading (nil: none yet).
+    public private(set) var currentVariant: Int?
+    public private(set) var loadedPlaylists: Set<Int> = []
+    /// The stream is buffered to its end, or the session failed: no more actions.
+    public private(set) var isDone = false
+    /// Wedges of the request in flight re-requested so far (a segment's first wedge; a playlist's up to the bound).
+    public private(set) var wedgeReRequests = 0
+    /// Attempts of the retry policy made for the request in flight or waiting (re-requests are not attempts).
+    public private(set) var attempts = 1
+    /// Times each segment (by index) was abandoned.
+    public private(set) var abandonments: [Int: Int] = [:]
+    /// `work` waits for its retry: sent when the loader wakes.
+    private var retryPending = false
+    /// The start decision's variant, used for the first segment once its playlist has loaded.
+    private var pendingVariant: Int?
+    /// The decision asked for and not yet answered, and the cap in force when it was asked.
+    private var awaitedDecision: (reason: DecisionReason, capBps: Int?)?
+    /// Why the next decision is taken (a decision the full buffer deferred keeps its reason).
+    private var nextReason = DecisionReason.nextSegment
+
+    public init(variants: [Variant], wedge: WedgeRules, playlistRetry: RetryPolicy, pollSeconds: Double) {
+        self.variants = variants
+        self.wedge = wedge
+        self.playlistRetry = playlistRetry
+        self.pollSeconds = pollSeconds
+    }
+
+    // MARK: - Events
+
+    /// The session starts: the multivariant playlist first.
+    public mutating func start() -> [Action] { [fetch(.multivariant)] }
+
+    /// `work` finished with its body; the shell has logged it and buffered a segment's media.
+    public mutating func transferFinished(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        guard let work, !isDone else { return [] }
+        wedgeReRequests = 0
+        attempts = 1
+        switch work {
+        case .multivariant:
+            awaitedDecision = (.startup, inputs.peakCapBps)
+            return [.decide(mediaSequence: nil, because: .startup)]
+        case .mediaPlaylist(let v, let afterStartup, let capAtDecisionBps):
+            loadedPlaylists.insert(v)
+            currentVariant = v
+            if afterStartup { return nextSegment(inputs, at: now) }
+            if inputs.peakCapBps != capAtDecisionBps {
+                // The cap moved while the playlist loaded: decide again.
+                pendingVariant = nil
+                nextReason = .capMoved
+                return nextSegment(inputs, at: now)
+            }
+            guard nextSegmentIndex < variants[v].segmentDurationsSeconds.count else { return endOfStream() }
+            return [fetch(.segment(variant: v, index: nextSegmentIndex))]
+        case .segment(_, let i):
+            nextSegmentIndex = i + 1
+            return nextSegment(inputs, at: now)
+        }
+    }
+
+    /// The shell cancelled `work` (request `requestID` for `url`, `bytesReceived` body bytes in) for `reason`.
+    public mutating func transferCancelled(
+        _ reason: InFlightCancel, requestID: Int, url: String, bytesReceived: Int, inputs: Inputs, at now: MonotonicInstant
+    ) -> [Action] {
+        guard let work, !isDone else { return [] }
+        guard case .segment(let v, let i) = work else {
+            return playlistWedged(requestID: requestID, url: url, bytesReceived: bytesReceived, at: now)
+        }
+        var actions: [Action] = [
+            .record(
+                .requestEnd(
+                    RequestEnd(
+                        requestID: requestID, url: url, purpose: .segment, status: nil, bytes: bytesReceived, ok: false,
+                        errorKind: .cancelled,
+                        errorMessage: reason == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
+        ]
+        let outcome: WedgeRules.SegmentOutcome =
+            reason == .wedged
+            ? wedge.afterSegmentWedge(
+                earlierWedges: wedgeReRequests, bufferSeconds: inputs.bufferSeconds,
+                segmentDurationSeconds: variants[v].segmentDurationsSeconds[i], rungBps: variants[v].bandwidthBps,
+                ladderBitratesBps: variants.map(\.bandwidthBps))
+            : .abandon
+        let retry = Action.record(
+            .retryScheduled(RetryScheduled(requestID: requestID, url: url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+        switch outcome {
+        case .reRequest:
+            // The first wedge with buffer in hand: the same request again on a fresh connection.
+            wedgeReRequests += 1
+            return actions + [retry, .reRequest(work, attempt: 1)]
+        case .reDecide:
+            // Little buffer left: decide again under the recovery cap (not an abandonment).
+            actions.append(retry)
+            nextReason = .reDecide
+        case .abandon:
+            // Over-selected, or wedged again: an abandonment, bounded per segment.
+            abandonments[i, default: 0] += 1
+            if wedge.givesUp(afterAbandonments: abandonments[i, default: 0]) {
+                return actions
+                    + fail("segment \(i) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")
+            }
+            nextReason = .abandoned
+        }
+        wedgeReRequests = 0
+        pendingVariant = nil
+        return actions + nextSegment(inputs, at: now)
+    }
+
+    /// The wait asked for (`wait`) is over: a retry waiting is sent, else the loader looks at the buffer again.
+    public mutating func wake(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        guard !isDone else { return [] }
+        if retryPending, let work {
+            retryPending = false
+            return [fetch(work, attempt: attempts)]
+        }
+        return nextSegment(inputs, at: now)
+    }
+
+    /// The session core chose `variant` for the decision asked for (`decide`).
+    public mutating func decided(variant v: Int, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        guard let awaited = awaitedDecision, !isDone else { return [] }
+        awaitedDecision = nil
+        if awaited.reason == .startup {
+            pendingVariant = v
+            return [fetch(.mediaPlaylist(variant: v, afterStartup: true, capAtDecisionBps: nil))]
+        }
+        return load(variant: v, capAtDecisionBps: awaited.capBps, inputs: inputs)
+    }
+
+    // MARK: - Steps
+
+    private mutating func fetch(_ work: Work, attempt: Int = 1) -> Action {
+        self.work = work
+        return .fetch(work, attempt: attempt)
+    }
+
+    private mutating func endOfStream() -> [Action] {
+        isDone = true
+        work = nil
+        return [.endOfStream]
+    }
+
+    private mutating func fail(_ message: String) -> [Action] {
+        isDone = true
+        return [.fail(message)]
+    }
+
+    /// The loader's top: wait while the buffer is full, end the stream, or decide and fetch the next segment.
+    private mutating func nextSegment(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        if inputs.bufferSeconds >= inputs.forwardBufferTargetSeconds {
+            return [.wait(untilSeconds: now.seconds + pollSeconds)]
+        }
+        guard let current = currentVariant, nextSegmentIndex < variants[current].segmentDurationsSeconds.count else {
+            return endOfStream()
+        }
+        if let v = pendingVariant {
+            pendingVariant = nil
+            return load(variant: v, capAtDecisionBps: inputs.peakCapBps, inputs: inputs)
+        }
+        awaitedDecision = (nextReason, inputs.peakCapBps)
+        let reason = nextReason
+        nextReason = .nextSegment
+        return [.decide(mediaSequence: nextSegmentIndex, because: reason)]
+    }
+
+    /// Continues with `v`: its playlist first if it is not loaded, else its next segment.
+    private mutating func load(variant v: Int, capAtDecisionBps: Int?, inputs: Inputs) -> [Action] {
+        if v != (currentVariant ?? 0) || !loadedPlaylists.contains(v) {
+            nextSegmentIndex = segmentIndex(of: v, holding: inputs.bufferedEndSeconds)
+            if !loadedPlaylists.contains(v) {
+                return [fetch(.mediaPlaylist(variant: v, afterStartup: false, capAtDecisionBps: capAtDecisionBps))]
+            }
+            currentVariant = v
+        }
+        guard nextSegmentIndex < variants[v].segmentDurationsSeconds.count else { return endOfStream() }
+        wedgeReRequests = 0
+        attempts = 1
+        return [fetch(.segment(variant: v, index: nextSegmentIndex))]
+    }
+
+    /// VOD ladders may not share segment boundaries: the segment of `v` that holds `seconds` (its count past the end).
+    func segmentIndex(of v: Int, holding seconds: Double) -> Int {
+        var start = 0.0
+        for (i, duration) in variants[v].segmentDurationsSeconds.enumerated() {
+            if start + duration > seconds + Self.boundaryToleranceSeconds { return i }
+            start += duration
+        }
+        return variants[v].segmentDurationsSeconds.count
+    }
+
+    /// A wedged playlist request: asked for again at once up to `wedge.maxPlaylistReRequests` times, then each
+    /// wedge is a failed attempt of the playlist retry policy — backoff, then the session fails.
+    private mutating func playlistWedged(requestID: Int, url: String, bytesReceived: Int, at now: MonotonicInstant) -> [Action] {
+        guard let work else { return [] }
+        wedgeReRequests += 1
+        switch wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: url, bytesReceived: bytesReceived) {
+        case .reRequest:
+            return [
+                .record(
+                    .requestEnd(
+                        RequestEnd(
+                            requestID: requestID, url: url, purpose: work.purpose, status: nil, bytes: bytesReceived, ok: false,
+                            errorKind: .transferTimeout, errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested"))),
+                .record(
+                    .retryScheduled(
+                        RetryScheduled(requestID: requestID, url: url, attemptsMade: attempts - 1, delaySeconds: 0, errorKind: .transferTimeout))),
+                .reRequest(work, attempt: attempts)
+            ]
+        case .failedAttempt(let error):
+            let actions: [Action] = [
+                .record(
+                    .requestEnd(
+                        RequestEnd(
+                            requestID: requestID, url: url, purpose: work.purpose, status: nil, bytes: bytesReceived, ok: false,
+                            errorKind: error.kind, errorMessage: error.message))),
+                .loadFailed
+            ]
+            switch playlistRetry.decide(after: error, attemptsMade: attempts) {
+            case .retry(let delay):
+                let scheduled = Action.record(
+                    .retryScheduled(
+                        RetryScheduled(requestID: requestID, url: url, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+                attempts += 1
+                retryPending = true
+                return actions + [scheduled, .wait(untilSeconds: now.seconds + delay)]
+            case .giveUp(let reason):
+                return actions + fail("\(work.purpose.rawValue) \(url) failed: \(error.kind.rawValue): \(error.message) — \(reason)")
+            }
+        }
+    }
+}

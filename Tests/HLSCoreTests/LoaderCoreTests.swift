@@ -1,0 +1,237 @@
+// The loader's sequencing (LoaderCore): each test is named after the outcome
+// a shell is asked to perform — fetch, wait, decide (for the start, the next
+// segment, a re-decide, an abandonment, a moved cap), re-request, retry after
+// a backoff, end the stream, fail — asserted on the actions alone.
+
+import Testing
+@testable import HLSCore
+
+@Suite struct LoaderCoreTests {
+    /// Three rungs; the top one cut into 6 s segments where the others have 4 s (boundaries not shared).
+    static let variants = [
+        LoaderCore.Variant(bandwidthBps: 300_000, segmentDurationsSeconds: Array(repeating: 4, count: 6)),
+        LoaderCore.Variant(bandwidthBps: 1_310_000, segmentDurationsSeconds: Array(repeating: 4, count: 6)),
+        LoaderCore.Variant(bandwidthBps: 3_720_000, segmentDurationsSeconds: Array(repeating: 6, count: 4))
+    ]
+
+    static func loader(wedge: WedgeRules = WedgeRules(), playlistRetry: RetryPolicy = .playlist) -> LoaderCore {
+        LoaderCore(variants: variants, wedge: wedge, playlistRetry: playlistRetry, pollSeconds: 0.25)
+    }
+
+    static func inputs(buffer: Double = 0, target: Double = 30, bufferedEnd: Double = 0, cap: Int? = nil) -> LoaderCore.Inputs {
+        LoaderCore.Inputs(bufferSeconds: buffer, forwardBufferTargetSeconds: target, bufferedEndSeconds: bufferedEnd, peakCapBps: cap)
+    }
+
+    static func at(_ seconds: Double) -> MonotonicInstant { MonotonicInstant(seconds: seconds) }
+
+    /// A loader that has started on `variant` and has segment 0 of it in flight.
+    static func startedOn(_ variant: Int, wedge: WedgeRules = WedgeRules()) -> LoaderCore {
+        var loader = Self.loader(wedge: wedge)
+        _ = loader.start()
+        _ = loader.transferFinished(inputs(), at: at(0.1))
+        _ = loader.decided(variant: variant, inputs: inputs(), at: at(0.1))
+        _ = loader.transferFinished(inputs(), at: at(0.2))
+        return loader
+    }
+
+    static func withoutRecords(_ actions: [LoaderCore.Action]) -> [LoaderCore.Action] {
+        actions.filter { if case .record = $0 { false } else { true } }
+    }
+
+    static func records(_ actions: [LoaderCore.Action]) -> [SessionEvent] {
+        actions.compactMap { if case .record(let e) = $0 { e } else { nil } }
+    }
+
+    // MARK: - The order of a start
+
+    @Test func start_multivariantThenStartupDecisionThenItsPlaylistThenTheFirstSegment_withoutASecondDecision() {
+        var loader = Self.loader()
+        #expect(loader.start() == [.fetch(.multivariant, attempt: 1)])
+        #expect(loader.transferFinished(Self.inputs(), at: Self.at(0.1)) == [.decide(mediaSequence: nil, because: .startup)])
+        #expect(
+            loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+                == [.fetch(.mediaPlaylist(variant: 1, afterStartup: true, capAtDecisionBps: nil), attempt: 1)])
+        // The start decision stands for the first segment: no second decision.
+        #expect(loader.transferFinished(Self.inputs(), at: Self.at(0.2)) == [.fetch(.segment(variant: 1, index: 0), attempt: 1)])
+        #expect(loader.currentVariant == 1)
+        #expect(loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+        #expect(
+            loader.decided(variant: 1, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1)) == [
+                .fetch(.segment(variant: 1, index: 1), attempt: 1)
+            ])
+    }
+
+    @Test func bufferAtTheTarget_waitsThePollInterval_andDecidesWhenWokenUnderIt() {
+        var loader = Self.startedOn(0)
+        #expect(loader.transferFinished(Self.inputs(buffer: 30, bufferedEnd: 4), at: Self.at(2)) == [.wait(untilSeconds: 2.25)])
+        #expect(loader.wake(Self.inputs(buffer: 30, bufferedEnd: 4), at: Self.at(2.25)) == [.wait(untilSeconds: 2.5)])
+        #expect(loader.wake(Self.inputs(buffer: 29.9, bufferedEnd: 4), at: Self.at(2.5)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+    }
+
+    @Test func lastSegmentLanded_endsTheStream_andTheLoaderIsDone() {
+        var loader = Self.startedOn(2)
+        for i in 1..<4 {
+            _ = loader.transferFinished(Self.inputs(), at: Self.at(Double(i)))
+            #expect(loader.decided(variant: 2, inputs: Self.inputs(), at: Self.at(Double(i))) == [.fetch(.segment(variant: 2, index: i), attempt: 1)])
+        }
+        #expect(loader.transferFinished(Self.inputs(bufferedEnd: 24), at: Self.at(5)) == [.endOfStream])
+        #expect(loader.isDone)
+        #expect(loader.wake(Self.inputs(), at: Self.at(6)) == [], "a done loader asks for nothing more")
+    }
+
+    // MARK: - Switches
+
+    @Test func switch_loadsTheNewPlaylist_andContinuesAtTheSegmentHoldingTheBufferedEnd() {
+        var loader = Self.startedOn(0)
+        // Segments 0 and 1 of the 4 s rung buffered (8 s): the 6 s rung continues with its segment 1 (6–12 s).
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        // The cap in force when the decision is asked for is the one the switch is checked against.
+        _ = loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8, cap: 5_000_000), at: Self.at(2))
+        #expect(
+            loader.decided(variant: 2, inputs: Self.inputs(buffer: 8, bufferedEnd: 8, cap: 5_000_000), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: 2, afterStartup: false, capAtDecisionBps: 5_000_000), attempt: 1)])
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8, cap: 5_000_000), at: Self.at(2.1))
+                == [.fetch(.segment(variant: 2, index: 1), attempt: 1)])
+        #expect(loader.currentVariant == 2)
+        #expect(loader.loadedPlaylists == [0, 2])
+    }
+
+    @Test func capMoved_whileTheSwitchPlaylistLoaded_decidesAgain() {
+        var loader = Self.startedOn(0)
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4, cap: 5_000_000), at: Self.at(1))
+        #expect(
+            loader.decided(variant: 2, inputs: Self.inputs(buffer: 4, bufferedEnd: 4, cap: 5_000_000), at: Self.at(1)) == [
+                .fetch(.mediaPlaylist(variant: 2, afterStartup: false, capAtDecisionBps: 5_000_000), attempt: 1)
+            ])
+        // The recovery cap came down to 620 kbit/s while the playlist loaded.
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 3.5, bufferedEnd: 4, cap: 620_000), at: Self.at(1.5))
+                == [.decide(mediaSequence: 0, because: .capMoved)], "the 6 s rung's segment 0 holds 4 s")
+        // Back to the loaded rung 0: its playlist is not loaded again.
+        #expect(
+            loader.decided(variant: 0, inputs: Self.inputs(buffer: 3.5, bufferedEnd: 4, cap: 620_000), at: Self.at(1.5))
+                == [.fetch(.segment(variant: 0, index: 1), attempt: 1)])
+    }
+
+    // MARK: - Wedges, abandonments
+
+    @Test func wedgedSegment_withBufferInHand_isReRequestedAsItWas_thenAbandonedWhenWedgedAgain() {
+        var loader = Self.startedOn(1)
+        let first = loader.transferCancelled(
+            .wedged, requestID: 4, url: "v1/s0", bytesReceived: 100, inputs: Self.inputs(buffer: 20, bufferedEnd: 20), at: Self.at(5))
+        #expect(Self.withoutRecords(first) == [.reRequest(.segment(variant: 1, index: 0), attempt: 1)])
+        #expect(
+            Self.records(first) == [
+                .requestEnd(
+                    RequestEnd(
+                        requestID: 4, url: "v1/s0", purpose: .segment, status: nil, bytes: 100, ok: false, errorKind: .cancelled,
+                        errorMessage: "wedged (byte-progress monitor)")),
+                .retryScheduled(RetryScheduled(requestID: 4, url: "v1/s0", attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout))
+            ])
+        #expect(loader.wedgeReRequests == 1)
+        let second = loader.transferCancelled(
+            .wedged, requestID: 5, url: "v1/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 17, bufferedEnd: 20), at: Self.at(8))
+        #expect(Self.withoutRecords(second) == [.decide(mediaSequence: 0, because: .abandoned)])
+        #expect(loader.abandonments == [0: 1])
+        #expect(loader.wedgeReRequests == 0)
+    }
+
+    @Test func wedgedSegment_withLittleBuffer_reDecides_withoutCountingAnAbandonment() {
+        var loader = Self.startedOn(1)
+        let actions = loader.transferCancelled(
+            .wedged, requestID: 4, url: "v1/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 7.9), at: Self.at(5))
+        #expect(Self.withoutRecords(actions) == [.decide(mediaSequence: 0, because: .reDecide)])
+        #expect(Self.records(actions).count == 2, "request.end and retry.scheduled")
+        #expect(loader.abandonments.isEmpty)
+    }
+
+    @Test func wedgedBottomRung_withLittleBuffer_isReRequested_thereIsNoLowerRung() {
+        var loader = Self.startedOn(0)
+        let actions = loader.transferCancelled(.wedged, requestID: 4, url: "v0/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 1), at: Self.at(5))
+        #expect(Self.withoutRecords(actions) == [.reRequest(.segment(variant: 0, index: 0), attempt: 1)])
+    }
+
+    @Test func overSelectedSegment_isAbandoned_andDecidedAgain() {
+        var loader = Self.startedOn(2)
+        let actions = loader.transferCancelled(
+            .overSelected, requestID: 4, url: "v2/s0", bytesReceived: 900, inputs: Self.inputs(buffer: 1), at: Self.at(3))
+        #expect(Self.withoutRecords(actions) == [.decide(mediaSequence: 0, because: .abandoned)])
+        guard case .requestEnd(let end) = Self.records(actions).first else {
+            Issue.record("no request.end")
+            return
+        }
+        #expect(end.errorMessage == "abandoned: over-selected")
+        #expect(loader.abandonments == [0: 1])
+        #expect(
+            loader.decided(variant: 1, inputs: Self.inputs(buffer: 1), at: Self.at(3)) == [
+                .fetch(.mediaPlaylist(variant: 1, afterStartup: false, capAtDecisionBps: nil), attempt: 1)
+            ])
+    }
+
+    @Test func abandonedWithTheBufferAtTheTarget_waits_andTheDecisionKeepsItsReason() {
+        var loader = Self.startedOn(2)
+        // The policy lowered the target below the buffer while the segment loaded.
+        let actions = loader.transferCancelled(
+            .overSelected, requestID: 4, url: "v2/s0", bytesReceived: 900, inputs: Self.inputs(buffer: 10, target: 10), at: Self.at(3))
+        #expect(Self.withoutRecords(actions) == [.wait(untilSeconds: 3.25)])
+        #expect(loader.wake(Self.inputs(buffer: 9), at: Self.at(3.25)) == [.decide(mediaSequence: 0, because: .abandoned)])
+        // Answered, the reason is spent: the segment after is an ordinary next-segment decision.
+        _ = loader.decided(variant: 1, inputs: Self.inputs(buffer: 9), at: Self.at(3.25))
+        _ = loader.transferFinished(Self.inputs(buffer: 9), at: Self.at(3.25))
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 11, bufferedEnd: 4), at: Self.at(4)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+    }
+
+    @Test func segmentAbandonedTooOften_failsTheSession_namingTheSegment() {
+        var loader = Self.startedOn(2, wedge: WedgeRules(maxAbandonmentsPerSegment: 2))
+        let first = loader.transferCancelled(.overSelected, requestID: 4, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        #expect(Self.withoutRecords(first) == [.decide(mediaSequence: 0, because: .abandoned)])
+        _ = loader.decided(variant: 2, inputs: Self.inputs(), at: Self.at(3))
+        let second = loader.transferCancelled(.overSelected, requestID: 5, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(6))
+        #expect(
+            Self.withoutRecords(second) == [.fail("segment 0 could not be loaded: wedged or abandoned 2 times on every rung tried")])
+        #expect(loader.isDone)
+    }
+
+    // MARK: - Playlists
+
+    @Test func wedgedPlaylist_isReRequestedUpToTheBound_thenRetriedAfterABackoff_thenFailsTheSession() {
+        var loader = Self.loader(wedge: WedgeRules(maxPlaylistReRequests: 1), playlistRetry: RetryPolicy(maxAttempts: 2, initialBackoffSeconds: 0.5))
+        _ = loader.start()
+        let url = "http://127.0.0.1/master.m3u8"
+        let first = loader.transferCancelled(.wedged, requestID: 1, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        #expect(Self.withoutRecords(first) == [.reRequest(.multivariant, attempt: 1)])
+        #expect(
+            Self.records(first).last
+                == .retryScheduled(RetryScheduled(requestID: 1, url: url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+        // Past the re-requests: a failed attempt, the cap told, a retry after the backoff.
+        let second = loader.transferCancelled(.wedged, requestID: 2, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(6))
+        #expect(Self.withoutRecords(second) == [.loadFailed, .wait(untilSeconds: 6.5)])
+        #expect(
+            Self.records(second).last
+                == .retryScheduled(RetryScheduled(requestID: 2, url: url, attemptsMade: 1, delaySeconds: 0.5, errorKind: .firstByteTimeout)))
+        #expect(loader.wake(Self.inputs(), at: Self.at(6.5)) == [.fetch(.multivariant, attempt: 2)])
+        let third = loader.transferCancelled(.wedged, requestID: 3, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(9.5))
+        #expect(
+            Self.withoutRecords(third) == [
+                .loadFailed,
+                .fail(
+                    "multivariant-playlist \(url) failed: firstByteTimeout: no byte for the wedge window (byte-progress monitor), 3 times — 2 of 2 attempts failed"
+                )
+            ])
+        #expect(loader.isDone)
+    }
+
+    @Test func playlistLoaded_resetsTheWedgeAndAttemptCounts() {
+        var loader = Self.loader(wedge: WedgeRules(maxPlaylistReRequests: 0))
+        _ = loader.start()
+        _ = loader.transferCancelled(.wedged, requestID: 1, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        _ = loader.wake(Self.inputs(), at: Self.at(3.5))
+        #expect(loader.attempts == 2)
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(4))
+        #expect(loader.attempts == 1)
+        #expect(loader.wedgeReRequests == 0)
+    }
+}
