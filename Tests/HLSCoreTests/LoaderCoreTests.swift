@@ -66,6 +66,11 @@ import Testing
         #expect(loader.transferFinished(Self.inputs(buffer: 30, bufferedEnd: 4), at: Self.at(2)) == [.wait(untilSeconds: 2.25)])
         #expect(loader.wake(Self.inputs(buffer: 30, bufferedEnd: 4), at: Self.at(2.25)) == [.wait(untilSeconds: 2.5)])
         #expect(loader.wake(Self.inputs(buffer: 29.9, bufferedEnd: 4), at: Self.at(2.5)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+        #expect(loader.wake(Self.inputs(buffer: 29.8, bufferedEnd: 4), at: Self.at(2.6)) == [], "the decision asked for is still awaited")
+        #expect(
+            loader.decided(variant: 0, inputs: Self.inputs(buffer: 29.8, bufferedEnd: 4), at: Self.at(2.6)) == [
+                .fetch(.segment(variant: 0, index: 1), attempt: 1)
+            ])
     }
 
     @Test func lastSegmentLanded_endsTheStream_andTheLoaderIsDone() {

@@ -232,7 +232,8 @@ public struct LoaderCore: Sendable {
 
     /// The wait asked for (`wait`) is over: a retry waiting is sent, else the loader looks at the buffer again.
     public mutating func wake(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
-        guard !isDone else { return [] }
+        // A decision asked for and not yet answered: the answer (`decided`) moves the loader, not a wake.
+        guard !isDone, awaitedDecision == nil else { return [] }
         if retryPending, let work {
             retryPending = false
             return [fetch(work, attempt: attempts)]
