@@ -3,8 +3,9 @@
 set -euo pipefail
 # chromium: the timeline report test renders the page headless. python3-jsonschema: the session-log
 # schema test (Tools/tests/test_session_log_schema.py) validates real logs against docs/schema.
+# make, groff-base: `make install` and its test (Tools/tests/test_install.py renders the man pages with groff).
 packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium
-          python3-jsonschema)
+          python3-jsonschema make groff-base)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
