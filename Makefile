@@ -43,10 +43,13 @@ DOCDATE     = $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
 
 all: build docs
 
-# Runs swift build when a toolchain is there (a no-op when nothing changed); without one, the
-# binaries already built are used as they are.
+# Runs swift build when a toolchain is there (a no-op when nothing changed); without one, or as
+# root in a checkout another user built (sudo make install: a root-owned file in .build would break
+# that user's next build), the binaries already built are used as they are.
 build:
-	@if command -v $(SWIFT) >/dev/null 2>&1; then \
+	@if [ "$$(id -u)" = 0 ] && [ -d .build ] && [ "$$(stat -c %u .build)" != 0 ]; then \
+	    echo "make: root in a checkout built by another user: installing the binaries in $(BIN) as built"; \
+	elif command -v $(SWIFT) >/dev/null 2>&1; then \
 	    $(SWIFT) build $(SWIFT_RELEASE_FLAGS) --product hlsplay && \
 	    $(SWIFT) build $(SWIFT_RELEASE_FLAGS) --product hls-origin; \
 	elif [ -x $(BIN)/hlsplay ] && [ -x $(BIN)/hls-origin ]; then \
@@ -56,9 +59,15 @@ build:
 	fi
 	@Tools/install/check-static.sh $(BIN)/hlsplay $(BIN)/hls-origin
 
+# Regenerated when the binaries or the generator are newer than the last run (so sudo make
+# install after make writes nothing into .build).
 docs: build
-	$(PYTHON) -B Tools/install/gen-docs.py --hlsplay $(BIN)/hlsplay --hls-origin $(BIN)/hls-origin \
-	    --out $(GEN) --date $(DOCDATE)
+	@if [ ! -f $(GEN)/.stamp ] || [ $(BIN)/hlsplay -nt $(GEN)/.stamp ] || [ $(BIN)/hls-origin -nt $(GEN)/.stamp ] \
+	    || [ Tools/install/gen-docs.py -nt $(GEN)/.stamp ]; then \
+	    echo "$(PYTHON) -B Tools/install/gen-docs.py --hlsplay $(BIN)/hlsplay --hls-origin $(BIN)/hls-origin --out $(GEN)"; \
+	    $(PYTHON) -B Tools/install/gen-docs.py --hlsplay $(BIN)/hlsplay --hls-origin $(BIN)/hls-origin \
+	        --out $(GEN) --date $(DOCDATE) && touch $(GEN)/.stamp; \
+	fi
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(MANDIR)/man1 \
