@@ -85,6 +85,7 @@ install: all
 	    rm -rf $(DESTDIR)$(DATADIR)/samples/ladder-2s; \
 	    $(INSTALL) -d $(DESTDIR)$(DATADIR)/samples; \
 	    cp -RL $(LADDER) $(DESTDIR)$(DATADIR)/samples/ladder-2s; \
+	    rm -f $(DESTDIR)$(DATADIR)/samples/ladder-2s/.stamp; \
 	    chmod -R u=rwX,go=rX $(DESTDIR)$(DATADIR)/samples; \
 	elif [ "$(SAMPLES)" = yes ]; then \
 	    echo "make: $(LADDER) is not built (Samples/make-all.sh): hlsplay will need a URL"; \
