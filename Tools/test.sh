@@ -24,7 +24,7 @@ fi
 # binaries just built, reading logs), the characterization grid's shard partition, merge
 # and log readings, the training results file and trace groups (about 20 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
-# temporary DESTDIR with the release binaries just built (about 30 s; skipped under --fast).
+# temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
 python3 -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
