@@ -6,8 +6,9 @@ set -euo pipefail
 # python3-numpy, python3-scipy, python3-sklearn: the stall-model trainer and reports (Tools/train) take
 # their metrics (AUC, Brier, precision/recall, calibration bins) from scikit-learn and SciPy, and their
 # paired tests and bootstrap intervals from SciPy (Tools/train/stats.py), not from hand-written code.
+# make, groff-base: `make install` and its test (Tools/tests/test_install.py renders the man pages with groff).
 packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium
-          python3-jsonschema python3-numpy python3-scipy python3-sklearn)
+          python3-jsonschema python3-numpy python3-scipy python3-sklearn make groff-base)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Tools/install-deps.sh
-swift build -c release --product hlsplay
+# The flags of `make install` (docs/install.md), so the two share one release build.
+swift build -c release --static-swift-stdlib --product hlsplay
 Samples/make-all.sh
 exec .build/release/hlsplay --headless "$@"

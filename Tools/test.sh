@@ -9,10 +9,22 @@ if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 Tools/install-deps.sh
 Samples/make-all.sh
 swift build --build-tests
+if [ "$fast" -eq 0 ]; then
+    # The release binaries, once, with the flags `make install` uses (the Swift standard library
+    # linked in: docs/install.md): the hostile corpus (Tools/hardening/hostile, HostileCorpusTests)
+    # plays every case with the release hlsplay, the one users run, and Tools/tests/test_install.py
+    # installs these binaries and runs them without the toolchain.
+    swift build -c release --static-swift-stdlib --product hlsplay
+    swift build -c release --static-swift-stdlib --product hls-origin
+else
+    # test_install.py's make install would build the release binaries: not in the developer's loop.
+    export HLSPLAY_SKIP_SLOW=1
+fi
 # The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
 # binaries just built, reading logs), the characterization grid's shard partition, merge
 # and log readings, the training results file and trace groups (about 20 s), and the session-log
-# JSON Schema (docs/schema) against simulated and real logs (about 40 s).
+# JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
+# temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
 # Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
 # install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
 py=/usr/bin/python3
@@ -24,9 +36,6 @@ if [ "$fast" -eq 1 ]; then
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi
-# The hostile corpus (Tools/hardening/hostile, HostileCorpusTests) plays every case with the release
-# binary, the one users run.
-swift build -c release --product hlsplay
 if [ "$#" -eq 0 ]; then
     # The fast parts of the hardening runs (docs/hardening.md): a sample of
     # corrupt media under AddressSanitizer and UBSan (known reproducers replayed

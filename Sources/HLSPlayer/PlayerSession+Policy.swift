@@ -75,21 +75,52 @@ extension PlayerSession {
     }
 }
 
-/// Finds the shipped stall model.
+/// Finds the shipped stall model (`--model FILE`, the configuration's `modelPath`, wins over all of this).
+/// The lookup order, documented in docs/install.md and hlsplay(1):
+///  1. `$HLSPLAY_MODEL` when set and not empty, as is (a missing file is then reported, not skipped);
+///  2. the installed layout: `../share/hlsplay/models/…` from the folder of the executable, symbolic
+///     links resolved (PREFIX/bin/hlsplay finds PREFIX/share/hlsplay/models/…, wherever PREFIX is);
+///  3. a source checkout: `models/…` under the current directory, then under the executable's folder
+///     and each of its six parents (.build/release/hlsplay finds the repository's models/);
+///  4. the usual prefixes' share folders: /usr/local/share/hlsplay/models/…, then /usr/share/hlsplay/models/….
 enum ModelLocator {
     static let modelFile = "models/stall-logistic-v2.json"
+    /// Where an installation keeps its data, under PREFIX (`make install`).
+    static let installedDataFolder = "share/hlsplay"
+    /// The prefixes looked at last, when the executable sits outside any installation.
+    static let systemPrefixes = ["/usr/local", "/usr"]
+    /// How many parents of the executable's folder a source checkout is looked for in.
+    static let checkoutSearchDepth = 6
 
     static func defaultModelPath() -> String? {
         let fm = FileManager.default
-        if let env = ProcessInfo.processInfo.environment["HLSPLAY_MODEL"], fm.fileExists(atPath: env) { return env }
-        var candidates = [URL(fileURLWithPath: fm.currentDirectoryPath)]
-        if let exe = Bundle.main.executableURL?.resolvingSymlinksInPath() {
-            var dir = exe.deletingLastPathComponent()
-            for _ in 0..<6 {
-                candidates.append(dir)
+        let environment = ProcessInfo.processInfo.environment["HLSPLAY_MODEL"]
+        if let environment, !environment.isEmpty { return environment }
+        let candidates = candidatePaths(
+            executable: Bundle.main.executableURL?.resolvingSymlinksInPath(),
+            currentDirectory: URL(fileURLWithPath: fm.currentDirectoryPath))
+        return candidates.first { fm.fileExists(atPath: $0) }
+    }
+
+    /// The paths tried, in order, after `$HLSPLAY_MODEL` (steps 2 to 4 above).
+    static func candidatePaths(executable: URL?, currentDirectory: URL) -> [String] {
+        var paths: [String] = []
+        let exeFolder = executable?.deletingLastPathComponent()
+        if let exeFolder {
+            paths.append(
+                exeFolder.deletingLastPathComponent().appendingPathComponent(installedDataFolder)
+                    .appendingPathComponent(modelFile).path)
+        }
+        var checkouts = [currentDirectory]
+        if var dir = exeFolder {
+            for _ in 0...checkoutSearchDepth {
+                checkouts.append(dir)
                 dir = dir.deletingLastPathComponent()
             }
         }
-        return candidates.map { $0.appendingPathComponent(modelFile).path }.first { fm.fileExists(atPath: $0) }
+        paths += checkouts.map { $0.appendingPathComponent(modelFile).path }
+        paths += systemPrefixes.map { "\($0)/\(installedDataFolder)/\(modelFile)" }
+        var seen = Set<String>()
+        return paths.filter { seen.insert($0).inserted }
     }
 }

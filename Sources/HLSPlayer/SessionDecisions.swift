@@ -27,7 +27,9 @@ enum SessionDecisions {
             guard let path = configuration.modelPath ?? defaultModelPath() else {
                 return (
                     HeuristicPredictor(),
-                    "model file \(ModelLocator.modelFile) not found (set HLSPLAY_MODEL or --model); using the heuristic predictor"
+                    "model file \(ModelLocator.modelFile) not found under PREFIX/\(ModelLocator.installedDataFolder) beside the executable, "
+                        + "the current directory or a checkout above the executable (set HLSPLAY_MODEL or --model; "
+                        + "docs/install.md has the lookup order); using the heuristic predictor"
                 )
             }
             do {

@@ -97,7 +97,9 @@ if let given = arguments.url {
     url = parseURL(given)
 } else {
     guard let samples = SampleLocator.defaultLadder() else {
-        fail("the embedded sample ladder is not built: run Samples/make-all.sh (or set HLSPLAY_SAMPLES)", status: 69)
+        fail(
+            "the embedded sample ladder was not found: give a URL, or run Samples/make-all.sh in a checkout (then make install "
+                + "copies it to PREFIX/\(SampleLocator.installedLadderPath)), or set HLSPLAY_SAMPLES", status: 69)
     }
     let server = OriginServer(root: samples)
     do {

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 Tools/install-deps.sh
-swift build -c release --product hlsplay >/dev/null
-swift build -c release --product hls-origin >/dev/null
+swift build -c release --static-swift-stdlib --product hlsplay >/dev/null
+swift build -c release --static-swift-stdlib --product hls-origin >/dev/null
 Samples/make-all.sh >/dev/null
 exec python3 Tools/bench/bench.py "$@"

@@ -6,7 +6,7 @@
 #   Tools/bench/sessions-bench.sh --demux-sessions 100,200,300 --decode-sessions 1,2 --json out.json
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-swift build -c release --product hlsplay >/dev/null
-swift build -c release --product hls-origin >/dev/null
+swift build -c release --static-swift-stdlib --product hlsplay >/dev/null
+swift build -c release --static-swift-stdlib --product hls-origin >/dev/null
 [ -f Samples/build/ladder-2s/master.m3u8 ] || Samples/make-all.sh >/dev/null
 exec python3 Tools/bench/sessions-bench.py "$@"

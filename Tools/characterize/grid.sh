@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 if [ "${1:-}" = merge ]; then
     exec python3 Tools/characterize/grid.py "$@"
 fi
-swift build -c release --product hlsplay >&2
-swift build -c release --product hls-origin >&2
+swift build -c release --static-swift-stdlib --product hlsplay >&2
+swift build -c release --static-swift-stdlib --product hls-origin >&2
 Samples/make-all.sh --4k >&2
 exec python3 Tools/characterize/grid.py "$@"

@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 count="${1:-100000}"
 runs="${2:-3}"
-swift build -c release --product hlsplay >/dev/null
-swift build -c release --product hls-origin >/dev/null
+swift build -c release --static-swift-stdlib --product hlsplay >/dev/null
+swift build -c release --static-swift-stdlib --product hls-origin >/dev/null
 work="$(mktemp -d)"
 origin_pid=""
 cleanup() { [[ -n "$origin_pid" ]] && kill "$origin_pid" 2>/dev/null; rm -rf "$work"; }
