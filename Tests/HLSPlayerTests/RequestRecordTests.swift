@@ -29,6 +29,18 @@ import TestSupport
     }
 
     /// Each `request.start` and `request.end` pair and the HAR entry of the same request agree.
+    /// The URLs the HAR's entries sent, after checking they are the requests the origin saw: as many, with the same
+    /// targets (path and query).
+    @discardableResult
+    static func expectHARMatchesOrigin(
+        _ entries: [[String: Any]], _ origin: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [String] {
+        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests", sourceLocation: sourceLocation)
+        #expect(sent.map(target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw", sourceLocation: sourceLocation)
+        return sent
+    }
+
     static func expectRecordsAgree(_ run: Run, sourceLocation: SourceLocation = #_sourceLocation) {
         let starts = run.events("request.start")
         let ends = run.events("request.end")
@@ -78,9 +90,7 @@ import TestSupport
         Self.expectRecordsAgree(run)
         let entries = Self.entries(run)
         let origin = try Self.originTargets(requestLog)
-        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
-        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
-        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        let sent = Self.expectHARMatchesOrigin(entries, origin)
         #expect(sent.filter { $0.contains("_HLS_msn=") && $0.contains("_HLS_part=") }.count >= 4, "blocking reloads: \(sent)")
         #expect(run.events("segment.buffered").filter { $0["part"] != nil }.count >= 4, "parts loaded")
         #expect(sent.allSatisfy { $0.contains("CMCD=") }, "every URL with its CMCD query")
@@ -233,9 +243,7 @@ import TestSupport
         expectValidLog(run)
         Self.expectRecordsAgree(run)
         let entries = Self.entries(run)
-        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
-        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
-        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        let sent = Self.expectHARMatchesOrigin(entries, origin)
         let purposes = Set(entries.compactMap { $0["_purpose"] as? String })
         #expect(purposes == ["multivariant-playlist", "media-playlist", "key", "segment"], "\(purposes)")
         #expect(sent.filter { $0.hasSuffix("/keys/audio.key") }.count == 1 && sent.filter { $0.hasSuffix("/keys/video.key") }.count == 1)
@@ -262,9 +270,7 @@ import TestSupport
         expectValidLog(run)
         Self.expectRecordsAgree(run)
         let entries = Self.entries(run)
-        let sent = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
-        #expect(entries.count == origin.count, "HAR \(entries.count) entries, origin \(origin.count) requests")
-        #expect(sent.map(Self.target).sorted() == origin.sorted(), "the HAR's targets are the ones the origin saw")
+        let sent = Self.expectHARMatchesOrigin(entries, origin)
         let purposes = Set(entries.compactMap { $0["_purpose"] as? String })
         #expect(purposes.contains(purpose), "\(purposes)")
         if path == "redundant/master.m3u8" {
