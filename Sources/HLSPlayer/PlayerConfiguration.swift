@@ -87,6 +87,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var retry = RetryPolicies()
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
     public var predictor: PredictorChoice = .model
+    /// `--abr`: the adaptation rule (hlsplay's own by default; docs/abr.md).
+    public var abr: AbrRuleName = .hlsplay
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
     public var modelPath: String?
     /// Thresholds, cooldown, dwell and knobs of the playback policies.
@@ -151,12 +153,14 @@ public struct PlayerConfiguration: Sendable, Encodable {
 
     /// The decision rules and tunables the session core reads (the same for a real and a simulated session).
     public var core: SessionCore.Configuration {
-        SessionCore.Configuration(
+        var c = SessionCore.Configuration(
             playback: playback, estimator: estimator, startupCap: startupCap, networkLimit: networkLimit,
             byteProgress: byteProgress, selector: selector, pinnedVariantIndex: pinnedVariantIndex,
             recentSegmentThroughputCount: session.recentSegmentThroughputCount,
             userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
             startupBufferSetByUser: startupBufferSetByUser)
+        c.abr = abr
+        return c
     }
 
     enum CodingKeys: String, CodingKey {
@@ -164,7 +168,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
             startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
             wedge, session, retry, trickle, noProgressTimeoutSeconds,
-            predictor, modelPath, policy, cmcd, redactURLs,
+            predictor, abr, modelPath, policy, cmcd, redactURLs,
             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
             maxResolution, maxForwardBufferBytes, allowAnyLocalFile, requestHeaders, userAgent, proxy
     }
@@ -198,6 +202,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         // 0 when off, as on the command line (the log never holds nulls).
         try c.encode(noProgressTimeoutSeconds ?? 0, forKey: .noProgressTimeoutSeconds)
         try c.encode(predictor, forKey: .predictor)
+        try c.encode(abr, forKey: .abr)
         try c.encodeIfPresent(modelPath, forKey: .modelPath)
         try c.encode(policy, forKey: .policy)
         try c.encodeIfPresent(cmcd, forKey: .cmcd)

@@ -898,7 +898,11 @@ public final class PlayerSession: @unchecked Sendable {
     /// Runs the selector on a snapshot and logs the decision with its inputs.
     func decide(mediaSequence: Int?) -> SelectionDecision {
         let now = clock.now()
-        let (decision, record) = lock.withLock { core.decide(ladder: ladder(), at: now, mediaSequence: mediaSequence) }
+        // A reference rule (--abr) plans with the segments' duration: the playlist loading's target duration.
+        let segmentSeconds = (currentLoadIndex.flatMap { mediaPlaylists[$0] } ?? mediaPlaylists.values.first)?.targetDurationSeconds
+        let (decision, record) = lock.withLock {
+            core.decide(ladder: ladder(), at: now, mediaSequence: mediaSequence, segmentDurationSeconds: segmentSeconds)
+        }
         perform([record])
         return decision
     }
@@ -964,8 +968,11 @@ public final class PlayerSession: @unchecked Sendable {
             if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
             let previousVariant = currentLoadIndex ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
+            let freshDecision = pendingDecision == nil
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
             pendingDecision = nil
+            // BOLA / BOLA-E (--abr): the buffer is above the chosen rung's full level; wait before the request.
+            if freshDecision, !live, case let wait = lock.withLock({ core.decisionWaitSeconds }), wait > 0 { sleepUnlessStopping(wait) }
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
                 let bufferedEnd = lock.withLock { core.timeline.bufferedEndSeconds }

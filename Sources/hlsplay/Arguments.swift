@@ -35,6 +35,7 @@ struct Arguments {
     var estimateStorePath: String?
     var thenURL: String?
     var predictor: String?
+    var abr: String?
     var modelPath: String?
     var policy: PolicyController.Configuration?
     var cmcd: String?
@@ -108,6 +109,9 @@ struct Arguments {
                                      model (default: models/stall-logistic-v2.json),
                                      heuristic, threshold (buffer < 2 s), or off (no controller)
           --model FILE               the stall model file for --predictor model
+          --abr NAME                 adaptation rule: hlsplay (default), throughput, bola,
+                                     bola-e, dynamic, mpc, or robust-mpc; the caps still bind
+                                     (docs/abr.md)
           --policy FILE              the policy controller's thresholds, cooldown, dwell and
                                      knobs as JSON (any subset; docs/stall-prediction.md)
           --cmcd query|header        send CMCD (CTA-5004) with every request
@@ -238,6 +242,13 @@ struct Arguments {
                     throw UsageError(message: "--predictor: '\(w)' is not one of model, heuristic, threshold, off")
                 }
                 a.predictor = w
+            case "--abr":
+                let w = try value(for: word)
+                guard AbrRuleName(rawValue: w) != nil else {
+                    throw UsageError(
+                        message: "--abr: '\(w)' is not one of \(AbrRuleName.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                a.abr = w
             case "--startup-cap":
                 let w = try value(for: word)
                 guard ["auto", "off", "first-variant"].contains(w) else {
@@ -345,6 +356,7 @@ extension Arguments {
         configuration.userAgent = userAgent
         configuration.proxy = proxy
         if let v = predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
+        if let v = abr, let rule = AbrRuleName(rawValue: v) { configuration.abr = rule }
         configuration.modelPath = modelPath
         if let policy { configuration.policy = policy }
         configuration.cmcd = cmcd.flatMap(CMCDMode.init(rawValue:))

@@ -29,7 +29,7 @@ enum SimulateCommand {
                                 trace's latency_ms where it has one, else 0)
 
         player options (as for a real session): --duration, --log, --json,
-        --predictor, --model, --forward-buffer, --startup-buffer, --resume-buffer,
+        --predictor, --model, --abr, --forward-buffer, --startup-buffer, --resume-buffer,
         --peak-bitrate, --variant, --startup-cap, --monitor-interval.
         A simulated session always starts cold (there is no estimate store).
 

@@ -73,6 +73,19 @@ import Testing
             ])
     }
 
+    @Test func ruleAsksToWait_loaderWaits_thenLoadsTheVariantChosen_withoutASecondDecision() {
+        // BOLA's full buffer (--abr bola, bola-e): the decision stands, its request waits.
+        var loader = Self.startedOn(0)
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 20, bufferedEnd: 4), at: Self.at(1)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+        #expect(
+            loader.decided(variant: 1, inputs: Self.inputs(buffer: 20, bufferedEnd: 4), at: Self.at(1), waitSeconds: 2) == [.wait(untilSeconds: 3)])
+        #expect(
+            loader.wake(Self.inputs(buffer: 18, bufferedEnd: 4), at: Self.at(3)) == [
+                .fetch(.mediaPlaylist(variant: 1, afterStartup: false, capAtDecisionBps: nil), attempt: 1)
+            ])
+    }
+
     @Test func lastSegmentLanded_endsTheStream_andTheLoaderIsDone() {
         var loader = Self.startedOn(2)
         for i in 1..<4 {

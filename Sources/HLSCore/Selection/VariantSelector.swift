@@ -96,6 +96,8 @@ public enum SelectionReason: String, Sendable, Equatable, Codable {
     case audioOnlyUnderCap
     /// The measured estimate cannot keep even the lowest video rung: the audio-only rung.
     case audioOnlyFallback
+    /// A reference rule (`--abr`, not hlsplay's) chose, under the caps; `abr` on the record says how.
+    case abrRule
 }
 
 public struct SelectionDecision: Sendable, Equatable, Codable {

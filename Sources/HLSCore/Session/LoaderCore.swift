@@ -140,6 +140,8 @@ public struct LoaderCore: Sendable {
     private var pendingVariant: Int?
     /// The decision asked for and not yet answered, and the cap in force when it was asked.
     private var awaitedDecision: (reason: DecisionReason, capBps: Int?)?
+    /// A decision whose rule asked to wait before its request: loaded when the loader wakes.
+    private var heldDecision: (variant: Int, capBps: Int?)?
     /// Why the next decision is taken (a decision the full buffer deferred keeps its reason).
     private var nextReason = DecisionReason.nextSegment
 
@@ -238,16 +240,26 @@ public struct LoaderCore: Sendable {
             retryPending = false
             return [fetch(work, attempt: attempts)]
         }
+        if let held = heldDecision {
+            heldDecision = nil
+            return load(variant: held.variant, capAtDecisionBps: held.capBps, inputs: inputs)
+        }
         return nextSegment(inputs, at: now)
     }
 
-    /// The session core chose `variant` for the decision asked for (`decide`).
-    public mutating func decided(variant v: Int, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+    /// The session core chose `variant` for the decision asked for (`decide`). `waitSeconds`: the rule asked
+    /// to wait that long before the request (BOLA's full buffer, `SessionCore.decisionWaitSeconds`): the
+    /// loader waits, then loads the variant chosen.
+    public mutating func decided(variant v: Int, inputs: Inputs, at now: MonotonicInstant, waitSeconds: Double = 0) -> [Action] {
         guard let awaited = awaitedDecision, !isDone else { return [] }
         awaitedDecision = nil
         if awaited.reason == .startup {
             pendingVariant = v
             return [fetch(.mediaPlaylist(variant: v, afterStartup: true, capAtDecisionBps: nil))]
+        }
+        if waitSeconds > 0 {
+            heldDecision = (v, awaited.capBps)
+            return [.wait(untilSeconds: now.seconds + waitSeconds)]
         }
         return load(variant: v, capAtDecisionBps: awaited.capBps, inputs: inputs)
     }

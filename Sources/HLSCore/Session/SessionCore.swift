@@ -62,6 +62,8 @@ public struct SessionCore: Sendable {
         /// The user set `--resume-buffer` / `--startup-buffer`: a policy's value does not override it.
         public var resumeBufferSetByUser: Bool
         public var startupBufferSetByUser: Bool
+        /// `--abr`: the adaptation rule (hlsplay's own by default).
+        public var abr: AbrRuleName = .hlsplay
 
         public init(
             playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
@@ -114,10 +116,19 @@ public struct SessionCore: Sendable {
     /// empty until the ladder is known (`ladderKnown`).
     public private(set) var ladderBitratesBps: [Int] = []
     public private(set) var videoLadderBitratesBps: [Int] = []
+    /// The reference rule's state (`--abr`; unused with hlsplay's own rule).
+    public private(set) var abrRule: AbrRuleState
+    /// The wait the last decision asked for before its request (BOLA, BOLA-E: the buffer is above the chosen
+    /// rung's full level), seconds; the shell's loader waits it out. Always 0 with hlsplay's own rule.
+    public private(set) var decisionWaitSeconds = 0.0
+    /// The segment duration a reference rule plans with when the shell knows none yet (the multivariant
+    /// playlist's first decision), seconds: the HLS authoring specification's recommended 6 s.
+    public static let defaultSegmentDurationSeconds = 6.0
 
     public init(configuration: Configuration, predictor: (any StallPredictor)?) {
         self.configuration = configuration
         self.predictor = predictor
+        abrRule = AbrRuleState(name: configuration.abr)
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
@@ -142,14 +153,27 @@ public struct SessionCore: Sendable {
 
     /// Chooses a variant from `ladder` (the rungs selection may use) with the estimate, the buffer at `now`,
     /// every cap in force and the recent throughput; the decision becomes the current variant and is logged
-    /// with its inputs (`mediaSequence`: the segment it is for, nil at the start).
-    public mutating func decide(ladder: [LadderRung], at now: MonotonicInstant, mediaSequence: Int?) -> (SelectionDecision, SessionCoreAction) {
+    /// with its inputs (`mediaSequence`: the segment it is for, nil at the start). With a reference rule
+    /// (`--abr`), that rule chooses under the caps (`AbrRuleState.decide`; `segmentDurationSeconds`: the
+    /// segments' duration where the shell knows it) and `decisionWaitSeconds` is the wait it asks for.
+    public mutating func decide(
+        ladder: [LadderRung], at now: MonotonicInstant, mediaSequence: Int?, segmentDurationSeconds: Double? = nil
+    ) -> (SelectionDecision, SessionCoreAction) {
         let snapshot = SelectionSnapshot(
             ladder: ladder, estimateBps: estimator.estimateBps, estimateIsMeasured: estimator.hasEstimate,
             bufferSeconds: timeline.bufferSeconds(at: now), currentVariantIndex: currentVariant,
             peakBitrateCapBps: peakBitrateCaps.effectiveBps, pinnedVariantIndex: configuration.pinnedVariantIndex,
             recentSegmentThroughputBps: recentSegmentThroughput.lowestBps)
-        let decision = configuration.selector.select(snapshot)
+        var decision = configuration.selector.select(snapshot)
+        var abrRecord: AbrRuleRecord?
+        if configuration.abr != .hlsplay {
+            let (ruled, record, wait) = abrRule.decide(
+                snapshot: snapshot, hlsplay: decision, segmentDurationSeconds: segmentDurationSeconds ?? Self.defaultSegmentDurationSeconds,
+                at: now)
+            decision = ruled
+            abrRecord = record
+            decisionWaitSeconds = wait
+        }
         currentVariant = decision.variantIndex
         return (
             decision,
@@ -157,7 +181,7 @@ public struct SessionCore: Sendable {
                 .variantDecision(
                     VariantDecisionRecord(
                         inputs: snapshot, decision: decision, estimatorFastBps: estimator.fastBps,
-                        estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence)))
+                        estimatorSlowBps: estimator.slowBps, mediaSequence: mediaSequence, abr: abrRecord)))
         )
     }
 
@@ -176,6 +200,7 @@ public struct SessionCore: Sendable {
                             firstFrameAtSeconds: firstFrameAtSeconds, isFirstStart: !playbackStartRecorded)))
             ]
         case let .stallStarted(at, position):
+            abrRule.stalled()
             return [.record(.stallStart(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position, bufferSeconds: 0)))]
                 + cap(.stallStarted(estimateBps: measuredEstimateBps, at: at))
         case let .stallEnded(at, position, stall, buffered):
@@ -249,6 +274,8 @@ public struct SessionCore: Sendable {
             for: observation, startedAt: startedAt, endedAt: endedAt, minimumBytes: configuration.networkLimit.minimumBytes)
         let verdict = configuration.networkLimit.classify(classified)
         var out: [SessionCoreAction] = []
+        abrRule.segmentLanded(
+            throughputBps: observation.transferSeconds > 0 ? Double(observation.bytes) * 8 / observation.transferSeconds : nil, at: endedAt)
         if recentSegmentThroughput.add(bytes: observation.bytes, transferSeconds: observation.transferSeconds) {
             let before = overSelectionCapBps
             overSelectionCapBps = OverSelectionCap.afterRecentThroughput(

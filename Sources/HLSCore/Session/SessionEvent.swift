@@ -217,12 +217,18 @@ public struct VariantDecisionRecord: Sendable, Equatable, Codable {
     public var estimatorSlowBps: Double?
     /// The segment this decision is for.
     public var mediaSequence: Int?
-    public init(inputs: SelectionSnapshot, decision: SelectionDecision, estimatorFastBps: Double?, estimatorSlowBps: Double?, mediaSequence: Int?) {
+    /// A reference rule's choice and inputs (`--abr` other than hlsplay); absent with hlsplay's own rule.
+    public var abr: AbrRuleRecord?
+    public init(
+        inputs: SelectionSnapshot, decision: SelectionDecision, estimatorFastBps: Double?, estimatorSlowBps: Double?, mediaSequence: Int?,
+        abr: AbrRuleRecord? = nil
+    ) {
         self.inputs = inputs
         self.decision = decision
         self.estimatorFastBps = estimatorFastBps
         self.estimatorSlowBps = estimatorSlowBps
         self.mediaSequence = mediaSequence
+        self.abr = abr
     }
 }
 

@@ -205,10 +205,11 @@ public final class VirtualSession {
             switch action {
             case .fetch(let work, let attempt), .reRequest(let work, let attempt): request(work, attempt: attempt)
             case .decide(let mediaSequence, let reason):
-                let (decision, record) = core.decide(ladder: ladder.rungs, at: now, mediaSequence: mediaSequence)
+                let (decision, record) = core.decide(
+                    ladder: ladder.rungs, at: now, mediaSequence: mediaSequence, segmentDurationSeconds: segmentDurationSeconds)
                 perform([record])
                 if reason == .startup { core.timeline.setStartPosition(0) }
-                perform(loader.decided(variant: decision.variantIndex, inputs: loaderInputs, at: now))
+                perform(loader.decided(variant: decision.variantIndex, inputs: loaderInputs, at: now, waitSeconds: core.decisionWaitSeconds))
             case .record(let event): recorder.record(event)
             case .loadFailed: perform(core.cap(.loadFailed(estimateBps: core.measuredEstimateBps, at: now)))
             case .wait(let seconds): wakeAt = seconds
@@ -216,6 +217,11 @@ public final class VirtualSession {
             case .fail(let message): stop(.error, message)
             }
         }
+    }
+
+    /// The ladder's longest segment, seconds: what a reference rule plans with.
+    private var segmentDurationSeconds: Double? {
+        loader.variants.flatMap(\.segmentDurationsSeconds).max()
     }
 
     private var loaderInputs: LoaderCore.Inputs {

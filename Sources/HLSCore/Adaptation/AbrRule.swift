@@ -1,0 +1,219 @@
+// `--abr NAME`: which adaptation rule chooses the rung, and the state the reference rules keep between
+// decisions. Pure: the session core (SessionCore.decide) calls `decide` with the snapshot it built and the
+// hlsplay rule's decision on it, and tells the state about the events it already gets (a segment landed
+// with its throughput, a stall started); nothing here reads a clock.
+//
+// How the caps bind (docs/abr.md, "Selecting a rule"): a reference rule chooses among the ladder's video
+// rungs (every rung when none has video) as if nothing capped it; its choice is then lowered to the highest
+// rung at or below it that the peak-bitrate cap in force allows (startup/recovery cap, over-selection cap,
+// the policy's cap, --peak-bitrate; --max-resolution has already removed rungs from the ladder). Where the
+// hlsplay rule's decision is not about the estimate at all — a pinned variant, a cap below every rung, or
+// an audio-only rung (the cellular fallback) — that decision stands and the rule's choice is only logged.
+
+/// `--abr NAME`: the adaptation rule of a session.
+public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
+    /// hlsplay's own rule (`VariantSelector`): the default.
+    case hlsplay
+    /// The highest rung within 0.9 × the estimate (`ThroughputRule`).
+    case throughput
+    /// BOLA-BASIC on the real buffer (`BolaParameters`).
+    case bola
+    /// BOLA-E: placeholder, insufficient-buffer rule, oscillation guard (`BolaE`).
+    case bolaE = "bola-e"
+    /// dash.js's DYNAMIC: throughput at low buffer, BOLA-E at high (`DynamicRule`).
+    case dynamic
+    /// Model-predictive control over 5 segments (`ModelPredictiveRule`).
+    case mpc
+    /// MPC on the estimate divided by 1 + the largest recent prediction error (`PredictionErrorTracker`).
+    case robustMPC = "robust-mpc"
+}
+
+/// A reference rule's choice and what it saw, logged on `abr.decision` as `abr`.
+public struct AbrRuleRecord: Sendable, Equatable, Codable {
+    /// The rule's `--abr` name.
+    public var rule: String
+    /// The rule's own choice before the caps: the variant and its BANDWIDTH.
+    public var ruleVariantIndex: Int
+    public var ruleBandwidthBps: Int
+    /// Why the rule chose it: `throughput`, `bola`, BOLA-E's `startup`, `bola`, `oscillationGuard`,
+    /// `insufficientBuffer`, or `plan` (MPC's best plan).
+    public var reason: String
+    /// The caps lowered the rule's choice to the highest rung they allow (the decision's `variantIndex`).
+    public var clamped: Bool
+    /// The hlsplay rule's decision stood instead (its reason: `pinned`, `capBelowLadder`, `audioOnlyUnderCap`,
+    /// `audioOnlyFallback`, or `audioOnly` while playing an audio-only rung); absent: the rule decided.
+    public var overriddenBy: String?
+    /// The buffer the rule saw, seconds.
+    public var bufferSeconds: Double
+    /// The throughput the rule used, bits per second (RobustMPC: after dividing by 1 + `predictionErrorMax`).
+    public var throughputBps: Double
+    /// The segment duration the rule planned with, seconds.
+    public var segmentDurationSeconds: Double
+    /// BOLA-E: the placeholder buffer after the decision, seconds; the loader idle time it took up since the
+    /// last segment landed, seconds.
+    public var placeholderSeconds: Double?
+    public var idleSeconds: Double?
+    /// BOLA / BOLA-E: the loader waits this long before requesting the segment (the buffer is above the
+    /// chosen rung's full level), seconds; 0 when the caps or the hlsplay rule changed the choice.
+    public var waitSeconds: Double?
+    /// DYNAMIC: which rule decided (`throughput`, `bola-e`).
+    public var dynamicMode: String?
+    /// MPC: the best plan's linear QoE over the horizon and the rebuffering it expects, seconds.
+    public var plannedQoE: Double?
+    public var plannedRebufferSeconds: Double?
+    /// RobustMPC: the largest relative throughput prediction error of the recent segments.
+    public var predictionErrorMax: Double?
+}
+
+/// The reference rule's state between decisions: BOLA-E's placeholder and last rung, DYNAMIC's mode,
+/// RobustMPC's error tracker, and what the idle-time accounting needs.
+public struct AbrRuleState: Sendable, Equatable {
+    /// Below this buffer BOLA keeps the bottom rung, seconds (dash.js's BOLA: 10 s).
+    public static let bolaMinimumBufferSeconds = 10.0
+    /// BOLA chooses the top rung up to this buffer, seconds: hlsplay's automatic forward-buffer target.
+    public static let bolaBufferTargetSeconds = 30.0
+
+    public let name: AbrRuleName
+    public private(set) var bolaE: BolaE?
+    public private(set) var dynamic = DynamicRule()
+    public private(set) var errorTracker = PredictionErrorTracker()
+    /// The throughput the last decision predicted for its segment (RobustMPC's error), bits per second.
+    private var predictedBps: Double?
+    /// When the last segment landed, and the rule's own waits since (not idle time), seconds.
+    private var lastSegmentEndedAt: MonotonicInstant?
+    private var ruleWaitSinceSegmentSeconds = 0.0
+
+    public init(name: AbrRuleName) { self.name = name }
+
+    /// The hlsplay rule's reasons that stand whatever a reference rule chooses.
+    static let standingReasons: Set<SelectionReason> = [.pinned, .capBelowLadder, .audioOnlyUnderCap, .audioOnlyFallback]
+
+    /// The reference rule's decision on `snapshot`, under the caps (see the file's comment); `hlsplay` is the
+    /// hlsplay rule's decision on the same snapshot. Returns the decision, its record, and the wait before
+    /// the request (seconds).
+    public mutating func decide(
+        snapshot s: SelectionSnapshot, hlsplay: SelectionDecision, segmentDurationSeconds: Double, at now: MonotonicInstant
+    ) -> (SelectionDecision, AbrRuleRecord, waitSeconds: Double) {
+        let video = s.ladder.filter { $0.audioOnly != true }
+        let kind = (video.isEmpty ? s.ladder : video).sorted { ($0.bandwidthBps, $0.variantIndex) < ($1.bandwidthBps, $1.variantIndex) }
+        // One rung per bitrate (the rules need distinct bitrates): the first variant of each.
+        var rungs: [LadderRung] = []
+        for r in kind where rungs.last?.bandwidthBps != r.bandwidthBps { rungs.append(r) }
+        let bitrates = rungs.map { Double($0.bandwidthBps) }
+        let current = s.currentVariantIndex.flatMap { i in rungs.firstIndex { $0.variantIndex == i } }
+        let buffer = max(0, s.bufferSeconds)
+        let duration = segmentDurationSeconds > 0 ? segmentDurationSeconds : 1
+
+        var rung = 0
+        var wait = 0.0
+        var record = AbrRuleRecord(
+            rule: name.rawValue, ruleVariantIndex: 0, ruleBandwidthBps: 0, reason: "", clamped: false, bufferSeconds: buffer,
+            throughputBps: s.estimateBps, segmentDurationSeconds: duration)
+        func bolaE(_ record: inout AbrRuleRecord) -> Int {
+            if self.bolaE?.parameters.bitratesBps != bitrates {
+                self.bolaE = BolaE(bitratesBps: bitrates, segmentDurationSeconds: duration, configuration: Self.bolaConfiguration)
+            }
+            let idle = idleSeconds(at: now)
+            if idle > 0 { self.bolaE?.idled(seconds: idle) }
+            let d = self.bolaE!.decide(bufferSeconds: buffer, throughputBps: s.estimateBps)
+            record.reason = d.reason.rawValue
+            record.placeholderSeconds = d.placeholderSeconds
+            record.idleSeconds = idle
+            wait = d.waitSeconds
+            return d.rung
+        }
+        switch name {
+        case .hlsplay, .throughput:
+            rung = ThroughputRule.rung(bitratesBps: bitrates, throughputBps: s.estimateBps)
+            record.reason = "throughput"
+        case .bola:
+            let p = BolaParameters(
+                bitratesBps: bitrates, minimumBufferSeconds: Self.bolaMinimumBufferSeconds, bufferTargetSeconds: Self.bolaBufferTargetSeconds)
+            rung = p.rung(bufferSeconds: buffer)
+            wait = max(0, buffer - p.fullBufferSeconds(forRung: rung))
+            record.reason = "bola"
+        case .bolaE:
+            rung = bolaE(&record)
+        case .dynamic:
+            if dynamic.useBola(bufferSeconds: buffer) {
+                rung = bolaE(&record)
+                record.dynamicMode = AbrRuleName.bolaE.rawValue
+            } else {
+                rung = ThroughputRule.rung(bitratesBps: bitrates, throughputBps: s.estimateBps)
+                record.reason = "throughput"
+                record.dynamicMode = AbrRuleName.throughput.rawValue
+            }
+        case .mpc, .robustMPC:
+            var throughput = s.estimateBps
+            if name == .robustMPC {
+                throughput = errorTracker.robust(s.estimateBps)
+                record.predictionErrorMax = errorTracker.maxError
+            }
+            var configuration = ModelPredictiveRule.Configuration()
+            configuration.bufferCapacitySeconds = Self.bolaBufferTargetSeconds
+            let d = ModelPredictiveRule.decide(
+                bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
+                throughputBps: throughput, configuration: configuration)
+            rung = d.rung
+            record.reason = "plan"
+            record.throughputBps = d.plannedThroughputBps
+            record.plannedQoE = d.plannedQoE
+            record.plannedRebufferSeconds = d.plannedRebufferSeconds
+        }
+        predictedBps = s.estimateBps
+        let chosen = rungs[rung]
+        record.ruleVariantIndex = chosen.variantIndex
+        record.ruleBandwidthBps = chosen.bandwidthBps
+
+        let onAudioOnly = s.ladder.first { $0.variantIndex == hlsplay.variantIndex }?.audioOnly == true
+        if Self.standingReasons.contains(hlsplay.reason) || onAudioOnly {
+            record.overriddenBy = Self.standingReasons.contains(hlsplay.reason) ? hlsplay.reason.rawValue : "audioOnly"
+            record.waitSeconds = 0
+            return (hlsplay, record, 0)
+        }
+        // The caps: the highest rung at or below the rule's that the cap in force allows.
+        let eligible = s.peakBitrateCapBps.map { cap in rungs.filter { $0.bandwidthBps <= cap } } ?? rungs
+        guard let lowest = eligible.first else {
+            record.overriddenBy = SelectionReason.capBelowLadder.rawValue
+            record.waitSeconds = 0
+            return (hlsplay, record, 0)
+        }
+        let final = eligible.last { $0.bandwidthBps <= chosen.bandwidthBps } ?? lowest
+        record.clamped = final.variantIndex != chosen.variantIndex
+        if record.clamped { wait = 0 }
+        if wait > 0 { ruleWaitSinceSegmentSeconds += wait }
+        if name == .bola || name == .bolaE || record.dynamicMode == AbrRuleName.bolaE.rawValue { record.waitSeconds = wait }
+        return (
+            SelectionDecision(variantIndex: final.variantIndex, reason: .abrRule, sustainableVariantIndex: hlsplay.sustainableVariantIndex),
+            record, wait
+        )
+    }
+
+    static var bolaConfiguration: BolaE.Configuration {
+        var c = BolaE.Configuration()
+        c.minimumBufferSeconds = bolaMinimumBufferSeconds
+        c.bufferTargetSeconds = bolaBufferTargetSeconds
+        return c
+    }
+
+    /// The loader's idle time since the last segment landed (a full buffer, a pause), not counting the
+    /// rule's own waits, seconds.
+    func idleSeconds(at now: MonotonicInstant) -> Double {
+        guard let ended = lastSegmentEndedAt else { return 0 }
+        return max(0, now.seconds(since: ended) - ruleWaitSinceSegmentSeconds)
+    }
+
+    /// A segment landed at `endedAt` with `throughputBps` (nil: not measured): RobustMPC's error is recorded
+    /// against the last prediction; idle time counts from here.
+    public mutating func segmentLanded(throughputBps: Double?, at endedAt: MonotonicInstant) {
+        lastSegmentEndedAt = endedAt
+        ruleWaitSinceSegmentSeconds = 0
+        if let predictedBps, let throughputBps {
+            errorTracker.record(predictedBps: predictedBps, actualBps: throughputBps)
+            self.predictedBps = nil
+        }
+    }
+
+    /// Playback stalled: BOLA-E drops its placeholder.
+    public mutating func stalled() { bolaE?.stalled() }
+}

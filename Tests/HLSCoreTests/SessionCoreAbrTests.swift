@@ -1,0 +1,152 @@
+// `--abr`: a reference rule's choice reaches SessionCore.decide's decision, logged with its inputs, and the
+// caps, a pinned variant and the audio-only rules still bind on top of it (docs/abr.md, "Selecting a rule").
+
+import Foundation
+import Testing
+@testable import HLSCore
+
+@Suite struct SessionCoreAbrTests {
+    static let rungs = SessionCoreTests.rungs
+
+    static func core(_ rule: AbrRuleName, userPeakBps: Int? = nil, pinned: Int? = nil, ladder: [LadderRung] = rungs) -> SessionCore {
+        var configuration = SessionCoreTests.configuration(mode: .off, userPeakBps: userPeakBps)
+        configuration.abr = rule
+        configuration.pinnedVariantIndex = pinned
+        var core = SessionCore(configuration: configuration, predictor: nil)
+        core.ladderKnown(ladder)
+        _ = core.cap(.sessionStarted(gate: .cold(.noEstimate), ladder: ladder, at: SessionCoreTests.at(0)))
+        return core
+    }
+
+    /// A 6 s segment of `bytes` that took `seconds`, landed at `endedAt`: the estimator's sample and the core's event.
+    static func land(_ core: inout SessionCore, bytes: Int, seconds: Double, endedAt: Double) {
+        let sample = ThroughputSample(bytes: bytes, transferSeconds: seconds, firstByteSeconds: 0.01)
+        _ = core.transferCompleted(purpose: .segment, sample: sample, rttSeconds: 0.01)
+        _ = core.segmentTransferred(
+            requestID: 1, observation: TransferObservation(bytes: bytes, transferSeconds: seconds, firstByteSeconds: 0.01),
+            startedAt: SessionCoreTests.at(endedAt - seconds), endedAt: SessionCoreTests.at(endedAt))
+    }
+
+    static func abrRecord(_ action: SessionCoreAction) -> VariantDecisionRecord? {
+        if case .record(.variantDecision(let r)) = action { r } else { nil }
+    }
+
+    /// A core whose estimate is measured at about 20 Mbit/s (every rung fits 0.9 × it).
+    static func measured(_ rule: AbrRuleName, userPeakBps: Int? = nil, pinned: Int? = nil) -> SessionCore {
+        var core = core(rule, userPeakBps: userPeakBps, pinned: pinned)
+        for i in 0..<4 { land(&core, bytes: 2_500_000, seconds: 1, endedAt: Double(i + 1)) }
+        return core
+    }
+
+    @Test(arguments: AbrRuleName.allCases.filter { $0 != .hlsplay })
+    func eachRule_choiceReachesTheDecision_loggedWithItsName(rule: AbrRuleName) throws {
+        var core = Self.measured(rule)
+        #expect(core.estimator.hasEstimate)
+        let (decision, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        let record = try #require(Self.abrRecord(action))
+        let abr = try #require(record.abr, "a reference rule's decision carries its own record")
+        #expect(abr.rule == rule.rawValue)
+        #expect(decision.reason == .abrRule)
+        #expect(record.decision == decision)
+        #expect(!abr.clamped && abr.overriddenBy == nil, "no cap in force")
+        #expect(decision.variantIndex == abr.ruleVariantIndex, "the rule's own choice is the decision")
+        #expect(core.currentVariant == abr.ruleVariantIndex)
+        #expect(abr.segmentDurationSeconds == 6)
+    }
+
+    @Test func buffer_basedRules_chooseUnlikeHlsplay_onAnEmptyBuffer() throws {
+        // 20 Mbit/s and no buffer: hlsplay's rule and the throughput rule take the top rung; BOLA, which reads the
+        // buffer alone, the bottom one; MPC plans against rebuffering and takes less than the top.
+        let top = Self.rungs.last!.variantIndex
+        var hlsplay = Self.measured(.hlsplay)
+        let (own, ownAction) = hlsplay.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4)
+        #expect(own.variantIndex == top)
+        #expect(Self.abrRecord(ownAction)?.abr == nil, "hlsplay's own rule logs as before: no abr record")
+        var throughput = Self.measured(.throughput)
+        #expect(throughput.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4).0.variantIndex == top)
+        var bola = Self.measured(.bola)
+        #expect(bola.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6).0.variantIndex == 0)
+        var mpc = Self.measured(.mpc)
+        let (planned, plannedAction) = mpc.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        #expect(planned.variantIndex < top, "6 s of 7.23 Mbit/s at ~20 Mbit/s with no buffer would rebuffer")
+        let abr = try #require(Self.abrRecord(plannedAction)?.abr)
+        #expect(abr.plannedQoE != nil && abr.plannedRebufferSeconds != nil && abr.reason == "plan")
+    }
+
+    @Test func userPeakCap_clampsTheRulesChoice_toTheHighestRungItAllows() throws {
+        var core = Self.measured(.throughput, userPeakBps: 1_000_000)
+        let (decision, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        let abr = try #require(Self.abrRecord(action)?.abr)
+        #expect(abr.ruleBandwidthBps == 7_230_000, "the rule, uncapped, wants the top rung")
+        #expect(abr.clamped)
+        #expect(decision.variantIndex == 1, "620 kbit/s: the highest rung under the 1 Mbit/s cap")
+        #expect(decision.reason == .abrRule)
+    }
+
+    @Test func startupCap_bindsAReferenceRuleToo() throws {
+        var configuration = SessionCoreTests.configuration(mode: .auto)
+        configuration.abr = .throughput
+        var core = SessionCore(configuration: configuration, predictor: nil)
+        core.ladderKnown(Self.rungs)
+        _ = core.cap(.sessionStarted(gate: .cold(.noEstimate), ladder: Self.rungs, at: SessionCoreTests.at(0)))
+        let cap = try #require(core.peakBitrateCaps.effectiveBps, "a cold start probes under a cap")
+        let (decision, _) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(0), mediaSequence: nil)
+        #expect(Self.rungs[decision.variantIndex].bandwidthBps <= cap)
+    }
+
+    @Test func pinnedVariant_standsOverTheRule() throws {
+        var core = Self.measured(.bola, pinned: 3)
+        let (decision, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        let abr = try #require(Self.abrRecord(action)?.abr)
+        #expect(decision.variantIndex == 3 && decision.reason == .pinned)
+        #expect(abr.overriddenBy == "pinned")
+        #expect(abr.ruleVariantIndex == 0, "the rule's own choice is still logged")
+    }
+
+    @Test func audioOnlyFallback_standsOverTheRule() throws {
+        // A measured 200 kbit/s cannot keep the lowest video rung: hlsplay's audio-only fallback stands.
+        let ladder = Self.rungs + [LadderRung(variantIndex: 9, bandwidthBps: 64_000, audioOnly: true)]
+        var core = Self.core(.throughput, ladder: ladder)
+        for i in 0..<4 { Self.land(&core, bytes: 50_000, seconds: 2, endedAt: Double(2 * i + 2)) }
+        let (decision, action) = core.decide(ladder: ladder, at: SessionCoreTests.at(8), mediaSequence: 4, segmentDurationSeconds: 6)
+        let abr = try #require(Self.abrRecord(action)?.abr)
+        #expect(decision.variantIndex == 9 && decision.reason == .audioOnlyFallback)
+        #expect(abr.overriddenBy == "audioOnlyFallback")
+    }
+
+    @Test func bolaE_stallDropsThePlaceholder() {
+        var core = Self.measured(.bolaE)
+        _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        #expect((core.abrRule.bolaE?.placeholderSeconds ?? 0) > 0, "BOLA-E's start raises the placeholder to the throughput rung's level")
+        _ = core.mediaClock(
+            .stallStarted(at: SessionCoreTests.at(5), positionSeconds: 1), sessionStart: SessionCoreTests.at(0), firstFrameAtSeconds: 1)
+        #expect(core.abrRule.bolaE?.placeholderSeconds == 0)
+    }
+
+    @Test func bolaE_loaderIdleTime_isCounted_andNeverLowersThePlaceholder() throws {
+        // Two sessions alike but for 3 s the loader sat idle (the forward-buffer target) before the second decision.
+        func secondDecision(at seconds: Double) throws -> AbrRuleRecord {
+            var core = Self.measured(.bolaE)
+            _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+            Self.land(&core, bytes: 2_500_000, seconds: 1, endedAt: 5)
+            let (_, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(seconds), mediaSequence: 5, segmentDurationSeconds: 6)
+            return try #require(Self.abrRecord(action)?.abr)
+        }
+        let idle = try secondDecision(at: 8), busy = try secondDecision(at: 5)
+        #expect(idle.idleSeconds == 3 && busy.idleSeconds == 0)
+        #expect(try #require(idle.placeholderSeconds) >= #require(busy.placeholderSeconds))
+    }
+
+    @Test func robustMPC_recordsItsPredictionError_andPlansBelowTheEstimate() throws {
+        var core = Self.measured(.robustMPC)
+        _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
+        // The segment came in at a quarter of the prediction.
+        Self.land(&core, bytes: 625_000, seconds: 1, endedAt: 5)
+        #expect(core.abrRule.errorTracker.recentErrors.count == 1)
+        let (_, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(5), mediaSequence: 5, segmentDurationSeconds: 6)
+        let abr = try #require(Self.abrRecord(action)?.abr)
+        let error = try #require(abr.predictionErrorMax)
+        #expect(error > 0)
+        #expect(abr.throughputBps < core.estimator.estimateBps, "planned with the estimate ÷ (1 + the error)")
+    }
+}
