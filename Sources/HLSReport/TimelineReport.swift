@@ -5,9 +5,14 @@ import HLSCore
 /// one self-contained HTML page: inline CSS and a hand-made inline SVG, no
 /// scripts, nothing fetched. Pure: text in, text out — no I/O, no clock.
 ///
-/// Over session time (x, seconds) the page stacks four lanes sharing one
+/// Over session time (x, seconds) the page stacks five lanes sharing one
 /// time axis:
 /// - events: first frame, cap changes, wedge/over-selection marks, errors;
+/// - requests: a waterfall, one bar per request attempt from `request.start`
+///   to `request.end`, lighter until its first byte
+///   (`timings.firstByteSeconds`), coloured by `purpose`, outlined in red
+///   when it failed or was cut short (`aborted`, `cancelReason`), labelled
+///   with the variant of a segment;
 /// - buffer: the forward buffer (`buffer.sample.bufferSeconds`);
 /// - bitrate (log scale): the BANDWIDTH of each buffered segment, stepped at
 ///   the time it was buffered (`segment.buffered`), the throughput estimate
@@ -32,8 +37,23 @@ public enum TimelineReport {
     /// The series names used in `data-series`, in legend order.
     public static let seriesNames = [
         "buffer", "bitrate", "estimate", "throughput", "cap", "risk", "policy", "stalls",
-        "first-frame", "cap-changes", "byte-progress", "errors"
+        "first-frame", "cap-changes", "byte-progress", "errors", "requests"
     ]
+
+    /// The waterfall's colour for each request `purpose` (the playlists share one).
+    public static let purposeColors: [(purpose: String, label: String, color: String)] = [
+        ("playlist", "playlist", "#4c78a8"), ("segment", "segment", "#54a24b"), ("init-section", "init section", "#b279a2"),
+        ("key", "key", "#e0a800"), ("other", "other", "#9a9a9a")
+    ]
+
+    /// The waterfall group of a request `purpose`: `playlist` for the multivariant, media and steering playlists.
+    public static func purposeGroup(_ purpose: String?) -> String {
+        switch purpose {
+        case "multivariant-playlist", "media-playlist", "steering-manifest": return "playlist"
+        case "segment", "init-section", "key": return purpose!
+        default: return "other"
+        }
+    }
 
     /// SVG geometry: the plot area spans x ∈ [plotLeft, plotLeft + plotWidth].
     public static let svgWidth = 1200.0
@@ -173,6 +193,90 @@ private struct ParsedLog {
 // MARK: - Series
 
 private struct Point { var t: Double; var v: Double }
+
+/// One request attempt of the waterfall.
+private struct RequestBar {
+    var id: String
+    var start: Double
+    var end: Double?
+    /// Session time of its first byte (`request.end.timings.firstByteSeconds` after its start).
+    var firstByte: Double?
+    var purpose: String?
+    var variant: Int?
+    var mediaSequence: Int?
+    var track: String?
+    var attempt: Int?
+    var ok: Bool?
+    var aborted = false
+    var cancelReason: String?
+    var errorKind: String?
+    var status: Int?
+    var bytes: Double?
+    var url: String?
+
+    var failed: Bool { ok == false || aborted }
+}
+
+/// The request attempts in `log`: each `request.start` paired with the next `request.end` of its `requestID`
+/// (still open at the end of the log when there is none); a `request.end` without a start (a log cut at its
+/// head) begins `timings.totalSeconds` before it.
+private func requestBars(_ log: ParsedLog) -> [RequestBar] {
+    var bars: [RequestBar] = []
+    var open: [String: [Int]] = [:]
+    func int(_ v: Any?) -> Int? { number(v).map { Int(saturating: $0) } }
+    for e in log.events where e.type == "request.start" || e.type == "request.end" {
+        let id = string(e["requestID"]) ?? "?"
+        if e.type == "request.start" {
+            open[id, default: []].append(bars.count)
+            bars.append(
+                RequestBar(
+                    id: id, start: e.t, purpose: e["purpose"] as? String, variant: int(e["variantIndex"]),
+                    mediaSequence: int(e["mediaSequence"]), track: e["track"] as? String, attempt: int(e["attempt"]),
+                    url: e["url"] as? String))
+            continue
+        }
+        let timings = e["timings"] as? [String: Any]
+        let index: Int
+        if var queue = open[id], !queue.isEmpty {
+            index = queue.removeFirst()
+            open[id] = queue
+        } else {
+            let total = number(timings?["totalSeconds"]).map { max(0, $0) } ?? 0
+            index = bars.count
+            bars.append(RequestBar(id: id, start: max(0, e.t - total), purpose: e["purpose"] as? String, url: e["url"] as? String))
+        }
+        var bar = bars[index]
+        bar.end = max(bar.start, e.t)
+        if let first = number(timings?["firstByteSeconds"]), first >= 0 { bar.firstByte = min(bar.start + first, bar.end!) }
+        bar.purpose = bar.purpose ?? e["purpose"] as? String
+        bar.ok = e["ok"] as? Bool
+        bar.aborted = (e["aborted"] as? Bool) == true
+        bar.cancelReason = e["cancelReason"] as? String
+        bar.errorKind = e["errorKind"] as? String
+        bar.status = int(e["status"])
+        bar.bytes = number(e["bytes"])
+        bars[index] = bar
+    }
+    return bars
+}
+
+/// Rows for the waterfall: each bar goes in the first row free at its start (a small gap kept), so
+/// concurrent requests (audio beside video, a playlist reload beside a segment) sit on separate rows.
+private func packRows(_ bars: [RequestBar], lastSeconds: Double, gapSeconds: Double) -> (rows: [Int], count: Int) {
+    var rowEnds: [Double] = []
+    var rows: [Int] = []
+    for bar in bars {
+        let end = bar.end ?? lastSeconds
+        if let free = rowEnds.firstIndex(where: { $0 + gapSeconds <= bar.start }) {
+            rowEnds[free] = end
+            rows.append(free)
+        } else {
+            rowEnds.append(end)
+            rows.append(rowEnds.count - 1)
+        }
+    }
+    return (rows, max(1, rowEnds.count))
+}
 private struct Interval { var start: Double; var end: Double; var open: Bool }
 private struct Mark { var t: Double; var label: String }
 
@@ -202,10 +306,11 @@ private struct Renderer {
     // Lanes, top to bottom.
     // Sized so the whole page fits a 1400×1000 window.
     let eventsTop = 30.0, eventsHeight = 38.0
-    let bufferTop = 96.0, bufferHeight = 170.0
-    let bitrateTop = 296.0, bitrateHeight = 200.0
-    let riskTop = 526.0, riskHeight = 120.0
-    let policyTop = 652.0, policyHeight = 16.0
+    let requestsTop = 96.0, requestsHeight = 84.0
+    let bufferTop = 210.0, bufferHeight = 150.0
+    let bitrateTop = 390.0, bitrateHeight = 190.0
+    let riskTop = 610.0, riskHeight = 110.0
+    let policyTop = 726.0, policyHeight = 16.0
     var axisY: Double { policyTop + policyHeight }
     var svgHeight: Double { axisY + 44 }
 
@@ -221,6 +326,7 @@ private struct Renderer {
     let capMarks: [Mark]
     let progressMarks: [Mark]
     let errors: [Mark]
+    let requests: [RequestBar]
     let scale: TimelineReport.TimeScale
     let lastT: Double
 
@@ -235,7 +341,9 @@ private struct Renderer {
         caps = capEvents.map { (t: $0.t, cap: number($0["capBps"]).flatMap { $0 > 0 ? $0 : nil }) }
         risk = log.events("risk.sample").compactMap { e in number(e["risk"]).map { Point(t: e.t, v: min(1, max(0, $0))) } }
 
-        var last = log.events.last?.t ?? 0
+        let requests = requestBars(log)
+        self.requests = requests
+        var last = max(log.events.last?.t ?? 0, requests.compactMap(\.end).max() ?? 0)
         var stalls: [Interval] = []
         var openStart: Double?
         for e in log.events where e.type == "stall.start" || e.type == "stall.end" {
@@ -384,7 +492,7 @@ private struct Renderer {
     static let colors: [String: String] = [
         "buffer": "#1f77b4", "bitrate": "#2ca02c", "estimate": "#ff7f0e", "throughput": "#9467bd", "cap": "#8c564b",
         "risk": "#d62728", "stalls": "#e45756", "first-frame": "#17becf", "cap-changes": "#8c564b",
-        "byte-progress": "#bc5090", "errors": "#b00020"
+        "byte-progress": "#bc5090", "errors": "#b00020", "requests": "#54a24b"
     ]
     static let policyColors: [String: String] = ["lowLatency": "#8fd19e", "preload": "#8ab6e8", "defensiveDownshift": "#f4b26a"]
     func policyColor(_ p: String) -> String { Self.policyColors[p] ?? "#cccccc" }
@@ -401,7 +509,8 @@ private struct Renderer {
             ("first-frame", "first frame", firstFrame == nil ? 0 : 1),
             ("cap-changes", "cap changes", capMarks.count),
             ("byte-progress", "wedge / over-selection", progressMarks.count),
-            ("errors", "errors", errors.count)
+            ("errors", "errors", errors.count),
+            ("requests", "requests (bar: start → end, lighter until the first byte; red outline: failed or cut short)", requests.count)
         ]
         var out = "<div class=\"legend\" id=\"legend\">\n"
         for (name, label, count) in entries {
@@ -409,6 +518,10 @@ private struct Renderer {
             let missing = count == 0
             out +=
                 "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
+        }
+        let groups = Set(requests.map { TimelineReport.purposeGroup($0.purpose) })
+        for p in TimelineReport.purposeColors where groups.contains(p.purpose) {
+            out += "<span data-legend=\"purpose-\(p.purpose)\"><i class=\"swatch\" style=\"background:\(p.color)\"></i>\(p.label)</span>\n"
         }
         if policies.isEmpty {
             out += "<span data-legend=\"policy\" class=\"missing\"><i class=\"swatch\" style=\"background:#ddd\"></i>policy: not in this log</span>\n"
@@ -457,6 +570,7 @@ private struct Renderer {
         out += timeAxis()
         out += stallShading()
         out += eventsLane()
+        out += requestsLane()
         out += bufferLane()
         out += bitrateLane()
         out += riskLane()
@@ -545,6 +659,70 @@ private struct Renderer {
                 "<text class=\"missing-text\" x=\"\(c(right - 4))\" y=\"\(c(eventsTop + eventsHeight - 6))\" text-anchor=\"end\">not in this log: \(absent.joined(separator: ", "))</text>\n"
         }
         return out
+    }
+
+    func requestsLane() -> String {
+        var out = laneFrame(title: "Requests (one bar per attempt)", top: requestsTop, height: requestsHeight)
+        guard !requests.isEmpty else { return out + missing("requests", "requests", top: requestsTop, height: requestsHeight) }
+        let (rows, rowCount) = packRows(requests, lastSeconds: lastT, gapSeconds: scale.endSeconds / TimelineReport.plotWidth * 2)
+        let rowHeight = min(14, (requestsHeight - 4) / Double(rowCount))
+        let barHeight = max(1, rowHeight - (rowHeight > 4 ? 2 : 0))
+        let colors = Dictionary(uniqueKeysWithValues: TimelineReport.purposeColors.map { ($0.purpose, $0.color) })
+        out += "<g id=\"series-requests\" data-series=\"requests\" data-points=\"\(requests.count)\" data-rows=\"\(rowCount)\">\n"
+        for (bar, row) in zip(requests, rows) {
+            let group = TimelineReport.purposeGroup(bar.purpose)
+            let color = colors[group] ?? "#999"
+            let x0 = x(bar.start), x1 = max(x(bar.end ?? lastT), x0 + 1.5)
+            let y0 = requestsTop + 2 + Double(row) * rowHeight
+            var attributes = "class=\"request\" data-request-id=\"\(esc(bar.id))\" data-purpose=\"\(esc(bar.purpose ?? "unknown"))\""
+            if let v = bar.variant { attributes += " data-variant=\"\(v)\"" }
+            if bar.end == nil { attributes += " data-open=\"true\"" }
+            if bar.failed { attributes += " data-failed=\"true\"" }
+            if bar.aborted { attributes += " data-aborted=\"true\"" }
+            if let r = bar.cancelReason { attributes += " data-cancel-reason=\"\(esc(r))\"" }
+            if let f = bar.firstByte { attributes += " data-first-byte=\"\(c(f))\"" }
+            // The whole attempt, light while waiting for the first byte (it carries the hover readout) …
+            out +=
+                "<rect \(attributes) x=\"\(c(x0))\" y=\"\(c(y0))\" width=\"\(c(x1 - x0))\" height=\"\(c(barHeight))\" fill=\"\(color)\" fill-opacity=\"0.3\""
+                + (bar.failed ? " stroke=\"\(Self.colors["errors"]!)\" stroke-width=\"1.5\"" : "")
+                + "><title>\(esc(requestLabel(bar)))</title></rect>\n"
+            // … and solid from the first byte to the end.
+            let xFirst = bar.firstByte.map { min(max(x($0), x0), x1) } ?? (bar.end == nil || bar.failed ? x1 : x0)
+            if x1 > xFirst {
+                out +=
+                    "<rect class=\"request-body\" pointer-events=\"none\" x=\"\(c(xFirst))\" y=\"\(c(y0))\" width=\"\(c(x1 - xFirst))\" height=\"\(c(barHeight))\" fill=\"\(color)\"/>\n"
+            }
+            if group == "segment", let v = bar.variant, x1 - x0 > 22, barHeight >= 9 {
+                out += "<text pointer-events=\"none\" x=\"\(c(x0 + 3))\" y=\"\(c(y0 + barHeight - 2))\" font-size=\"9\">v\(v)</text>\n"
+            }
+        }
+        out += "</g>\n"
+        return out
+    }
+
+    /// The hover readout of one request: what, when, how it ended.
+    func requestLabel(_ bar: RequestBar) -> String {
+        var what = "request \(bar.id): \(bar.purpose ?? "unknown purpose")"
+        if let v = bar.variant { what += ", variant \(v)" }
+        if let s = bar.mediaSequence { what += ", media sequence \(s)" }
+        if let t = bar.track { what += " (\(t))" }
+        if let a = bar.attempt, a > 1 { what += ", attempt \(a)" }
+        var lines = [what]
+        if let end = bar.end {
+            lines.append(String(format: "%.3f → %.3f s (%.3f s)", bar.start, end, end - bar.start))
+        } else {
+            lines.append(String(format: "%.3f s →, still open at the end of the log", bar.start))
+        }
+        if let f = bar.firstByte { lines.append(String(format: "first byte after %.3f s", f - bar.start)) }
+        var outcome: [String] = []
+        if let s = bar.status { outcome.append("HTTP \(s)") }
+        if let b = bar.bytes { outcome.append(String(format: "%.0f bytes", b)) }
+        if bar.aborted { outcome.append("aborted") } else if bar.ok == false { outcome.append("failed") }
+        if let k = bar.errorKind { outcome.append(k) }
+        if let r = bar.cancelReason { outcome.append("cancelled: \(r)") }
+        if !outcome.isEmpty { lines.append(outcome.joined(separator: ", ")) }
+        if let u = bar.url { lines.append(u) }
+        return lines.joined(separator: "\n")
     }
 
     /// A line through `points` as an SVG path (`M x,y L x,y …`); the line is

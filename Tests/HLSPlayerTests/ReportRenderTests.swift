@@ -87,7 +87,8 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
             "throughput": run.events("request.end").filter { ($0["throughputBps"] as? Double ?? 0) > 0 }.count,
             "risk": run.events("risk.sample").count,
             "stalls": run.events("stall.start").count,
-            "cap": run.events("cap.change").count
+            "cap": run.events("cap.change").count,
+            "requests": run.events("request.start").count
         ]
         for (name, count) in expected.sorted(by: { $0.key < $1.key }) {
             let element = try #require(SeriesElement(dom, name), "series \(name) in the DOM")
@@ -104,6 +105,11 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
         let policy = try #require(SeriesElement(dom, "policy"))
         #expect(!policy.isMissing && !policy.children("rect").isEmpty)
         #expect(policy.children("rect").contains { SeriesElement.attribute("data-policy", in: $0) == "defensiveDownshift" })
+        // The waterfall: one bar per attempt, the same number as request.end; the collapse cuts some short.
+        let bars = try #require(SeriesElement(dom, "requests")).children("rect").filter { SeriesElement.attribute("class", in: $0) == "request" }
+        #expect(bars.count == run.events("request.end").count)
+        #expect(bars.count == run.events("request.start").count)
+        #expect(Set(bars.compactMap { SeriesElement.attribute("data-purpose", in: $0) }).isSuperset(of: ["multivariant-playlist", "segment"]))
         let stalls = try #require(SeriesElement(dom, "stalls")).children("rect")
         #expect(stalls.allSatisfy { Double(SeriesElement.attribute("width", in: $0) ?? "0") ?? 0 > 1 })
         #expect(dom.contains("id=\"figure-stalls\""))

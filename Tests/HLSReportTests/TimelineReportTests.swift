@@ -199,6 +199,75 @@ enum HandLog {
         }
     }
 
+    /// A log with a waterfall: a playlist, an init section, two segments side by side (one cut short as
+    /// wedged), a key that failed, a retry of the segment, and one request still open at the end.
+    static func waterfallLog() -> String {
+        let j = HandLog.json
+        return [
+            HandLog.header,
+            j(["t": 0.0, "type": "request.start", "requestID": 1, "purpose": "multivariant-playlist", "url": "http://x/m.m3u8", "attempt": 1]),
+            j([
+                "t": 0.2, "type": "request.end", "requestID": 1, "purpose": "multivariant-playlist", "ok": true, "status": 200, "bytes": 900,
+                "timings": ["firstByteSeconds": 0.1, "totalSeconds": 0.2]
+            ]),
+            j(["t": 0.3, "type": "request.start", "requestID": 2, "purpose": "init-section", "variantIndex": 1, "attempt": 1]),
+            j(["t": 0.4, "type": "request.end", "requestID": 2, "purpose": "init-section", "ok": true, "timings": ["firstByteSeconds": 0.05]]),
+            j(["t": 0.5, "type": "request.start", "requestID": 3, "purpose": "segment", "variantIndex": 2, "mediaSequence": 0, "attempt": 1]),
+            j([
+                "t": 0.6, "type": "request.start", "requestID": 4, "purpose": "segment", "variantIndex": 0, "mediaSequence": 0, "track": "audio",
+                "attempt": 1
+            ]),
+            j(["t": 1.0, "type": "request.end", "requestID": 4, "purpose": "segment", "ok": true, "timings": ["firstByteSeconds": 0.1]]),
+            j([
+                "t": 2.5, "type": "request.end", "requestID": 3, "purpose": "segment", "ok": false, "aborted": true, "errorKind": "cancelled",
+                "cancelReason": "wedged", "status": 200, "bytes": 1000, "timings": ["firstByteSeconds": 0.3]
+            ]),
+            j(["t": 2.5, "type": "request.start", "requestID": 3, "purpose": "segment", "variantIndex": 0, "mediaSequence": 0, "attempt": 2]),
+            j(["t": 3.5, "type": "request.end", "requestID": 3, "purpose": "segment", "ok": true, "timings": ["firstByteSeconds": 0.2]]),
+            j(["t": 3.6, "type": "request.start", "requestID": 5, "purpose": "key"]),
+            j(["t": 3.7, "type": "request.end", "requestID": 5, "purpose": "key", "ok": false, "errorKind": "httpStatus", "status": 404]),
+            j(["t": 4.0, "type": "request.start", "requestID": 6, "purpose": "media-playlist", "variantIndex": 0]),
+            j(["t": 5.0, "type": "buffer.sample", "phase": "playing", "bufferSeconds": 1])
+        ].joined(separator: "\n") + "\n"
+    }
+
+    @Test func waterfall_oneBarPerRequestAttempt_colouredByPurpose_failuresMarked() throws {
+        let html = try TimelineReport.render(sessionLog: Self.waterfallLog())
+        let lane = try #require(SeriesElement(html, "requests"))
+        #expect(!lane.isMissing)
+        #expect(lane.points == 7, "7 attempts: request 3 twice")
+        let bars = lane.children("rect").filter { SeriesElement.attribute("class", in: $0) == "request" }
+        #expect(bars.count == 7)
+        #expect(
+            bars.map { SeriesElement.attribute("data-purpose", in: $0) ?? "" } == [
+                "multivariant-playlist", "init-section", "segment", "segment", "segment", "key", "media-playlist"
+            ])
+        // The wedged first attempt of request 3 (its end comes after request 4's): aborted, with its reason.
+        let wedged = bars[2]
+        #expect(SeriesElement.attribute("data-request-id", in: wedged) == "3")
+        #expect(SeriesElement.attribute("data-variant", in: wedged) == "2")
+        #expect(SeriesElement.attribute("data-aborted", in: wedged) == "true")
+        #expect(SeriesElement.attribute("data-cancel-reason", in: wedged) == "wedged")
+        #expect(SeriesElement.attribute("data-first-byte", in: wedged) == "0.8")
+        #expect(SeriesElement.attribute("data-aborted", in: bars[4]) == nil, "the retry succeeded")
+        #expect(SeriesElement.attribute("data-failed", in: bars[5]) == "true", "the key's 404")
+        #expect(SeriesElement.attribute("data-open", in: bars[6]) == "true", "no request.end: open to the end of the log")
+        #expect(html.contains("cancelled: wedged"), "the hover readout names the reason")
+        // Concurrent requests 3 and 4 sit on separate rows.
+        #expect(SeriesElement.attribute("data-rows", in: lane.tag).flatMap(Int.init) ?? 0 >= 2)
+        // A bar spans request.start → request.end on the shared axis: request 1 from 0 to 0.2 s of 5 s.
+        let scale = TimelineReport.TimeScale(lastSeconds: 5)
+        let rects = lane.children("rect")
+        #expect(SeriesElement.attribute("x", in: rects[0]) == TimelineReport.coordinate(scale.x(0)))
+        #expect(SeriesElement.attribute("width", in: rects[0]) == TimelineReport.coordinate(scale.x(0.2) - scale.x(0)))
+        #expect(SeriesElement.attribute("class", in: rects[1]) == "request-body")
+        #expect(SeriesElement.attribute("x", in: rects[1]) == TimelineReport.coordinate(scale.x(0.1)), "solid from the first byte")
+        for p in ["playlist", "segment", "init-section", "key"] { #expect(html.contains("data-legend=\"purpose-\(p)\""), "\(p)") }
+        // No requests: said so, not invented.
+        let none = try TimelineReport.render(sessionLog: HandLog.header + "\n")
+        #expect(SeriesElement(none, "requests")?.isMissing == true)
+    }
+
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
         let log =
