@@ -23,6 +23,10 @@ import HLSCore
 /// Stalls (`stall.start.atSeconds` … `stall.end.atSeconds`, or to the end of
 /// the log when still open) are shaded across every lane.
 ///
+/// A log written by `hlsplay simulate` (its header has a `simulation`
+/// object) says so in the page title, in a banner naming the link (trace)
+/// and the ladder, and across the timeline; a real session's page never does.
+///
 /// Every series element carries `data-series` (and `id="series-NAME"`) and
 /// `data-points` (how many log values it draws). A series the log does not
 /// have is drawn as the text "not in this log" with `data-missing="true"`,
@@ -403,7 +407,8 @@ private struct Renderer {
 
     func page() -> String {
         let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
-        let pageTitle = title ?? "hlsplay session"
+        let simulation = log.header["simulation"] as? [String: Any]
+        let pageTitle = (simulation == nil ? "" : "Simulated: ") + (title ?? "hlsplay session")
         var html = """
             <!DOCTYPE html>
             <html lang="en">
@@ -433,6 +438,7 @@ private struct Renderer {
             <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
 
             """
+        html += simulatedBanner()
         html += figures()
         html += legend()
         html += svg()
@@ -442,6 +448,18 @@ private struct Renderer {
     }
 
     func esc(_ s: String) -> String { TimelineReport.escapeHTML(s) }
+
+    /// Whether `hlsplay simulate` wrote the log: its header has a `simulation` object.
+    var simulation: [String: Any]? { log.header["simulation"] as? [String: Any] }
+
+    func simulatedBanner() -> String {
+        guard let sim = simulation else { return "" }
+        let link = sim["link"].flatMap(string).map { "link <b>\(esc($0))</b>" } ?? "link not named in the header"
+        let ladder = sim["ladder"].flatMap(string).map { ", ladder <b>\(esc($0))</b>" } ?? ""
+        return
+            "<div class=\"simulated\" id=\"simulated\" data-simulated=\"true\" style=\"background:#5b2a86;color:#fff;font-size:16px;padding:8px 12px;margin:8px 0;border-radius:4px\">SIMULATED session (<code>hlsplay simulate</code>): "
+            + "\(link)\(ladder). No real network, media or decoder; times are virtual seconds.</div>\n"
+    }
 
     func figures() -> String {
         var out = ""
@@ -568,6 +586,10 @@ private struct Renderer {
             "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" viewBox=\"0 0 \(c(TimelineReport.svgWidth)) \(c(svgHeight))\" role=\"img\" aria-label=\"session timeline\">\n"
         out += "<rect x=\"0\" y=\"0\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" fill=\"#fff\"/>\n"
         out += timeAxis()
+        if simulation != nil {
+            out +=
+                "<text class=\"simulated-mark\" fill-opacity=\"0.10\" style=\"font-size:44px;font-weight:700;fill:#5b2a86\" x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(bufferTop + bufferHeight / 2 + 16))\" text-anchor=\"middle\" pointer-events=\"none\">SIMULATED</text>\n"
+        }
         out += stallShading()
         out += eventsLane()
         out += requestsLane()

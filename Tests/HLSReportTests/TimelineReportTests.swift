@@ -268,6 +268,23 @@ enum HandLog {
         #expect(SeriesElement(none, "requests")?.isMissing == true)
     }
 
+    @Test func simulatedLog_saysSoInTheTitleABannerAndTheTimeline_aRealOneNever() throws {
+        let simulatedHeader = HandLog.json([
+            "type": "header", "schema": "hlsplay.session-log", "schemaVersion": 1, "url": "file:///ladder/master.m3u8",
+            "simulation": ["virtualTime": true, "ladder": "ladder-2s", "link": "trace=norway.json mean=1500000bps rtt=trace latency"]
+        ])
+        let simulated = try TimelineReport.render(sessionLog: ([simulatedHeader] + HandLog.events + [HandLog.summary]).joined(separator: "\n"))
+        #expect(simulated.contains("<title>Simulated: hlsplay session</title>"))
+        #expect(simulated.contains("<h1>Simulated: hlsplay session</h1>"))
+        #expect(simulated.contains("id=\"simulated\""))
+        #expect(simulated.contains("link <b>trace=norway.json mean=1500000bps rtt=trace latency</b>, ladder <b>ladder-2s</b>"))
+        #expect(simulated.contains("class=\"simulated-mark\""))
+        let real = try TimelineReport.render(sessionLog: HandLog.whole, title: "a real run")
+        #expect(!real.contains("id=\"simulated\"") && !real.contains("simulated-mark"))
+        #expect(!real.lowercased().contains("simulated"), "a real session's page never says simulated")
+        #expect(real.contains("<title>a real run</title>"))
+    }
+
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
         let log =
