@@ -35,7 +35,22 @@ public enum TimelineReport {
     /// The log could not be read as a session log.
     public struct InvalidLog: Error, CustomStringConvertible, Equatable, Sendable {
         public var description: String
-        public init(_ description: String) { self.description = description }
+        /// The `Session.name` of the log that is not valid (on a page of several sessions).
+        public var sessionName: String?
+        public init(_ description: String, sessionName: String? = nil) {
+            self.description = description
+            self.sessionName = sessionName
+        }
+    }
+
+    /// One session log for `render(sessions:)`: `name` (e.g. the file name) heads its section.
+    public struct Session: Sendable {
+        public var name: String
+        public var log: String
+        public init(name: String, log: String) {
+            self.name = name
+            self.log = log
+        }
     }
 
     /// The series names used in `data-series`, in legend order.
@@ -90,8 +105,69 @@ public enum TimelineReport {
     /// session-log header; a log cut short (no summary, a partial last line)
     /// and unknown event types are shown as such, not rejected.
     public static func render(sessionLog: String, title: String? = nil) throws -> String {
-        let log = try ParsedLog(sessionLog)
-        return Renderer(log: log, title: title).page()
+        try render(sessions: [Session(name: "", log: sessionLog)], title: title)
+    }
+
+    /// One page for several sessions, one section each, in the order given: every section on the same
+    /// time axis (the longest session's), the same bitrate scale and the same buffer scale, so the
+    /// sections can be compared by eye; each headed by its name, URL (or simulated link) and key figures.
+    /// One session gives the page of `render(sessionLog:)`. Throws `InvalidLog` naming the session
+    /// (`sessionName`) of the first log that is not valid.
+    public static func render(sessions: [Session], title: String? = nil) throws -> String {
+        let logs = try sessions.map { session in
+            do { return try ParsedLog(session.log) } catch var error as InvalidLog {
+                error.sessionName = session.name
+                throw error
+            }
+        }
+        guard logs.count > 1 else {
+            guard let log = logs.first else { throw InvalidLog("no session log given") }
+            return Renderer(log: log, title: title).page()
+        }
+        var renderers = logs.map { Renderer(log: $0, title: nil) }
+        let scale = TimeScale(lastSeconds: renderers.map(\.lastT).max() ?? 0)
+        let rates = renderers.flatMap { $0.bitrateValues }
+        let decades = rates.min().flatMap { lo in rates.max().map { hi in bitrateDecades(lo: lo, hi: hi) } }
+        let bufferMax = renderers.compactMap { $0.buffer.map(\.v).max() }.max()
+        for i in renderers.indices {
+            renderers[i].scale = scale
+            renderers[i].sharedBitrateDecades = decades
+            renderers[i].sharedBufferMax = bufferMax
+        }
+        return comparisonPage(zip(sessions, renderers).map { ($0.name, $1) }, title: title, scale: scale)
+    }
+
+    /// The log10 range of the bitrate lane for rates in `lo…hi`: whole decades, at most six.
+    static func bitrateDecades(lo: Double, hi: Double) -> (Double, Double) {
+        var d0 = log10(max(lo, 1e-9)).rounded(.down), d1 = log10(max(hi, 1e-9)).rounded(.up)
+        if d1 <= d0 { d1 = d0 + 1 }
+        if d1 - d0 > 6 { d0 = d1 - 6 } // a stray tiny sample must not squash the rest
+        return (d0, d1)
+    }
+
+    fileprivate static func comparisonPage(_ sections: [(name: String, renderer: Renderer)], title: String?, scale: TimeScale) -> String {
+        let simulated = sections.filter { $0.renderer.simulation != nil }.count
+        let pageTitle = title ?? "hlsplay: \(sections.count) sessions"
+        var html = Renderer.head(title: pageTitle + (simulated > 0 ? " (\(simulated) simulated)" : ""))
+        html += "<h1>\(escapeHTML(pageTitle))</h1>\n"
+        html +=
+            "<div class=\"compare-note\" id=\"compare-note\" data-sessions=\"\(sections.count)\">\(sections.count) sessions, one section each, "
+            + String(format: "on the same time axis (0–%g s)", scale.endSeconds)
+            + ", bitrate and buffer scales.\(simulated > 0 ? " \(simulated) of them simulated (marked)." : "")</div>\n"
+        html += "<div class=\"sessions\">\n"
+        for (i, section) in sections.enumerated() {
+            let r = section.renderer
+            let n = i + 1
+            html +=
+                "<section class=\"session\" id=\"session-\(n)\" data-session=\"\(n)\" data-scale-end=\"\(coordinate(scale.endSeconds))\" data-scale-step=\"\(coordinate(scale.stepSeconds))\"\(r.simulation != nil ? " data-simulated=\"true\"" : "")>\n"
+            html += "<h2>\(r.simulation != nil ? "Simulated: " : "")\(n). \(escapeHTML(section.name))</h2>\n"
+            html += "<div class=\"key-figures\" id=\"s\(n)-key-figures\">\(r.keyFigures())</div>\n"
+            // Ids stay unique on the page: each section's get its number.
+            html += r.body().replacingOccurrences(of: " id=\"", with: " id=\"s\(n)-")
+            html += "</section>\n"
+        }
+        html += "</div>\n</body>\n</html>\n"
+        return html
     }
 
     /// Coordinates are written with one decimal, as here.
@@ -331,8 +407,12 @@ private struct Renderer {
     let progressMarks: [Mark]
     let errors: [Mark]
     let requests: [RequestBar]
-    let scale: TimelineReport.TimeScale
+    var scale: TimelineReport.TimeScale
     let lastT: Double
+    /// On a page of several sessions: the bitrate lane's log10 range and the buffer lane's largest value,
+    /// the same in every section.
+    var sharedBitrateDecades: (Double, Double)?
+    var sharedBufferMax: Double?
 
     init(log: ParsedLog, title: String?) {
         self.log = log
@@ -406,45 +486,72 @@ private struct Renderer {
     // MARK: Page
 
     func page() -> String {
-        let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
-        let simulation = log.header["simulation"] as? [String: Any]
         let pageTitle = (simulation == nil ? "" : "Simulated: ") + (title ?? "hlsplay session")
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>\(esc(pageTitle))</title>
-            <style>
-            body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
-            h1 { font-size: 20px; margin: 0 0 4px; }
-            .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
-            .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
-            .figure b { display: block; font-size: 18px; }
-            .figure span { color: #666; font-size: 12px; }
-            .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
-            .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
-            .legend .missing { color: #999; }
-            .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
-            svg { display: block; max-width: 100%; height: auto; }
-            svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
-            svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
-            svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
-            .notes { color: #666; font-size: 12px; margin-top: 8px; }
-            </style>
-            </head>
-            <body>
-            <h1>\(esc(pageTitle))</h1>
-            <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
+        return Self.head(title: pageTitle) + "<h1>\(esc(pageTitle))</h1>\n" + body() + "</body>\n</html>\n"
+    }
 
-            """
+    /// The URL, the simulated banner, figures, legend, timeline and notes of this session.
+    func body() -> String {
+        let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
+        var html = "<div class=\"url\" id=\"url\">\(url.map(esc) ?? "(no URL in this log)")</div>\n"
         html += simulatedBanner()
         html += figures()
         html += legend()
         html += svg()
         html += notes()
-        html += "</body>\n</html>\n"
         return html
+    }
+
+    /// One line of the figures compared across sessions: playback start, stalls, average bitrate.
+    func keyFigures() -> String {
+        let s = log.summary
+        let qoe = s?["qoe"] as? [String: Any]
+        var parts: [String] = []
+        let start = number(s?["timeToPlaybackStartSeconds"]) ?? number(s?["timeToFirstFrameSeconds"])
+        parts.append("playback start <b>\(seconds(start))</b>")
+        let count = number(s?["stallCount"]).map { Int(saturating: $0) } ?? (s == nil ? stalls.count : nil)
+        let stalled = number(s?["stallSeconds"]) ?? (s == nil ? stalls.reduce(0) { $0 + ($1.end - $1.start) } : nil)
+        parts.append("stalls <b>\(count.map(String.init) ?? "—")</b>" + (stalled.map { " (\(seconds($0)))" } ?? ""))
+        let average = number(qoe?["averageDeclaredBitrateBps"]) ?? number(s?["averageBitrateBps"])
+        parts.append("average bitrate <b>\(bitrate(average))</b>")
+        if let ratio = number(qoe?["rebufferRatio"]) { parts.append(String(format: "rebuffer ratio <b>%.1f %%</b>", ratio * 100)) }
+        if s == nil { parts.append("<i>cut short (no summary)</i>") }
+        return parts.joined(separator: " · ")
+    }
+
+    static func head(title pageTitle: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(TimelineReport.escapeHTML(pageTitle))</title>
+        <style>
+        body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
+        h1 { font-size: 20px; margin: 0 0 4px; }
+        .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
+        .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
+        .figure b { display: block; font-size: 18px; }
+        .figure span { color: #666; font-size: 12px; }
+        .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
+        .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
+        .legend .missing { color: #999; }
+        .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
+        svg { display: block; max-width: 100%; height: auto; }
+        svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
+        svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
+        svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
+        .notes { color: #666; font-size: 12px; margin-top: 8px; }
+        .compare-note { color: #444; margin: 4px 0 8px; }
+        section.session { border-top: 3px solid #ccc; margin-top: 18px; padding-top: 6px; }
+        section.session h2 { font-size: 17px; margin: 0 0 2px; word-break: break-all; }
+        .key-figures { font-size: 15px; margin: 2px 0 4px; }
+        @media (min-width: 2400px) { .sessions { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0 24px; } }
+        </style>
+        </head>
+        <body>
+
+        """
     }
 
     func esc(_ s: String) -> String { TimelineReport.escapeHTML(s) }
@@ -769,7 +876,7 @@ private struct Renderer {
     func bufferLane() -> String {
         var out = laneFrame(title: "Forward buffer (seconds)", top: bufferTop, height: bufferHeight)
         guard !buffer.isEmpty else { return out + missing("buffer", "forward buffer", top: bufferTop, height: bufferHeight) }
-        let maxV = buffer.map(\.v).max() ?? 1
+        let maxV = sharedBufferMax ?? buffer.map(\.v).max() ?? 1
         let step = niceStep(max(maxV, 1) / 4)
         let top = max(step, (maxV / step).rounded(.up) * step)
         let y = { (v: Double) in self.bufferTop + self.bufferHeight - v / top * self.bufferHeight }
@@ -783,18 +890,19 @@ private struct Renderer {
         return out + polyline("buffer", buffer, y: y)
     }
 
+    /// Every rate the bitrate lane draws (its scale covers them).
+    var bitrateValues: [Double] { segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap) }
+
     func bitrateLane() -> String {
         var out = laneFrame(title: "Bitrate and throughput (bits per second, log scale)", top: bitrateTop, height: bitrateHeight)
-        let values = segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap)
+        let values = bitrateValues
         guard let lo = values.min(), let hi = values.max() else {
             return out + missing("bitrate", "bitrate", top: bitrateTop, height: bitrateHeight, dy: -20)
                 + missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight)
                 + missing("throughput", "per-request throughput", top: bitrateTop, height: bitrateHeight, dy: 20)
                 + missing("cap", "cap", top: bitrateTop, height: bitrateHeight, dy: 40)
         }
-        var d0 = log10(lo).rounded(.down), d1 = log10(hi).rounded(.up)
-        if d1 <= d0 { d1 = d0 + 1 }
-        if d1 - d0 > 6 { d0 = d1 - 6 } // a stray tiny sample must not squash the rest
+        let (d0, d1) = sharedBitrateDecades ?? TimelineReport.bitrateDecades(lo: lo, hi: hi)
         let y = { (v: Double) -> Double in
             let l = min(max(log10(max(v, 1e-9)), d0), d1)
             return self.bitrateTop + self.bitrateHeight - (l - d0) / (d1 - d0) * self.bitrateHeight

@@ -1,5 +1,6 @@
-// `hlsplay report SESSION.jsonl --html OUT.html [--title T]`: renders a
-// session log as a self-contained HTML timeline (HLSReport's TimelineReport).
+// `hlsplay report SESSION.jsonl [MORE.jsonl …] --html OUT.html [--title T]`:
+// renders session logs as one self-contained HTML timeline page (HLSReport's
+// TimelineReport), one section per log on a shared time axis.
 
 import Foundation
 import HLSCore
@@ -8,20 +9,25 @@ import HLSReport
 
 enum ReportCommand {
     static let usage = """
-        usage: hlsplay report SESSION.jsonl --html OUT.html [--title TITLE] [--no-redact]
+        usage: hlsplay report SESSION.jsonl [MORE.jsonl ...] --html OUT.html
+                              [--title TITLE] [--no-redact]
 
         Renders a session log (written by --log) as one self-contained HTML page:
-        buffer, bitrate, throughput, stall risk, policy and stalls over time.
-        Use '-' as OUT.html to write the page to standard output. URLs in the page
+        requests (a waterfall), buffer, bitrate, throughput, stall risk, policy and
+        stalls over time. Several logs give one page with a section per session,
+        all on the same time axis and scales; a log of 'hlsplay simulate' is
+        marked as simulated. Use '-' as a log to read it from standard input, and
+        as OUT.html to write the page to standard output. URLs in the page
         lose their credentials and query values (as in a log written without
         --no-redact), also when the log has them; --no-redact keeps them whole.
         """
 
     /// Runs the subcommand with the words after `report`; returns the exit status
     /// (0, 64 for a usage error, 66 for an unreadable log, 65 for an invalid one,
-    /// 73 when the page cannot be written).
+    /// 73 when the page cannot be written). With several logs, the first one that
+    /// cannot be read or is not valid is named and nothing is written.
     static func run(_ arguments: [String]) -> Int32 {
-        var input: String?
+        var inputs: [String] = []
         var output: String?
         var title: String?
         func usageError(_ message: String) -> Int32 {
@@ -47,34 +53,40 @@ enum ReportCommand {
                     title = try words.value(for: word)
                 default:
                     if words.isOption(word) { return usageError("unknown option '\(words.current)'") }
-                    guard input == nil else { return usageError("unexpected argument '\(word)' (one session log only)") }
-                    input = word
+                    if word == "-" && inputs.contains("-") { return usageError("'-' (standard input) given twice") }
+                    inputs.append(word)
                 }
             }
         } catch {
             return usageError(error.message)
         }
-        guard let input else { return usageError("missing the session log (SESSION.jsonl)") }
+        guard !inputs.isEmpty else { return usageError("missing the session log (SESSION.jsonl)") }
         guard let output else { return usageError("missing '--html OUT.html'") }
 
-        let text: String
-        if input != "-" && !FileManager.default.fileExists(atPath: input) {
-            return failure("cannot read '\(input)': no such file", status: 66)
-        }
-        do {
-            let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
-            text = String(decoding: data, as: UTF8.self)
-        } catch {
-            return failure("cannot read '\(input)': \(reason(error))", status: 66)
+        var sessions: [TimelineReport.Session] = []
+        for input in inputs {
+            if input != "-" && !FileManager.default.fileExists(atPath: input) {
+                return failure("cannot read '\(input)': no such file", status: 66)
+            }
+            do {
+                let data = input == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: input))
+                // The log may have been written with --no-redact, and the page is made to be shared.
+                sessions.append(
+                    TimelineReport.Session(
+                        name: input == "-" ? "(standard input)" : input,
+                        log: StandardStreams.outgoing.redacted(String(decoding: data, as: UTF8.self))))
+            } catch {
+                return failure("cannot read '\(input)': \(reason(error))", status: 66)
+            }
         }
         let html: String
         do {
-            // The log may have been written with --no-redact, and the page is made to be shared.
-            html = try TimelineReport.render(
-                sessionLog: StandardStreams.outgoing.redacted(text),
-                title: title.map(StandardStreams.outgoing.redacted))
+            html = try TimelineReport.render(sessions: sessions, title: title.map(StandardStreams.outgoing.redacted))
+        } catch let error as TimelineReport.InvalidLog {
+            let name = error.sessionName.flatMap { $0.isEmpty ? nil : $0 } ?? inputs[0]
+            return failure("'\(name == "(standard input)" ? "-" : name)' is not a session log: \(error)", status: 65)
         } catch {
-            return failure("'\(input)' is not a session log: \(error)", status: 65)
+            return failure("'\(inputs[0])' is not a session log: \(error)", status: 65)
         }
         if output == "-" {
             return StandardStreams.printChecked(html, what: "the page") ? 0 : StandardStreams.outputFailedStatus

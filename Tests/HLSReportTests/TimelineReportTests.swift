@@ -285,6 +285,45 @@ enum HandLog {
         #expect(real.contains("<title>a real run</title>"))
     }
 
+    @Test func severalSessions_oneSectionEach_onTheSameScales() throws {
+        // The hand log runs to 10 s, the waterfall log to 5 s: both sections on the 10 s axis.
+        let html = try TimelineReport.render(sessions: [
+            TimelineReport.Session(name: "a.jsonl", log: HandLog.whole),
+            TimelineReport.Session(name: "b.jsonl", log: Self.waterfallLog())
+        ])
+        let sections = html.components(separatedBy: "<section ").dropFirst().map { "<section " + $0 }
+        #expect(sections.count == 2)
+        #expect(sections.map { SeriesElement.attribute("data-scale-end", in: $0) } == ["10.0", "10.0"])
+        #expect(sections.map { SeriesElement.attribute("data-scale-step", in: $0) } == ["1.0", "1.0"])
+        #expect(sections[0].contains("<h2>1. a.jsonl</h2>") && sections[1].contains("<h2>2. b.jsonl</h2>"))
+        // The same instant is at the same x in both: the buffer sample at 5 s of the 5 s log.
+        let scale = TimelineReport.TimeScale(lastSeconds: 10)
+        let d = try #require(SeriesElement(sections[1], "buffer")?.attribute("d"))
+        // … and on the same buffer scale: b's 1 s sample at a third of a's 3 s scale (alone it would be at the top).
+        #expect(d == "M\(TimelineReport.coordinate(scale.x(5))),310.0", "\(d)")
+        // Each section: its own series, counted from its own log; ids stay unique on the page.
+        #expect(SeriesElement(sections[0], "buffer")?.points == 5)
+        #expect(SeriesElement(sections[1], "buffer")?.points == 1)
+        #expect(SeriesElement(sections[1], "requests")?.points == 7)
+        #expect(sections[0].contains("id=\"s1-series-buffer\"") && sections[1].contains("id=\"s2-series-buffer\""))
+        let ids = html.components(separatedBy: " id=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
+        #expect(Set(ids).count == ids.count, "duplicate ids")
+        // Key figures in each heading: playback start, stalls, average bitrate.
+        #expect(sections[0].contains("playback start <b>2.50 s</b>"))
+        #expect(sections[0].contains("stalls <b>2</b> (3.00 s)"))
+        #expect(sections[0].contains("average bitrate <b>1.5 Mb/s</b>"))
+        #expect(sections[1].contains("cut short (no summary)"))
+        // One invalid log: an error naming it.
+        do {
+            _ = try TimelineReport.render(sessions: [
+                TimelineReport.Session(name: "a.jsonl", log: HandLog.whole), TimelineReport.Session(name: "bad.jsonl", log: "nonsense\n")
+            ])
+            Issue.record("an invalid log accepted")
+        } catch let error as TimelineReport.InvalidLog {
+            #expect(error.sessionName == "bad.jsonl")
+        }
+    }
+
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
         let log =
