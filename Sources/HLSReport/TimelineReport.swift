@@ -43,13 +43,93 @@ public enum TimelineReport {
         }
     }
 
-    /// One session log for `render(sessions:)`: `name` (e.g. the file name) heads its section.
+    /// One session log for `render(sessions:)`: `name` (e.g. the file name) heads its section;
+    /// `linkRate`, when known, is drawn on its bitrate lane.
     public struct Session: Sendable {
         public var name: String
         public var log: String
-        public init(name: String, log: String) {
+        public var linkRate: LinkRate?
+        public init(name: String, log: String, linkRate: LinkRate? = nil) {
             self.name = name
             self.log = log
+            self.linkRate = linkRate
+        }
+    }
+
+    /// The link's real rate over time, from a throughput trace or an origin's request log: a step
+    /// function, each step's rate held until the next one (the last to the end of the session, or of
+    /// the loop). Drawn on the bitrate lane beside what the player measured and chose.
+    public struct LinkRate: Sendable, Equatable {
+        public struct Step: Sendable, Equatable {
+            public var atSeconds: Double
+            public var bitsPerSecond: Double
+            public init(atSeconds: Double, bitsPerSecond: Double) {
+                self.atSeconds = atSeconds
+                self.bitsPerSecond = bitsPerSecond
+            }
+        }
+
+        /// How the steps' clock maps onto session time.
+        public enum Clock: Sendable, Equatable {
+            /// Step times are session seconds (a trace replayed from the session's start, as
+            /// `hlsplay simulate` and an origin started just before the session do).
+            case sessionStart
+            /// The steps' clock reads `atSeconds` when the session's first request arrives (an
+            /// origin's request log: seconds since the server started; its first request line
+            /// is the session's first `request.start`).
+            case firstRequest(atSeconds: Double)
+        }
+
+        /// Names the source in the legend and readouts (e.g. the trace's file name).
+        public var label: String
+        public var steps: [Step]
+        /// A trace loops: the steps repeat every `loopSeconds` (nil: they do not).
+        public var loopSeconds: Double?
+        public var clock: Clock
+
+        public init(label: String, steps: [Step], loopSeconds: Double? = nil, clock: Clock = .sessionStart) {
+            self.label = label
+            self.steps = steps
+            self.loopSeconds = loopSeconds
+            self.clock = clock
+        }
+
+        /// The steps on session time over `[0, endSeconds]`: shifted by `offsetSeconds` (added to each
+        /// step time), looped, and cut to the interval; the step in force at 0 starts at 0.
+        public func sessionSteps(offsetSeconds: Double, endSeconds: Double) -> [Step] {
+            let sorted = steps.filter { $0.atSeconds.isFinite && $0.bitsPerSecond.isFinite && $0.bitsPerSecond >= 0 }
+                .sorted { $0.atSeconds < $1.atSeconds }
+            guard !sorted.isEmpty, endSeconds.isFinite, endSeconds >= 0 else { return [] }
+            var out: [Step] = []
+            var inForce: Step?
+            func add(_ t: Double, _ bps: Double) {
+                if t <= 0 {
+                    inForce = Step(atSeconds: 0, bitsPerSecond: bps)
+                } else if t <= endSeconds {
+                    if let f = inForce {
+                        out.append(f)
+                        inForce = nil
+                    }
+                    if out.last?.bitsPerSecond != bps { out.append(Step(atSeconds: t, bitsPerSecond: bps)) }
+                }
+            }
+            if let loop = loopSeconds, loop > 0 {
+                // The first loop that reaches session time 0, then on to the end (bounded: at most
+                // 100 000 steps drawn).
+                let first = sorted[0].atSeconds + offsetSeconds
+                var k = ((0 - first) / loop).rounded(.down) - 1
+                var drawn = 0
+                while drawn < 100_000 {
+                    let base = offsetSeconds + k * loop
+                    if base + sorted[0].atSeconds > endSeconds { break }
+                    for step in sorted { add(base + step.atSeconds, step.bitsPerSecond); drawn += 1 }
+                    k += 1
+                }
+            } else {
+                for step in sorted { add(step.atSeconds + offsetSeconds, step.bitsPerSecond) }
+            }
+            if let f = inForce { out.insert(f, at: 0) }
+            return out
         }
     }
 
@@ -122,9 +202,9 @@ public enum TimelineReport {
         }
         guard logs.count > 1 else {
             guard let log = logs.first else { throw InvalidLog("no session log given") }
-            return Renderer(log: log, title: title).page()
+            return Renderer(log: log, title: title, linkRate: sessions[0].linkRate).page()
         }
-        var renderers = logs.map { Renderer(log: $0, title: nil) }
+        var renderers = zip(logs, sessions).map { Renderer(log: $0, title: nil, linkRate: $1.linkRate) }
         let scale = TimeScale(lastSeconds: renderers.map(\.lastT).max() ?? 0)
         let rates = renderers.flatMap { $0.bitrateValues }
         let decades = rates.min().flatMap { lo in rates.max().map { hi in bitrateDecades(lo: lo, hi: hi) } }
@@ -407,6 +487,9 @@ private struct Renderer {
     let progressMarks: [Mark]
     let errors: [Mark]
     let requests: [RequestBar]
+    /// The link's rate on session time (empty: none given).
+    let link: [TimelineReport.LinkRate.Step]
+    let linkLabel: String?
     var scale: TimelineReport.TimeScale
     let lastT: Double
     /// On a page of several sessions: the bitrate lane's log10 range and the buffer lane's largest value,
@@ -414,9 +497,10 @@ private struct Renderer {
     var sharedBitrateDecades: (Double, Double)?
     var sharedBufferMax: Double?
 
-    init(log: ParsedLog, title: String?) {
+    init(log: ParsedLog, title: String?, linkRate: TimelineReport.LinkRate? = nil) {
         self.log = log
         self.title = title
+        linkLabel = linkRate?.label
         buffer = log.events("buffer.sample").compactMap { e in number(e["bufferSeconds"]).map { Point(t: e.t, v: max(0, $0)) } }
         segments = log.events("segment.buffered").compactMap { e in number(e["bandwidthBps"]).map { Point(t: e.t, v: $0) } }
         estimate = log.events("buffer.sample").compactMap { e in number(e["estimateBps"]).flatMap { $0 > 0 ? Point(t: e.t, v: $0) : nil } }
@@ -444,6 +528,15 @@ private struct Renderer {
         if let s = openStart { stalls.append(Interval(start: s, end: max(s, last), open: true)) }
         self.stalls = stalls
         lastT = last
+        if let linkRate {
+            var offset = 0.0
+            if case .firstRequest(let at) = linkRate.clock {
+                offset = (requests.map(\.start).min() ?? 0) - at
+            }
+            link = linkRate.sessionSteps(offsetSeconds: offset, endSeconds: last)
+        } else {
+            link = []
+        }
         scale = TimelineReport.TimeScale(lastSeconds: last)
 
         // The policy in force: each risk sample names it; a change switches it at its instant.
@@ -617,10 +710,19 @@ private struct Renderer {
     static let colors: [String: String] = [
         "buffer": "#1f77b4", "bitrate": "#2ca02c", "estimate": "#ff7f0e", "throughput": "#9467bd", "cap": "#8c564b",
         "risk": "#d62728", "stalls": "#e45756", "first-frame": "#17becf", "cap-changes": "#8c564b",
-        "byte-progress": "#bc5090", "errors": "#b00020", "requests": "#54a24b"
+        "byte-progress": "#bc5090", "errors": "#b00020", "requests": "#54a24b", "link": "#7f7f7f"
     ]
     static let policyColors: [String: String] = ["lowLatency": "#8fd19e", "preload": "#8ab6e8", "defensiveDownshift": "#f4b26a"]
     func policyColor(_ p: String) -> String { Self.policyColors[p] ?? "#cccccc" }
+
+    /// What the legend says of a series with nothing to draw.
+    static func missingNote(_ name: String) -> String {
+        switch name {
+        case "stalls": return ": none in this log"
+        case "link": return ": not given (--link TRACE or --origin-log FILE)"
+        default: return ": not in this log"
+        }
+    }
 
     func legend() -> String {
         let entries: [(String, String, Int)] = [
@@ -629,6 +731,7 @@ private struct Renderer {
             ("estimate", "throughput estimate", estimate.count),
             ("throughput", "per-request throughput (dots)", throughput.count),
             ("cap", "startup/recovery cap", caps.count),
+            ("link", "link rate" + (linkLabel.map { " (\(esc($0)))" } ?? ""), link.count),
             ("risk", "stall risk (0–1)", risk.count),
             ("stalls", "stalls (shaded)", stalls.count),
             ("first-frame", "first frame", firstFrame == nil ? 0 : 1),
@@ -642,7 +745,7 @@ private struct Renderer {
             let color = Self.colors[name] ?? "#999"
             let missing = count == 0
             out +=
-                "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
+                "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? Self.missingNote(name) : "")</span>\n"
         }
         let groups = Set(requests.map { TimelineReport.purposeGroup($0.purpose) })
         for p in TimelineReport.purposeColors where groups.contains(p.purpose) {
@@ -891,7 +994,9 @@ private struct Renderer {
     }
 
     /// Every rate the bitrate lane draws (its scale covers them).
-    var bitrateValues: [Double] { segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap) }
+    var bitrateValues: [Double] {
+        segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap) + link.map(\.bitsPerSecond).filter { $0 > 0 }
+    }
 
     func bitrateLane() -> String {
         var out = laneFrame(title: "Bitrate and throughput (bits per second, log scale)", top: bitrateTop, height: bitrateHeight)
@@ -918,6 +1023,16 @@ private struct Renderer {
                     + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(bitrate(v))</text>\n"
             }
             decade += 1
+        }
+        // The link's real rate, under the rest (a rate of 0, a collapsed link, at the bottom).
+        if !link.isEmpty {
+            var d = ""
+            for (i, step) in link.enumerated() {
+                let end = i + 1 < link.count ? link[i + 1].atSeconds : lastT
+                d += (d.isEmpty ? "M\(c(x(step.atSeconds))) \(c(y(step.bitsPerSecond)))" : "V\(c(y(step.bitsPerSecond)))") + "H\(c(x(end)))"
+            }
+            out +=
+                "<path id=\"series-link\" data-series=\"link\" data-points=\"\(link.count)\" fill=\"none\" stroke=\"\(Self.colors["link"]!)\" stroke-opacity=\"0.55\" stroke-width=\"4\" stroke-linejoin=\"round\" d=\"\(d)\"><title>\(esc("link rate: " + (linkLabel ?? "")))</title></path>\n"
         }
         // Variant bitrate: a step line, each segment's BANDWIDTH from the instant it was buffered to the next.
         if segments.isEmpty {

@@ -193,6 +193,8 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
             #expect(report.status == 0, "\(name): \(report.stderr)")
             let html = try String(contentsOf: page, encoding: .utf8)
             #expect(html.contains("id=\"simulated\"") == (name == "simulated"), "\(name): the simulated banner")
+            let link = try #require(SeriesElement(html, "link"), "\(name): the link rate drawn")
+            #expect((link.points ?? 0) >= 1, "\(name)")
             let shot = artefacts.appendingPathComponent("\(name).png")
             try? FileManager.default.removeItem(at: shot)
             try Chromium.run(["--screenshot=\(shot.path)", "--window-size=1400,1300", "--hide-scrollbars"], page: page)
@@ -247,6 +249,6 @@ enum ReportArtefacts {
     }
 
     /// Extra `hlsplay report` words for the real page and the simulated one (the link overlays, once they exist).
-    static func realExtra(_ originLog: URL) -> [String] { [] }
-    static func simulatedExtra(_ trace: URL) -> [String] { [] }
+    static func realExtra(_ originLog: URL) -> [String] { ["--origin-log", originLog.path] }
+    static func simulatedExtra(_ trace: URL) -> [String] { ["--link", trace.path] }
 }

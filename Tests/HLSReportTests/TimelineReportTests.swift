@@ -324,6 +324,35 @@ enum HandLog {
         }
     }
 
+    @Test func linkRate_drawnOnTheBitrateLane_loopedOrAlignedAtTheFirstRequest() throws {
+        typealias Step = TimelineReport.LinkRate.Step
+        // A 4 s trace looped over the 10 s hand log: 2 Mb/s for 3 s, then 500 kb/s for 1 s.
+        let trace = TimelineReport.LinkRate(
+            label: "t.json", steps: [Step(atSeconds: 0, bitsPerSecond: 2_000_000), Step(atSeconds: 3, bitsPerSecond: 500_000)],
+            loopSeconds: 4)
+        let looped = trace.sessionSteps(offsetSeconds: 0, endSeconds: 10)
+        #expect(looped.map(\.atSeconds) == [0, 3, 4, 7, 8])
+        #expect(looped.map(\.bitsPerSecond) == [2_000_000, 500_000, 2_000_000, 500_000, 2_000_000])
+        let html = try TimelineReport.render(sessions: [TimelineReport.Session(name: "a", log: HandLog.whole, linkRate: trace)])
+        let link = try #require(SeriesElement(html, "link"))
+        #expect(link.points == 5)
+        #expect((link.attribute("d") ?? "").filter { $0 == "V" }.count == 4, "a step per change")
+        #expect(html.contains("data-legend=\"link\"><i") && html.contains("link rate (t.json)"))
+        // No link given: no line, and the legend says it was not given.
+        let without = try TimelineReport.render(sessionLog: HandLog.whole)
+        #expect(SeriesElement(without, "link") == nil)
+        #expect(without.contains("link rate: not given (--link TRACE or --origin-log FILE)"))
+        // An origin log's clock: its first request (at 100 s) is the session's first request.start (at 0 s).
+        let origin = TimelineReport.LinkRate(
+            label: "origin", steps: [Step(atSeconds: 100, bitsPerSecond: 3_000_000), Step(atSeconds: 102.5, bitsPerSecond: 0)],
+            clock: .firstRequest(atSeconds: 100))
+        let aligned = try TimelineReport.render(sessions: [TimelineReport.Session(name: "w", log: Self.waterfallLog(), linkRate: origin)])
+        let d = try #require(SeriesElement(aligned, "link")?.attribute("d"))
+        let scale = TimelineReport.TimeScale(lastSeconds: 5)
+        #expect(d.hasPrefix("M\(TimelineReport.coordinate(scale.x(0))) "), "the first step holds from the start: \(d)")
+        #expect(d.contains("H\(TimelineReport.coordinate(scale.x(2.5)))V"), "the collapse at 102.5 s of the origin is 2.5 s of the session: \(d)")
+    }
+
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
         let log =
