@@ -27,6 +27,14 @@ import HLSCore
 /// object) says so in the page title, in a banner naming the link (trace)
 /// and the ladder, and across the timeline; a real session's page never does.
 ///
+/// Hover readouts are SVG `<title>` elements (the browser's own tooltips, no
+/// script): each request bar, mark, throughput dot and policy band has its
+/// own, and under them the plot is cut into narrow time columns whose readout
+/// gives, at that instant, the buffer, variant bitrate, estimate, link rate,
+/// risk and policy, requests in flight and any stall. Zoom is CSS only: radio
+/// buttons above the timeline widen it to 2× or 4× inside a scrolling box
+/// (`:has()`), so the page still runs no script and fetches nothing.
+///
 /// Every series element carries `data-series` (and `id="series-NAME"`) and
 /// `data-points` (how many log values it draws). A series the log does not
 /// have is drawn as the text "not in this log" with `data-missing="true"`,
@@ -158,7 +166,20 @@ public enum TimelineReport {
     public static let svgWidth = 1200.0
     public static let plotLeft = 80.0
     public static let plotWidth = 1080.0
+    /// The hover readout columns are this wide (SVG units): 270 across the plot.
+    public static let readoutColumnWidth = 4.0
+    /// The zoom levels the page offers (CSS widths of the timeline, × its natural width).
+    public static let zoomLevels = [1, 2, 4]
 
+    /// The zoom control: radio buttons; the CSS in the page's head widens every `.plot` for the one checked.
+    static func zoomControl() -> String {
+        var out = "<div class=\"zoom\" id=\"zoom\">zoom "
+        for level in zoomLevels {
+            out +=
+                "<label><input type=\"radio\" name=\"zoom\" id=\"zoom-\(level)\" value=\"\(level)\"\(level == 1 ? " checked" : "")>\(level)×</label> "
+        }
+        return out + "<span>(wider than the window: scroll the timeline sideways; hover anywhere for the values at that time)</span></div>\n"
+    }
     /// The shared time axis: `[0, endSeconds]` onto the plot width, with
     /// ticks every `stepSeconds` (1, 2 or 5 × 10ⁿ, about ten of them).
     public struct TimeScale: Equatable, Sendable {
@@ -234,6 +255,7 @@ public enum TimelineReport {
             "<div class=\"compare-note\" id=\"compare-note\" data-sessions=\"\(sections.count)\">\(sections.count) sessions, one section each, "
             + String(format: "on the same time axis (0–%g s)", scale.endSeconds)
             + ", bitrate and buffer scales.\(simulated > 0 ? " \(simulated) of them simulated (marked)." : "")</div>\n"
+        html += zoomControl()
         html += "<div class=\"sessions\">\n"
         for (i, section) in sections.enumerated() {
             let r = section.renderer
@@ -580,7 +602,7 @@ private struct Renderer {
 
     func page() -> String {
         let pageTitle = (simulation == nil ? "" : "Simulated: ") + (title ?? "hlsplay session")
-        return Self.head(title: pageTitle) + "<h1>\(esc(pageTitle))</h1>\n" + body() + "</body>\n</html>\n"
+        return Self.head(title: pageTitle) + "<h1>\(esc(pageTitle))</h1>\n" + TimelineReport.zoomControl() + body() + "</body>\n</html>\n"
     }
 
     /// The URL, the simulated banner, figures, legend, timeline and notes of this session.
@@ -590,7 +612,7 @@ private struct Renderer {
         html += simulatedBanner()
         html += figures()
         html += legend()
-        html += svg()
+        html += "<div class=\"plot\">\n" + svg() + "</div>\n"
         html += notes()
         return html
     }
@@ -635,6 +657,14 @@ private struct Renderer {
         svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
         svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
         .notes { color: #666; font-size: 12px; margin-top: 8px; }
+        .zoom { font-size: 13px; margin: 4px 0; color: #444; }
+        .zoom label { margin-right: 8px; }
+        .zoom span { color: #888; }
+        .plot { overflow-x: auto; }
+        body:has(#zoom-2:checked) .plot svg { width: 2400px; max-width: none; }
+        body:has(#zoom-4:checked) .plot svg { width: 4800px; max-width: none; }
+        svg .readout { fill: transparent; }
+        svg .readout:hover { fill: #000; fill-opacity: 0.06; }
         .compare-note { color: #444; margin: 4px 0 8px; }
         section.session { border-top: 3px solid #ccc; margin-top: 18px; padding-top: 6px; }
         section.session h2 { font-size: 17px; margin: 0 0 2px; word-break: break-all; }
@@ -801,6 +831,7 @@ private struct Renderer {
                 "<text class=\"simulated-mark\" fill-opacity=\"0.10\" style=\"font-size:44px;font-weight:700;fill:#5b2a86\" x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(bufferTop + bufferHeight / 2 + 16))\" text-anchor=\"middle\" pointer-events=\"none\">SIMULATED</text>\n"
         }
         out += stallShading()
+        out += readouts()
         out += eventsLane()
         out += requestsLane()
         out += bufferLane()
@@ -851,6 +882,47 @@ private struct Renderer {
         }
         out += "</g>\n"
         return out
+    }
+
+    /// The hover readout columns: at each column's middle instant, the last value of every series at or
+    /// before it, across all lanes.
+    func readouts() -> String {
+        let width = TimelineReport.readoutColumnWidth
+        let count = Int((TimelineReport.plotWidth / width).rounded(.down))
+        let secondsPerUnit = scale.endSeconds / TimelineReport.plotWidth
+        func last<T>(_ list: [T], _ time: (T) -> Double, atOrBefore t: Double) -> T? {
+            var lo = 0, hi = list.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if time(list[mid]) <= t { lo = mid + 1 } else { hi = mid }
+            }
+            return lo > 0 ? list[lo - 1] : nil
+        }
+        var out = "<g id=\"readouts\" data-readouts=\"\(count)\">\n"
+        for i in 0..<count {
+            let x0 = TimelineReport.plotLeft + Double(i) * width
+            let t = (Double(i) + 0.5) * width * secondsPerUnit
+            guard t <= lastT + width * secondsPerUnit else { break }
+            var lines = [String(format: "t = %.2f s", t)]
+            if let s = stalls.first(where: { $0.start <= t && t <= $0.end }) {
+                lines.append(String(format: "STALLED (%.2f–%.2f s", s.start, s.end) + (s.open ? ", still open)" : ")"))
+            }
+            if let b = last(buffer, { $0.t }, atOrBefore: t) { lines.append(String(format: "buffer %.2f s", b.v)) }
+            if let v = last(segments, { $0.t }, atOrBefore: t) { lines.append("variant bitrate \(bitrate(v.v))") }
+            if let e = last(estimate, { $0.t }, atOrBefore: t) { lines.append("estimate \(bitrate(e.v))") }
+            if let l = last(link, { $0.atSeconds }, atOrBefore: t) { lines.append("link \(bitrate(l.bitsPerSecond))") }
+            if let cap = last(caps, { $0.t }, atOrBefore: t) { lines.append("cap \(cap.cap.map { bitrate($0) } ?? "none")") }
+            if let r = last(risk, { $0.t }, atOrBefore: t) { lines.append(String(format: "risk %.2f", r.v)) }
+            if let p = policies.first(where: { $0.start <= t && t < $0.end }) { lines.append("policy \(p.policy)") }
+            let inFlight = requests.filter { $0.start <= t && t <= ($0.end ?? lastT) }
+            if !inFlight.isEmpty {
+                let what = inFlight.map { $0.purpose ?? "?" }.joined(separator: ", ")
+                lines.append("\(inFlight.count) request\(inFlight.count == 1 ? "" : "s") in flight (\(what))")
+            }
+            out +=
+                "<rect class=\"readout\" data-t=\"\(c(t))\" x=\"\(c(x0))\" y=\"\(c(eventsTop))\" width=\"\(c(width))\" height=\"\(c(axisY - eventsTop))\"><title>\(esc(lines.joined(separator: "\n")))</title></rect>\n"
+        }
+        return out + "</g>\n"
     }
 
     func eventsLane() -> String {

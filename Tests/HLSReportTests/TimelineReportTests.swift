@@ -353,6 +353,26 @@ enum HandLog {
         #expect(d.contains("H\(TimelineReport.coordinate(scale.x(2.5)))V"), "the collapse at 102.5 s of the origin is 2.5 s of the session: \(d)")
     }
 
+    @Test func hoverReadouts_giveEveryLanesValueAtThatInstant_andZoomIsCSS() throws {
+        let html = try TimelineReport.render(sessionLog: HandLog.whole)
+        // 270 columns of 4 units across the 10 s plot: 1/27 s each.
+        #expect(html.components(separatedBy: "<rect class=\"readout\"").count - 1 == 270)
+        // The column around 5.5 s: in the first stall, the last values before it.
+        let marker = "data-t=\"5.5\""
+        let range = try #require(html.range(of: marker) ?? html.range(of: "data-t=\"5.6\""))
+        let title = html[range.upperBound...].components(separatedBy: "</title>")[0]
+        #expect(title.contains("STALLED (4.90–7.40 s)"), "\(title)")
+        #expect(title.contains("buffer 1.00 s"), "the 4 s sample: \(title)")
+        #expect(title.contains("variant bitrate 2 Mb/s"), "\(title)")
+        #expect(title.contains("estimate 3 Mb/s"), "\(title)")
+        #expect(title.contains("risk 0.70") && title.contains("policy defensiveDownshift"), "\(title)")
+        #expect(title.contains("cap none"), "released at 1.5 s: \(title)")
+        // Zoom: radio buttons and CSS, no script.
+        for level in TimelineReport.zoomLevels { #expect(html.contains("id=\"zoom-\(level)\"")) }
+        #expect(html.contains("body:has(#zoom-4:checked) .plot svg"))
+        #expect(!html.contains("<script"))
+    }
+
     /// `hlsplay report` reads a log file the user hands in: a summary number of 1e300 trapped.
     @Test func timelineReport_hugeSummaryCounts_render() throws {
         let log =
