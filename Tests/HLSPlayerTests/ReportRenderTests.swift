@@ -224,6 +224,22 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
                 #expect(purple < 200, "a real session shows no simulated banner: \(purple) pixels")
             }
         }
+        // Zoom is CSS: the same page with 2× checked draws the timeline twice as wide (a different picture).
+        let page = artefacts.appendingPathComponent("simulated.html")
+        let zoomed = artefacts.appendingPathComponent("simulated-zoom2.html")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        let checked2 = html.replacingOccurrences(of: " value=\"1\" checked>", with: " value=\"1\">")
+            .replacingOccurrences(of: "id=\"zoom-2\" value=\"2\">", with: "id=\"zoom-2\" value=\"2\" checked>")
+        #expect(checked2 != html)
+        try Data(checked2.utf8).write(to: zoomed)
+        let zoomShot = artefacts.appendingPathComponent("simulated-zoom2.png")
+        try? FileManager.default.removeItem(at: zoomShot)
+        try Chromium.run(["--screenshot=\(zoomShot.path)", "--window-size=1400,1300", "--hide-scrollbars"], page: zoomed)
+        let zoomRGB = try rgbPixels(zoomShot, dir: dir)
+        let plain = try #require(shots["simulated"])
+        #expect(zoomRGB.count == plain.count)
+        let differing = zip(zoomRGB, plain).filter { $0 != $1 }.count
+        #expect(differing > plain.count / 10, "2× zoom changed \(differing) of \(plain.count) bytes")
     }
 
     /// The PNG's pixels as RGB bytes (decoded by the ffmpeg CLI).
