@@ -5,9 +5,14 @@ import HLSCore
 /// one self-contained HTML page: inline CSS and a hand-made inline SVG, no
 /// scripts, nothing fetched. Pure: text in, text out — no I/O, no clock.
 ///
-/// Over session time (x, seconds) the page stacks four lanes sharing one
+/// Over session time (x, seconds) the page stacks five lanes sharing one
 /// time axis:
 /// - events: first frame, cap changes, wedge/over-selection marks, errors;
+/// - requests: a waterfall, one bar per request attempt from `request.start`
+///   to `request.end`, lighter until its first byte
+///   (`timings.firstByteSeconds`), coloured by `purpose`, outlined in red
+///   when it failed or was cut short (`aborted`, `cancelReason`), labelled
+///   with the variant of a segment;
 /// - buffer: the forward buffer (`buffer.sample.bufferSeconds`);
 /// - bitrate (log scale): the BANDWIDTH of each buffered segment, stepped at
 ///   the time it was buffered (`segment.buffered`), the throughput estimate
@@ -18,6 +23,18 @@ import HLSCore
 /// Stalls (`stall.start.atSeconds` … `stall.end.atSeconds`, or to the end of
 /// the log when still open) are shaded across every lane.
 ///
+/// A log written by `hlsplay simulate` (its header has a `simulation`
+/// object) says so in the page title, in a banner naming the link (trace)
+/// and the ladder, and across the timeline; a real session's page never does.
+///
+/// Hover readouts are SVG `<title>` elements (the browser's own tooltips, no
+/// script): each request bar, mark, throughput dot and policy band has its
+/// own, and under them the plot is cut into narrow time columns whose readout
+/// gives, at that instant, the buffer, variant bitrate, estimate, link rate,
+/// risk and policy, requests in flight and any stall. Zoom is CSS only: radio
+/// buttons above the timeline widen it to 2× or 4× inside a scrolling box
+/// (`:has()`), so the page still runs no script and fetches nothing.
+///
 /// Every series element carries `data-series` (and `id="series-NAME"`) and
 /// `data-points` (how many log values it draws). A series the log does not
 /// have is drawn as the text "not in this log" with `data-missing="true"`,
@@ -26,20 +43,143 @@ public enum TimelineReport {
     /// The log could not be read as a session log.
     public struct InvalidLog: Error, CustomStringConvertible, Equatable, Sendable {
         public var description: String
-        public init(_ description: String) { self.description = description }
+        /// The `Session.name` of the log that is not valid (on a page of several sessions).
+        public var sessionName: String?
+        public init(_ description: String, sessionName: String? = nil) {
+            self.description = description
+            self.sessionName = sessionName
+        }
+    }
+
+    /// One session log for `render(sessions:)`: `name` (e.g. the file name) heads its section;
+    /// `linkRate`, when known, is drawn on its bitrate lane.
+    public struct Session: Sendable {
+        public var name: String
+        public var log: String
+        public var linkRate: LinkRate?
+        public init(name: String, log: String, linkRate: LinkRate? = nil) {
+            self.name = name
+            self.log = log
+            self.linkRate = linkRate
+        }
+    }
+
+    /// The link's real rate over time, from a throughput trace or an origin's request log: a step
+    /// function, each step's rate held until the next one (the last to the end of the session, or of
+    /// the loop). Drawn on the bitrate lane beside what the player measured and chose.
+    public struct LinkRate: Sendable, Equatable {
+        public struct Step: Sendable, Equatable {
+            public var atSeconds: Double
+            public var bitsPerSecond: Double
+            public init(atSeconds: Double, bitsPerSecond: Double) {
+                self.atSeconds = atSeconds
+                self.bitsPerSecond = bitsPerSecond
+            }
+        }
+
+        /// How the steps' clock maps onto session time.
+        public enum Clock: Sendable, Equatable {
+            /// Step times are session seconds (a trace replayed from the session's start, as
+            /// `hlsplay simulate` and an origin started just before the session do).
+            case sessionStart
+            /// The steps' clock reads `atSeconds` when the session's first request arrives (an
+            /// origin's request log: seconds since the server started; its first request line
+            /// is the session's first `request.start`).
+            case firstRequest(atSeconds: Double)
+        }
+
+        /// Names the source in the legend and readouts (e.g. the trace's file name).
+        public var label: String
+        public var steps: [Step]
+        /// A trace loops: the steps repeat every `loopSeconds` (nil: they do not).
+        public var loopSeconds: Double?
+        public var clock: Clock
+
+        public init(label: String, steps: [Step], loopSeconds: Double? = nil, clock: Clock = .sessionStart) {
+            self.label = label
+            self.steps = steps
+            self.loopSeconds = loopSeconds
+            self.clock = clock
+        }
+
+        /// The steps on session time over `[0, endSeconds]`: shifted by `offsetSeconds` (added to each
+        /// step time), looped, and cut to the interval; the step in force at 0 starts at 0.
+        public func sessionSteps(offsetSeconds: Double, endSeconds: Double) -> [Step] {
+            let sorted = steps.filter { $0.atSeconds.isFinite && $0.bitsPerSecond.isFinite && $0.bitsPerSecond >= 0 }
+                .sorted { $0.atSeconds < $1.atSeconds }
+            guard !sorted.isEmpty, endSeconds.isFinite, endSeconds >= 0 else { return [] }
+            var out: [Step] = []
+            var inForce: Step?
+            func add(_ t: Double, _ bps: Double) {
+                if t <= 0 {
+                    inForce = Step(atSeconds: 0, bitsPerSecond: bps)
+                } else if t <= endSeconds {
+                    if let f = inForce {
+                        out.append(f)
+                        inForce = nil
+                    }
+                    if out.last?.bitsPerSecond != bps { out.append(Step(atSeconds: t, bitsPerSecond: bps)) }
+                }
+            }
+            if let loop = loopSeconds, loop > 0 {
+                // The first loop that reaches session time 0, then on to the end (bounded: at most
+                // 100 000 steps drawn).
+                let first = sorted[0].atSeconds + offsetSeconds
+                var k = ((0 - first) / loop).rounded(.down) - 1
+                var drawn = 0
+                while drawn < 100_000 {
+                    let base = offsetSeconds + k * loop
+                    if base + sorted[0].atSeconds > endSeconds { break }
+                    for step in sorted { add(base + step.atSeconds, step.bitsPerSecond); drawn += 1 }
+                    k += 1
+                }
+            } else {
+                for step in sorted { add(step.atSeconds + offsetSeconds, step.bitsPerSecond) }
+            }
+            if let f = inForce { out.insert(f, at: 0) }
+            return out
+        }
     }
 
     /// The series names used in `data-series`, in legend order.
     public static let seriesNames = [
         "buffer", "bitrate", "estimate", "throughput", "cap", "risk", "policy", "stalls",
-        "first-frame", "cap-changes", "byte-progress", "errors"
+        "first-frame", "cap-changes", "byte-progress", "errors", "requests"
     ]
+
+    /// The waterfall's colour for each request `purpose` (the playlists share one).
+    public static let purposeColors: [(purpose: String, label: String, color: String)] = [
+        ("playlist", "playlist", "#4c78a8"), ("segment", "segment", "#54a24b"), ("init-section", "init section", "#b279a2"),
+        ("key", "key", "#e0a800"), ("other", "other", "#9a9a9a")
+    ]
+
+    /// The waterfall group of a request `purpose`: `playlist` for the multivariant, media and steering playlists.
+    public static func purposeGroup(_ purpose: String?) -> String {
+        switch purpose {
+        case "multivariant-playlist", "media-playlist", "steering-manifest": return "playlist"
+        case "segment", "init-section", "key": return purpose!
+        default: return "other"
+        }
+    }
 
     /// SVG geometry: the plot area spans x ∈ [plotLeft, plotLeft + plotWidth].
     public static let svgWidth = 1200.0
     public static let plotLeft = 80.0
     public static let plotWidth = 1080.0
+    /// The hover readout columns are this wide (SVG units): 270 across the plot.
+    public static let readoutColumnWidth = 4.0
+    /// The zoom levels the page offers (CSS widths of the timeline, × its natural width).
+    public static let zoomLevels = [1, 2, 4]
 
+    /// The zoom control: radio buttons; the CSS in the page's head widens every `.plot` for the one checked.
+    static func zoomControl() -> String {
+        var out = "<div class=\"zoom\" id=\"zoom\">zoom "
+        for level in zoomLevels {
+            out +=
+                "<label><input type=\"radio\" name=\"zoom\" id=\"zoom-\(level)\" value=\"\(level)\"\(level == 1 ? " checked" : "")>\(level)×</label> "
+        }
+        return out + "<span>(wider than the window: scroll the timeline sideways; hover anywhere for the values at that time)</span></div>\n"
+    }
     /// The shared time axis: `[0, endSeconds]` onto the plot width, with
     /// ticks every `stepSeconds` (1, 2 or 5 × 10ⁿ, about ten of them).
     public struct TimeScale: Equatable, Sendable {
@@ -66,8 +206,70 @@ public enum TimelineReport {
     /// session-log header; a log cut short (no summary, a partial last line)
     /// and unknown event types are shown as such, not rejected.
     public static func render(sessionLog: String, title: String? = nil) throws -> String {
-        let log = try ParsedLog(sessionLog)
-        return Renderer(log: log, title: title).page()
+        try render(sessions: [Session(name: "", log: sessionLog)], title: title)
+    }
+
+    /// One page for several sessions, one section each, in the order given: every section on the same
+    /// time axis (the longest session's), the same bitrate scale and the same buffer scale, so the
+    /// sections can be compared by eye; each headed by its name, URL (or simulated link) and key figures.
+    /// One session gives the page of `render(sessionLog:)`. Throws `InvalidLog` naming the session
+    /// (`sessionName`) of the first log that is not valid.
+    public static func render(sessions: [Session], title: String? = nil) throws -> String {
+        let logs = try sessions.map { session in
+            do { return try ParsedLog(session.log) } catch var error as InvalidLog {
+                error.sessionName = session.name
+                throw error
+            }
+        }
+        guard logs.count > 1 else {
+            guard let log = logs.first else { throw InvalidLog("no session log given") }
+            return Renderer(log: log, title: title, linkRate: sessions[0].linkRate).page()
+        }
+        var renderers = zip(logs, sessions).map { Renderer(log: $0, title: nil, linkRate: $1.linkRate) }
+        let scale = TimeScale(lastSeconds: renderers.map(\.lastT).max() ?? 0)
+        let rates = renderers.flatMap { $0.bitrateValues }
+        let decades = rates.min().flatMap { lo in rates.max().map { hi in bitrateDecades(lo: lo, hi: hi) } }
+        let bufferMax = renderers.compactMap { $0.buffer.map(\.v).max() }.max()
+        for i in renderers.indices {
+            renderers[i].scale = scale
+            renderers[i].sharedBitrateDecades = decades
+            renderers[i].sharedBufferMax = bufferMax
+        }
+        return comparisonPage(zip(sessions, renderers).map { ($0.name, $1) }, title: title, scale: scale)
+    }
+
+    /// The log10 range of the bitrate lane for rates in `lo…hi`: whole decades, at most six.
+    static func bitrateDecades(lo: Double, hi: Double) -> (Double, Double) {
+        var d0 = log10(max(lo, 1e-9)).rounded(.down), d1 = log10(max(hi, 1e-9)).rounded(.up)
+        if d1 <= d0 { d1 = d0 + 1 }
+        if d1 - d0 > 6 { d0 = d1 - 6 } // a stray tiny sample must not squash the rest
+        return (d0, d1)
+    }
+
+    fileprivate static func comparisonPage(_ sections: [(name: String, renderer: Renderer)], title: String?, scale: TimeScale) -> String {
+        let simulated = sections.filter { $0.renderer.simulation != nil }.count
+        let pageTitle = title ?? "hlsplay: \(sections.count) sessions"
+        var html = Renderer.head(title: pageTitle + (simulated > 0 ? " (\(simulated) simulated)" : ""))
+        html += "<h1>\(escapeHTML(pageTitle))</h1>\n"
+        html +=
+            "<div class=\"compare-note\" id=\"compare-note\" data-sessions=\"\(sections.count)\">\(sections.count) sessions, one section each, "
+            + String(format: "on the same time axis (0–%g s)", scale.endSeconds)
+            + ", bitrate and buffer scales.\(simulated > 0 ? " \(simulated) of them simulated (marked)." : "")</div>\n"
+        html += zoomControl()
+        html += "<div class=\"sessions\">\n"
+        for (i, section) in sections.enumerated() {
+            let r = section.renderer
+            let n = i + 1
+            html +=
+                "<section class=\"session\" id=\"session-\(n)\" data-session=\"\(n)\" data-scale-end=\"\(coordinate(scale.endSeconds))\" data-scale-step=\"\(coordinate(scale.stepSeconds))\"\(r.simulation != nil ? " data-simulated=\"true\"" : "")>\n"
+            html += "<h2>\(r.simulation != nil ? "Simulated: " : "")\(n). \(escapeHTML(section.name))</h2>\n"
+            html += "<div class=\"key-figures\" id=\"s\(n)-key-figures\">\(r.keyFigures())</div>\n"
+            // Ids stay unique on the page: each section's get its number.
+            html += r.body().replacingOccurrences(of: " id=\"", with: " id=\"s\(n)-")
+            html += "</section>\n"
+        }
+        html += "</div>\n</body>\n</html>\n"
+        return html
     }
 
     /// Coordinates are written with one decimal, as here.
@@ -173,6 +375,90 @@ private struct ParsedLog {
 // MARK: - Series
 
 private struct Point { var t: Double; var v: Double }
+
+/// One request attempt of the waterfall.
+private struct RequestBar {
+    var id: String
+    var start: Double
+    var end: Double?
+    /// Session time of its first byte (`request.end.timings.firstByteSeconds` after its start).
+    var firstByte: Double?
+    var purpose: String?
+    var variant: Int?
+    var mediaSequence: Int?
+    var track: String?
+    var attempt: Int?
+    var ok: Bool?
+    var aborted = false
+    var cancelReason: String?
+    var errorKind: String?
+    var status: Int?
+    var bytes: Double?
+    var url: String?
+
+    var failed: Bool { ok == false || aborted }
+}
+
+/// The request attempts in `log`: each `request.start` paired with the next `request.end` of its `requestID`
+/// (still open at the end of the log when there is none); a `request.end` without a start (a log cut at its
+/// head) begins `timings.totalSeconds` before it.
+private func requestBars(_ log: ParsedLog) -> [RequestBar] {
+    var bars: [RequestBar] = []
+    var open: [String: [Int]] = [:]
+    func int(_ v: Any?) -> Int? { number(v).map { Int(saturating: $0) } }
+    for e in log.events where e.type == "request.start" || e.type == "request.end" {
+        let id = string(e["requestID"]) ?? "?"
+        if e.type == "request.start" {
+            open[id, default: []].append(bars.count)
+            bars.append(
+                RequestBar(
+                    id: id, start: e.t, purpose: e["purpose"] as? String, variant: int(e["variantIndex"]),
+                    mediaSequence: int(e["mediaSequence"]), track: e["track"] as? String, attempt: int(e["attempt"]),
+                    url: e["url"] as? String))
+            continue
+        }
+        let timings = e["timings"] as? [String: Any]
+        let index: Int
+        if var queue = open[id], !queue.isEmpty {
+            index = queue.removeFirst()
+            open[id] = queue
+        } else {
+            let total = number(timings?["totalSeconds"]).map { max(0, $0) } ?? 0
+            index = bars.count
+            bars.append(RequestBar(id: id, start: max(0, e.t - total), purpose: e["purpose"] as? String, url: e["url"] as? String))
+        }
+        var bar = bars[index]
+        bar.end = max(bar.start, e.t)
+        if let first = number(timings?["firstByteSeconds"]), first >= 0 { bar.firstByte = min(bar.start + first, bar.end!) }
+        bar.purpose = bar.purpose ?? e["purpose"] as? String
+        bar.ok = e["ok"] as? Bool
+        bar.aborted = (e["aborted"] as? Bool) == true
+        bar.cancelReason = e["cancelReason"] as? String
+        bar.errorKind = e["errorKind"] as? String
+        bar.status = int(e["status"])
+        bar.bytes = number(e["bytes"])
+        bars[index] = bar
+    }
+    return bars
+}
+
+/// Rows for the waterfall: each bar goes in the first row free at its start (a small gap kept), so
+/// concurrent requests (audio beside video, a playlist reload beside a segment) sit on separate rows.
+private func packRows(_ bars: [RequestBar], lastSeconds: Double, gapSeconds: Double) -> (rows: [Int], count: Int) {
+    var rowEnds: [Double] = []
+    var rows: [Int] = []
+    for bar in bars {
+        let end = bar.end ?? lastSeconds
+        if let free = rowEnds.firstIndex(where: { $0 + gapSeconds <= bar.start }) {
+            rowEnds[free] = end
+            rows.append(free)
+        } else {
+            rowEnds.append(end)
+            rows.append(rowEnds.count - 1)
+        }
+    }
+    return (rows, max(1, rowEnds.count))
+}
 private struct Interval { var start: Double; var end: Double; var open: Bool }
 private struct Mark { var t: Double; var label: String }
 
@@ -202,10 +488,11 @@ private struct Renderer {
     // Lanes, top to bottom.
     // Sized so the whole page fits a 1400×1000 window.
     let eventsTop = 30.0, eventsHeight = 38.0
-    let bufferTop = 96.0, bufferHeight = 170.0
-    let bitrateTop = 296.0, bitrateHeight = 200.0
-    let riskTop = 526.0, riskHeight = 120.0
-    let policyTop = 652.0, policyHeight = 16.0
+    let requestsTop = 96.0, requestsHeight = 84.0
+    let bufferTop = 210.0, bufferHeight = 150.0
+    let bitrateTop = 390.0, bitrateHeight = 190.0
+    let riskTop = 610.0, riskHeight = 110.0
+    let policyTop = 726.0, policyHeight = 16.0
     var axisY: Double { policyTop + policyHeight }
     var svgHeight: Double { axisY + 44 }
 
@@ -221,12 +508,21 @@ private struct Renderer {
     let capMarks: [Mark]
     let progressMarks: [Mark]
     let errors: [Mark]
-    let scale: TimelineReport.TimeScale
+    let requests: [RequestBar]
+    /// The link's rate on session time (empty: none given).
+    let link: [TimelineReport.LinkRate.Step]
+    let linkLabel: String?
+    var scale: TimelineReport.TimeScale
     let lastT: Double
+    /// On a page of several sessions: the bitrate lane's log10 range and the buffer lane's largest value,
+    /// the same in every section.
+    var sharedBitrateDecades: (Double, Double)?
+    var sharedBufferMax: Double?
 
-    init(log: ParsedLog, title: String?) {
+    init(log: ParsedLog, title: String?, linkRate: TimelineReport.LinkRate? = nil) {
         self.log = log
         self.title = title
+        linkLabel = linkRate?.label
         buffer = log.events("buffer.sample").compactMap { e in number(e["bufferSeconds"]).map { Point(t: e.t, v: max(0, $0)) } }
         segments = log.events("segment.buffered").compactMap { e in number(e["bandwidthBps"]).map { Point(t: e.t, v: $0) } }
         estimate = log.events("buffer.sample").compactMap { e in number(e["estimateBps"]).flatMap { $0 > 0 ? Point(t: e.t, v: $0) : nil } }
@@ -235,7 +531,9 @@ private struct Renderer {
         caps = capEvents.map { (t: $0.t, cap: number($0["capBps"]).flatMap { $0 > 0 ? $0 : nil }) }
         risk = log.events("risk.sample").compactMap { e in number(e["risk"]).map { Point(t: e.t, v: min(1, max(0, $0))) } }
 
-        var last = log.events.last?.t ?? 0
+        let requests = requestBars(log)
+        self.requests = requests
+        var last = max(log.events.last?.t ?? 0, requests.compactMap(\.end).max() ?? 0)
         var stalls: [Interval] = []
         var openStart: Double?
         for e in log.events where e.type == "stall.start" || e.type == "stall.end" {
@@ -252,6 +550,15 @@ private struct Renderer {
         if let s = openStart { stalls.append(Interval(start: s, end: max(s, last), open: true)) }
         self.stalls = stalls
         lastT = last
+        if let linkRate {
+            var offset = 0.0
+            if case .firstRequest(let at) = linkRate.clock {
+                offset = (requests.map(\.start).min() ?? 0) - at
+            }
+            link = linkRate.sessionSteps(offsetSeconds: offset, endSeconds: last)
+        } else {
+            link = []
+        }
         scale = TimelineReport.TimeScale(lastSeconds: last)
 
         // The policy in force: each risk sample names it; a change switches it at its instant.
@@ -294,46 +601,95 @@ private struct Renderer {
     // MARK: Page
 
     func page() -> String {
-        let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
-        let pageTitle = title ?? "hlsplay session"
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <title>\(esc(pageTitle))</title>
-            <style>
-            body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
-            h1 { font-size: 20px; margin: 0 0 4px; }
-            .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
-            .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
-            .figure b { display: block; font-size: 18px; }
-            .figure span { color: #666; font-size: 12px; }
-            .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
-            .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
-            .legend .missing { color: #999; }
-            .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
-            svg { display: block; max-width: 100%; height: auto; }
-            svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
-            svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
-            svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
-            .notes { color: #666; font-size: 12px; margin-top: 8px; }
-            </style>
-            </head>
-            <body>
-            <h1>\(esc(pageTitle))</h1>
-            <div class="url" id="url">\(url.map(esc) ?? "(no URL in this log)")</div>
+        let pageTitle = (simulation == nil ? "" : "Simulated: ") + (title ?? "hlsplay session")
+        return Self.head(title: pageTitle) + "<h1>\(esc(pageTitle))</h1>\n" + TimelineReport.zoomControl() + body() + "</body>\n</html>\n"
+    }
 
-            """
+    /// The URL, the simulated banner, figures, legend, timeline and notes of this session.
+    func body() -> String {
+        let url = (log.summary?["url"] as? String) ?? (log.header["url"] as? String)
+        var html = "<div class=\"url\" id=\"url\">\(url.map(esc) ?? "(no URL in this log)")</div>\n"
+        html += simulatedBanner()
         html += figures()
         html += legend()
-        html += svg()
+        html += "<div class=\"plot\">\n" + svg() + "</div>\n"
         html += notes()
-        html += "</body>\n</html>\n"
         return html
     }
 
+    /// One line of the figures compared across sessions: playback start, stalls, average bitrate.
+    func keyFigures() -> String {
+        let s = log.summary
+        let qoe = s?["qoe"] as? [String: Any]
+        var parts: [String] = []
+        let start = number(s?["timeToPlaybackStartSeconds"]) ?? number(s?["timeToFirstFrameSeconds"])
+        parts.append("playback start <b>\(seconds(start))</b>")
+        let count = number(s?["stallCount"]).map { Int(saturating: $0) } ?? (s == nil ? stalls.count : nil)
+        let stalled = number(s?["stallSeconds"]) ?? (s == nil ? stalls.reduce(0) { $0 + ($1.end - $1.start) } : nil)
+        parts.append("stalls <b>\(count.map(String.init) ?? "—")</b>" + (stalled.map { " (\(seconds($0)))" } ?? ""))
+        let average = number(qoe?["averageDeclaredBitrateBps"]) ?? number(s?["averageBitrateBps"])
+        parts.append("average bitrate <b>\(bitrate(average))</b>")
+        if let ratio = number(qoe?["rebufferRatio"]) { parts.append(String(format: "rebuffer ratio <b>%.1f %%</b>", ratio * 100)) }
+        if s == nil { parts.append("<i>cut short (no summary)</i>") }
+        return parts.joined(separator: " · ")
+    }
+
+    static func head(title pageTitle: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>\(TimelineReport.escapeHTML(pageTitle))</title>
+        <style>
+        body { font: 14px/1.4 system-ui, -apple-system, "DejaVu Sans", sans-serif; margin: 16px 24px; color: #222; background: #fff; }
+        h1 { font-size: 20px; margin: 0 0 4px; }
+        .url { font-family: monospace; word-break: break-all; color: #333; margin-bottom: 10px; }
+        .figures { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 8px 0 12px; }
+        .figure b { display: block; font-size: 18px; }
+        .figure span { color: #666; font-size: 12px; }
+        .warning { background: #fff3cd; border: 1px solid #e0c36a; padding: 6px 10px; margin: 8px 0; }
+        .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 6px 0 4px; font-size: 13px; }
+        .legend .missing { color: #999; }
+        .swatch { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
+        svg { display: block; max-width: 100%; height: auto; }
+        svg text { font: 11px system-ui, "DejaVu Sans", sans-serif; fill: #444; }
+        svg .lane-title { font-size: 13px; font-weight: 600; fill: #222; }
+        svg .missing-text { font-size: 13px; fill: #999; font-style: italic; }
+        .notes { color: #666; font-size: 12px; margin-top: 8px; }
+        .zoom { font-size: 13px; margin: 4px 0; color: #444; }
+        .zoom label { margin-right: 8px; }
+        .zoom span { color: #888; }
+        .plot { overflow-x: auto; }
+        body:has(#zoom-2:checked) .plot svg { width: 2400px; max-width: none; }
+        body:has(#zoom-4:checked) .plot svg { width: 4800px; max-width: none; }
+        svg .readout { fill: transparent; }
+        svg .readout:hover { fill: #000; fill-opacity: 0.06; }
+        .compare-note { color: #444; margin: 4px 0 8px; }
+        section.session { border-top: 3px solid #ccc; margin-top: 18px; padding-top: 6px; }
+        section.session h2 { font-size: 17px; margin: 0 0 2px; word-break: break-all; }
+        .key-figures { font-size: 15px; margin: 2px 0 4px; }
+        @media (min-width: 2400px) { .sessions { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0 24px; } }
+        </style>
+        </head>
+        <body>
+
+        """
+    }
+
     func esc(_ s: String) -> String { TimelineReport.escapeHTML(s) }
+
+    /// Whether `hlsplay simulate` wrote the log: its header has a `simulation` object.
+    var simulation: [String: Any]? { log.header["simulation"] as? [String: Any] }
+
+    func simulatedBanner() -> String {
+        guard let sim = simulation else { return "" }
+        let link = sim["link"].flatMap(string).map { "link <b>\(esc($0))</b>" } ?? "link not named in the header"
+        let ladder = sim["ladder"].flatMap(string).map { ", ladder <b>\(esc($0))</b>" } ?? ""
+        return
+            "<div class=\"simulated\" id=\"simulated\" data-simulated=\"true\" style=\"background:#5b2a86;color:#fff;font-size:16px;padding:8px 12px;margin:8px 0;border-radius:4px\">SIMULATED session (<code>hlsplay simulate</code>): "
+            + "\(link)\(ladder). No real network, media or decoder; times are virtual seconds.</div>\n"
+    }
 
     func figures() -> String {
         var out = ""
@@ -384,10 +740,19 @@ private struct Renderer {
     static let colors: [String: String] = [
         "buffer": "#1f77b4", "bitrate": "#2ca02c", "estimate": "#ff7f0e", "throughput": "#9467bd", "cap": "#8c564b",
         "risk": "#d62728", "stalls": "#e45756", "first-frame": "#17becf", "cap-changes": "#8c564b",
-        "byte-progress": "#bc5090", "errors": "#b00020"
+        "byte-progress": "#bc5090", "errors": "#b00020", "requests": "#54a24b", "link": "#7f7f7f"
     ]
     static let policyColors: [String: String] = ["lowLatency": "#8fd19e", "preload": "#8ab6e8", "defensiveDownshift": "#f4b26a"]
     func policyColor(_ p: String) -> String { Self.policyColors[p] ?? "#cccccc" }
+
+    /// What the legend says of a series with nothing to draw.
+    static func missingNote(_ name: String) -> String {
+        switch name {
+        case "stalls": return ": none in this log"
+        case "link": return ": not given (--link TRACE or --origin-log FILE)"
+        default: return ": not in this log"
+        }
+    }
 
     func legend() -> String {
         let entries: [(String, String, Int)] = [
@@ -396,19 +761,25 @@ private struct Renderer {
             ("estimate", "throughput estimate", estimate.count),
             ("throughput", "per-request throughput (dots)", throughput.count),
             ("cap", "startup/recovery cap", caps.count),
+            ("link", "link rate" + (linkLabel.map { " (\(esc($0)))" } ?? ""), link.count),
             ("risk", "stall risk (0–1)", risk.count),
             ("stalls", "stalls (shaded)", stalls.count),
             ("first-frame", "first frame", firstFrame == nil ? 0 : 1),
             ("cap-changes", "cap changes", capMarks.count),
             ("byte-progress", "wedge / over-selection", progressMarks.count),
-            ("errors", "errors", errors.count)
+            ("errors", "errors", errors.count),
+            ("requests", "requests (bar: start → end, lighter until the first byte; red outline: failed or cut short)", requests.count)
         ]
         var out = "<div class=\"legend\" id=\"legend\">\n"
         for (name, label, count) in entries {
             let color = Self.colors[name] ?? "#999"
             let missing = count == 0
             out +=
-                "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? (name == "stalls" ? ": none in this log" : ": not in this log") : "")</span>\n"
+                "<span data-legend=\"\(name)\"\(missing ? " class=\"missing\"" : "")><i class=\"swatch\" style=\"background:\(missing ? "#ddd" : color)\"></i>\(label)\(missing ? Self.missingNote(name) : "")</span>\n"
+        }
+        let groups = Set(requests.map { TimelineReport.purposeGroup($0.purpose) })
+        for p in TimelineReport.purposeColors where groups.contains(p.purpose) {
+            out += "<span data-legend=\"purpose-\(p.purpose)\"><i class=\"swatch\" style=\"background:\(p.color)\"></i>\(p.label)</span>\n"
         }
         if policies.isEmpty {
             out += "<span data-legend=\"policy\" class=\"missing\"><i class=\"swatch\" style=\"background:#ddd\"></i>policy: not in this log</span>\n"
@@ -455,8 +826,14 @@ private struct Renderer {
             "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"timeline\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" viewBox=\"0 0 \(c(TimelineReport.svgWidth)) \(c(svgHeight))\" role=\"img\" aria-label=\"session timeline\">\n"
         out += "<rect x=\"0\" y=\"0\" width=\"\(c(TimelineReport.svgWidth))\" height=\"\(c(svgHeight))\" fill=\"#fff\"/>\n"
         out += timeAxis()
+        if simulation != nil {
+            out +=
+                "<text class=\"simulated-mark\" fill-opacity=\"0.10\" style=\"font-size:44px;font-weight:700;fill:#5b2a86\" x=\"\(c(TimelineReport.plotLeft + TimelineReport.plotWidth / 2))\" y=\"\(c(bufferTop + bufferHeight / 2 + 16))\" text-anchor=\"middle\" pointer-events=\"none\">SIMULATED</text>\n"
+        }
         out += stallShading()
+        out += readouts()
         out += eventsLane()
+        out += requestsLane()
         out += bufferLane()
         out += bitrateLane()
         out += riskLane()
@@ -507,6 +884,47 @@ private struct Renderer {
         return out
     }
 
+    /// The hover readout columns: at each column's middle instant, the last value of every series at or
+    /// before it, across all lanes.
+    func readouts() -> String {
+        let width = TimelineReport.readoutColumnWidth
+        let count = Int((TimelineReport.plotWidth / width).rounded(.down))
+        let secondsPerUnit = scale.endSeconds / TimelineReport.plotWidth
+        func last<T>(_ list: [T], _ time: (T) -> Double, atOrBefore t: Double) -> T? {
+            var lo = 0, hi = list.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if time(list[mid]) <= t { lo = mid + 1 } else { hi = mid }
+            }
+            return lo > 0 ? list[lo - 1] : nil
+        }
+        var out = "<g id=\"readouts\" data-readouts=\"\(count)\">\n"
+        for i in 0..<count {
+            let x0 = TimelineReport.plotLeft + Double(i) * width
+            let t = (Double(i) + 0.5) * width * secondsPerUnit
+            guard t <= lastT + width * secondsPerUnit else { break }
+            var lines = [String(format: "t = %.2f s", t)]
+            if let s = stalls.first(where: { $0.start <= t && t <= $0.end }) {
+                lines.append(String(format: "STALLED (%.2f–%.2f s", s.start, s.end) + (s.open ? ", still open)" : ")"))
+            }
+            if let b = last(buffer, { $0.t }, atOrBefore: t) { lines.append(String(format: "buffer %.2f s", b.v)) }
+            if let v = last(segments, { $0.t }, atOrBefore: t) { lines.append("variant bitrate \(bitrate(v.v))") }
+            if let e = last(estimate, { $0.t }, atOrBefore: t) { lines.append("estimate \(bitrate(e.v))") }
+            if let l = last(link, { $0.atSeconds }, atOrBefore: t) { lines.append("link \(bitrate(l.bitsPerSecond))") }
+            if let cap = last(caps, { $0.t }, atOrBefore: t) { lines.append("cap \(cap.cap.map { bitrate($0) } ?? "none")") }
+            if let r = last(risk, { $0.t }, atOrBefore: t) { lines.append(String(format: "risk %.2f", r.v)) }
+            if let p = policies.first(where: { $0.start <= t && t < $0.end }) { lines.append("policy \(p.policy)") }
+            let inFlight = requests.filter { $0.start <= t && t <= ($0.end ?? lastT) }
+            if !inFlight.isEmpty {
+                let what = inFlight.map { $0.purpose ?? "?" }.joined(separator: ", ")
+                lines.append("\(inFlight.count) request\(inFlight.count == 1 ? "" : "s") in flight (\(what))")
+            }
+            out +=
+                "<rect class=\"readout\" data-t=\"\(c(t))\" x=\"\(c(x0))\" y=\"\(c(eventsTop))\" width=\"\(c(width))\" height=\"\(c(axisY - eventsTop))\"><title>\(esc(lines.joined(separator: "\n")))</title></rect>\n"
+        }
+        return out + "</g>\n"
+    }
+
     func eventsLane() -> String {
         var out = laneFrame(title: "Events", top: eventsTop, height: eventsHeight)
         if stalls.isEmpty {
@@ -547,6 +965,70 @@ private struct Renderer {
         return out
     }
 
+    func requestsLane() -> String {
+        var out = laneFrame(title: "Requests (one bar per attempt)", top: requestsTop, height: requestsHeight)
+        guard !requests.isEmpty else { return out + missing("requests", "requests", top: requestsTop, height: requestsHeight) }
+        let (rows, rowCount) = packRows(requests, lastSeconds: lastT, gapSeconds: scale.endSeconds / TimelineReport.plotWidth * 2)
+        let rowHeight = min(14, (requestsHeight - 4) / Double(rowCount))
+        let barHeight = max(1, rowHeight - (rowHeight > 4 ? 2 : 0))
+        let colors = Dictionary(uniqueKeysWithValues: TimelineReport.purposeColors.map { ($0.purpose, $0.color) })
+        out += "<g id=\"series-requests\" data-series=\"requests\" data-points=\"\(requests.count)\" data-rows=\"\(rowCount)\">\n"
+        for (bar, row) in zip(requests, rows) {
+            let group = TimelineReport.purposeGroup(bar.purpose)
+            let color = colors[group] ?? "#999"
+            let x0 = x(bar.start), x1 = max(x(bar.end ?? lastT), x0 + 1.5)
+            let y0 = requestsTop + 2 + Double(row) * rowHeight
+            var attributes = "class=\"request\" data-request-id=\"\(esc(bar.id))\" data-purpose=\"\(esc(bar.purpose ?? "unknown"))\""
+            if let v = bar.variant { attributes += " data-variant=\"\(v)\"" }
+            if bar.end == nil { attributes += " data-open=\"true\"" }
+            if bar.failed { attributes += " data-failed=\"true\"" }
+            if bar.aborted { attributes += " data-aborted=\"true\"" }
+            if let r = bar.cancelReason { attributes += " data-cancel-reason=\"\(esc(r))\"" }
+            if let f = bar.firstByte { attributes += " data-first-byte=\"\(c(f))\"" }
+            // The whole attempt, light while waiting for the first byte (it carries the hover readout) …
+            out +=
+                "<rect \(attributes) x=\"\(c(x0))\" y=\"\(c(y0))\" width=\"\(c(x1 - x0))\" height=\"\(c(barHeight))\" fill=\"\(color)\" fill-opacity=\"0.3\""
+                + (bar.failed ? " stroke=\"\(Self.colors["errors"]!)\" stroke-width=\"1.5\"" : "")
+                + "><title>\(esc(requestLabel(bar)))</title></rect>\n"
+            // … and solid from the first byte to the end.
+            let xFirst = bar.firstByte.map { min(max(x($0), x0), x1) } ?? (bar.end == nil || bar.failed ? x1 : x0)
+            if x1 > xFirst {
+                out +=
+                    "<rect class=\"request-body\" pointer-events=\"none\" x=\"\(c(xFirst))\" y=\"\(c(y0))\" width=\"\(c(x1 - xFirst))\" height=\"\(c(barHeight))\" fill=\"\(color)\"/>\n"
+            }
+            if group == "segment", let v = bar.variant, x1 - x0 > 22, barHeight >= 9 {
+                out += "<text pointer-events=\"none\" x=\"\(c(x0 + 3))\" y=\"\(c(y0 + barHeight - 2))\" font-size=\"9\">v\(v)</text>\n"
+            }
+        }
+        out += "</g>\n"
+        return out
+    }
+
+    /// The hover readout of one request: what, when, how it ended.
+    func requestLabel(_ bar: RequestBar) -> String {
+        var what = "request \(bar.id): \(bar.purpose ?? "unknown purpose")"
+        if let v = bar.variant { what += ", variant \(v)" }
+        if let s = bar.mediaSequence { what += ", media sequence \(s)" }
+        if let t = bar.track { what += " (\(t))" }
+        if let a = bar.attempt, a > 1 { what += ", attempt \(a)" }
+        var lines = [what]
+        if let end = bar.end {
+            lines.append(String(format: "%.3f → %.3f s (%.3f s)", bar.start, end, end - bar.start))
+        } else {
+            lines.append(String(format: "%.3f s →, still open at the end of the log", bar.start))
+        }
+        if let f = bar.firstByte { lines.append(String(format: "first byte after %.3f s", f - bar.start)) }
+        var outcome: [String] = []
+        if let s = bar.status { outcome.append("HTTP \(s)") }
+        if let b = bar.bytes { outcome.append(String(format: "%.0f bytes", b)) }
+        if bar.aborted { outcome.append("aborted") } else if bar.ok == false { outcome.append("failed") }
+        if let k = bar.errorKind { outcome.append(k) }
+        if let r = bar.cancelReason { outcome.append("cancelled: \(r)") }
+        if !outcome.isEmpty { lines.append(outcome.joined(separator: ", ")) }
+        if let u = bar.url { lines.append(u) }
+        return lines.joined(separator: "\n")
+    }
+
     /// A line through `points` as an SVG path (`M x,y L x,y …`); the line is
     /// broken where the log has no samples for a while (more than three
     /// times the usual spacing, e.g. risk is not sampled during a stall)
@@ -569,7 +1051,7 @@ private struct Renderer {
     func bufferLane() -> String {
         var out = laneFrame(title: "Forward buffer (seconds)", top: bufferTop, height: bufferHeight)
         guard !buffer.isEmpty else { return out + missing("buffer", "forward buffer", top: bufferTop, height: bufferHeight) }
-        let maxV = buffer.map(\.v).max() ?? 1
+        let maxV = sharedBufferMax ?? buffer.map(\.v).max() ?? 1
         let step = niceStep(max(maxV, 1) / 4)
         let top = max(step, (maxV / step).rounded(.up) * step)
         let y = { (v: Double) in self.bufferTop + self.bufferHeight - v / top * self.bufferHeight }
@@ -583,18 +1065,21 @@ private struct Renderer {
         return out + polyline("buffer", buffer, y: y)
     }
 
+    /// Every rate the bitrate lane draws (its scale covers them).
+    var bitrateValues: [Double] {
+        segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap) + link.map(\.bitsPerSecond).filter { $0 > 0 }
+    }
+
     func bitrateLane() -> String {
         var out = laneFrame(title: "Bitrate and throughput (bits per second, log scale)", top: bitrateTop, height: bitrateHeight)
-        let values = segments.map(\.v) + estimate.map(\.v) + throughput.map(\.v) + caps.compactMap(\.cap)
+        let values = bitrateValues
         guard let lo = values.min(), let hi = values.max() else {
             return out + missing("bitrate", "bitrate", top: bitrateTop, height: bitrateHeight, dy: -20)
                 + missing("estimate", "throughput estimate", top: bitrateTop, height: bitrateHeight)
                 + missing("throughput", "per-request throughput", top: bitrateTop, height: bitrateHeight, dy: 20)
                 + missing("cap", "cap", top: bitrateTop, height: bitrateHeight, dy: 40)
         }
-        var d0 = log10(lo).rounded(.down), d1 = log10(hi).rounded(.up)
-        if d1 <= d0 { d1 = d0 + 1 }
-        if d1 - d0 > 6 { d0 = d1 - 6 } // a stray tiny sample must not squash the rest
+        let (d0, d1) = sharedBitrateDecades ?? TimelineReport.bitrateDecades(lo: lo, hi: hi)
         let y = { (v: Double) -> Double in
             let l = min(max(log10(max(v, 1e-9)), d0), d1)
             return self.bitrateTop + self.bitrateHeight - (l - d0) / (d1 - d0) * self.bitrateHeight
@@ -610,6 +1095,16 @@ private struct Renderer {
                     + "<text x=\"\(c(TimelineReport.plotLeft - 7))\" y=\"\(c(y(v) + 4))\" text-anchor=\"end\">\(bitrate(v))</text>\n"
             }
             decade += 1
+        }
+        // The link's real rate, under the rest (a rate of 0, a collapsed link, at the bottom).
+        if !link.isEmpty {
+            var d = ""
+            for (i, step) in link.enumerated() {
+                let end = i + 1 < link.count ? link[i + 1].atSeconds : lastT
+                d += (d.isEmpty ? "M\(c(x(step.atSeconds))) \(c(y(step.bitsPerSecond)))" : "V\(c(y(step.bitsPerSecond)))") + "H\(c(x(end)))"
+            }
+            out +=
+                "<path id=\"series-link\" data-series=\"link\" data-points=\"\(link.count)\" fill=\"none\" stroke=\"\(Self.colors["link"]!)\" stroke-opacity=\"0.55\" stroke-width=\"4\" stroke-linejoin=\"round\" d=\"\(d)\"><title>\(esc("link rate: " + (linkLabel ?? "")))</title></path>\n"
         }
         // Variant bitrate: a step line, each segment's BANDWIDTH from the instant it was buffered to the next.
         if segments.isEmpty {

@@ -59,7 +59,7 @@ struct Arguments {
     static let usage = """
         usage: hlsplay [URL] --headless [options]
                hlsplay check [--json] URL|FILE... (validate a stream or parse playlists; 'hlsplay check --help')
-               hlsplay report LOG --html OUT.html (timeline page of a session log)
+               hlsplay report LOG... --html OUT.html (timeline page of session logs; 'hlsplay report --help')
                hlsplay simulate LADDER --trace FILE (one session in virtual time; see 'hlsplay simulate --help')
 
         Plays an HLS stream headlessly and reports the truth about startup and stalls.

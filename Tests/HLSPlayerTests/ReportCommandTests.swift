@@ -59,7 +59,7 @@ import TestSupport
             (["report", log.path, "--html"], "--html"),
             (["report", log.path], "--html"),
             (["report", "--html", out], "SESSION.jsonl"),
-            (["report", log.path, "extra.jsonl", "--html", out], "extra.jsonl"),
+            (["report", "-", log.path, "-", "--html", out], "'-' (standard input) given twice"),
             (["report", log.path, "--html", out, "--title"], "--title")
         ]
         for (args, word) in cases {
@@ -85,5 +85,27 @@ import TestSupport
         #expect(invalid.stderr.contains("not a session log"))
         #expect(invalid.stderr.split(separator: "\n").count == 1, "\(invalid.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out.path), "no page for an invalid log")
+        // Several logs: the one that is missing or not valid is named, with the same exit status, and nothing is written.
+        let good = dir.appendingPathComponent("good.jsonl")
+        try Data("{\"type\":\"header\",\"schema\":\"hlsplay.session-log\",\"schemaVersion\":1}\n".utf8).write(to: good)
+        let secondMissing = try hlsplay(["report", good.path, dir.appendingPathComponent("gone.jsonl").path, "--html", out.path])
+        #expect(secondMissing.status == missing.status)
+        #expect(secondMissing.stderr.contains("gone.jsonl") && !secondMissing.stderr.contains("good.jsonl"), "\(secondMissing.stderr)")
+        let secondInvalid = try hlsplay(["report", good.path, garbage.path, "--html", out.path])
+        #expect(secondInvalid.status == invalid.status)
+        #expect(secondInvalid.stderr.contains("'\(garbage.path)' is not a session log"), "\(secondInvalid.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+        // A link rate that is not a trace, an origin log with no shaped request: named, exit 65, no page.
+        let badLink = try hlsplay(["report", good.path, "--link", garbage.path, "--html", out.path])
+        #expect(badLink.status == 65 && badLink.stderr.contains("'\(garbage.path)' is not a usable trace"), "\(badLink.stderr)")
+        let unshaped = dir.appendingPathComponent("origin.jsonl")
+        try Data("{\"accepted\":0.1,\"method\":\"GET\",\"path\":\"/m.m3u8\",\"status\":200,\"shaping\":\"none\"}\n".utf8).write(to: unshaped)
+        let noRate = try hlsplay(["report", good.path, "--origin-log", unshaped.path, "--html", out.path])
+        #expect(noRate.status == 65 && noRate.stderr.contains("origin.jsonl"), "\(noRate.stderr)")
+        #expect(try hlsplay(["report", good.path, "--link", garbage.path, "--origin-log", unshaped.path, "--html", out.path]).status == 64)
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+        let both = try hlsplay(["report", good.path, good.path, "--html", out.path])
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(try String(contentsOf: out, encoding: .utf8).components(separatedBy: "<section class=\"session\"").count == 3)
     }
 }

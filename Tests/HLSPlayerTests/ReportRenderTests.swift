@@ -87,7 +87,8 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
             "throughput": run.events("request.end").filter { ($0["throughputBps"] as? Double ?? 0) > 0 }.count,
             "risk": run.events("risk.sample").count,
             "stalls": run.events("stall.start").count,
-            "cap": run.events("cap.change").count
+            "cap": run.events("cap.change").count,
+            "requests": run.events("request.start").count
         ]
         for (name, count) in expected.sorted(by: { $0.key < $1.key }) {
             let element = try #require(SeriesElement(dom, name), "series \(name) in the DOM")
@@ -104,6 +105,11 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
         let policy = try #require(SeriesElement(dom, "policy"))
         #expect(!policy.isMissing && !policy.children("rect").isEmpty)
         #expect(policy.children("rect").contains { SeriesElement.attribute("data-policy", in: $0) == "defensiveDownshift" })
+        // The waterfall: one bar per attempt, the same number as request.end; the collapse cuts some short.
+        let bars = try #require(SeriesElement(dom, "requests")).children("rect").filter { SeriesElement.attribute("class", in: $0) == "request" }
+        #expect(bars.count == run.events("request.end").count)
+        #expect(bars.count == run.events("request.start").count)
+        #expect(Set(bars.compactMap { SeriesElement.attribute("data-purpose", in: $0) }).isSuperset(of: ["multivariant-playlist", "segment"]))
         let stalls = try #require(SeriesElement(dom, "stalls")).children("rect")
         #expect(stalls.allSatisfy { Double(SeriesElement.attribute("width", in: $0) ?? "0") ?? 0 > 1 })
         #expect(dom.contains("id=\"figure-stalls\""))
@@ -145,4 +151,120 @@ func pngSize(_ data: Data) -> (width: Int, height: Int)? {
         let cut = try TimelineReport.render(sessionLog: run.rawLogLines.dropLast().joined(separator: "\n"))
         #expect(cut.contains("id=\"truncated\""))
     }
+
+    /// Screenshots of a real session's page and a simulated one's, kept as test artefacts
+    /// (`$HLSPLAY_TEST_ARTEFACTS/report`, default `.build/test-artefacts/report`), each looked at as a
+    /// person would: the size asked for, a drawn page (not blank), and the simulated banner's colour on the
+    /// simulated page only.
+    @Test func screenshots_realAndSimulatedPages_lookRight() throws {
+        _ = try Chromium.path()
+        let ladder = try Repo.requireSamples("ladder-2s")
+        let trace = Repo.sharedData.appendingPathComponent("traces/sabre/3G_hsdpa_norway/report.2010-09-28_1407CEST.json")
+        guard FileManager.default.fileExists(atPath: trace.path) else { throw TestSetupError("shared trace \(trace.path) is missing") }
+        let artefacts = ReportArtefacts.directory()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-report-shots-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+
+        // A real session against a shaped origin, and a simulated one on a real trace.
+        let realLog = dir.appendingPathComponent("real.jsonl")
+        let originLog = dir.appendingPathComponent("origin.jsonl")
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 3_000_000
+        config.requestLogURL = originLog
+        let server = OriginServer(root: ladder, configuration: config)
+        try server.start(port: 0)
+        let real = try runHlsplay([
+            server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "6", "--log",
+            realLog.path
+        ])
+        server.stop()
+        #expect(real.status == 0, "stderr: \(real.stderr)")
+        let simLog = dir.appendingPathComponent("simulated.jsonl")
+        let sim = try runHlsplay(["simulate", ladder.path, "--trace", trace.path, "--duration", "30", "--json", "--log", simLog.path], har: false)
+        #expect(sim.status == 0, "stderr: \(sim.stderr)")
+
+        var shots: [String: [UInt8]] = [:]
+        for (name, log, extra) in [
+            ("real", realLog, ReportArtefacts.realExtra(originLog)), ("simulated", simLog, ReportArtefacts.simulatedExtra(trace))
+        ] {
+            let page = artefacts.appendingPathComponent("\(name).html")
+            let report = try runProcess(Repo.hlsplay, ["report", log.path, "--html", page.path] + extra, timeoutSeconds: 60, label: "hlsplay report")
+            #expect(report.status == 0, "\(name): \(report.stderr)")
+            let html = try String(contentsOf: page, encoding: .utf8)
+            #expect(html.contains("id=\"simulated\"") == (name == "simulated"), "\(name): the simulated banner")
+            let link = try #require(SeriesElement(html, "link"), "\(name): the link rate drawn")
+            #expect((link.points ?? 0) >= 1, "\(name)")
+            let shot = artefacts.appendingPathComponent("\(name).png")
+            try? FileManager.default.removeItem(at: shot)
+            try Chromium.run(["--screenshot=\(shot.path)", "--window-size=1400,1300", "--hide-scrollbars"], page: page)
+            let size = try #require(pngSize(try Data(contentsOf: shot)), "\(name): not a PNG")
+            #expect(size.width == 1400 && size.height == 1300, "\(name): \(size)")
+            let rgb = try rgbPixels(shot, dir: dir)
+            #expect(rgb.count == 1400 * 1300 * 3)
+            shots[name] = rgb
+        }
+        for (name, rgb) in shots.sorted(by: { $0.key < $1.key }) {
+            var nonWhite = 0
+            var levels = Set<UInt8>()
+            var purple = 0
+            for i in stride(from: 0, to: rgb.count - 2, by: 3) {
+                let r = rgb[i], g = rgb[i + 1], b = rgb[i + 2]
+                if r < 240 || g < 240 || b < 240 { nonWhite += 1 }
+                levels.insert(g)
+                // The banner's #5b2a86, give or take antialiasing.
+                if abs(Int(r) - 0x5b) < 12 && abs(Int(g) - 0x2a) < 12 && abs(Int(b) - 0x86) < 12 { purple += 1 }
+            }
+            let pixels = rgb.count / 3
+            #expect(nonWhite > pixels / 20, "\(name): \(nonWhite) of \(pixels) pixels drawn: a blank page?")
+            #expect(levels.count > 40, "\(name): \(levels.count) grey levels: not a drawn page")
+            if name == "simulated" {
+                #expect(purple > 20_000, "the simulated banner is prominent: \(purple) pixels")
+            } else {
+                #expect(purple < 200, "a real session shows no simulated banner: \(purple) pixels")
+            }
+        }
+        // Zoom is CSS: the same page with 2× checked draws the timeline twice as wide (a different picture).
+        let page = artefacts.appendingPathComponent("simulated.html")
+        let zoomed = artefacts.appendingPathComponent("simulated-zoom2.html")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        let checked2 = html.replacingOccurrences(of: " value=\"1\" checked>", with: " value=\"1\">")
+            .replacingOccurrences(of: "id=\"zoom-2\" value=\"2\">", with: "id=\"zoom-2\" value=\"2\" checked>")
+        #expect(checked2 != html)
+        try Data(checked2.utf8).write(to: zoomed)
+        let zoomShot = artefacts.appendingPathComponent("simulated-zoom2.png")
+        try? FileManager.default.removeItem(at: zoomShot)
+        try Chromium.run(["--screenshot=\(zoomShot.path)", "--window-size=1400,1300", "--hide-scrollbars"], page: zoomed)
+        let zoomRGB = try rgbPixels(zoomShot, dir: dir)
+        let plain = try #require(shots["simulated"])
+        #expect(zoomRGB.count == plain.count)
+        let differing = zip(zoomRGB, plain).filter { $0 != $1 }.count
+        #expect(differing > plain.count / 10, "2× zoom changed \(differing) of \(plain.count) bytes")
+    }
+
+    /// The PNG's pixels as RGB bytes (decoded by the ffmpeg CLI).
+    func rgbPixels(_ png: URL, dir: URL) throws -> [UInt8] {
+        let raw = dir.appendingPathComponent(png.deletingPathExtension().lastPathComponent + ".rgb")
+        let result = try runProcess(
+            URL(fileURLWithPath: "/usr/bin/ffmpeg"), ["-v", "error", "-y", "-i", png.path, "-f", "rawvideo", "-pix_fmt", "rgb24", raw.path],
+            timeoutSeconds: 60, label: "ffmpeg")
+        guard result.status == 0 else { throw TestSetupError("ffmpeg could not decode \(png.path): \(result.stderr)") }
+        return [UInt8](try Data(contentsOf: raw))
+    }
+}
+
+/// Where the report screenshots are kept after the test (not deleted: they are for a person to look at).
+enum ReportArtefacts {
+    static func directory() -> URL {
+        let base =
+            ProcessInfo.processInfo.environment["HLSPLAY_TEST_ARTEFACTS"].map { URL(fileURLWithPath: $0) }
+            ?? Repo.root.appendingPathComponent(".build/test-artefacts")
+        let dir = base.appendingPathComponent("report")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// Extra `hlsplay report` words for the real page and the simulated one (the link overlays, once they exist).
+    static func realExtra(_ originLog: URL) -> [String] { ["--origin-log", originLog.path] }
+    static func simulatedExtra(_ trace: URL) -> [String] { ["--link", trace.path] }
 }

@@ -36,7 +36,7 @@ PROSE_OPTION_LIST = re.compile(r"options[^:.]*:((?:\s*--[a-z0-9-]+,?)+)")
 # Placeholders the help texts use to explain the grammar, not options.
 NOT_OPTIONS = {"--opt"}
 # Arguments whose value is a file or a folder (completion offers paths).
-FILE_ARGS = {"FILE", "OUT.html", "SESSION.jsonl"}
+FILE_ARGS = {"FILE", "OUT.html", "SESSION.jsonl", "TRACE"}
 DIR_ARGS = {"ROOT", "LADDER"}
 
 # Options whose help lists their values in prose: the words completion offers. Each word must
