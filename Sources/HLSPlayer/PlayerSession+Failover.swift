@@ -63,7 +63,8 @@ extension PlayerSession {
         do {
             response = try fetch(
                 url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                policy: RetryPolicy(maxAttempts: 1))
+                policy: RetryPolicy(maxAttempts: 1)
+            ).value(orFailing: "steering manifest", url: shown(url))
         } catch {
             let failure = error as? SessionFailure
             let loadError = LoadError(

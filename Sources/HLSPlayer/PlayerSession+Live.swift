@@ -32,10 +32,9 @@ extension PlayerSession {
         switch next {
         case .part(let position, let uri), .preloadHint(let position, let uri):
             // A preload hint is requested like a listed part; the server holds it until it exists.
-            do {
-                try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex)
-            } catch is SegmentAbandoned {
-                try countLowLatencyAbandon(msn: position.msn, uri: uri)
+            if case .cancelled(let cancel) = try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex) {
+                // Nothing loaded: the next step decides again (under the lowered cap after an abandonment).
+                if cancel.isAbandonment { try countLowLatencyAbandon(msn: position.msn, uri: uri) }
                 return
             }
             lowLatencyLoaded = position
@@ -54,11 +53,10 @@ extension PlayerSession {
                                 "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)"))
                 )
             } else {
-                do {
-                    try fetchAndBuffer(
-                        segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
-                } catch is SegmentAbandoned {
-                    try countLowLatencyAbandon(msn: msn, uri: segment.uri)
+                if case .cancelled(let cancel) = try fetchAndBuffer(
+                    segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                {
+                    if cancel.isAbandonment { try countLowLatencyAbandon(msn: msn, uri: segment.uri) }
                     return
                 }
             }
@@ -101,8 +99,7 @@ extension PlayerSession {
     /// next step decides again — under the lowered cap — and asks for the same position, as the
     /// fetch loop does for whole segments; the same bounded number of times per segment.
     func countLowLatencyAbandon(msn: Int, uri: URL) throws {
-        abandonedAttempts[msn, default: 0] += 1
-        if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[msn, default: 0]) {
+        if loaderCancels.abandoned(segment: msn) {
             throw SessionFailure(
                 category: .network,
                 message:
@@ -112,7 +109,7 @@ extension PlayerSession {
     }
 
     /// Loads one part as a small segment placed right after what is buffered.
-    func loadPart(_ position: LowLatencyPosition, uri: URL, playlist: MediaPlaylist, variantIndex: Int) throws {
+    func loadPart(_ position: LowLatencyPosition, uri: URL, playlist: MediaPlaylist, variantIndex: Int) throws -> Loaded<Void> {
         let j = position.part ?? 0
         // The part's own tags: from its segment when listed, else from the trailing parts (the segment in progress).
         let listed = playlist.segments.first { $0.mediaSequence == position.msn }
@@ -127,7 +124,7 @@ extension PlayerSession {
             byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
             programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
         let placeAt = lock.withLock { mainBufferedEndSeconds }
-        try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
+        return try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
     }
 
     /// A blocking playlist reload for the next part; a delta update is merged
@@ -144,7 +141,7 @@ extension PlayerSession {
         let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
         guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age, deltaUpdates: !deltaUpdatesOff) else {
             lastBlockingReloadStartedAt = clock.now()
-            _ = try mediaPlaylist(for: variantIndex, forceReload: true)
+            _ = try liveMediaPlaylist(for: variantIndex, forceReload: true)
             return
         }
         var (media, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex)
@@ -205,9 +202,14 @@ extension PlayerSession {
 
     /// One blocking reload request, parsed.
     func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL) {
-        let response = try fetch(
-            request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
-            mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
+        guard
+            case .loaded(let response) = try fetch(
+                request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
+                mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
+        else {
+            // The URI failed over: the next step decides again.
+            throw LiveStepInterrupt()
+        }
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(
                 category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
@@ -304,6 +306,12 @@ extension PlayerSession {
         }
     }
 
+    /// A live media playlist (re)loaded; a URI that failed over drops the live step (the next one decides again).
+    func liveMediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> MediaPlaylist {
+        guard let playlist = try mediaPlaylist(for: variantIndex, forceReload: forceReload).value else { throw LiveStepInterrupt() }
+        return playlist
+    }
+
     /// Performs a resync or restart decided by the policy, under the recovery cap. A step whose
     /// episode ended before the loader got to it (playback resumed meanwhile) is not performed:
     /// seeking then would drop the media that just resumed it.
@@ -315,7 +323,7 @@ extension PlayerSession {
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
             let decision = decide(mediaSequence: nil)
             let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            let playlist = try liveMediaPlaylist(for: loadIndex, forceReload: true)
             currentLoadIndex = loadIndex
             pendingDecision = decision
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
@@ -327,7 +335,8 @@ extension PlayerSession {
             initCache = nil
             let top = try fetch(
                 configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                policy: configuration.retry.playlist)
+                policy: configuration.retry.playlist
+            ).value(orFailing: "multivariant playlist", url: shown(configuration.url))
             switch try parsePlaylist(top) {
             case .multivariant(let mv):
                 recorder.record(
@@ -345,7 +354,7 @@ extension PlayerSession {
             }
             let decision = decide(mediaSequence: nil)
             let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            let playlist = try mediaPlaylist(for: loadIndex, forceReload: true)
+            let playlist = try liveMediaPlaylist(for: loadIndex, forceReload: true)
             currentLoadIndex = loadIndex
             pendingDecision = decision
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)

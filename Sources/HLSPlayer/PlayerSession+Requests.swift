@@ -8,14 +8,17 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Requests
 
-    /// Fetches with retries under `policy`; logs every attempt with its progress and timings.
+    /// Fetches with retries under `policy`; logs every attempt with its progress and timings. A
+    /// request the monitor cancelled, or one excluded by failover, ends `.cancelled` with what the
+    /// loader does next (`LoaderCancel`); wedges are re-requested, decided again or abandoned by
+    /// `loaderCancels` (`LoaderCore.Cancels`, the count the virtual session keeps too).
     func fetch(
         _ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
         segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
         isPart: Bool = false
-    ) throws -> HTTPResponse {
+    ) throws -> Loaded<HTTPResponse> {
         var attempts = 0
-        var wedgeReRequests = 0
+        loaderCancels.newRequest()
         var trickleReRequests = 0
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
@@ -99,8 +102,7 @@ extension PlayerSession {
             }
             var result = fetched
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
-                wedgeReRequests += 1
-                switch configuration.wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: e.url, bytesReceived: e.bytesReceived) {
+                switch loaderCancels.playlistWedged(url: e.url, bytesReceived: e.bytesReceived) {
                 case .reRequest:
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
                     attempts -= 1
@@ -157,7 +159,7 @@ extension PlayerSession {
                 {
                     failover!.recordSuccess(variantIndex: v)
                 }
-                return response
+                return .loaded(response)
             case .failure(let error):
                 let exchange = wireExchange(of: error, request: request, startedAt: startedAt)
                 recorder.record(
@@ -186,12 +188,9 @@ extension PlayerSession {
                     case .trickleFailed(let message):
                         throw SessionFailure(category: .network, message: message, url: shown(url))
                     case .overSelected:
-                        throw SegmentAbandoned()
+                        return .cancelled(.overSelected)
                     case .wedged:
-                        switch segmentWedgeOutcome(
-                            earlierWedges: wedgeReRequests, segmentDurationSeconds: segment?.durationSeconds,
-                            variantIndex: variantIndex)
-                        {
+                        switch segmentWedgeOutcome(segmentDurationSeconds: segment?.durationSeconds, variantIndex: variantIndex) {
                         case .reDecide:
                             // Little buffer left: decide again under the recovery cap (the probe rung) rather than
                             // wait for the same rung's bytes (WedgeRules.reDecideBelowBufferSegments).
@@ -200,11 +199,10 @@ extension PlayerSession {
                                 .retryScheduled(
                                     RetryScheduled(
                                         requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
-                            throw SegmentReDecide()
+                            return .cancelled(.reDecide)
                         case .reRequest:
                             // The first wedge: re-request at once on a fresh connection (the link may be
                             // fine and one request lost); not a failed attempt of the retry policy.
-                            wedgeReRequests += 1
                             attempts -= 1
                             lock.withLock { freshConnectionNext = true }
                             recorder.record(
@@ -214,7 +212,7 @@ extension PlayerSession {
                             continue
                         case .abandon:
                             // Wedged again: the loader decides again, now under the recovery cap.
-                            if segment != nil { throw SegmentAbandoned() }
+                            if segment != nil { return .cancelled(.wedgedAgain) }
                             throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
                         }
                     }
@@ -226,7 +224,7 @@ extension PlayerSession {
                 capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
                 if failoverAfter(error, purpose: purpose, variantIndex: variantIndex) {
                     // Excluded now, with a redundant variant to go to: decide again instead of retrying this URI.
-                    throw SegmentReDecide()
+                    return .cancelled(.failedOver)
                 }
                 switch policy.decide(after: error, attemptsMade: attempts) {
                 case .retry(let delay):
@@ -343,15 +341,15 @@ extension PlayerSession {
                 firstByteSeconds: response.timings.firstByteSeconds, totalSeconds: response.timings.totalSeconds))
     }
 
-    /// What a wedged request gets (WedgeRules): the buffer now, the wedged rung (none for a
-    /// request that is not a main-track segment: re-requested, then abandoned) and the ladder.
-    func segmentWedgeOutcome(earlierWedges: Int, segmentDurationSeconds: Double?, variantIndex: Int?) -> WedgeRules.SegmentOutcome {
+    /// What a wedged segment request gets (`LoaderCore.Cancels.segmentWedged`, WedgeRules): the
+    /// buffer now, the wedged rung (none for a request that is not a main-track segment:
+    /// re-requested, then abandoned) and the ladder.
+    func segmentWedgeOutcome(segmentDurationSeconds: Double?, variantIndex: Int?) -> WedgeRules.SegmentOutcome {
         let now = clock.now()
         let ahead = lock.withLock { core.timeline.bufferSeconds(at: now) }
         let rung = segmentDurationSeconds == nil ? nil : variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
-        return configuration.wedge.afterSegmentWedge(
-            earlierWedges: earlierWedges, bufferSeconds: ahead,
-            segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
+        return loaderCancels.segmentWedged(
+            bufferSeconds: ahead, segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
             ladderBitratesBps: variants.map(\.bandwidthBps))
     }
 }

@@ -11,7 +11,7 @@ extension PlayerSession {
     func fetchAndBuffer(
         _ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
         part: Int? = nil, placeAt: Double? = nil
-    ) throws {
+    ) throws -> Loaded<Void> {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
             var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
         else {
@@ -30,16 +30,25 @@ extension PlayerSession {
             let now = clock.now()
             let actions = lock.withLock { core.timeline.appendBuffered(upTo: start + segment.durationSeconds, at: now) }
             record(actions)
-            return
+            return .loaded(())
         }
         let aes = try segmentKey(segment, variantIndex: variantIndex)
-        let initData = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
+        let initData: Data?
+        switch try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil) {
+        case .loaded(let data): initData = data
+        case .cancelled(let cancel): return .cancelled(cancel)
+        }
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
-        let response = try fetch(
+        let response: HTTPResponse
+        switch try fetch(
             segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
             byteRange: segment.byteRange, policy: configuration.retry.segment,
             segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
             isPart: part != nil)
+        {
+        case .loaded(let r): response = r
+        case .cancelled(let cancel): return .cancelled(cancel)
+        }
 
         var body = response.body
         if let aes {
@@ -74,7 +83,7 @@ extension PlayerSession {
                         width: width, height: height, limit: limit, mediaSequence: segment.mediaSequence),
                     url: segment.uri)
             }
-            return
+            return .loaded(())
         } catch {
             recorder.record(
                 .error(
@@ -86,7 +95,7 @@ extension PlayerSession {
                     SegmentSkipped(
                         variantIndex: variantIndex, mediaSequence: segment.mediaSequence, durationSeconds: segment.durationSeconds,
                         reason: "demux failed: \(error)")))
-            return
+            return .loaded(())
         }
         let demuxEnded = clock.now()
         let demuxSeconds = demuxEnded.seconds(since: demuxStarted)
@@ -198,6 +207,7 @@ extension PlayerSession {
                 liveEvent(.frameDecoded(at: clock.now()))
             }
         }
+        return .loaded(())
     }
 
     /// The decoders' picture limit (`--max-resolution`), as HLSMedia applies it; nil: none.
@@ -270,26 +280,31 @@ extension PlayerSession {
     func initSection(
         for segment: MediaSegment, key: (key: [UInt8], iv: [UInt8]?)?, variantIndex: Int?,
         cache: inout (map: MediaInitializationSection, data: Data)?, track: String?
-    ) throws -> Data? {
-        guard let map = segment.initializationSection else { return nil }
-        if let cached = cache, cached.map == map { return cached.data }
-        var data = try fetch(
+    ) throws -> Loaded<Data?> {
+        guard let map = segment.initializationSection else { return .loaded(nil) }
+        if let cached = cache, cached.map == map { return .loaded(cached.data) }
+        var data: Data
+        switch try fetch(
             map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
-            byteRange: map.byteRange, policy: configuration.retry.segment, track: track
-        ).body
+            byteRange: map.byteRange, policy: configuration.retry.segment, track: track)
+        {
+        case .loaded(let response): data = response.body
+        case .cancelled(let cancel): return .cancelled(cancel)
+        }
         if let key, let iv = key.iv {
             // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
             data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)
         }
         cache = (map, data)
-        return data
+        return .loaded(data)
     }
 
     /// The 16 key bytes behind a key URI, fetched once per URI.
     func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
         if let cached = keyCache[uri] { return cached }
         let response = try fetch(
-            uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment)
+            uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment
+        ).value(orFailing: "key", url: shown(uri))
         guard response.body.count == 16 else {
             throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
         }

@@ -111,7 +111,8 @@ extension PlayerSession {
         func reload() throws {
             let response = try fetch(
                 track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist,
-                track: "audio")
+                track: "audio"
+            ).value(orFailing: "audio playlist", url: shown(track.uri))
             guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
                 throw SessionFailure(
                     category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))",
@@ -183,7 +184,8 @@ extension PlayerSession {
         do {
             let response = try fetch(
                 segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
-                byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio")
+                byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio"
+            ).value(orFailing: "audio segment", url: shown(segment.uri))
             let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
             var body = response.body
             if let aes {
@@ -192,6 +194,7 @@ extension PlayerSession {
                     what: "audio segment \(segment.mediaSequence)", url: segment.uri)
             }
             let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
+                .value(orFailing: "audio initialization section", url: shown(segment.uri))
             let demuxStarted = clock.now()
             let hint = Self.containerHint(for: segment, body: body, initializationSection: initData)
             let result = try SegmentDemuxer.demux(

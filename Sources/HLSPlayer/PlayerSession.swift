@@ -82,16 +82,43 @@ struct InFlightRequest {
     func elapsedSeconds(at now: MonotonicInstant) -> Double { max(0, now.seconds(since: startedAt)) }
 }
 
-/// A segment fetch abandoned as over-selected: the loader decides again under the new cap.
-struct SegmentAbandoned: Error {}
+/// Why the loader goes back to a decision instead of using what it asked for: an outcome of a
+/// request, returned (`Loaded.cancelled`), not thrown.
+enum LoaderCancel: String, Sendable, Equatable {
+    /// Abandoned by the monitor as over-selected: counted against the segment, decided again under the new cap.
+    case overSelected = "over-selected"
+    /// Wedged again after its re-request: abandoned like an over-selection, decided again under the recovery cap.
+    case wedgedAgain = "wedged again"
+    /// Wedged with little buffer left: decided again under the recovery cap (the probe rung) rather than wait
+    /// for the same rung's bytes; not counted against the segment (WedgeRules.reDecideBelowBufferSegments).
+    case reDecide = "re-decide"
+    /// The URI was excluded and its rung has a redundant variant still usable: decided again.
+    case failedOver = "failed over"
 
-/// A wedged segment request, re-requested through a new decision (the
-/// recovery cap may pick a lower rung) instead of the same URL; it is not
-/// counted against the segment like an abandon.
-struct SegmentReDecide: Error {}
+    /// Counted against the segment (`LoaderCore.Cancels.abandoned`).
+    var isAbandonment: Bool { self == .overSelected || self == .wedgedAgain }
+}
 
-/// The monitor asked for a live resync or restart: whatever the loader was
-/// doing is dropped and the step is performed at the top of the fetch loop.
+/// What a request (or a step made of requests) gave: its value, or a cancel that sends the loader back to a decision.
+enum Loaded<Value> {
+    case loaded(Value)
+    case cancelled(LoaderCancel)
+
+    /// The value, nil when cancelled.
+    var value: Value? { if case .loaded(let v) = self { v } else { nil } }
+
+    /// The value, for a caller with no decision to go back to: a cancel is a network failure of `what` at `url`.
+    func value(orFailing what: String, url: String) throws -> Value {
+        switch self {
+        case .loaded(let v): return v
+        case .cancelled(let c): throw SessionFailure(category: .network, message: "\(what) \(url) \(c.rawValue)", url: url)
+        }
+    }
+}
+
+/// The live loader's step is dropped and the fetch loop starts its next one: the monitor asked for a
+/// live resync or restart (performed at the top of the loop), or a live playlist's URI failed over
+/// (the next step decides again). The live paths' control flow; VOD returns `Loaded.cancelled`.
 struct LiveStepInterrupt: Error {}
 
 /// One variant of the ladder as the session uses it.
@@ -170,8 +197,9 @@ public final class PlayerSession: @unchecked Sendable {
     var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     var pendingDecision: SelectionDecision?
-    /// Abandoned fetches (over-selected, or wedged twice) per media sequence number.
-    var abandonedAttempts: [Int: Int] = [:]
+    /// The wedges of the request in flight and the abandoned fetches (over-selected, or wedged twice) per media
+    /// sequence number, with what they lead to: the virtual session's loader keeps the same (`LoaderCore.Cancels`).
+    lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
     /// AES-128 keys by URI (loader-owned; never logged).
     var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.
@@ -626,7 +654,8 @@ public final class PlayerSession: @unchecked Sendable {
     func startup() throws {
         let top = try fetch(
             configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-            policy: configuration.retry.playlist)
+            policy: configuration.retry.playlist
+        ).value(orFailing: "multivariant playlist", url: shown(configuration.url))
         let parsed = try parsePlaylist(top)
         let doneAt = secondsSinceStart(top.finishedAt)
         lock.withLock {
@@ -691,13 +720,12 @@ public final class PlayerSession: @unchecked Sendable {
         var loadIndex = chooseRedundant(forRung: decision.variantIndex)
         var playlist: MediaPlaylist
         while true {
-            do {
-                playlist = try mediaPlaylist(for: loadIndex, forceReload: false)
+            if let loaded = try mediaPlaylist(for: loadIndex, forceReload: false).value {
+                playlist = loaded
                 break
-            } catch is SegmentReDecide {
-                // The playlist's URI failed over: the rung's next redundant variant.
-                loadIndex = chooseRedundant(forRung: decision.variantIndex)
             }
+            // The playlist's URI failed over: the rung's next redundant variant.
+            loadIndex = chooseRedundant(forRung: decision.variantIndex)
         }
         currentLoadIndex = loadIndex
         lock.withLock {
@@ -821,17 +849,23 @@ public final class PlayerSession: @unchecked Sendable {
                     changed: changed, warnings: p.warnings.map(\.description), iFramesOnly: p.iFramesOnly ? true : nil)))
     }
 
-    /// The media playlist of a variant: cached for VOD, reloaded for live when asked.
-    func mediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> MediaPlaylist {
+    /// The media playlist of a variant: cached for VOD, reloaded for live when asked; `.cancelled(.failedOver)`
+    /// when its URI was excluded and the rung has a redundant variant (the loader decides again).
+    func mediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> Loaded<MediaPlaylist> {
         if let cached = mediaPlaylists[variantIndex], cached.endList || !forceReload {
-            return cached
+            return .loaded(cached)
         }
         guard let variant = variants.first(where: { $0.index == variantIndex }) else {
             throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
         }
-        let response = try fetch(
+        let response: HTTPResponse
+        switch try fetch(
             variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist
         )
+        {
+        case .loaded(let r): response = r
+        case .cancelled(let cancel): return .cancelled(cancel)
+        }
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(
                 category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
@@ -840,7 +874,7 @@ public final class PlayerSession: @unchecked Sendable {
         let previous = mediaPlaylists[variantIndex]
         let changed = previous.map { $0.segments.last?.mediaSequence != media.segments.last?.mediaSequence || $0.endList != media.endList } ?? true
         adopt(media, variantIndex: variantIndex, url: response.effectiveURL, changed: changed)
-        return media
+        return .loaded(media)
     }
 
     /// Makes a freshly loaded media playlist the variant's current one and places its segments on the timeline.
@@ -930,10 +964,8 @@ public final class PlayerSession: @unchecked Sendable {
                 try fetchSegments()
                 return
             } catch is LiveStepInterrupt {
-                // The monitor asked for a live resync or restart: performed at the top of fetchSegments.
-                continue
-            } catch is SegmentReDecide {
-                // A playlist request failed over to a redundant variant: decide and load again.
+                // A live step dropped (a resync or restart the monitor asked for, performed at the top of
+                // fetchSegments; or a live playlist's URI failed over): the next step.
                 continue
             }
         }
@@ -976,7 +1008,8 @@ public final class PlayerSession: @unchecked Sendable {
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
                 let bufferedEnd = lock.withLock { core.timeline.bufferedEndSeconds }
-                _ = try mediaPlaylist(for: variantIndex, forceReload: live)
+                // Its URI failed over: decide again (the rung's next redundant variant).
+                guard try mediaPlaylist(for: variantIndex, forceReload: live).value != nil else { continue }
                 if !live, let p = mediaPlaylists[variantIndex], let t = vodTimelines[variantIndex] {
                     // VOD ladders may not share media sequence numbers: continue by time (a binary search).
                     if let i = t.firstSegmentIndex(in: p, endingAfter: bufferedEnd, toleranceSeconds: 0.001) {
@@ -1022,29 +1055,18 @@ public final class PlayerSession: @unchecked Sendable {
                 if wait > 0 { sleepUnlessStopping(wait) }
                 if isStopping { return }
                 if lock.withLock({ pendingLiveStep != nil }) { continue }
-                playlist = try mediaPlaylist(for: variantIndex, forceReload: true)
+                guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
+                playlist = reloaded
                 checkPlayheadInLiveWindow(playlist, variantIndex: variantIndex)
                 continue
             }
+            let loaded: Loaded<Void>
             do {
-                try fetchAndBuffer(
+                loaded = try fetchAndBuffer(
                     segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
-            } catch is SegmentAbandoned {
-                // Decide again for the same segment, under the lowered cap — a bounded number of times.
-                abandonedAttempts[segment.mediaSequence, default: 0] += 1
-                if configuration.wedge.givesUp(afterAbandonments: abandonedAttempts[segment.mediaSequence, default: 0]) {
-                    throw SessionFailure(
-                        category: .network,
-                        message:
-                            "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
-                        url: shown(segment.uri))
-                }
-                continue
-            } catch is SegmentReDecide {
-                continue
             } catch let failure as SessionFailure where live && (failure.httpStatus == 404 || failure.httpStatus == 410) {
                 // A live segment that is gone: expired (left the window) or missing while still listed.
-                let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true)
+                guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
                 if let first = reloaded.segments.first, segment.mediaSequence < first.mediaSequence {
                     recorder.record(
                         .error(
@@ -1058,6 +1080,18 @@ public final class PlayerSession: @unchecked Sendable {
                 }
                 // Still listed after every retry: not an expiry but a broken stream.
                 throw failure
+            }
+            if case .cancelled(let cancel) = loaded {
+                // Decide again for the same segment: under the lowered cap after an abandonment — a bounded number
+                // of times (LoaderCore.Cancels) —, under the recovery cap after a wedge, or on a redundant variant.
+                if cancel.isAbandonment, loaderCancels.abandoned(segment: segment.mediaSequence) {
+                    throw SessionFailure(
+                        category: .network,
+                        message:
+                            "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
+                        url: shown(segment.uri))
+                }
+                continue
             }
             nextMediaSequence = segment.mediaSequence + 1
         }

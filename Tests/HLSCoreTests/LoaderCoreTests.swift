@@ -253,3 +253,70 @@ import Testing
         #expect(loader.wedgeReRequests == 0)
     }
 }
+
+/// `LoaderCore.Cancels`: the wedge and abandonment counts both shells keep (the real session's loop and
+/// `LoaderCore`), so a wedge is re-requested, decided again or abandoned, and a segment given up on, alike.
+@Suite struct LoaderCancelsTests {
+    static let ladder = [300_000, 1_310_000, 3_720_000]
+
+    @Test func segmentWedged_withBufferInHand_reRequestedOnce_thenAbandoned() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules())
+        cancels.newRequest()
+        let first = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        #expect(first == .reRequest)
+        #expect(cancels.wedgeReRequests == 1)
+        let second = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        #expect(second == .abandon)
+        #expect(cancels.wedgeReRequests == 0)
+        // The wedge outcome alone counts nothing: the loop counts the abandonment it performs.
+        #expect(cancels.abandonments.isEmpty)
+    }
+
+    @Test func segmentWedged_withLittleBuffer_reDecided_notCountedAgainstTheSegment() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules())
+        let outcome = cancels.segmentWedged(bufferSeconds: 2, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder)
+        #expect(outcome == .reDecide)
+        #expect(cancels.wedgeReRequests == 0)
+        #expect(cancels.abandonments.isEmpty)
+    }
+
+    @Test func segmentWedged_lowestRungOrNoRung_reRequestedEvenWithLittleBuffer() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules())
+        #expect(cancels.segmentWedged(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: 300_000, ladderBitratesBps: Self.ladder) == .reRequest)
+        cancels.newRequest()
+        #expect(cancels.segmentWedged(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: nil, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(cancels.wedgeReRequests == 1)
+    }
+
+    @Test func abandoned_countedPerSegment_givesUpAtTheBound() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules(maxAbandonmentsPerSegment: 3))
+        #expect(cancels.abandoned(segment: 7) == false)
+        #expect(cancels.abandoned(segment: 7) == false)
+        #expect(cancels.abandoned(segment: 8) == false)
+        #expect(cancels.abandoned(segment: 7) == true)
+        #expect(cancels.abandonments == [7: 3, 8: 1])
+    }
+
+    @Test func abandoned_afterAReRequest_theNextRequestStartsWithoutWedges() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules())
+        _ = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        // Over-selected after its re-request: abandoned; the same segment decided again gets a re-request again.
+        #expect(cancels.abandoned(segment: 0) == false)
+        #expect(cancels.wedgeReRequests == 0)
+        #expect(cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reRequest)
+    }
+
+    @Test func playlistWedged_reRequestedUpToTheBound_thenAFailedAttempt_newRequestStartsOver() {
+        var cancels = LoaderCore.Cancels(wedge: WedgeRules(maxPlaylistReRequests: 2))
+        #expect(cancels.playlistWedged(url: "u", bytesReceived: 0) == .reRequest)
+        #expect(cancels.playlistWedged(url: "u", bytesReceived: 0) == .reRequest)
+        guard case .failedAttempt(let error) = cancels.playlistWedged(url: "u", bytesReceived: 12) else {
+            Issue.record("a third wedge should be a failed attempt")
+            return
+        }
+        #expect(error.kind == .firstByteTimeout)
+        #expect(error.bytesReceived == 12)
+        cancels.newRequest()
+        #expect(cancels.playlistWedged(url: "u", bytesReceived: 0) == .reRequest)
+    }
+}

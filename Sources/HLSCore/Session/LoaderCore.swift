@@ -128,12 +128,14 @@ public struct LoaderCore: Sendable {
     public private(set) var loadedPlaylists: Set<Int> = []
     /// The stream is buffered to its end, or the session failed: no more actions.
     public private(set) var isDone = false
+    /// The wedges of the request in flight and the abandonments per segment, with what they lead to.
+    public private(set) var cancels: Cancels
     /// Wedges of the request in flight re-requested so far (a segment's first wedge; a playlist's up to the bound).
-    public private(set) var wedgeReRequests = 0
+    public var wedgeReRequests: Int { cancels.wedgeReRequests }
     /// Attempts of the retry policy made for the request in flight or waiting (re-requests are not attempts).
     public private(set) var attempts = 1
     /// Times each segment (by index) was abandoned.
-    public private(set) var abandonments: [Int: Int] = [:]
+    public var abandonments: [Int: Int] { cancels.abandonments }
     /// `work` waits for its retry: sent when the loader wakes.
     private var retryPending = false
     /// The start decision's variant, used for the first segment once its playlist has loaded.
@@ -150,6 +152,7 @@ public struct LoaderCore: Sendable {
         self.wedge = wedge
         self.playlistRetry = playlistRetry
         self.pollSeconds = pollSeconds
+        self.cancels = Cancels(wedge: wedge)
     }
 
     // MARK: - Events
@@ -160,7 +163,7 @@ public struct LoaderCore: Sendable {
     /// `work` finished with its body; the shell has logged it and buffered a segment's media.
     public mutating func transferFinished(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
         guard let work, !isDone else { return [] }
-        wedgeReRequests = 0
+        cancels.newRequest()
         attempts = 1
         switch work {
         case .multivariant:
@@ -202,8 +205,8 @@ public struct LoaderCore: Sendable {
         ]
         let outcome: WedgeRules.SegmentOutcome =
             reason == .wedged
-            ? wedge.afterSegmentWedge(
-                earlierWedges: wedgeReRequests, bufferSeconds: inputs.bufferSeconds,
+            ? cancels.segmentWedged(
+                bufferSeconds: inputs.bufferSeconds,
                 segmentDurationSeconds: variants[v].segmentDurationsSeconds[i], rungBps: variants[v].bandwidthBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps))
             : .abandon
@@ -212,7 +215,6 @@ public struct LoaderCore: Sendable {
         switch outcome {
         case .reRequest:
             // The first wedge with buffer in hand: the same request again on a fresh connection.
-            wedgeReRequests += 1
             return actions + [retry, .reRequest(work, attempt: 1)]
         case .reDecide:
             // Little buffer left: decide again under the recovery cap (not an abandonment).
@@ -220,14 +222,13 @@ public struct LoaderCore: Sendable {
             nextReason = .reDecide
         case .abandon:
             // Over-selected, or wedged again: an abandonment, bounded per segment.
-            abandonments[i, default: 0] += 1
-            if wedge.givesUp(afterAbandonments: abandonments[i, default: 0]) {
+            if cancels.abandoned(segment: i) {
                 return actions
                     + fail("segment \(i) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")
             }
             nextReason = .abandoned
         }
-        wedgeReRequests = 0
+        cancels.newRequest()
         pendingVariant = nil
         return actions + nextSegment(inputs, at: now)
     }
@@ -310,7 +311,7 @@ public struct LoaderCore: Sendable {
             currentVariant = v
         }
         guard nextSegmentIndex < variants[v].segmentDurationsSeconds.count else { return endOfStream() }
-        wedgeReRequests = 0
+        cancels.newRequest()
         attempts = 1
         return [fetch(.segment(variant: v, index: nextSegmentIndex))]
     }
@@ -329,8 +330,7 @@ public struct LoaderCore: Sendable {
     /// wedge is a failed attempt of the playlist retry policy — backoff, then the session fails.
     private mutating func playlistWedged(requestID: Int, url: String, bytesReceived: Int, at now: MonotonicInstant) -> [Action] {
         guard let work else { return [] }
-        wedgeReRequests += 1
-        switch wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: url, bytesReceived: bytesReceived) {
+        switch cancels.playlistWedged(url: url, bytesReceived: bytesReceived) {
         case .reRequest:
             return [
                 .record(
@@ -363,6 +363,55 @@ public struct LoaderCore: Sendable {
             case .giveUp(let reason):
                 return actions + fail("\(work.purpose.rawValue) \(url) failed: \(error.kind.rawValue): \(error.message) — \(reason)")
             }
+        }
+    }
+}
+
+// MARK: - Cancelled requests
+
+extension LoaderCore {
+    /// The cancels of a loader's requests and what they lead to (`WedgeRules`): the wedges of the request in
+    /// flight re-requested so far, and the abandonments counted per segment. Both shells keep theirs here —
+    /// `LoaderCore` for the virtual session, `PlayerSession`'s loop for the real one — so a wedge is re-requested,
+    /// decided again or abandoned, and a segment given up on, by the same count.
+    public struct Cancels: Sendable, Equatable {
+        public let wedge: WedgeRules
+        /// Wedges of the request in flight re-requested so far (a segment's first wedge; a playlist's up to the bound).
+        public private(set) var wedgeReRequests = 0
+        /// Times each segment (by its key: the media sequence number) was abandoned.
+        public private(set) var abandonments: [Int: Int] = [:]
+
+        public init(wedge: WedgeRules) { self.wedge = wedge }
+
+        /// A new request starts (not a re-request of a wedged one): no wedge of it yet.
+        public mutating func newRequest() { wedgeReRequests = 0 }
+
+        /// A segment request found wedged; `bufferSeconds` is the forward buffer now, `rungBps` the wedged rung's
+        /// BANDWIDTH (nil: not a main-track segment — re-requested, then abandoned). A re-request is counted; any
+        /// other outcome ends the request.
+        public mutating func segmentWedged(
+            bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int]
+        ) -> WedgeRules.SegmentOutcome {
+            let outcome = wedge.afterSegmentWedge(
+                earlierWedges: wedgeReRequests, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds,
+                rungBps: rungBps, ladderBitratesBps: ladderBitratesBps)
+            if outcome == .reRequest { wedgeReRequests += 1 } else { wedgeReRequests = 0 }
+            return outcome
+        }
+
+        /// A playlist (or key, or initialization section) request found wedged, `bytesReceived` bytes of `url` in:
+        /// re-requested up to `wedge.maxPlaylistReRequests` times, then a failed attempt of the retry policy.
+        public mutating func playlistWedged(url: String, bytesReceived: Int) -> WedgeRules.PlaylistOutcome {
+            wedgeReRequests += 1
+            return wedge.afterPlaylistWedge(wedges: wedgeReRequests, url: url, bytesReceived: bytesReceived)
+        }
+
+        /// Segment `key` was abandoned (over-selected, or wedged again): counted. True: that was its last
+        /// abandonment (`WedgeRules.maxAbandonmentsPerSegment`) and the session gives up on it.
+        public mutating func abandoned(segment key: Int) -> Bool {
+            wedgeReRequests = 0
+            abandonments[key, default: 0] += 1
+            return wedge.givesUp(afterAbandonments: abandonments[key, default: 0])
         }
     }
 }
