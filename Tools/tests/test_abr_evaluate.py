@@ -1,0 +1,142 @@
+"""Tests of the ABR evaluation as a declared experiment (Tools/abr/evaluate.py):
+
+- the committed sample run (Tools/abr/sample/run: its manifest and raw session logs) gives, through
+  the report step, exactly the block docs/abr.md shows between the sample's markers (byte for byte);
+- the runner re-runs the sample spec from scratch with the binary just built and gets the same
+  figures and the same block (virtual time is deterministic), and the same raw logs apart from the
+  wall-clock fields;
+- the report, splice and spec checks on small hand-made inputs.
+
+The re-run uses the debug binaries `swift build --build-tests` makes (Tools/test.sh builds them first);
+HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks others. When a change of hlsplay's decisions changes
+the sample, re-derive it (and say why in the commit):
+
+    python3 Tools/abr/evaluate.py run Tools/abr/sample/spec.json --out Tools/abr/sample/run --build debug
+    python3 Tools/abr/evaluate.py docs Tools/abr/sample/run docs/abr.md
+
+Run: python3 -B -m unittest discover -s Tools/tests
+"""
+import json, os, shutil, sys, tempfile, unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
+sys.path.insert(0, ABR)
+import evaluate  # noqa: E402
+
+REPO = evaluate.REPO
+SAMPLE_SPEC = os.path.join(ABR, "sample", "spec.json")
+SAMPLE_RUN = os.path.join(ABR, "sample", "run")
+DOC = os.path.join(REPO, "docs", "abr.md")
+BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+# The one header field that holds the wall clock: a simulated session's events and summary are in
+# virtual time and the same on every run (checked: two runs of one simulate differ in startedAt only).
+WALL_CLOCK_FIELDS = {"startedAt"}
+
+
+def comparable(path, ladder):
+    """A raw log's lines as JSON, the ladder's absolute path (in every URL) replaced by <ladder> and
+    the header's wall-clock fields dropped: what must be equal between two runs of one spec."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            e = json.loads(line.replace(ladder, "<ladder>"))
+            if e.get("type") == "header":
+                e = {k: v for k, v in e.items() if k not in WALL_CLOCK_FIELDS}
+            out.append(e)
+    return out
+
+
+class SampleTests(unittest.TestCase):
+    def test_docs_block_is_what_the_report_derives_from_the_committed_logs(self):
+        data = evaluate.report_data(SAMPLE_RUN)
+        self.assertEqual(data["problems"], [])
+        self.assertEqual(len(data["complete"]), 2)
+        with open(DOC) as f:
+            block = evaluate.generated_block(f.read(), data["name"])
+        self.assertIsNotNone(block, "docs/abr.md has no abr-sample block")
+        self.assertEqual(block, evaluate.render(data),
+                         "docs/abr.md's sample block differs from the report: "
+                         "python3 Tools/abr/evaluate.py docs Tools/abr/sample/run docs/abr.md")
+
+    def test_sample_is_small(self):
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(SAMPLE_RUN) for f in fs)
+        self.assertLess(size, 1_000_000)
+
+    def test_runner_reproduces_the_sample_from_scratch(self):
+        out = tempfile.mkdtemp(prefix="abr-sample-")
+        self.addCleanup(shutil.rmtree, out, True)
+        manifest = evaluate.run(SAMPLE_SPEC, out, jobs=2, build=BUILD)
+        self.assertTrue(all(s["exitStatus"] == 0 for s in manifest["sessions"]), manifest["sessions"])
+        for key in ("commit", "hlsplay", "machine", "startedAt", "endedAt", "loadAverageAtStart",
+                    "loadAverageAtEnd", "spec", "traceSha256", "ladder"):
+            self.assertIn(key, manifest)
+        self.assertEqual(len(manifest["hlsplay"]["sha256"]), 64)
+        with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
+            committed = json.load(f)
+        self.assertEqual(manifest["traceSha256"], committed["traceSha256"], "the sample's traces changed")
+        self.assertEqual(manifest["ladder"]["masterSha256"], committed["ladder"]["masterSha256"],
+                         "the sample ladder changed (Samples/make-ladder.sh)")
+        for s in committed["sessions"]:
+            new = comparable(os.path.join(out, s["log"]), manifest["ladder"]["path"])
+            old = comparable(os.path.join(SAMPLE_RUN, s["log"]), committed["ladder"]["path"])
+            self.assertEqual(new, old, f"{s['log']} differs from the sample's")
+        self.assertEqual(evaluate.render(evaluate.report_data(out)), evaluate.render(evaluate.report_data(SAMPLE_RUN)))
+
+
+class ReportTests(unittest.TestCase):
+    def test_splice_replaces_only_between_the_markers_and_is_idempotent(self):
+        b, e = evaluate.MARK_BEGIN.format(name="x"), evaluate.MARK_END.format(name="x")
+        doc = f"intro\n{b}\nold\n{e}\nafter\n"
+        new = evaluate.splice(doc, "x", "new\n")
+        self.assertEqual(new, f"intro\n{b}\nnew\n{e}\nafter\n")
+        self.assertEqual(evaluate.splice(new, "x", "new\n"), new)
+        self.assertEqual(evaluate.generated_block(new, "x"), "new\n")
+        with self.assertRaises(SystemExit):
+            evaluate.splice("no markers", "x", "new\n")
+
+    def test_a_log_without_summary_is_a_problem_not_a_figure(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        p = os.path.join(d, "s.jsonl")
+        with open(p, "w") as f:
+            f.write('{"type":"header"}\n{"t":1,"type":"stall.start"}\n')
+        fig, problem = evaluate.session_figures(p)
+        self.assertIsNone(fig)
+        self.assertIn("summary", problem)
+
+    def test_figures_come_from_the_summary(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        p = os.path.join(d, "s.jsonl")
+        with open(p, "w") as f:
+            f.write('{"type":"header"}\n{"t":1,"type":"x"}\n'
+                    '{"type":"summary","averageBitrateBps":2500000,"stallSeconds":1.5,'
+                    '"qoe":{"playedSwitches":3,"linearQoE":12.25}}\n')
+        fig, problem = evaluate.session_figures(p)
+        self.assertIsNone(problem)
+        self.assertEqual((fig["bitrateMbps"], fig["rebufferSeconds"], fig["switches"], fig["qoe"]),
+                         (2.5, 1.5, 3.0, 12.25))
+
+    def test_spec_must_name_its_default_among_its_algorithms(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec["default"] = "nope"
+        p = os.path.join(d, "spec.json")
+        with open(p, "w") as f:
+            json.dump(spec, f)
+        with self.assertRaisesRegex(SystemExit, "default 'nope'"):
+            evaluate.load_spec(p)
+
+    def test_committed_specs_load_and_evaluation_spec_uses_the_evaluation_side(self):
+        spec = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual.json"))
+        self.assertEqual(spec["traces"], {"split": "Tools/abr/trace-split.json", "side": "evaluation"})
+        self.assertGreaterEqual(spec["durationSeconds"], 120)
+        tuning = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual-tuning.json"))
+        self.assertFalse(set(evaluate.spec_traces(spec)) & set(evaluate.spec_traces(tuning)))
+
+
+if __name__ == "__main__":
+    unittest.main()
