@@ -106,7 +106,8 @@ def build_ladder(spec, nice=True):
     os.makedirs(os.path.dirname(out), exist_ok=True)
     cmd = (["nice", "-n", "19"] if nice else []) + [os.path.join(REPO, lad["recipe"][0]), out] + lad["recipe"][1:]
     print("ladder:", " ".join(shlex.quote(c) for c in cmd), file=sys.stderr, flush=True)
-    subprocess.run(cmd, check=True)
+    # The recipe's output goes to stderr: stdout is the report's.
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
     return out
 
 
