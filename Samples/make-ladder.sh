@@ -35,6 +35,7 @@ SEGMENT=2
 WITH_4K=0
 ABR5=0
 LOOP=0
+LOOP_GIVEN=
 REUSE=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --4k)       WITH_4K=1; shift ;;
     --reuse)    [ $# -ge 2 ] || usage; REUSE=$2; shift 2 ;;
     --abr5)     ABR5=1; shift ;;
-    --loop)     [ $# -ge 2 ] || usage; LOOP=$2; shift 2 ;;
+    --loop)     [ $# -ge 2 ] || usage; LOOP=$2; LOOP_GIVEN=1; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -51,9 +52,9 @@ done
 [ "$ABR5" -eq 0 ] || [ "$WITH_4K" -eq 0 ] || { echo "--abr5 and --4k are two different ladders" >&2; exit 64; }
 case $SEGMENT in 2|6) ;; *) echo "segment must be 2 or 6" >&2; exit 64 ;; esac
 [[ $DURATION =~ ^[0-9]+$ ]] && [ "$DURATION" -gt 0 ] || { echo "duration must be a positive integer" >&2; exit 64; }
-if [ "$LOOP" != 0 ]; then
+if [ -n "$LOOP_GIVEN" ]; then
   [[ $LOOP =~ ^[0-9]+$ ]] && [ $((LOOP % 2)) -eq 0 ] && [ "$LOOP" -gt 0 ] && [ "$LOOP" -le "$DURATION" ] \
-    || { echo "--loop must be an even number of seconds, at most --duration" >&2; exit 64; }
+    || { echo "--loop must be an even number of seconds > 0, at most --duration" >&2; exit 64; }
   [ -z "$REUSE" ] || { echo "--loop and --reuse cannot be combined" >&2; exit 64; }
 fi
 command -v ffmpeg >/dev/null || { echo "ffmpeg not found in PATH" >&2; exit 69; }

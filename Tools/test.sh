@@ -23,7 +23,8 @@ fi
 # The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
 # binaries just built, reading logs), the characterization grid's shard partition, merge
 # and log readings, the training results file and trace groups (about 20 s), the ABR evaluation's
-# committed sample re-derived into docs/abr.md and re-run in virtual time (about 20 s), and the session-log
+# committed sample re-derived into docs/abr.md and re-run in virtual time (about 20 s), its ladder
+# recipe's --loop (a small looped ladder encoded and probed, about 30 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
 # Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
