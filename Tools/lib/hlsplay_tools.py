@@ -365,8 +365,8 @@ class Ladder:
         """The media segments the origin's request log shows fetched, in the order the requests
         were accepted: one dict per request for a segment of the ladder with `rungIndex`,
         `bandwidthBps`, `segmentIndex`, `startSeconds`, `durationSeconds` (media time), `acceptedSeconds`,
-        `lastByteSeconds` (origin time), `bodyBytes`, and `complete`: the whole body was sent (status
-        200 and every byte of the file, or a 206 with every byte of its range)."""
+        `lastByteSeconds` (origin time), `bodyBytes`, and `complete`: the whole file was sent
+        (body_complete)."""
         out = []
         for r in requests:
             if r.get("type") == "connection" or r.get("method") != "GET":
@@ -420,15 +420,19 @@ def media_segments(root, path):
 
 
 def body_complete(request, file_path):
+    """Whether the origin sent the whole file: a 200 with every byte, or a 206 whose range was all
+    of it (`bytes=0-` or `bytes=0-LAST`) with every byte. (A ladder of EXT-X-BYTERANGE segments,
+    several to a file, is not read by Ladder.)"""
     status, sent = request.get("status"), request.get("bodyBytesSent")
+    try:
+        size = os.path.getsize(file_path)
+    except OSError:
+        return False
     if status == 200:
-        try:
-            return sent == os.path.getsize(file_path)
-        except OSError:
-            return False
+        return sent == size
     if status == 206:
-        m = re.match(r"bytes=(\d+)-(\d+)$", request.get("range") or "")
-        return bool(m) and sent == int(m.group(2)) - int(m.group(1)) + 1
+        m = re.match(r"bytes=0-(\d*)$", request.get("range") or "")
+        return bool(m) and (m.group(1) == "" or int(m.group(1)) >= size - 1) and sent == size
     return False
 
 
