@@ -40,6 +40,9 @@ def main(argv=None):
     ap.add_argument("root", help="the folder hls-origin serves (a VOD ladder)")
     ap.add_argument("--master", default="master.m3u8", help="the multivariant playlist under ROOT")
     ap.add_argument("--duration", type=float, default=30.0, help="wall seconds each player plays (default 30)")
+    ap.add_argument("--media-seconds", type=float, default=0,
+                    help="stop each player once this much media has played (hlsplay's --duration); "
+                         "--duration stays the bound in wall time")
     ap.add_argument("--trace", help="throughput trace hls-origin replays (--trace)")
     ap.add_argument("--trace-format", help="mahimahi | pensieve | sabre (hls-origin --trace-format)")
     ap.add_argument("--rate", help="constant link rate instead (hls-origin --rate, e.g. 2mbit)")
@@ -51,12 +54,13 @@ def main(argv=None):
     oargs = origin_args(a)
     try:
         g = peer.run_gstreamer(a.root, a.duration, os.path.join(a.out, "gstreamer"), master=a.master,
-                               origin_args=oargs, build=a.build)
+                               origin_args=oargs, build=a.build, media_seconds=a.media_seconds)
         if a.command == "gstreamer":
             print(json.dumps(g))
             return 0 if not g["errors"] else 1
         h = peer.run_hlsplay_peer(a.root, a.duration, os.path.join(a.out, "hlsplay"), master=a.master,
-                                  origin_args=oargs, hlsplay_args=a.hlsplay_arg, build=a.build)
+                                  origin_args=oargs, hlsplay_args=a.hlsplay_arg, build=a.build,
+                                  media_seconds=a.media_seconds)
     except tools.ToolError as e:
         print(f"peers: {e}", file=sys.stderr)
         return 2

@@ -3,13 +3,13 @@
 Run by gstreamer_peer.py (one process per run, so that a crash or a hang of GStreamer ends only this
 process), with Debian's interpreter and python3-gi:
 
-    /usr/bin/python3 Tools/lib/gst_play.py --duration 10 [--max-bitrate BPS] < url
+    /usr/bin/python3 Tools/lib/gst_play.py --duration 10 [--media-seconds N] [--max-bitrate BPS] < url
 
 It loads GStreamer and builds the pipeline first, prints `{"type": "ready"}`, and only then reads the
 URL from stdin, so that the caller can start its origin (and the trace the origin replays) just before
-the player asks for the first byte. Then it plays for --duration seconds of wall time (or to the end of
-the stream, or an error) and prints one JSON object per line on stdout: the events, then `{"type":
-"end", ...}`. Every event's `t` is seconds since the URL was handed to playbin3 (the pipeline set to
+the player asks for the first byte. Then it plays for --duration seconds of wall time (or until
+--media-seconds of media have played, as hlsplay's --duration; or to the end of the stream, or an
+error) and prints one JSON object per line on stdout: the events, then `{"type": "end", ...}`. Every event's `t` is seconds since the URL was handed to playbin3 (the pipeline set to
 PLAYING), on GStreamer's monotonic clock (`gst_util_get_timestamp`, the clock bus messages carry).
 
 What it does as a player, as gst-play-1.0 does: the pipeline is set to PLAYING; on a buffering message
@@ -23,7 +23,7 @@ clock wait), `frame.gap` (two rendered video buffers more than FRAME_GAP_SECONDS
 `gapSeconds`, `positionSeconds`), `stats` (adaptivedemux2's `adaptive-streaming-statistics` message:
 `structure`, as GStreamer prints it), `warning`, `error` (`source`, `message`, `debug`), `eos`,
 `position` (once a second: `positionSeconds`, the pipeline's position in media time).
-The `end` line: `reason` (`duration`, `eos`, `error`), `positionSeconds`, `renderedVideoFrames`,
+The `end` line: `reason` (`duration`, `media`, `eos`, `error`), `positionSeconds`, `renderedVideoFrames`,
 `renderedAudioBuffers`, `gstreamerVersion`.
 """
 import argparse
@@ -42,13 +42,16 @@ from gi.repository import GLib, Gst  # noqa: E402
 FRAME_GAP_SECONDS = 0.5
 # How often the pipeline's position is sampled into the event list.
 POSITION_INTERVAL_SECONDS = 1.0
+# How often the position is compared with --media-seconds (not logged).
+MEDIA_CHECK_INTERVAL_SECONDS = 0.1
 # How long the pipeline has to reach NULL at the end before the process leaves anyway.
 TEARDOWN_TIMEOUT_SECONDS = 10
 
 
 class Player:
-    def __init__(self, duration_seconds, max_bitrate_bps):
+    def __init__(self, duration_seconds, media_seconds, max_bitrate_bps):
         self.duration_seconds = duration_seconds
+        self.media_seconds = media_seconds
         self.max_bitrate_bps = max_bitrate_bps
         self.lock = threading.Lock()
         self.t0_ns = None
@@ -185,6 +188,12 @@ class Player:
             self.emit({"type": "position", "positionSeconds": round(pos / 1e9, 6)})
         return True
 
+    def check_media(self):
+        ok, pos = self.pipeline.query_position(Gst.Format.TIME)
+        if ok and pos >= 0 and pos / 1e9 >= self.media_seconds:
+            return self.finish("media")
+        return True
+
     def finish(self, reason):
         if self.end_reason is None:
             self.end_reason = reason
@@ -200,6 +209,8 @@ class Player:
         else:
             GLib.timeout_add(int(POSITION_INTERVAL_SECONDS * 1000), self.sample_position)
             GLib.timeout_add(int(self.duration_seconds * 1000), self.finish, "duration")
+            if self.media_seconds:
+                GLib.timeout_add(int(MEDIA_CHECK_INTERVAL_SECONDS * 1000), self.check_media)
             self.loop.run()
         ok, pos = self.pipeline.query_position(Gst.Format.TIME)
         end = {"type": "end", "reason": self.end_reason,
@@ -229,10 +240,11 @@ def fail(message):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, required=True, help="wall seconds to play")
+    ap.add_argument("--media-seconds", type=float, default=0, help="stop once this much media has played (0: no)")
     ap.add_argument("--max-bitrate", type=int, default=0, help="hlsdemux2 max-bitrate, bit/s (0: none)")
     args = ap.parse_args()
     Gst.init(None)
-    player = Player(args.duration, args.max_bitrate)
+    player = Player(args.duration, args.media_seconds, args.max_bitrate)
     sys.stdout.write(json.dumps({"type": "ready", "gstreamerVersion": Gst.version_string()}) + "\n")
     sys.stdout.flush()
     url = sys.stdin.readline().strip()

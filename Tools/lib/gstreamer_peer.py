@@ -32,8 +32,8 @@ GST_PLAY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gst_play.py
 # The interpreter python3-gi is installed for (Debian's); another python3 on PATH may lack it.
 DEBIAN_PYTHON = "/usr/bin/python3"
 # How long gst_play.py may take to load GStreamer and build its pipeline (a cold plugin registry
-# on a loaded 2-core machine takes several seconds).
-GST_READY_TIMEOUT_SECONDS = 60
+# on a loaded 2-core machine has taken over a minute).
+GST_READY_TIMEOUT_SECONDS = 180
 # After the run's duration, how long the GStreamer process has to print its end and tear down.
 GST_END_GRACE_SECONDS = 30
 # The demuxer element the peer is meant to run: adaptivedemux2's HLS demuxer (rank primary + 1 in
@@ -49,7 +49,7 @@ RECORD_FIELDS = (
     "playedSeconds", "renderedVideoFrames", "frameGapCount", "frameGapSeconds",
     "playedBitrateBps", "playedSecondsByRung", "playedSecondsNotFetched", "playedSwitches",
     "fetchedBitrateBps", "fetchedSegments", "incompleteSegmentFetches", "firstRungIndex",
-    "originRequests", "originArgs", "playerStartAfterOriginSeconds", "errors",
+    "originRequests", "originArgs", "playerStartAfterOriginSeconds", "playerLoadSeconds", "errors",
 )
 
 
@@ -109,7 +109,8 @@ def bitrate_fields(ladder, requests, played_to_seconds, played_from_seconds=0.0)
     }
 
 
-def gstreamer_record(events, requests, ladder, duration_seconds, origin_args=(), start_offset_seconds=None):
+def gstreamer_record(events, requests, ladder, duration_seconds, origin_args=(), start_offset_seconds=None,
+                     load_seconds=None):
     """The record of a GStreamer run from its event list (gst_play.py's lines) and the origin's log."""
     end = next((e for e in events if e["type"] == "end"), None)
     end_t = end["t"] if end else max((e.get("t", 0) for e in events), default=0.0)
@@ -140,6 +141,7 @@ def gstreamer_record(events, requests, ladder, duration_seconds, origin_args=(),
         "frameGapSeconds": round(sum(g["gapSeconds"] for g in gaps), 6),
         "originArgs": list(origin_args),
         "playerStartAfterOriginSeconds": start_offset_seconds,
+        "playerLoadSeconds": load_seconds,
         "errors": [{"type": e["type"], "message": e.get("message"), "source": e.get("source")}
                    for e in events if e["type"] in ("error", "fatal")],
     }
@@ -173,19 +175,23 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
 # ---------------------------------------------------------------- runs
 
 def run_gstreamer(root, duration_seconds, out_dir, *, master="master.m3u8", origin_args=(), build="release",
-                  max_bitrate_bps=0):
-    """Plays root/master with GStreamer for duration_seconds of wall time against its own hls-origin
-    (started with origin_args) and returns the record (also written to out_dir/record.json)."""
+                  max_bitrate_bps=0, media_seconds=0):
+    """Plays root/master with GStreamer for duration_seconds of wall time (or until media_seconds of media
+    have played, when given) against its own hls-origin (started with origin_args) and returns the
+    record (also written to out_dir/record.json)."""
     os.makedirs(out_dir, exist_ok=True)
     ladder = tools.Ladder(root, master)
     events_path, origin_log = os.path.join(out_dir, "events.jsonl"), os.path.join(out_dir, "origin.jsonl")
     cmd = [python_for_gstreamer(), "-B", GST_PLAY, "--duration", str(duration_seconds)] + \
-        (["--max-bitrate", str(max_bitrate_bps)] if max_bitrate_bps else [])
+        (["--max-bitrate", str(max_bitrate_bps)] if max_bitrate_bps else []) + \
+        (["--media-seconds", str(media_seconds)] if media_seconds else [])
     stderr = open(os.path.join(out_dir, "gstreamer.stderr"), "w")
+    launched = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True)
     lines = []
     try:
         ready = read_line(p, GST_READY_TIMEOUT_SECONDS)
+        load = round(time.monotonic() - launched, 6)
         if not ready.startswith("{") or json.loads(ready).get("type") != "ready":
             tools.stop_process(p)
             raise tools.ToolError(f"GStreamer did not start ({' '.join(cmd)}): {ready.strip()[:300]!r}; "
@@ -209,22 +215,25 @@ def run_gstreamer(root, duration_seconds, out_dir, *, master="master.m3u8", orig
     with open(events_path, "w") as f:
         f.writelines(l if l.endswith("\n") else l + "\n" for l in lines if l.strip())
     events = tools.json_lines("".join(lines))
-    rec = gstreamer_record(events, tools.read_jsonl(origin_log), ladder, duration_seconds, origin_args, offset)
+    rec = gstreamer_record(events, tools.read_jsonl(origin_log), ladder, duration_seconds, origin_args, offset,
+                           load)
     write_json(os.path.join(out_dir, "record.json"), rec)
     return rec
 
 
 def run_hlsplay_peer(root, duration_seconds, out_dir, *, master="master.m3u8", origin_args=(), hlsplay_args=(),
-                     build="release"):
-    """Plays root/master with hlsplay for duration_seconds of wall time (then SIGINT: it writes its summary)
-    against its own hls-origin started with origin_args; its record, also in out_dir/record.json."""
+                     build="release", media_seconds=0):
+    """Plays root/master with hlsplay for duration_seconds of wall time (then SIGINT: it writes its summary),
+    or until media_seconds of media have played (its --duration), against its own hls-origin started with
+    origin_args; its record, also in out_dir/record.json."""
     os.makedirs(out_dir, exist_ok=True)
     ladder = tools.Ladder(root, master)
     log, origin_log = os.path.join(out_dir, "session.jsonl"), os.path.join(out_dir, "origin.jsonl")
     binary = tools.find_binary("hlsplay", build)
     with tools.Origin(root, origin_args, log=origin_log, build=build) as origin:
         offset = round(time.monotonic() - origin_monotonic(origin), 6)
-        run = tools.run_hlsplay(origin.url(master), list(hlsplay_args), log=log, timeout=duration_seconds,
+        args = list(hlsplay_args) + (["--duration", str(media_seconds)] if media_seconds else [])
+        run = tools.run_hlsplay(origin.url(master), args, log=log, timeout=duration_seconds,
                                 binary=binary)
     rec = hlsplay_record(run.summary, tools.read_jsonl(origin_log), ladder, duration_seconds, origin_args, offset,
                          tools.hlsplay_version(binary), run.wall_seconds)
