@@ -150,7 +150,7 @@ def gstreamer_record(events, requests, ladder, duration_seconds, origin_args=(),
 
 
 def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), start_offset_seconds=None,
-                   version=None, wall_seconds=None):
+                   version=None, wall_seconds=None, end_reason=None):
     """hlsplay's record in the same fields, from its summary and the origin's log of its run: time to
     playing is its timeToPlaybackStartSeconds, and the bitrate is read from the origin's log exactly as
     GStreamer's is (its own averageBitrateBps is kept beside it as summaryAverageBitrateBps)."""
@@ -158,7 +158,7 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
     played = s.get("playedSeconds")
     rec = {
         "player": "hlsplay", "playerVersion": version, "demuxer": None, "durationSeconds": duration_seconds,
-        "wallSeconds": s.get("sessionSeconds", wall_seconds), "endReason": None if summary else "killed",
+        "wallSeconds": s.get("sessionSeconds", wall_seconds), "endReason": end_reason if summary else "killed",
         "timeToFirstFrameSeconds": s.get("timeToFirstFrameSeconds"),
         "timeToPlayingSeconds": s.get("timeToPlaybackStartSeconds"),
         "stallCount": s.get("stallCount"), "stallSeconds": s.get("stallSeconds"), "stalls": None,
@@ -235,8 +235,10 @@ def run_hlsplay_peer(root, duration_seconds, out_dir, *, master="master.m3u8", o
         args = list(hlsplay_args) + (["--duration", str(media_seconds)] if media_seconds else [])
         run = tools.run_hlsplay(origin.url(master), args, log=log, timeout=duration_seconds,
                                 binary=binary)
+    # As GStreamer's: stopped at the wall-time bound, at --duration's media, at the end, or by an error.
+    reason = "duration" if run.timed_out else ("error" if run.status != 0 else "media" if media_seconds else "eos")
     rec = hlsplay_record(run.summary, tools.read_jsonl(origin_log), ladder, duration_seconds, origin_args, offset,
-                         tools.hlsplay_version(binary), run.wall_seconds)
+                         tools.hlsplay_version(binary), run.wall_seconds, reason)
     write_json(os.path.join(out_dir, "record.json"), rec)
     return rec
 
