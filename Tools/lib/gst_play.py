@@ -57,7 +57,6 @@ class Player:
         self.t0_ns = None
         self.factories = set()
         self.video_frames = 0
-        self.audio_buffers = 0
         self.last_video_ns = None
         self.prerolled = False
         self.buffering = False
@@ -70,7 +69,9 @@ class Player:
         if self.pipeline is None:
             fail("no playbin3 element: install gstreamer1.0-plugins-base")
         vsink = self._sink("vsink", self._on_video, self._on_video_preroll)
-        asink = self._sink("asink", self._on_audio, None)
+        # The audio sink calls nothing per buffer: its count is read from its statistics at the end.
+        asink = self._sink("asink", None, None)
+        self.asink = asink
         self.pipeline.set_property("video-sink", vsink)
         self.pipeline.set_property("audio-sink", asink)
         # Subtitles are not part of the comparison: no text stream is selected or rendered.
@@ -87,8 +88,9 @@ class Player:
     def _sink(self, name, handoff, preroll):
         sink = Gst.ElementFactory.make("fakesink", name)
         sink.set_property("sync", True)
-        sink.set_property("signal-handoffs", True)
-        sink.connect("handoff", handoff)
+        if handoff:
+            sink.set_property("signal-handoffs", True)
+            sink.connect("handoff", handoff)
         if preroll:
             sink.connect("preroll-handoff", preroll)
         return sink
@@ -121,9 +123,6 @@ class Player:
             self.emit({"type": "frame.gap", "gapSeconds": round((now - self.last_video_ns) / 1e9, 6),
                        "fromSeconds": self.t(self.last_video_ns), "ptsSeconds": pts_seconds(buf)}, now)
         self.last_video_ns = now
-
-    def _on_audio(self, sink, buf, pad):
-        self.audio_buffers += 1
 
     def _on_element(self, bin_, sub_bin, element):
         factory = element.get_factory()
@@ -215,12 +214,18 @@ class Player:
         ok, pos = self.pipeline.query_position(Gst.Format.TIME)
         end = {"type": "end", "reason": self.end_reason,
                "positionSeconds": round(pos / 1e9, 6) if ok and pos >= 0 else None,
-               "renderedVideoFrames": self.video_frames, "renderedAudioBuffers": self.audio_buffers,
+               "renderedVideoFrames": self.video_frames, "renderedAudioBuffers": rendered(self.asink),
                "gstreamerVersion": Gst.version_string()}
         self.emit(end)
         self.target_playing = False
         self.pipeline.set_state(Gst.State.NULL)
         self.pipeline.get_state(TEARDOWN_TIMEOUT_SECONDS * Gst.SECOND)
+
+
+def rendered(sink):
+    """The buffers a sink rendered (GstBaseSink's `stats`), None if it does not say."""
+    ok, n = sink.get_property("stats").get_uint64("rendered")
+    return n if ok else None
 
 
 def pts_seconds(buf):
