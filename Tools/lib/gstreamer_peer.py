@@ -149,8 +149,23 @@ def gstreamer_record(events, requests, ladder, duration_seconds, origin_args=(),
     return {k: rec.get(k) for k in RECORD_FIELDS}
 
 
+def hlsplay_stalls(session_events):
+    """hlsplay's stalls from its session log, as GStreamer's are listed: each `stall.start`'s `atSeconds`
+    to its `stall.end`'s (a session that ended mid-stall writes the stall.end then)."""
+    stalls, current = [], None
+    for e in session_events:
+        if e.get("type") == "stall.start":
+            current = {"startSeconds": e.get("atSeconds", e.get("t"))}
+        elif e.get("type") == "stall.end" and current is not None:
+            end = e.get("atSeconds", e.get("t"))
+            current.update(endSeconds=end, durationSeconds=e.get("stallSeconds", round(end - current["startSeconds"], 6)))
+            stalls.append(current)
+            current = None
+    return stalls
+
+
 def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), start_offset_seconds=None,
-                   version=None, wall_seconds=None, end_reason=None):
+                   version=None, wall_seconds=None, end_reason=None, session_events=()):
     """hlsplay's record in the same fields, from its summary and the origin's log of its run: time to
     playing is its timeToPlaybackStartSeconds, and the bitrate is read from the origin's log exactly as
     GStreamer's is (its own averageBitrateBps is kept beside it as summaryAverageBitrateBps)."""
@@ -161,7 +176,8 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
         "wallSeconds": s.get("sessionSeconds", wall_seconds), "endReason": end_reason if summary else "killed",
         "timeToFirstFrameSeconds": s.get("timeToFirstFrameSeconds"),
         "timeToPlayingSeconds": s.get("timeToPlaybackStartSeconds"),
-        "stallCount": s.get("stallCount"), "stallSeconds": s.get("stallSeconds"), "stalls": None,
+        "stallCount": s.get("stallCount"), "stallSeconds": s.get("stallSeconds"),
+        "stalls": hlsplay_stalls(session_events),
         "playedSeconds": played, "renderedVideoFrames": s.get("decodedVideoFrames"),
         "frameGapCount": None, "frameGapSeconds": None, "originArgs": list(origin_args),
         "playerStartAfterOriginSeconds": start_offset_seconds, "errors": [],
@@ -238,7 +254,7 @@ def run_hlsplay_peer(root, duration_seconds, out_dir, *, master="master.m3u8", o
     # As GStreamer's: stopped at the wall-time bound, at --duration's media, at the end, or by an error.
     reason = "duration" if run.timed_out else ("error" if run.status != 0 else "media" if media_seconds else "eos")
     rec = hlsplay_record(run.summary, tools.read_jsonl(origin_log), ladder, duration_seconds, origin_args, offset,
-                         tools.hlsplay_version(binary), run.wall_seconds, reason)
+                         tools.hlsplay_version(binary), run.wall_seconds, reason, run.events)
     write_json(os.path.join(out_dir, "record.json"), rec)
     return rec
 

@@ -74,6 +74,15 @@ class DerivationTests(unittest.TestCase):
         # never PLAYING: the buffering is all start, no stall
         self.assertEqual(peer.stalls_from_events(ev[:2] + ev[3:], 7.5), [])
 
+    def test_hlsplays_stalls_from_its_session_log(self):
+        ev = [{"type": "header"}, {"type": "stall.start", "t": 5.1, "atSeconds": 5.0},
+              {"type": "stall.end", "t": 6.6, "atSeconds": 6.5, "stallSeconds": 1.5},
+              {"type": "stall.start", "t": 9.0, "atSeconds": 9.0},
+              {"type": "stall.end", "t": 9.25, "atSeconds": 9.25, "stallSeconds": 0.25}, {"type": "summary"}]
+        self.assertEqual(peer.hlsplay_stalls(ev), [
+            {"startSeconds": 5.0, "endSeconds": 6.5, "durationSeconds": 1.5},
+            {"startSeconds": 9.0, "endSeconds": 9.25, "durationSeconds": 0.25}])
+
     def test_ladder_fetched_and_played_rungs_from_a_request_log(self):
         with tempfile.TemporaryDirectory() as d:
             for v, n in (("lo", 3), ("hi", 3)):
@@ -207,6 +216,7 @@ class CompareTests(unittest.TestCase):
             self.assertAlmostEqual(h["playedBitrateBps"], h["summaryAverageBitrateBps"],
                                    delta=0.01 * h["summaryAverageBitrateBps"], msg=h)
             self.assertTrue(os.path.isfile(os.path.join(d, "hlsplay", "session.jsonl")))
+            self.assertEqual(len(h["stalls"]), h["stallCount"], h)
             self.assertTrue(os.path.isfile(os.path.join(d, "gstreamer", "events.jsonl")))
 
 
