@@ -25,10 +25,11 @@ fi
 # and log readings, the training results file and trace groups (about 20 s), the ABR evaluation's
 # committed sample re-derived into docs/abr.md and re-run in virtual time (about 20 s), its ladder
 # recipe's --loop (a small looped ladder encoded and probed, about 30 s), and the session-log
-# JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
+# JSON Schema (docs/schema) against simulated and real logs (about 40 s), GStreamer as the ABR
+# evaluation's peer player in real runs (about a minute), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
-# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
-# install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
+# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn,
+# gi for GStreamer) install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests

@@ -317,3 +317,149 @@ def validate_log(path):
     if not raw.endswith("\n"):
         return events, "the log does not end with a newline"
     return events, None
+
+
+# ---------------------------------------------------------------- a ladder and the origin's log of it
+
+class Rung:
+    """One variant of a multivariant playlist on disk: `index` (its place in the playlist, from 0),
+    `uri` (as written), `path` (the URL path the origin serves it at, with a leading /),
+    `bandwidth_bps` (BANDWIDTH), `average_bandwidth_bps` (AVERAGE-BANDWIDTH, None without it),
+    `segments`: one (path, start_seconds, duration_seconds) per media segment, media time from 0."""
+
+    def __init__(self, index, uri, path, bandwidth_bps, average_bandwidth_bps, segments):
+        self.index, self.uri, self.path = index, uri, path
+        self.bandwidth_bps, self.average_bandwidth_bps = bandwidth_bps, average_bandwidth_bps
+        self.segments = segments
+
+
+class Ladder:
+    """The rungs of `root`/`master` (a VOD multivariant playlist of media playlists on disk), and
+    where each segment the origin serves sits in it: `segment_at[path]` = (rung, segment index)."""
+
+    def __init__(self, root, master="master.m3u8"):
+        self.root, self.master = root, master
+        self.rungs = []
+        base = posixpath_dir("/" + master.lstrip("/"))
+        attrs = None
+        with open(os.path.join(root, master), encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("#EXT-X-STREAM-INF:"):
+                    attrs = attribute_list(line.split(":", 1)[1])
+                elif line and not line.startswith("#") and attrs is not None:
+                    path = normalize_path(base + line)
+                    segments = media_segments(root, path)
+                    avg = attrs.get("AVERAGE-BANDWIDTH")
+                    self.rungs.append(Rung(len(self.rungs), line, path, int(attrs["BANDWIDTH"]),
+                                           int(avg) if avg else None, segments))
+                    attrs = None
+        if not self.rungs:
+            raise ToolError(f"{os.path.join(root, master)} has no variant (#EXT-X-STREAM-INF)")
+        self.segment_at = {}
+        for rung in self.rungs:
+            for n, (path, _, _) in enumerate(rung.segments):
+                self.segment_at[path] = (rung, n)
+
+    def fetched_segments(self, requests):
+        """The media segments the origin's request log shows fetched, in the order the requests
+        were accepted: one dict per request for a segment of the ladder with `rungIndex`,
+        `bandwidthBps`, `segmentIndex`, `startSeconds`, `durationSeconds` (media time), `acceptedSeconds`,
+        `lastByteSeconds` (origin time), `bodyBytes`, and `complete`: the whole file was sent
+        (body_complete)."""
+        out = []
+        for r in requests:
+            if r.get("type") == "connection" or r.get("method") != "GET":
+                continue
+            hit = self.segment_at.get(r.get("path"))
+            if hit is None:
+                continue
+            rung, n = hit
+            path, start, duration = rung.segments[n]
+            out.append({"rungIndex": rung.index, "bandwidthBps": rung.bandwidth_bps, "segmentIndex": n,
+                        "startSeconds": start, "durationSeconds": duration, "acceptedSeconds": r.get("accepted"),
+                        "lastByteSeconds": r.get("lastByteSent"), "bodyBytes": r.get("bodyBytesSent"),
+                        "complete": body_complete(r, os.path.join(self.root, path.lstrip("/")))})
+        return out
+
+
+def posixpath_dir(path):
+    return path[:path.rfind("/") + 1]
+
+
+def normalize_path(path):
+    parts = []
+    for p in path.split("/"):
+        if p == "..":
+            if parts:
+                parts.pop()
+        elif p not in ("", "."):
+            parts.append(p)
+    return "/" + "/".join(parts)
+
+
+def attribute_list(text):
+    """An HLS attribute list (`A=1,B="x,y"`) as a dict of strings, quotes removed."""
+    return {k: v.strip('"') for k, v in re.findall(r'([A-Z0-9-]+)=("[^"]*"|[^,]*)', text)}
+
+
+def media_segments(root, path):
+    """(path, start_seconds, duration_seconds) of each segment of the media playlist at URL path `path`."""
+    out, start, duration = [], 0.0, None
+    base = posixpath_dir(path)
+    with open(os.path.join(root, path.lstrip("/")), encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("#EXTINF:"):
+                duration = float(line[len("#EXTINF:"):].split(",")[0])
+            elif line and not line.startswith("#") and duration is not None:
+                out.append((normalize_path(base + line), start, duration))
+                start += duration
+                duration = None
+    return out
+
+
+def body_complete(request, file_path):
+    """Whether the origin sent the whole file: a 200 with every byte, or a 206 whose range was all
+    of it (`bytes=0-` or `bytes=0-LAST`) with every byte. (A ladder of EXT-X-BYTERANGE segments,
+    several to a file, is not read by Ladder.)"""
+    status, sent = request.get("status"), request.get("bodyBytesSent")
+    try:
+        size = os.path.getsize(file_path)
+    except OSError:
+        return False
+    if status == 200:
+        return sent == size
+    if status == 206:
+        m = re.match(r"bytes=0-(\d*)$", request.get("range") or "")
+        return bool(m) and (m.group(1) == "" or int(m.group(1)) >= size - 1) and sent == size
+    return False
+
+
+def fetched_bitrate_bps(fetched):
+    """The ladder BANDWIDTH of every completely fetched segment, weighted by its media duration
+    (Σ BANDWIDTH × duration ÷ Σ duration); None when none was."""
+    done = [f for f in fetched if f["complete"]]
+    total = sum(f["durationSeconds"] for f in done)
+    return sum(f["bandwidthBps"] * f["durationSeconds"] for f in done) / total if total > 0 else None
+
+
+def played_rungs(fetched, played_from_seconds, played_to_seconds):
+    """The media played in [played_from, played_to) by the rung it was fetched at: for each media
+    segment overlapping it, the last complete fetch of that segment (a player that fetched one twice
+    plays the later copy), weighted by the overlap. Returns (bitrate_bps or None, seconds by rung index,
+    seconds of the interval no complete fetch covers)."""
+    last = {}
+    for f in fetched:
+        if f["complete"]:
+            last[f["segmentIndex"]] = f
+    by_rung, weighted, covered = {}, 0.0, 0.0
+    for f in last.values():
+        lo = max(f["startSeconds"], played_from_seconds)
+        hi = min(f["startSeconds"] + f["durationSeconds"], played_to_seconds)
+        if hi > lo:
+            by_rung[f["rungIndex"]] = by_rung.get(f["rungIndex"], 0.0) + (hi - lo)
+            weighted += f["bandwidthBps"] * (hi - lo)
+            covered += hi - lo
+    missing = max(0.0, played_to_seconds - played_from_seconds - covered)
+    return (weighted / covered if covered > 0 else None), by_rung, missing
