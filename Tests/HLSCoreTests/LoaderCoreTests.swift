@@ -252,6 +252,85 @@ import Testing
         #expect(loader.attempts == 1)
         #expect(loader.wedgeReRequests == 0)
     }
+
+    // MARK: - Playlists loaded lazily (the real session)
+
+    /// A lazy loader: only BANDWIDTHs known; the playlists tell the segments when they land.
+    static func lazyLoader() -> LoaderCore {
+        LoaderCore(bandwidthsBps: variants.map(\.bandwidthBps), wedge: WedgeRules(), playlistRetry: .playlist, pollSeconds: 0.25)
+    }
+
+    @Test func lazyPlaylists_startPlaylistLands_firstSegmentIsTheStartSegment_andDecisionsNameMediaSequenceNumbers() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(loader.nextMediaSequence == nil, "no variant loading before its playlist lands")
+        // EXT-X-MEDIA-SEQUENCE 100; EXT-X-START in the third segment.
+        #expect(
+            loader.playlistLoaded(
+                variant: 1, firstMediaSequence: 100, segmentDurationsSeconds: Array(repeating: 4, count: 6), startSegmentIndex: 2,
+                inputs: Self.inputs(), at: Self.at(0.2)) == [.fetch(.segment(variant: 1, index: 2), attempt: 1)])
+        #expect(loader.nextMediaSequence == 102)
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 12), at: Self.at(1)) == [.decide(mediaSequence: 103, because: .nextSegment)])
+    }
+
+    @Test func lazyPlaylists_switchToAVariantNotLoaded_continuesAtItsSegmentHoldingTheBufferedEndWhenItLands() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(
+            variant: 0, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6), inputs: Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2))
+        #expect(
+            loader.decided(variant: 2, inputs: Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: 2, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+        // Its 6 s segments numbered from 7: the one holding 8 s is its second, number 8.
+        #expect(
+            loader.playlistLoaded(
+                variant: 2, firstMediaSequence: 7, segmentDurationsSeconds: Array(repeating: 6, count: 4),
+                inputs: Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2.1)) == [.fetch(.segment(variant: 2, index: 1), attempt: 1)])
+        #expect(loader.nextMediaSequence == 8)
+        #expect(loader.segmentIndex(ofMediaSequence: 8, variant: 2) == 1)
+    }
+
+    @Test func lazyPlaylists_aPlaylistNotInFlight_isIgnored() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(
+            loader.playlistLoaded(
+                variant: 2, firstMediaSequence: 0, segmentDurationsSeconds: [6], inputs: Self.inputs(), at: Self.at(0.2)) == [])
+        #expect(loader.variants[2].segmentDurationsSeconds == nil)
+    }
+
+    @Test func mediaSequenceMapping_offsetByTheFirstNumber_nilOutsideThePlaylistOrBeforeItLoads() {
+        var loader = Self.lazyLoader()
+        #expect(loader.segmentIndex(ofMediaSequence: 0, variant: 0) == nil, "not loaded")
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(variant: 0, firstMediaSequence: 40, segmentDurationsSeconds: [4, 4, 4], inputs: Self.inputs(), at: Self.at(0.2))
+        #expect(loader.mediaSequence(ofSegment: 2, variant: 0) == 42)
+        #expect(loader.segmentIndex(ofMediaSequence: 42, variant: 0) == 2)
+        #expect(loader.segmentIndex(ofMediaSequence: 39, variant: 0) == nil)
+        #expect(loader.segmentIndex(ofMediaSequence: 43, variant: 0) == nil)
+    }
+
+    @Test func lazyPlaylists_lastSegmentOfTheStartPlaylist_endsTheStream() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(
+            variant: 1, firstMediaSequence: 5, segmentDurationsSeconds: [4, 4], startSegmentIndex: 1, inputs: Self.inputs(), at: Self.at(0.2))
+        #expect(loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(1)) == [.endOfStream])
+    }
 }
 
 /// `LoaderCore.Cancels`: the wedge and abandonment counts both shells keep (the real session's loop and
