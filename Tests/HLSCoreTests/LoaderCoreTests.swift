@@ -73,6 +73,15 @@ import Testing
             ])
     }
 
+    @Test func byteBoundHolds_underTheSecondsTarget_waitsThePollInterval_andDecidesWhenItLets() {
+        var loader = Self.startedOn(0)
+        var held = Self.inputs(buffer: 10, bufferedEnd: 4)
+        held.byteBoundHolds = true
+        #expect(loader.transferFinished(held, at: Self.at(2)) == [.wait(untilSeconds: 2.25)])
+        #expect(loader.wake(held, at: Self.at(2.25)) == [.wait(untilSeconds: 2.5)])
+        #expect(loader.wake(Self.inputs(buffer: 9.5, bufferedEnd: 4), at: Self.at(2.5)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+    }
+
     @Test func ruleAsksToWait_loaderWaits_thenLoadsTheVariantChosen_withoutASecondDecision() {
         // BOLA's full buffer (--abr bola, bola-e): the decision stands, its request waits.
         var loader = Self.startedOn(0)

@@ -98,12 +98,19 @@ public struct LoaderCore: Sendable {
         public var bufferedEndSeconds: Double
         /// The peak-bitrate cap in force (`PeakBitrateCaps.effectiveBps`; nil: none), bits per second.
         public var peakCapBps: Int?
+        /// The forward buffer's byte bound holds loading (`ForwardBufferRule.gate` is `.holdBytes`): the loader
+        /// waits as it does at the seconds target. A shell without a byte bound leaves it false.
+        public var byteBoundHolds: Bool
 
-        public init(bufferSeconds: Double, forwardBufferTargetSeconds: Double, bufferedEndSeconds: Double, peakCapBps: Int?) {
+        public init(
+            bufferSeconds: Double, forwardBufferTargetSeconds: Double, bufferedEndSeconds: Double, peakCapBps: Int?,
+            byteBoundHolds: Bool = false
+        ) {
             self.bufferSeconds = bufferSeconds
             self.forwardBufferTargetSeconds = forwardBufferTargetSeconds
             self.bufferedEndSeconds = bufferedEndSeconds
             self.peakCapBps = peakCapBps
+            self.byteBoundHolds = byteBoundHolds
         }
     }
 
@@ -339,9 +346,10 @@ public struct LoaderCore: Sendable {
         return [.fail(message)]
     }
 
-    /// The loader's top: wait while the buffer is full, end the stream, or decide and fetch the next segment.
+    /// The loader's top: wait while the buffer is full (in seconds or bytes), end the stream, or decide and fetch
+    /// the next segment.
     private mutating func nextSegment(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
-        if inputs.bufferSeconds >= inputs.forwardBufferTargetSeconds {
+        if inputs.bufferSeconds >= inputs.forwardBufferTargetSeconds || inputs.byteBoundHolds {
             return [.wait(untilSeconds: now.seconds + pollSeconds)]
         }
         guard let current = currentVariant, nextSegmentIndex < variants[current].segmentCount else {
