@@ -262,6 +262,59 @@ import Testing
         #expect(loader.wedgeReRequests == 0)
     }
 
+    // MARK: - Failover
+
+    /// The three rungs, and variant 3: a redundant variant of rung 1 (same BANDWIDTH, another URI).
+    static func redundantLoader() -> LoaderCore {
+        LoaderCore(variants: variants + [variants[1]], wedge: WedgeRules(), playlistRetry: .playlist, pollSeconds: 0.25)
+    }
+
+    @Test func failedOverStartPlaylist_loadsTheRedundantVariantsPlaylist_withoutASecondDecision() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(), at: Self.at(0.5))
+                == [.fetch(.mediaPlaylist(variant: 3, afterStartup: true, capAtDecisionBps: nil), attempt: 1)])
+        #expect(loader.transferFinished(Self.inputs(), at: Self.at(0.6)) == [.fetch(.segment(variant: 3, index: 0), attempt: 1)])
+    }
+
+    @Test func failedOverSegment_decidesAgainForTheSameSegment_notCountedAsAnAbandonment() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(buffer: 3, bufferedEnd: 4), at: Self.at(2))
+                == [.decide(mediaSequence: 1, because: .failedOver)])
+        #expect(loader.abandonments.isEmpty)
+        // The shell maps the rung chosen (1) to its usable variant (3): that variant's playlist, then the same segment.
+        #expect(
+            loader.decided(variant: 3, inputs: Self.inputs(buffer: 3, bufferedEnd: 4), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: 3, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 2.9, bufferedEnd: 4), at: Self.at(2.1))
+                == [.fetch(.segment(variant: 3, index: 1), attempt: 1)])
+    }
+
+    @Test func failedOverSwitchPlaylist_decidesAgainForTheSegmentItWasAt() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(buffer: 3.5, bufferedEnd: 4), at: Self.at(1.5))
+                == [.decide(mediaSequence: 1, because: .failedOver)])
+        #expect(loader.currentVariant == 0, "still loading the rung it was on")
+    }
+
     // MARK: - Playlists loaded lazily (the real session)
 
     /// A lazy loader: only BANDWIDTHs known; the playlists tell the segments when they land.

@@ -66,6 +66,9 @@ public struct LoaderCore: Sendable {
         case abandoned
         /// The cap moved while a switch's media playlist loaded: the decision is taken again.
         case capMoved
+        /// The request's URI was excluded (failover) and its rung has a redundant variant left: decided again, the
+        /// shell mapping the rung chosen to a usable variant (not an abandonment).
+        case failedOver
     }
 
     /// What the loader asks its shell to do, in order.
@@ -294,6 +297,28 @@ public struct LoaderCore: Sendable {
         cancels.newRequest()
         pendingVariant = nil
         return actions + nextSegment(inputs, at: now)
+    }
+
+    /// The request in flight failed and its URI was excluded (failover), its rung having a redundant variant left
+    /// (`redundantVariant`, the one the shell goes to for that rung). The start's playlist moves to that variant
+    /// without a second decision; any other request goes back to a decision (`failedOver`), not counted against
+    /// the segment. The shell has logged the request and its exclusion.
+    public mutating func failedOver(redundantVariant: Int, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        guard let work, !isDone else { return [] }
+        cancels.newRequest()
+        attempts = 1
+        retryPending = false
+        switch work {
+        case .multivariant:
+            return []
+        case .mediaPlaylist(_, afterStartup: true, _):
+            pendingVariant = redundantVariant
+            return [fetch(.mediaPlaylist(variant: redundantVariant, afterStartup: true, capAtDecisionBps: nil))]
+        case .mediaPlaylist, .segment:
+            pendingVariant = nil
+            nextReason = .failedOver
+            return nextSegment(inputs, at: now)
+        }
     }
 
     /// The wait asked for (`wait`) is over: a retry waiting is sent, else the loader looks at the buffer again.
