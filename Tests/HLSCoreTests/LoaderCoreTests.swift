@@ -73,6 +73,15 @@ import Testing
             ])
     }
 
+    @Test func byteBoundHolds_underTheSecondsTarget_waitsThePollInterval_andDecidesWhenItLets() {
+        var loader = Self.startedOn(0)
+        var held = Self.inputs(buffer: 10, bufferedEnd: 4)
+        held.byteBoundHolds = true
+        #expect(loader.transferFinished(held, at: Self.at(2)) == [.wait(untilSeconds: 2.25)])
+        #expect(loader.wake(held, at: Self.at(2.25)) == [.wait(untilSeconds: 2.5)])
+        #expect(loader.wake(Self.inputs(buffer: 9.5, bufferedEnd: 4), at: Self.at(2.5)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+    }
+
     @Test func ruleAsksToWait_loaderWaits_thenLoadsTheVariantChosen_withoutASecondDecision() {
         // BOLA's full buffer (--abr bola, bola-e): the decision stands, its request waits.
         var loader = Self.startedOn(0)
@@ -251,6 +260,138 @@ import Testing
         _ = loader.transferFinished(Self.inputs(), at: Self.at(4))
         #expect(loader.attempts == 1)
         #expect(loader.wedgeReRequests == 0)
+    }
+
+    // MARK: - Failover
+
+    /// The three rungs, and variant 3: a redundant variant of rung 1 (same BANDWIDTH, another URI).
+    static func redundantLoader() -> LoaderCore {
+        LoaderCore(variants: variants + [variants[1]], wedge: WedgeRules(), playlistRetry: .playlist, pollSeconds: 0.25)
+    }
+
+    @Test func failedOverStartPlaylist_loadsTheRedundantVariantsPlaylist_withoutASecondDecision() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(), at: Self.at(0.5))
+                == [.fetch(.mediaPlaylist(variant: 3, afterStartup: true, capAtDecisionBps: nil), attempt: 1)])
+        #expect(loader.transferFinished(Self.inputs(), at: Self.at(0.6)) == [.fetch(.segment(variant: 3, index: 0), attempt: 1)])
+    }
+
+    @Test func failedOverSegment_decidesAgainForTheSameSegment_notCountedAsAnAbandonment() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(buffer: 3, bufferedEnd: 4), at: Self.at(2))
+                == [.decide(mediaSequence: 1, because: .failedOver)])
+        #expect(loader.abandonments.isEmpty)
+        // The shell maps the rung chosen (1) to its usable variant (3): that variant's playlist, then the same segment.
+        #expect(
+            loader.decided(variant: 3, inputs: Self.inputs(buffer: 3, bufferedEnd: 4), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: 3, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 2.9, bufferedEnd: 4), at: Self.at(2.1))
+                == [.fetch(.segment(variant: 3, index: 1), attempt: 1)])
+    }
+
+    @Test func failedOverSwitchPlaylist_decidesAgainForTheSegmentItWasAt() {
+        var loader = Self.redundantLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        #expect(
+            loader.failedOver(redundantVariant: 3, inputs: Self.inputs(buffer: 3.5, bufferedEnd: 4), at: Self.at(1.5))
+                == [.decide(mediaSequence: 1, because: .failedOver)])
+        #expect(loader.currentVariant == 0, "still loading the rung it was on")
+    }
+
+    // MARK: - Playlists loaded lazily (the real session)
+
+    /// A lazy loader: only BANDWIDTHs known; the playlists tell the segments when they land.
+    static func lazyLoader() -> LoaderCore {
+        LoaderCore(bandwidthsBps: variants.map(\.bandwidthBps), wedge: WedgeRules(), playlistRetry: .playlist, pollSeconds: 0.25)
+    }
+
+    @Test func lazyPlaylists_startPlaylistLands_firstSegmentIsTheStartSegment_andDecisionsNameMediaSequenceNumbers() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(loader.nextMediaSequence == nil, "no variant loading before its playlist lands")
+        // EXT-X-MEDIA-SEQUENCE 100; EXT-X-START in the third segment.
+        #expect(
+            loader.playlistLoaded(
+                variant: 1, firstMediaSequence: 100, segmentDurationsSeconds: Array(repeating: 4, count: 6), startSegmentIndex: 2,
+                inputs: Self.inputs(), at: Self.at(0.2)) == [.fetch(.segment(variant: 1, index: 2), attempt: 1)])
+        #expect(loader.nextMediaSequence == 102)
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 12), at: Self.at(1)) == [.decide(mediaSequence: 103, because: .nextSegment)])
+    }
+
+    @Test func lazyPlaylists_switchToAVariantNotLoaded_continuesAtItsSegmentHoldingTheBufferedEndWhenItLands() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(
+            variant: 0, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6), inputs: Self.inputs(), at: Self.at(0.2))
+        _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+        _ = loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2))
+        #expect(
+            loader.decided(variant: 2, inputs: Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: 2, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+        // Its 6 s segments numbered from 7: the one holding 8 s is its second, number 8.
+        #expect(
+            loader.playlistLoaded(
+                variant: 2, firstMediaSequence: 7, segmentDurationsSeconds: Array(repeating: 6, count: 4),
+                inputs: Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(2.1)) == [.fetch(.segment(variant: 2, index: 1), attempt: 1)])
+        #expect(loader.nextMediaSequence == 8)
+        #expect(loader.segmentIndex(ofMediaSequence: 8, variant: 2) == 1)
+    }
+
+    @Test func lazyPlaylists_aPlaylistNotInFlight_isIgnored() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        #expect(
+            loader.playlistLoaded(
+                variant: 2, firstMediaSequence: 0, segmentDurationsSeconds: [6], inputs: Self.inputs(), at: Self.at(0.2)) == [])
+        #expect(loader.variants[2].segmentDurationsSeconds == nil)
+    }
+
+    @Test func mediaSequenceMapping_offsetByTheFirstNumber_nilOutsideThePlaylistOrBeforeItLoads() {
+        var loader = Self.lazyLoader()
+        #expect(loader.segmentIndex(ofMediaSequence: 0, variant: 0) == nil, "not loaded")
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(variant: 0, firstMediaSequence: 40, segmentDurationsSeconds: [4, 4, 4], inputs: Self.inputs(), at: Self.at(0.2))
+        #expect(loader.mediaSequence(ofSegment: 2, variant: 0) == 42)
+        #expect(loader.segmentIndex(ofMediaSequence: 42, variant: 0) == 2)
+        #expect(loader.segmentIndex(ofMediaSequence: 39, variant: 0) == nil)
+        #expect(loader.segmentIndex(ofMediaSequence: 43, variant: 0) == nil)
+    }
+
+    @Test func lazyPlaylists_lastSegmentOfTheStartPlaylist_endsTheStream() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(
+            variant: 1, firstMediaSequence: 5, segmentDurationsSeconds: [4, 4], startSegmentIndex: 1, inputs: Self.inputs(), at: Self.at(0.2))
+        #expect(loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(1)) == [.endOfStream])
     }
 }
 

@@ -18,6 +18,13 @@
 // policy, then fails the session — the outcomes of `WedgeRules` and
 // `RetryPolicy`, each a named action.
 //
+// A shell that knows every variant's segments at the start (the virtual
+// session) gives them to `init(variants:…)`; one that loads media playlists
+// lazily (the real session) gives only the BANDWIDTHs (`init(bandwidthsBps:…)`)
+// and feeds each playlist as it lands (`playlistLoaded`). Requests name a
+// segment by its position in its playlist; decisions by its media sequence
+// number (`mediaSequence(ofSegment:variant:)` maps one to the other).
+//
 // docs/architecture.md ("The session core and its two shells") shows which
 // event moves what.
 
@@ -29,7 +36,8 @@ public struct LoaderCore: Sendable {
         /// A variant's media playlist; `afterStartup`: the first one, for the start decision; `capAtDecisionBps`: the
         /// peak-bitrate cap in force when the variant was chosen (a different cap when it lands: decide again).
         case mediaPlaylist(variant: Int, afterStartup: Bool, capAtDecisionBps: Int?)
-        /// Segment `index` (0-based, the media sequence) of a variant.
+        /// Segment `index` (0-based, its position in the playlist) of a variant; its media sequence number is
+        /// `LoaderCore.mediaSequence(ofSegment:variant:)`.
         case segment(variant: Int, index: Int)
 
         public var purpose: RequestPurpose {
@@ -58,6 +66,9 @@ public struct LoaderCore: Sendable {
         case abandoned
         /// The cap moved while a switch's media playlist loaded: the decision is taken again.
         case capMoved
+        /// The request's URI was excluded (failover) and its rung has a redundant variant left: decided again, the
+        /// shell mapping the rung chosen to a usable variant (not an abandonment).
+        case failedOver
     }
 
     /// What the loader asks its shell to do, in order.
@@ -90,30 +101,45 @@ public struct LoaderCore: Sendable {
         public var bufferedEndSeconds: Double
         /// The peak-bitrate cap in force (`PeakBitrateCaps.effectiveBps`; nil: none), bits per second.
         public var peakCapBps: Int?
+        /// The forward buffer's byte bound holds loading (`ForwardBufferRule.gate` is `.holdBytes`): the loader
+        /// waits as it does at the seconds target. A shell without a byte bound leaves it false.
+        public var byteBoundHolds: Bool
 
-        public init(bufferSeconds: Double, forwardBufferTargetSeconds: Double, bufferedEndSeconds: Double, peakCapBps: Int?) {
+        public init(
+            bufferSeconds: Double, forwardBufferTargetSeconds: Double, bufferedEndSeconds: Double, peakCapBps: Int?,
+            byteBoundHolds: Bool = false
+        ) {
             self.bufferSeconds = bufferSeconds
             self.forwardBufferTargetSeconds = forwardBufferTargetSeconds
             self.bufferedEndSeconds = bufferedEndSeconds
             self.peakCapBps = peakCapBps
+            self.byteBoundHolds = byteBoundHolds
         }
     }
 
-    /// A rung as the loader sees it: its BANDWIDTH and its segments' durations.
+    /// A rung as the loader sees it: its BANDWIDTH, its segments' durations and the media sequence number of its
+    /// first segment (EXT-X-MEDIA-SEQUENCE).
     public struct Variant: Sendable, Equatable {
         public var bandwidthBps: Int
-        public var segmentDurationsSeconds: [Double]
-        public init(bandwidthBps: Int, segmentDurationsSeconds: [Double]) {
+        /// nil: not known until its media playlist has loaded (`playlistLoaded`), for a shell that loads them lazily.
+        public var segmentDurationsSeconds: [Double]?
+        public var firstMediaSequence: Int
+        public init(bandwidthBps: Int, segmentDurationsSeconds: [Double]?, firstMediaSequence: Int = 0) {
             self.bandwidthBps = bandwidthBps
             self.segmentDurationsSeconds = segmentDurationsSeconds
+            self.firstMediaSequence = firstMediaSequence
         }
+
+        /// Segments known of it (none before its playlist has loaded).
+        var segmentCount: Int { segmentDurationsSeconds?.count ?? 0 }
     }
 
     /// A buffered end within this of a segment's end counts as that segment buffered, seconds
     /// (rounding in the playlists' durations).
     static let boundaryToleranceSeconds = 0.001
 
-    public let variants: [Variant]
+    /// The ladder; a variant's segments become known when its playlist loads (`playlistLoaded`) unless given here.
+    public private(set) var variants: [Variant]
     public let wedge: WedgeRules
     public let playlistRetry: RetryPolicy
     /// While the buffer is at the target the loader looks again after this long, seconds.
@@ -146,6 +172,8 @@ public struct LoaderCore: Sendable {
     private var heldDecision: (variant: Int, capBps: Int?)?
     /// Why the next decision is taken (a decision the full buffer deferred keeps its reason).
     private var nextReason = DecisionReason.nextSegment
+    /// A switch's playlist is loading: the buffered end when it was asked for, where the new variant continues.
+    private var switchAtBufferedEndSeconds = 0.0
 
     public init(variants: [Variant], wedge: WedgeRules, playlistRetry: RetryPolicy, pollSeconds: Double) {
         self.variants = variants
@@ -155,10 +183,46 @@ public struct LoaderCore: Sendable {
         self.cancels = Cancels(wedge: wedge)
     }
 
+    /// A loader for a shell that loads media playlists lazily: only the rungs' BANDWIDTHs are known at the start;
+    /// each variant's segments become known when its playlist loads (`playlistLoaded`).
+    public init(bandwidthsBps: [Int], wedge: WedgeRules, playlistRetry: RetryPolicy, pollSeconds: Double) {
+        self.init(
+            variants: bandwidthsBps.map { Variant(bandwidthBps: $0, segmentDurationsSeconds: nil) }, wedge: wedge,
+            playlistRetry: playlistRetry, pollSeconds: pollSeconds)
+    }
+
+    // MARK: - Media sequence numbers
+
+    /// The media sequence number of segment `index` of `v` (its first segment's number plus its position).
+    public func mediaSequence(ofSegment index: Int, variant v: Int) -> Int { variants[v].firstMediaSequence + index }
+
+    /// The position in `v`'s playlist of the segment numbered `mediaSequence` (nil: not in it, or not loaded).
+    public func segmentIndex(ofMediaSequence mediaSequence: Int, variant v: Int) -> Int? {
+        let index = mediaSequence - variants[v].firstMediaSequence
+        return (0..<variants[v].segmentCount).contains(index) ? index : nil
+    }
+
+    /// The media sequence number of the next segment to load (nil: no variant loading yet).
+    public var nextMediaSequence: Int? { currentVariant.map { mediaSequence(ofSegment: nextSegmentIndex, variant: $0) } }
+
     // MARK: - Events
 
     /// The session starts: the multivariant playlist first.
     public mutating func start() -> [Action] { [fetch(.multivariant)] }
+
+    /// The media playlist in flight (`work` is `.mediaPlaylist(variant: v, …)`) landed and was parsed: `v`'s segments
+    /// and first media sequence number are known from now on; then as `transferFinished`. `startSegmentIndex`: for
+    /// the start's playlist, the segment playback starts in (EXT-X-START; nil: the first).
+    public mutating func playlistLoaded(
+        variant v: Int, firstMediaSequence: Int, segmentDurationsSeconds: [Double], startSegmentIndex: Int? = nil, inputs: Inputs,
+        at now: MonotonicInstant
+    ) -> [Action] {
+        guard case .mediaPlaylist(v, let afterStartup, _) = work, !isDone else { return [] }
+        variants[v].segmentDurationsSeconds = segmentDurationsSeconds
+        variants[v].firstMediaSequence = firstMediaSequence
+        if afterStartup, let startSegmentIndex { nextSegmentIndex = startSegmentIndex }
+        return transferFinished(inputs, at: now)
+    }
 
     /// `work` finished with its body; the shell has logged it and buffered a segment's media.
     public mutating func transferFinished(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
@@ -173,13 +237,15 @@ public struct LoaderCore: Sendable {
             loadedPlaylists.insert(v)
             currentVariant = v
             if afterStartup { return nextSegment(inputs, at: now) }
+            // VOD ladders may not share segment boundaries: the next segment is the one holding the buffered end.
+            nextSegmentIndex = segmentIndex(of: v, holding: switchAtBufferedEndSeconds)
             if inputs.peakCapBps != capAtDecisionBps {
                 // The cap moved while the playlist loaded: decide again.
                 pendingVariant = nil
                 nextReason = .capMoved
                 return nextSegment(inputs, at: now)
             }
-            guard nextSegmentIndex < variants[v].segmentDurationsSeconds.count else { return endOfStream() }
+            guard nextSegmentIndex < variants[v].segmentCount else { return endOfStream() }
             return [fetch(.segment(variant: v, index: nextSegmentIndex))]
         case .segment(_, let i):
             nextSegmentIndex = i + 1
@@ -207,7 +273,7 @@ public struct LoaderCore: Sendable {
             reason == .wedged
             ? cancels.segmentWedged(
                 bufferSeconds: inputs.bufferSeconds,
-                segmentDurationSeconds: variants[v].segmentDurationsSeconds[i], rungBps: variants[v].bandwidthBps,
+                segmentDurationSeconds: variants[v].segmentDurationsSeconds?[i] ?? 0, rungBps: variants[v].bandwidthBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps))
             : .abandon
         let retry = Action.record(
@@ -231,6 +297,28 @@ public struct LoaderCore: Sendable {
         cancels.newRequest()
         pendingVariant = nil
         return actions + nextSegment(inputs, at: now)
+    }
+
+    /// The request in flight failed and its URI was excluded (failover), its rung having a redundant variant left
+    /// (`redundantVariant`, the one the shell goes to for that rung). The start's playlist moves to that variant
+    /// without a second decision; any other request goes back to a decision (`failedOver`), not counted against
+    /// the segment. The shell has logged the request and its exclusion.
+    public mutating func failedOver(redundantVariant: Int, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+        guard let work, !isDone else { return [] }
+        cancels.newRequest()
+        attempts = 1
+        retryPending = false
+        switch work {
+        case .multivariant:
+            return []
+        case .mediaPlaylist(_, afterStartup: true, _):
+            pendingVariant = redundantVariant
+            return [fetch(.mediaPlaylist(variant: redundantVariant, afterStartup: true, capAtDecisionBps: nil))]
+        case .mediaPlaylist, .segment:
+            pendingVariant = nil
+            nextReason = .failedOver
+            return nextSegment(inputs, at: now)
+        }
     }
 
     /// The wait asked for (`wait`) is over: a retry waiting is sent, else the loader looks at the buffer again.
@@ -283,12 +371,13 @@ public struct LoaderCore: Sendable {
         return [.fail(message)]
     }
 
-    /// The loader's top: wait while the buffer is full, end the stream, or decide and fetch the next segment.
+    /// The loader's top: wait while the buffer is full (in seconds or bytes), end the stream, or decide and fetch
+    /// the next segment.
     private mutating func nextSegment(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
-        if inputs.bufferSeconds >= inputs.forwardBufferTargetSeconds {
+        if inputs.bufferSeconds >= inputs.forwardBufferTargetSeconds || inputs.byteBoundHolds {
             return [.wait(untilSeconds: now.seconds + pollSeconds)]
         }
-        guard let current = currentVariant, nextSegmentIndex < variants[current].segmentDurationsSeconds.count else {
+        guard let current = currentVariant, nextSegmentIndex < variants[current].segmentCount else {
             return endOfStream()
         }
         if let v = pendingVariant {
@@ -298,19 +387,21 @@ public struct LoaderCore: Sendable {
         awaitedDecision = (nextReason, inputs.peakCapBps)
         let reason = nextReason
         nextReason = .nextSegment
-        return [.decide(mediaSequence: nextSegmentIndex, because: reason)]
+        return [.decide(mediaSequence: mediaSequence(ofSegment: nextSegmentIndex, variant: current), because: reason)]
     }
 
     /// Continues with `v`: its playlist first if it is not loaded, else its next segment.
     private mutating func load(variant v: Int, capAtDecisionBps: Int?, inputs: Inputs) -> [Action] {
         if v != (currentVariant ?? 0) || !loadedPlaylists.contains(v) {
-            nextSegmentIndex = segmentIndex(of: v, holding: inputs.bufferedEndSeconds)
             if !loadedPlaylists.contains(v) {
+                // Its segments may not be known before its playlist lands: the index is found then.
+                switchAtBufferedEndSeconds = inputs.bufferedEndSeconds
                 return [fetch(.mediaPlaylist(variant: v, afterStartup: false, capAtDecisionBps: capAtDecisionBps))]
             }
+            nextSegmentIndex = segmentIndex(of: v, holding: inputs.bufferedEndSeconds)
             currentVariant = v
         }
-        guard nextSegmentIndex < variants[v].segmentDurationsSeconds.count else { return endOfStream() }
+        guard nextSegmentIndex < variants[v].segmentCount else { return endOfStream() }
         cancels.newRequest()
         attempts = 1
         return [fetch(.segment(variant: v, index: nextSegmentIndex))]
@@ -319,11 +410,11 @@ public struct LoaderCore: Sendable {
     /// VOD ladders may not share segment boundaries: the segment of `v` that holds `seconds` (its count past the end).
     func segmentIndex(of v: Int, holding seconds: Double) -> Int {
         var start = 0.0
-        for (i, duration) in variants[v].segmentDurationsSeconds.enumerated() {
+        for (i, duration) in (variants[v].segmentDurationsSeconds ?? []).enumerated() {
             if start + duration > seconds + Self.boundaryToleranceSeconds { return i }
             start += duration
         }
-        return variants[v].segmentDurationsSeconds.count
+        return variants[v].segmentCount
     }
 
     /// A wedged playlist request: asked for again at once up to `wedge.maxPlaylistReRequests` times, then each

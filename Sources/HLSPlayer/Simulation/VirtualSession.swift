@@ -221,7 +221,7 @@ public final class VirtualSession {
 
     /// The ladder's longest segment, seconds: what a reference rule plans with.
     private var segmentDurationSeconds: Double? {
-        loader.variants.flatMap(\.segmentDurationsSeconds).max()
+        loader.variants.flatMap { $0.segmentDurationsSeconds ?? [] }.max()
     }
 
     private var loaderInputs: LoaderCore.Inputs {
