@@ -82,7 +82,8 @@ extension PlayerSession {
 
     /// The wall-clock byte-progress check of the in-flight segment request:
     /// wedged → abort and re-request on a fresh connection; over-selected →
-    /// abandon and lower the cap; otherwise the trickle rule (+Progress) judges
+    /// abandon and lower the cap; abandoned by the reference rule (BOLA-E) →
+    /// abandon, re-request at its rung; otherwise the trickle rule (+Progress) judges
     /// its projected completion. Runs on the monitor, never on the loader.
     func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
         let found: InFlightFinding? = lock.withLock {
@@ -106,7 +107,12 @@ extension PlayerSession {
                 rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
             let judgement = core.judgeInFlight(snapshot)
             if let cancel = judgement.cancel {
-                inFlight?.abort = cancel == .wedged ? .wedged : .overSelected
+                inFlight?.abort =
+                    switch cancel {
+                    case .wedged: .wedged
+                    case .overSelected: .overSelected
+                    case .abrAbandoned: .abrAbandoned
+                    }
                 f.token.cancel()
                 return .byteProgress(snapshot, judgement, requestID: f.requestID)
             }

@@ -146,6 +146,9 @@ extension PlayerSession {
             inFlight?.trickleWaitLogged = true
             return (snapshot, assessment)
         case .abandonLower:
+            // A reference rule with its own abandonment (BOLA-E) is evaluated as published: hlsplay's
+            // abandon-lower stands aside (SessionCore.judgeInFlight).
+            if core.referenceRuleOwnsAbandonment { return nil }
             inFlight?.abort = .overSelected
         case .reRequest:
             inFlight?.abort = .trickleReRequest

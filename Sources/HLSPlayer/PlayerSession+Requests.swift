@@ -189,6 +189,8 @@ extension PlayerSession {
                         throw SessionFailure(category: .network, message: message, url: shown(url))
                     case .overSelected:
                         return .cancelled(.overSelected)
+                    case .abrAbandoned:
+                        return .cancelled(.abrAbandoned)
                     case .wedged:
                         switch segmentWedgeOutcome(segmentDurationSeconds: segment?.durationSeconds, variantIndex: variantIndex) {
                         case .reDecide:
@@ -282,6 +284,7 @@ extension PlayerSession {
         switch abort {
         case .wedged?: return .wedged
         case .overSelected?: return .overSelected
+        case .abrAbandoned?: return .abrAbandoned
         case .liveResync?: return .liveResync
         case .trickleReRequest?: return .trickleReRequest
         case .trickleFailed?: return .trickleFailed
@@ -318,6 +321,7 @@ extension PlayerSession {
             switch abort {
             case .wedged?: cause = "wedged (no byte for the wedge window)"
             case .overSelected?: cause = "over-selected (the rest would arrive too late; decided again lower)"
+            case .abrAbandoned?: cause = "abandoned by the ABR rule (see abr.abandon; re-requested at its rung)"
             case .liveResync?: cause = "live resync"
             case .trickleReRequest?: cause = "trickle (re-requested on a fresh connection)"
             case .trickleFailed(let message)?: cause = "trickle: \(message)"

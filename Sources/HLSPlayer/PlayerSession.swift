@@ -46,7 +46,7 @@ struct SessionFailure: Error, CustomStringConvertible {
 /// The in-flight request as the wall-clock monitor sees it.
 struct InFlightRequest {
     enum Abort: Equatable {
-        case wedged, overSelected, liveResync
+        case wedged, overSelected, abrAbandoned, liveResync
         /// The trickle rule: re-request on a fresh connection / fail the request with this message.
         case trickleReRequest
         case trickleFailed(String)
@@ -89,6 +89,8 @@ enum LoaderCancel: String, Sendable, Equatable {
     case overSelected = "over-selected"
     /// Wedged again after its re-request: abandoned like an over-selection, decided again under the recovery cap.
     case wedgedAgain = "wedged again"
+    /// Abandoned by the reference rule (BOLA-E): counted against the segment, decided again at the rule's rung.
+    case abrAbandoned = "abandoned by the ABR rule"
     /// Wedged with little buffer left: decided again under the recovery cap (the probe rung) rather than wait
     /// for the same rung's bytes; not counted against the segment (WedgeRules.reDecideBelowBufferSegments).
     case reDecide = "re-decide"
@@ -96,7 +98,7 @@ enum LoaderCancel: String, Sendable, Equatable {
     case failedOver = "failed over"
 
     /// Counted against the segment (`LoaderCore.Cancels.abandoned`).
-    var isAbandonment: Bool { self == .overSelected || self == .wedgedAgain }
+    var isAbandonment: Bool { self == .overSelected || self == .wedgedAgain || self == .abrAbandoned }
 }
 
 /// What a request (or a step made of requests) gave: its value, or a cancel that sends the loader back to a decision.

@@ -152,9 +152,13 @@ import Testing
         #expect(
             Self.records(first) == [
                 .requestEnd(
-                    RequestEnd(
-                        requestID: 4, url: "v1/s0", purpose: .segment, status: nil, bytes: 100, ok: false, errorKind: .cancelled,
-                        errorMessage: "wedged (byte-progress monitor)")),
+                    {
+                        var end = RequestEnd(
+                            requestID: 4, url: "v1/s0", purpose: .segment, status: nil, bytes: 100, ok: false, errorKind: .cancelled,
+                            errorMessage: "wedged (byte-progress monitor)")
+                        end.cancelReason = .wedged  // as a real session's request.end says it
+                        return end
+                    }()),
                 .retryScheduled(RetryScheduled(requestID: 4, url: "v1/s0", attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout))
             ])
         #expect(loader.wedgeReRequests == 1)

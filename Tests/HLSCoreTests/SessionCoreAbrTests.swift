@@ -150,3 +150,85 @@ import Testing
         #expect(abr.throughputBps < core.estimator.estimateBps, "planned with the estimate ÷ (1 + the error)")
     }
 }
+
+/// BOLA-E's state through the caps and its abandonment through the session core (docs/abr.md, "Abandonment").
+@Suite struct SessionCoreBolaETests {
+    static let rungs = SessionCoreTests.rungs
+
+    static func snapshot(bufferSeconds: Double, estimateBps: Double, capBps: Int?) -> SelectionSnapshot {
+        SelectionSnapshot(
+            ladder: rungs, estimateBps: estimateBps, estimateIsMeasured: true, bufferSeconds: bufferSeconds, currentVariantIndex: nil,
+            peakBitrateCapBps: capBps)
+    }
+
+    @Test func oscillationGuard_comparesAgainstTheRungFetched_notTheRulesUncappedChoice() {
+        // The first BOLA decision wants the top rung and a cap holds it to 620 kbit/s; the next, uncapped, wants the
+        // top again while the throughput rule sustains 3.72 Mbit/s. The previous segment was fetched at 620 kbit/s,
+        // so the guard (no up-switch past the throughput rung) holds it to 3.72 Mbit/s, not a jump to the top.
+        var state = AbrRuleState(name: .bolaE)
+        let hlsplay = SelectionDecision(variantIndex: 0, reason: .hold, sustainableVariantIndex: 0)
+        let t = SessionCoreTests.at(0)
+        _ = state.decide(snapshot: Self.snapshot(bufferSeconds: 0, estimateBps: 10_000_000, capBps: nil), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
+        let (capped, cappedRecord, _) = state.decide(
+            snapshot: Self.snapshot(bufferSeconds: 28, estimateBps: 10_000_000, capBps: 620_000), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
+        #expect(cappedRecord.ruleVariantIndex == 4 && cappedRecord.clamped && capped.variantIndex == 1, "\(cappedRecord)")
+        let (next, record, _) = state.decide(
+            snapshot: Self.snapshot(bufferSeconds: 28, estimateBps: 5_000_000, capBps: nil), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
+        #expect(record.reason == "oscillationGuard", "\(record)")
+        #expect(next.variantIndex == 3, "max(throughput rung 3.72 Mbit/s, the 620 kbit/s fetched): \(record)")
+    }
+
+    /// A BOLA-E core that decided the start and one BOLA segment on a measured 20 Mbit/s.
+    static func fetchingTop() -> (SessionCore, SelectionDecision) {
+        var core = SessionCoreAbrTests.measured(.bolaE)
+        _ = core.decide(ladder: rungs, at: SessionCoreTests.at(4), mediaSequence: 0, segmentDurationSeconds: 6)
+        let (d, _) = core.decide(ladder: rungs, at: SessionCoreTests.at(4), mediaSequence: 1, segmentDurationSeconds: 6)
+        return (core, d)
+    }
+
+    /// The request in flight for rung `rungBps`: `loaded` of `total` bytes, its first byte at 0.1 s, `rateBps` since.
+    static func inFlight(rungBps: Int, loaded: Int, total: Int, rateBps: Double, bufferSeconds: Double) -> InFlightSnapshot {
+        let sinceFirst = Double(loaded) * 8 / rateBps
+        return InFlightSnapshot(
+            bytesReceived: loaded, bytesExpected: total, secondsSinceLastByte: 0.1, elapsedSeconds: 0.1 + sinceFirst, rttSeconds: 0.01,
+            segmentDurationSeconds: 6, rungBitrateBps: Double(rungBps), measuredThroughputBps: rateBps, forwardBufferSeconds: bufferSeconds)
+    }
+
+    @Test func abandonment_cancelsWithItsRecord_noCap_andTheReDecisionTakesItsRung() throws {
+        var (core, _) = Self.fetchingTop()
+        #expect(core.referenceRuleOwnsAbandonment)
+        let rung = Self.rungs[4]
+        let total = rung.bandwidthBps * 6 / 8
+        // The link collapsed to 150 kbit/s: a tenth in, 5 s of buffer.
+        let snapshot = Self.inFlight(rungBps: rung.bandwidthBps, loaded: total / 10, total: total, rateBps: 150_000, bufferSeconds: 5)
+        let judgement = core.judgeInFlight(snapshot)
+        #expect(judgement.cancel == .abrAbandoned, "\(judgement)")
+        let record = try #require(judgement.abr)
+        #expect(record.fromVariantIndex == rung.variantIndex && record.toVariantIndex < rung.variantIndex)
+        #expect(record.bytesLoaded == total / 10 && record.bytesTotal == total && abs(record.measuredBps - 150_000) < 1)
+        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: judgement, at: SessionCoreTests.at(8))
+        #expect(actions.contains { if case .record(.abrAbandon(let r)) = $0 { r.requestID == 7 } else { false } }, "\(actions)")
+        #expect(!actions.contains { if case .record(.byteProgress) = $0 { true } else { false } }, "not hlsplay's verdict")
+        #expect(core.peakBitrateCaps.overSelectionBps == nil, "BOLA-E's abandonment sets no cap")
+        let (again, action) = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(8), mediaSequence: 1, segmentDurationSeconds: 6)
+        let abr = try #require(SessionCoreAbrTests.abrRecord(action)?.abr)
+        #expect(abr.reason == "abandoned" && again.variantIndex == record.toVariantIndex, "\(abr)")
+    }
+
+    @Test func overSelectionAbandon_standsAsideForBolaE_butNotForTheThroughputRule() {
+        // 5 s of buffer, a tenth of a 6 s top-rung segment in at 150 kbit/s, but only 0.3 s since the first byte:
+        // hlsplay's byte-progress rule calls it over-selected; BOLA-E's grace period lets it run.
+        func judge(_ rule: AbrRuleName) -> InFlightJudgement {
+            var core = SessionCoreAbrTests.measured(rule)
+            _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 0, segmentDurationSeconds: 6)
+            let total = 7_230_000 * 6 / 8
+            var s = Self.inFlight(rungBps: 7_230_000, loaded: 5_625, total: total, rateBps: 150_000, bufferSeconds: 1)
+            s.elapsedSeconds = 12
+            return core.judgeInFlight(s)
+        }
+        let throughput = judge(.throughput)
+        #expect(throughput.cancel == .overSelected, "hlsplay's rule fires here: \(throughput.assessment)")
+        let bola = judge(.bolaE)
+        #expect(bola.cancel == nil, "\(bola)")
+    }
+}

@@ -36,7 +36,8 @@ public struct AbrRuleRecord: Sendable, Equatable, Codable {
     public var ruleVariantIndex: Int
     public var ruleBandwidthBps: Int
     /// Why the rule chose it: `throughput`, `bola`, BOLA-E's `startup`, `bola`, `oscillationGuard`,
-    /// `insufficientBuffer`, or `plan` (MPC's best plan).
+    /// `insufficientBuffer`, `abandoned` (the re-request after an abandonment: the rung it chose), or `plan`
+    /// (MPC's best plan).
     public var reason: String
     /// The caps lowered the rule's choice to the highest rung they allow (the decision's `variantIndex`).
     public var clamped: Bool
@@ -65,6 +66,54 @@ public struct AbrRuleRecord: Sendable, Equatable, Codable {
     public var predictionErrorMax: Double?
 }
 
+/// A reference rule's abandonment of the segment request in flight (`abr.abandon`): BOLA-E's judgement
+/// (`BolaAbandonment`) with the rungs as variants. Logged when the shell cancels the request on it; the
+/// re-request is for `toVariantIndex` (its `abr.decision` has reason `abandoned`).
+public struct AbrAbandonRecord: Sendable, Equatable, Codable {
+    /// The request cancelled (set by the session core when it logs the record).
+    public var requestID: Int?
+    /// The `--abr` rule whose abandonment fired (`bola-e`, or `dynamic` in its BOLA-E mode).
+    public var rule: String
+    /// Why: `bola`, `startupThroughput` or `insufficientBuffer` (`BolaAbandonment.Reason`).
+    public var reason: String
+    /// The rung abandoned and the rung BOLA-E chose instead: variant and BANDWIDTH.
+    public var fromVariantIndex: Int
+    public var fromBandwidthBps: Int
+    public var toVariantIndex: Int
+    public var toBandwidthBps: Int
+    /// Body bytes received and expected when judged.
+    public var bytesLoaded: Int
+    public var bytesTotal: Int
+    /// The request's own rate since its first byte, bits per second, and that time, seconds.
+    public var measuredBps: Double
+    public var sinceFirstByteSeconds: Double
+    /// The first-byte wait counted for a new request, seconds.
+    public var latencySeconds: Double
+    /// The real buffer and BOLA-E's placeholder when judged (before the abandonment deflates it), seconds.
+    public var bufferSeconds: Double
+    public var placeholderSeconds: Double
+    public var segmentDurationSeconds: Double
+    /// The whole segment's projected time at the discounted measured rate with the latency, seconds.
+    public var projectedTotalSeconds: Double
+    /// Bytes still to come after a new request's first-byte wait, and the bytes that could arrive within the
+    /// safe fraction of the buffer.
+    public var remainingAfterLatencyBytes: Double
+    public var safeBytes: Double
+
+    init(_ a: BolaAbandonment, rule: String, rungs: [LadderRung]) {
+        let to = a.chosenRung ?? a.rung
+        requestID = nil
+        self.rule = rule
+        reason = a.reason.rawValue
+        (fromVariantIndex, fromBandwidthBps) = (rungs[a.rung].variantIndex, rungs[a.rung].bandwidthBps)
+        (toVariantIndex, toBandwidthBps) = (rungs[to].variantIndex, rungs[to].bandwidthBps)
+        (bytesLoaded, bytesTotal, measuredBps, sinceFirstByteSeconds) = (a.bytesLoaded, a.bytesTotal, a.measuredBps, a.sinceFirstByteSeconds)
+        (latencySeconds, bufferSeconds, placeholderSeconds) = (a.latencySeconds, a.bufferSeconds, a.placeholderSeconds)
+        (segmentDurationSeconds, projectedTotalSeconds) = (a.segmentDurationSeconds, a.projectedTotalSeconds)
+        (remainingAfterLatencyBytes, safeBytes) = (a.remainingAfterLatencyBytes, a.safeBytes)
+    }
+}
+
 /// The reference rule's state between decisions: BOLA-E's placeholder and last rung, DYNAMIC's mode,
 /// RobustMPC's error tracker, and what the idle-time accounting needs.
 public struct AbrRuleState: Sendable, Equatable {
@@ -82,8 +131,49 @@ public struct AbrRuleState: Sendable, Equatable {
     /// When the last segment landed, and the rule's own waits since (not idle time), seconds.
     private var lastSegmentEndedAt: MonotonicInstant?
     private var ruleWaitSinceSegmentSeconds = 0.0
+    /// The rungs of the last decision, ascending (one per bitrate): the positions BOLA-E's state refers to.
+    private var rungs: [LadderRung] = []
+    /// An abandonment the shell acted on: the next decision (the same segment, re-requested) takes its rung.
+    private var pendingAbandonment: BolaAbandonment?
 
     public init(name: AbrRuleName) { self.name = name }
+
+    /// Whether a reference rule's own abandonment judges the request in flight, instead of hlsplay's
+    /// over-selection abandonment: BOLA-E always, DYNAMIC while BOLA-E decides (docs/abr.md, "Abandonment").
+    public var ownsAbandonment: Bool { bolaE != nil && (name == .bolaE || name == .dynamic && dynamic.usingBola) }
+
+    /// BOLA-E's abandonment judgement of the segment request in flight (`snapshot`), when the rule owns
+    /// abandonment and the request is judgeable (a rung of the ladder above the bottom, its size known, bytes in).
+    public func abandonment(_ snapshot: InFlightSnapshot) -> (BolaAbandonment, AbrAbandonRecord)? {
+        guard ownsAbandonment, let bola = bolaE, let total = snapshot.bytesExpected, let measured = snapshot.measuredThroughputBps,
+            measured > 0, snapshot.segmentDurationSeconds > 0,
+            let m = rungs.firstIndex(where: { Double($0.bandwidthBps) == snapshot.rungBitrateBps })
+        else { return nil }
+        let sinceFirstByte = Double(snapshot.bytesReceived) * 8 / measured
+        guard
+            let a = bola.abandonment(
+                rung: m, bytesLoaded: snapshot.bytesReceived, bytesTotal: total, sinceFirstByteSeconds: sinceFirstByte,
+                firstByteSeconds: max(0, snapshot.elapsedSeconds - sinceFirstByte), bufferSeconds: snapshot.forwardBufferSeconds,
+                segmentDurationSeconds: snapshot.segmentDurationSeconds)
+        else { return nil }
+        return (a, AbrAbandonRecord(a, rule: name.rawValue, rungs: rungs))
+    }
+
+    /// The shell cancelled the request in flight on BOLA-E's abandonment `a` at `now`: the placeholder deflates,
+    /// and the next decision re-requests the segment at the rung chosen.
+    public mutating func abandoned(_ a: BolaAbandonment, at now: MonotonicInstant) {
+        bolaE?.abandoned(a)
+        pendingAbandonment = a
+        transferCutShort(at: now)
+    }
+
+    /// A request was cut short at `now` (abandoned, wedged): the loader was busy until then, so idle time
+    /// (BOLA-E's placeholder) counts from here, not from the last segment that landed.
+    public mutating func transferCutShort(at now: MonotonicInstant) {
+        guard lastSegmentEndedAt != nil else { return }
+        lastSegmentEndedAt = now
+        ruleWaitSinceSegmentSeconds = 0
+    }
 
     /// The hlsplay rule's reasons that stand whatever a reference rule chooses.
     static let standingReasons: Set<SelectionReason> = [.pinned, .capBelowLadder, .audioOnlyUnderCap, .audioOnlyFallback]
@@ -100,6 +190,8 @@ public struct AbrRuleState: Sendable, Equatable {
         var rungs: [LadderRung] = []
         for r in kind where rungs.last?.bandwidthBps != r.bandwidthBps { rungs.append(r) }
         let bitrates = rungs.map { Double($0.bandwidthBps) }
+        self.rungs = rungs
+        if self.bolaE?.parameters.bitratesBps != bitrates { pendingAbandonment = nil }
         let current = s.currentVariantIndex.flatMap { i in rungs.firstIndex { $0.variantIndex == i } }
         let buffer = max(0, s.bufferSeconds)
         let duration = segmentDurationSeconds > 0 ? segmentDurationSeconds : 1
@@ -115,7 +207,13 @@ public struct AbrRuleState: Sendable, Equatable {
             }
             let idle = idleSeconds(at: now)
             if idle > 0 { self.bolaE?.idled(seconds: idle) }
-            let d = self.bolaE!.decide(bufferSeconds: buffer, throughputBps: s.estimateBps)
+            let d: BolaE.Decision
+            if let a = pendingAbandonment {
+                pendingAbandonment = nil
+                d = self.bolaE!.decideAfterAbandonment(a, bufferSeconds: buffer)
+            } else {
+                d = self.bolaE!.decide(bufferSeconds: buffer, throughputBps: s.estimateBps)
+            }
             record.reason = d.reason.rawValue
             record.placeholderSeconds = d.placeholderSeconds
             record.idleSeconds = idle
@@ -135,7 +233,8 @@ public struct AbrRuleState: Sendable, Equatable {
         case .bolaE:
             rung = bolaE(&record)
         case .dynamic:
-            if dynamic.useBola(bufferSeconds: buffer) {
+            // The re-request after BOLA-E abandoned a segment is BOLA-E's, whichever mode the buffer now calls for.
+            if dynamic.useBola(bufferSeconds: buffer) || pendingAbandonment != nil {
                 rung = bolaE(&record)
                 record.dynamicMode = AbrRuleName.bolaE.rawValue
             } else {
@@ -165,10 +264,19 @@ public struct AbrRuleState: Sendable, Equatable {
         record.ruleVariantIndex = chosen.variantIndex
         record.ruleBandwidthBps = chosen.bandwidthBps
 
+        // BOLA-E's oscillation guard compares against the rung actually fetched: tell it where the caps or the
+        // hlsplay rule put the segment (a variant outside its rungs, an audio-only one, leaves its last rung).
+        let bolaDecided = record.placeholderSeconds != nil
+        func fetched(_ variantIndex: Int) {
+            if bolaDecided, let position = rungs.firstIndex(where: { $0.variantIndex == variantIndex }) {
+                self.bolaE?.fetched(rung: position)
+            }
+        }
         let onAudioOnly = s.ladder.first { $0.variantIndex == hlsplay.variantIndex }?.audioOnly == true
         if Self.standingReasons.contains(hlsplay.reason) || onAudioOnly {
             record.overriddenBy = Self.standingReasons.contains(hlsplay.reason) ? hlsplay.reason.rawValue : "audioOnly"
             record.waitSeconds = 0
+            fetched(hlsplay.variantIndex)
             return (hlsplay, record, 0)
         }
         // The caps: the highest rung at or below the rule's that the cap in force allows.
@@ -176,10 +284,12 @@ public struct AbrRuleState: Sendable, Equatable {
         guard let lowest = eligible.first else {
             record.overriddenBy = SelectionReason.capBelowLadder.rawValue
             record.waitSeconds = 0
+            fetched(hlsplay.variantIndex)
             return (hlsplay, record, 0)
         }
         let final = eligible.last { $0.bandwidthBps <= chosen.bandwidthBps } ?? lowest
         record.clamped = final.variantIndex != chosen.variantIndex
+        fetched(final.variantIndex)
         if record.clamped { wait = 0 }
         if wait > 0 { ruleWaitSinceSegmentSeconds += wait }
         if name == .bola || name == .bolaE || record.dynamicMode == AbrRuleName.bolaE.rawValue { record.waitSeconds = wait }

@@ -113,8 +113,15 @@ public struct BolaE: Sendable, Equatable {
         /// The insufficient-buffer rule: a segment must download within this fraction of the buffer at the
         /// throughput estimate (dash.js's InsufficientBufferRule uses 0.5).
         public var insufficientBufferSafetyFactor: Double = 0.5
-        /// The throughput rule's headroom at the start and in the oscillation guard (fraction of the estimate).
+        /// The throughput rule's headroom at the start and in the oscillation guard (fraction of the estimate);
+        /// abandonment also discounts the request's measured rate by it.
         public var throughputSafetyFactor: Double = ThroughputRule.defaultSafetyFactor
+        /// Abandonment: no judgement in the first this-many seconds after a request's first byte (its rate is
+        /// not yet measured). Seconds; dash.js's BOLA abandonment uses 0.5 s.
+        public var abandonGracePeriodSeconds: Double = 0.5
+        /// Abandonment: a new request waits at least this long for its first byte (dash.js's "poor latency",
+        /// 0.2 s), seconds; the request's own first-byte time when it was longer.
+        public var abandonMinimumLatencySeconds: Double = 0.2
 
         public init() {}
     }
@@ -129,6 +136,8 @@ public struct BolaE: Sendable, Equatable {
         case oscillationGuard
         /// The segment would not download within a safe fraction of the buffer: capped.
         case insufficientBuffer
+        /// The segment re-requested after an abandonment: the rung the abandonment chose (`abandoned`).
+        case abandoned
     }
 
     public struct Decision: Sendable, Equatable {
@@ -146,8 +155,11 @@ public struct BolaE: Sendable, Equatable {
     public let parameters: BolaParameters
     /// Virtual buffer BOLA counts on top of the real one (BOLA-E's placeholder), seconds.
     public private(set) var placeholderSeconds = 0.0
-    /// The last rung decided, nil before the first.
+    /// The rung of the last segment requested, nil before the first: the rule's choice, or the rung the caller
+    /// reported it fetched instead (`fetched(rung:)`), or the rung an abandonment went to.
     public private(set) var lastRung: Int?
+    /// Why the last segment's rung was chosen (the first segment: `startup`), nil before the first.
+    public private(set) var lastReason: Reason?
     private let segmentDurationSeconds: Double
 
     public init(bitratesBps: [Double], segmentDurationSeconds: Double, configuration: Configuration = Configuration()) {
@@ -196,7 +208,26 @@ public struct BolaE: Sendable, Equatable {
         placeholderSeconds -= spent
         wait -= spent
         lastRung = rung
+        lastReason = reason
         return Decision(rung: rung, reason: reason, waitSeconds: wait, bufferSeconds: bufferSeconds, placeholderSeconds: placeholderSeconds)
+    }
+
+    /// The caller fetched rung `rung` for the segment just decided, not the rule's choice (a cap outside BOLA-E
+    /// lowered it). The oscillation guard compares against the rung of the previous segment — the bitrate the
+    /// player last downloaded (MMSys 2018, BOLA-O: "do not switch up past the throughput rung above the
+    /// previous segment's bitrate") — so it is the fetched rung that counts, not the one the rule would have taken.
+    public mutating func fetched(rung: Int) {
+        guard lastRung != nil, parameters.bitratesBps.indices.contains(rung) else { return }
+        lastRung = rung
+    }
+
+    /// The re-request after an abandonment: the rung the abandonment chose, without a new BOLA decision (it was
+    /// made for this segment a moment ago, on the rest of the one abandoned).
+    public mutating func decideAfterAbandonment(_ a: BolaAbandonment, bufferSeconds: Double) -> Decision {
+        let rung = a.chosenRung ?? a.rung
+        lastRung = rung
+        lastReason = .abandoned
+        return Decision(rung: rung, reason: .abandoned, waitSeconds: 0, bufferSeconds: bufferSeconds, placeholderSeconds: placeholderSeconds)
     }
 
     /// The loader sat idle this long between requests (a full buffer, a pause): the real buffer drained by
@@ -208,9 +239,10 @@ public struct BolaE: Sendable, Equatable {
     /// Playback stalled: the placeholder was optimism, drop it.
     public mutating func stalled() { placeholderSeconds = 0 }
 
-    /// BOLA-E's abandonment: while rung `rung`'s segment downloads with `remainingBits` still to come, a lower
-    /// rung whose whole segment scores better (per bit) than the rest of this one does is the better use of the
-    /// link. Returns that rung, or nil to continue.
+    /// BOLA-E's abandonment criterion alone (the paper's comparison, without the guards and the measured rate
+    /// of `abandonment(rung:bytesLoaded:…)`, which the sessions use): while rung `rung`'s segment downloads with
+    /// `remainingBits` still to come, a lower rung whose whole segment scores better (per bit) than the rest of
+    /// this one does is the better use of the link. Returns that rung, or nil to continue.
     public func abandonment(rung: Int, remainingBits: Double, bufferSeconds: Double) -> Int? {
         guard rung > 0, remainingBits > 0 else { return nil }
         let q = bufferSeconds + placeholderSeconds
@@ -225,6 +257,158 @@ public struct BolaE: Sendable, Equatable {
             }
         }
         return best
+    }
+}
+
+/// BOLA-E's abandonment judgement of one segment request in flight: what it saw, what it derived, and what it
+/// concluded (`chosenRung` nil: let it run, `reason` says why). Rung positions are in the ascending ladder.
+public struct BolaAbandonment: Sendable, Equatable {
+    /// Why the request runs on, or why it is abandoned.
+    public enum Reason: String, Sendable, Equatable, Codable {
+        // Let it run:
+        /// Less than the grace period since the first byte: the rate is not measured yet.
+        case gracePeriod
+        /// Less is left to come (after the new request's first-byte wait) than a whole bottom-rung segment.
+        case remainderBelowBottomSegment
+        /// The buffer is above BOLA's buffer target: nothing would be requested now anyway.
+        case bufferAmple
+        /// At the measured rate (discounted) the whole segment arrives within one segment duration.
+        case arrivesWithinSegmentDuration
+        /// BOLA's objective on the rest of this segment beats every whole lower segment, and the rest arrives
+        /// within the safe fraction of the buffer.
+        case bolaPrefersContinuing
+        // Abandon:
+        /// BOLA's objective: a whole lower segment scores better per byte than the rest of this one.
+        case bola
+        /// The first segment (before any BOLA decision): the highest rung the measured rate sustains.
+        case startupThroughput
+        /// The rest would not arrive within the safe fraction of the buffer: the highest lower rung that would.
+        case insufficientBuffer
+    }
+
+    /// The rung of the request in flight.
+    public var rung: Int
+    /// Body bytes received and expected.
+    public var bytesLoaded: Int
+    public var bytesTotal: Int
+    /// The request's own rate since its first byte, bits per second.
+    public var measuredBps: Double
+    /// Time since the first byte, seconds.
+    public var sinceFirstByteSeconds: Double
+    /// The first-byte wait a new request is expected to pay (this one's, at least the configured minimum), seconds.
+    public var latencySeconds: Double
+    /// The real buffer and BOLA-E's placeholder when judged, seconds.
+    public var bufferSeconds: Double
+    public var placeholderSeconds: Double
+    public var segmentDurationSeconds: Double
+    /// The whole segment's time at the discounted measured rate, with the latency, seconds.
+    public var projectedTotalSeconds: Double
+    /// The bytes still to come once a new request would have its first byte (at least 1).
+    public var remainingAfterLatencyBytes: Double
+    /// The bytes that can arrive within the safe fraction of the buffer at the measured rate.
+    public var safeBytes: Double
+    /// Where to go (a lower rung), nil: let it run.
+    public var chosenRung: Int?
+    public var reason: Reason
+
+    public var abandons: Bool { chosenRung != nil }
+}
+
+extension BolaE {
+    /// BOLA-E's abandonment (Spiteri, Sitaraman, Sparacio, MMSys 2018, §"abandonment"; the authors' dash.js
+    /// BolaAbandonRule for its guards): while rung `rung`'s segment downloads, `bytesLoaded` of `bytesTotal` in,
+    /// `sinceFirstByteSeconds` after its first byte came `firstByteSeconds` after the request, with
+    /// `bufferSeconds` buffered — would BOLA rather have a whole lower segment than the rest of this one?
+    ///
+    /// It runs on when a guard holds (in order): the grace period; the remainder, or the remainder after a new
+    /// request's first-byte wait, is smaller than a bottom-rung segment; the buffer is above the buffer target;
+    /// the whole segment arrives within one segment duration at the discounted measured rate. Otherwise it
+    /// compares BOLA's objective per byte, on buffer + placeholder less the latency: continuing is worth
+    /// (V(v_m + γp) − Q) over the bytes still to come; a lower rung i (whose whole segment, sized in proportion to
+    /// its bitrate, is smaller than those bytes) is worth (V(v_i + γp) − Q) over its segment. For the first
+    /// segment (no BOLA decision yet) the choice is the highest rung the measured rate sustains. Last, the
+    /// insufficient-buffer rule on the real buffer: if the rest would not arrive within the safe fraction of the
+    /// buffer, go down anyway; and never to a rung whose segment would not either. Nil: not a judgeable request
+    /// (the bottom rung, no byte yet, the size unknown, or a rung not in the ladder).
+    public func abandonment(
+        rung m: Int, bytesLoaded: Int, bytesTotal: Int, sinceFirstByteSeconds: Double, firstByteSeconds: Double,
+        bufferSeconds: Double, segmentDurationSeconds duration: Double
+    ) -> BolaAbandonment? {
+        let bitrates = parameters.bitratesBps
+        guard m > 0, m < bitrates.count, bytesLoaded > 0, bytesTotal > bytesLoaded, sinceFirstByteSeconds > 0, duration > 0 else {
+            return nil
+        }
+        let c = configuration
+        let measured = Double(bytesLoaded) * 8 / sinceFirstByteSeconds
+        let discounted = c.throughputSafetyFactor * measured
+        let latency = max(firstByteSeconds, c.abandonMinimumLatencySeconds)
+        let total = Double(bytesTotal)
+        let remaining = total - Double(bytesLoaded)
+        /// Rung i's whole segment, bytes: this one's size in proportion to the bitrates.
+        func size(_ i: Int) -> Double { total * bitrates[i] / bitrates[m] }
+        let remainingAfterLatency = max(1, remaining - latency * discounted / 8)
+        let buffer = max(0, bufferSeconds)
+        var a = BolaAbandonment(
+            rung: m, bytesLoaded: bytesLoaded, bytesTotal: bytesTotal, measuredBps: measured, sinceFirstByteSeconds: sinceFirstByteSeconds,
+            latencySeconds: latency, bufferSeconds: buffer, placeholderSeconds: placeholderSeconds, segmentDurationSeconds: duration,
+            projectedTotalSeconds: latency + total * 8 / discounted, remainingAfterLatencyBytes: remainingAfterLatency,
+            safeBytes: max(0, c.insufficientBufferSafetyFactor * measured * (buffer - latency) / 8), chosenRung: nil,
+            reason: .bolaPrefersContinuing)
+        if sinceFirstByteSeconds < c.abandonGracePeriodSeconds {
+            a.reason = .gracePeriod
+        } else if remaining <= size(0) || remainingAfterLatency <= size(0) {
+            a.reason = .remainderBelowBottomSegment
+        } else if buffer > c.bufferTargetSeconds {
+            a.reason = .bufferAmple
+        } else if a.projectedTotalSeconds <= duration {
+            a.reason = .arrivesWithinSegmentDuration
+        }
+        guard a.reason == .bolaPrefersContinuing else { return a }
+
+        // The rungs worth going to: those whose whole segment is smaller than what is left of this one.
+        var lowest = 0
+        while lowest + 1 < m, size(lowest + 1) < remainingAfterLatency { lowest += 1 }
+        var chosen = m
+        var reason = BolaAbandonment.Reason.bola
+        if lastReason == nil || lastReason == .startup {
+            // The first segment: the highest rung (up to `lowest`) whose bitrate the discounted rate sustains.
+            chosen = 0
+            for i in 0...lowest where size(i) * 8 / duration <= discounted { chosen = i }
+            reason = .startupThroughput
+        } else {
+            // A new request pays the latency: the buffer will be that much lower, this one that much further on.
+            let q = max(0, buffer + placeholderSeconds - latency)
+            var best = parameters.objective(rung: m, bufferSeconds: q, sizeBits: remainingAfterLatency * 8)
+            for i in 0...lowest {
+                let score = parameters.objective(rung: i, bufferSeconds: q, sizeBits: size(i) * 8)
+                if score > best {
+                    best = score
+                    chosen = i
+                }
+            }
+        }
+        if chosen == m, remainingAfterLatency > a.safeBytes {
+            chosen = lowest
+            reason = .insufficientBuffer
+        }
+        guard chosen < m else { return a }
+        while chosen > 0, size(chosen) > a.safeBytes { chosen -= 1 }
+        a.chosenRung = chosen
+        a.reason = reason
+        return a
+    }
+
+    /// The shell abandoned the request on `a`: the placeholder deflates to where BOLA would just choose the new
+    /// rung (to one segment below the bottom rung's switch point when it is the bottom), so the re-decisions after
+    /// an abandonment are conservative; the re-request is for `a.chosenRung` (`decideAfterAbandonment`).
+    public mutating func abandoned(_ a: BolaAbandonment) {
+        guard let new = a.chosenRung else { return }
+        let want =
+            new > 0
+            ? parameters.minimumBufferSeconds(forRung: new)
+            : (parameters.bitratesBps.count > 1 ? parameters.switchBufferSeconds(from: 0) - a.segmentDurationSeconds : 0)
+        if a.bufferSeconds + placeholderSeconds > want { placeholderSeconds = max(0, want - a.bufferSeconds) }
+        lastRung = new
     }
 }
 

@@ -261,14 +261,17 @@ public struct LoaderCore: Sendable {
         guard case .segment(let v, let i) = work else {
             return playlistWedged(requestID: requestID, url: url, bytesReceived: bytesReceived, at: now)
         }
-        var actions: [Action] = [
-            .record(
-                .requestEnd(
-                    RequestEnd(
-                        requestID: requestID, url: url, purpose: .segment, status: nil, bytes: bytesReceived, ok: false,
-                        errorKind: .cancelled,
-                        errorMessage: reason == .wedged ? "wedged (byte-progress monitor)" : "abandoned: over-selected")))
-        ]
+        let message =
+            switch reason {
+            case .wedged: "wedged (byte-progress monitor)"
+            case .overSelected: "abandoned: over-selected"
+            case .abrAbandoned: "abandoned by the ABR rule (abr.abandon)"
+            }
+        var end = RequestEnd(
+            requestID: requestID, url: url, purpose: .segment, status: nil, bytes: bytesReceived, ok: false, errorKind: .cancelled,
+            errorMessage: message)
+        end.cancelReason = reason.requestCancelReason
+        var actions: [Action] = [.record(.requestEnd(end))]
         let outcome: WedgeRules.SegmentOutcome =
             reason == .wedged
             ? cancels.segmentWedged(
@@ -287,7 +290,7 @@ public struct LoaderCore: Sendable {
             actions.append(retry)
             nextReason = .reDecide
         case .abandon:
-            // Over-selected, or wedged again: an abandonment, bounded per segment.
+            // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
             if cancels.abandoned(segment: i) {
                 return actions
                     + fail("segment \(i) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")

@@ -32,6 +32,18 @@ public enum InFlightCancel: String, Sendable, Equatable {
     case wedged
     /// Far below the rung's bitrate with too little buffer: abandoned, the choice capped below the rung.
     case overSelected = "over-selected"
+    /// The reference rule's own abandonment (BOLA-E's, `--abr bola-e` or `dynamic` in BOLA-E mode): abandoned, the
+    /// same segment re-requested at the rung the rule chose; no cap.
+    case abrAbandoned = "abr-abandoned"
+
+    /// The `request.end.cancelReason` of a request cancelled for this.
+    public var requestCancelReason: RequestCancelReason {
+        switch self {
+        case .wedged: .wedged
+        case .overSelected: .overSelected
+        case .abrAbandoned: .abrAbandoned
+        }
+    }
 }
 
 /// The monitor's judgement of the request in flight (`SessionCore.judgeInFlight`).
@@ -40,6 +52,9 @@ public struct InFlightJudgement: Sendable, Equatable {
     public var assessment: ByteProgressAssessment
     /// Cancel the request for this reason; nil: let it run (the trickle rule may still judge it).
     public var cancel: InFlightCancel?
+    /// `abrAbandoned`: the reference rule's judgement, as logged (`abr.abandon`) and as its state takes it.
+    public var abr: AbrAbandonRecord? = nil
+    var bolaAbandonment: BolaAbandonment? = nil
 }
 
 public struct SessionCore: Sendable {
@@ -321,19 +336,33 @@ public struct SessionCore: Sendable {
 
     /// The byte-progress rules on the request in flight (a segment, or a playlist with duration and rung 0).
     /// Pure: the shell cancels the request when `cancel` is set, then reports it with `inFlightCancelled`.
+    /// With a reference rule that has its own abandonment (`AbrRuleState.ownsAbandonment`: BOLA-E, DYNAMIC in
+    /// BOLA-E mode) that rule alone judges abandonment, as published: hlsplay's over-selection abandonment stands
+    /// aside (the wedge rule, about the transport, still applies).
     public func judgeInFlight(_ snapshot: InFlightSnapshot) -> InFlightJudgement {
         let assessment = configuration.byteProgress.classify(snapshot)
+        let ruleAbandons = abrRule.ownsAbandonment
         switch assessment.remedy {
         case .none:
-            return InFlightJudgement(assessment: assessment, cancel: nil)
+            break
         case .reRequestOnFreshConnection:
             return InFlightJudgement(assessment: assessment, cancel: .wedged)
-        case .abandonAndCap:
+        case .abandonAndCap where !ruleAbandons:
             // Abandoning pays only when there is a lower rung to go to.
             let abandons = OverSelectionCap.abandons(rungBps: snapshot.rungBitrateBps, ladderBitratesBps: ladderBitratesBps)
             return InFlightJudgement(assessment: assessment, cancel: abandons ? .overSelected : nil)
+        case .abandonAndCap:
+            break
         }
+        if ruleAbandons, let (a, record) = abrRule.abandonment(snapshot), a.abandons {
+            return InFlightJudgement(assessment: assessment, cancel: .abrAbandoned, abr: record, bolaAbandonment: a)
+        }
+        return InFlightJudgement(assessment: assessment, cancel: nil)
     }
+
+    /// Whether hlsplay's own abandonment rules (over-selection, the trickle rule's abandon-lower) stand aside for
+    /// the reference rule's (see `judgeInFlight`).
+    public var referenceRuleOwnsAbandonment: Bool { abrRule.ownsAbandonment }
 
     /// The shell cancelled the request in flight on the core's judgement: log it with its inputs; a wedge puts
     /// the next request on a fresh connection and tells the cap; an over-selection caps the choice below the
@@ -342,6 +371,14 @@ public struct SessionCore: Sendable {
         requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
         at now: MonotonicInstant
     ) -> [SessionCoreAction] {
+        abrRule.transferCutShort(at: now)
+        if judgement.cancel == .abrAbandoned, let a = judgement.bolaAbandonment, var record = judgement.abr {
+            // The reference rule's abandonment: logged with its own inputs (hlsplay's byte-progress verdict did
+            // not fire); no cap, no estimator sample — the rule's next decision is the re-request's rung.
+            abrRule.abandoned(a, at: now)
+            record.requestID = requestID
+            return [.record(.abrAbandon(record))]
+        }
         var out: [SessionCoreAction] = [
             .record(
                 .byteProgress(
@@ -350,7 +387,7 @@ public struct SessionCore: Sendable {
                         assessment: judgement.assessment)))
         ]
         switch judgement.cancel {
-        case nil:
+        case nil, .abrAbandoned:
             break
         case .wedged:
             out.append(.reconnectNext)

@@ -106,6 +106,8 @@ public enum RequestCancelReason: String, Sendable, Equatable, Codable {
     case wedged
     /// Over-selected: the rest would arrive too late; decided again lower.
     case overSelected = "over-selected"
+    /// The reference rule's own abandonment (BOLA-E): its `abr.abandon` says why; re-requested at its rung.
+    case abrAbandoned = "abr-abandoned"
     /// A live resync or restart dropped what the loader was doing.
     case liveResync = "live-resync"
     /// The trickle rule re-requested it on a fresh connection.
@@ -690,6 +692,8 @@ public enum SessionEvent: Sendable, Equatable {
     case playlistLoaded(PlaylistLoaded)
     case variantDecision(VariantDecisionRecord)
     case variantSwitch(VariantSwitch)
+    /// The reference rule (BOLA-E) abandoned the segment request in flight (docs/abr.md, "Abandonment").
+    case abrAbandon(AbrAbandonRecord)
     case segmentBuffered(SegmentBuffered)
     case segmentSkipped(SegmentSkipped)
     case bufferSample(BufferSample)
@@ -745,6 +749,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .playlistLoaded: "playlist.loaded"
         case .variantDecision: "abr.decision"
         case .variantSwitch: "abr.switch"
+        case .abrAbandon: "abr.abandon"
         case .segmentBuffered: "segment.buffered"
         case .segmentSkipped: "segment.skipped"
         case .bufferSample: "buffer.sample"
@@ -793,6 +798,7 @@ public enum SessionEvent: Sendable, Equatable {
         case .playlistLoaded(let p): p
         case .variantDecision(let p): p
         case .variantSwitch(let p): p
+        case .abrAbandon(let p): p
         case .segmentBuffered(let p): p
         case .segmentSkipped(let p): p
         case .bufferSample(let p): p

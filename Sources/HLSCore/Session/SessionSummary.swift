@@ -74,6 +74,8 @@ public struct SessionSummary: Sendable, Equatable, Codable {
     /// Trickle verdicts that acted: abandoned for a lower rung, re-requested, or failed (docs/startup-cap.md §4b).
     /// Absent in logs written before the rule existed.
     public var trickleVerdicts: Int? = nil
+    /// Segment requests the reference rule abandoned by its own rule (`abr.abandon`: BOLA-E); absent when none.
+    public var abrAbandonments: Int? = nil
     /// Live only: resyncs to the live edge and full restarts performed (docs/startup-cap.md §5).
     public var liveResyncs: Int?
     public var liveRestarts: Int?
@@ -122,6 +124,7 @@ public struct SummaryBuilder: Sendable {
     private var wedges = 0
     private var overSelections = 0
     private var trickleVerdicts = 0
+    private var abrAbandonments = 0
     private var liveResyncs = 0
     private var audioSegments = 0
     private var liveRestarts = 0
@@ -202,6 +205,8 @@ public struct SummaryBuilder: Sendable {
             }
         case .trickle(let e):
             if e.assessment.verdict != .healthy { trickleVerdicts += 1 }
+        case .abrAbandon:
+            abrAbandonments += 1
         default:
             break
         }
@@ -251,6 +256,7 @@ public struct SummaryBuilder: Sendable {
             averageLiveLatencySeconds: latencies.isEmpty ? nil : latencies.reduce(0, +) / Double(latencies.count),
             predictor: predictor, policyChanges: policyChanges, policySeconds: policySeconds)
         summary.trickleVerdicts = trickleVerdicts
+        summary.abrAbandonments = abrAbandonments > 0 ? abrAbandonments : nil
         summary.timeToPlaybackStartSeconds = playbackStartedAt
         if let start = playbackStartedAt, let first = firstFrame?.timeToFirstFrameSeconds {
             summary.startupWaitSeconds = max(0, start - first)
