@@ -25,9 +25,12 @@ fi
 # and log readings, the training results file and trace groups (about 20 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
-# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
-# install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
-py=/usr/bin/python3
+# The venv install-deps.sh makes (/opt/hlsplay/python: Dask distributed for Tools/tests/test_distribute.py,
+# and Debian's python3-* packages through --system-site-packages), else Debian's interpreter: the one
+# install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn) install into. A python3
+# earlier on PATH (pyenv, another virtualenv) may lack them.
+py=/opt/hlsplay/python/bin/python3
+[ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
