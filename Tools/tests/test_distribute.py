@@ -12,7 +12,7 @@ so, without it.
 Run: /opt/hlsplay/python/bin/python3 -B -m unittest discover -s Tools/tests -p test_distribute.py
 HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks the binaries (default debug).
 """
-import importlib.util, json, os, re, shutil, sys, tempfile, unittest
+import contextlib, importlib.util, io, json, os, re, shutil, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,10 +43,24 @@ except ImportError:
 NO_DASK = "Dask distributed is not installed (Tools/install-deps.sh puts it in /opt/hlsplay/python)"
 
 
-def local_cluster():
-    """Two worker processes, one task at a time each, on loopback; no dashboard."""
-    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None, silence_logs=40)
+_cluster = None
+
+
+def local_cluster_address():
+    """The scheduler of two worker processes, one task at a time each, on loopback, no dashboard; started
+    once for the module (starting one costs seconds to tens of seconds on a loaded machine)."""
+    global _cluster
+    if _cluster is None:
+        _cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                dashboard_address=None, silence_logs=40)
+    return _cluster.scheduler_address
+
+
+def tearDownModule():
+    global _cluster
+    if _cluster is not None:
+        _cluster.close()
+        _cluster = None
 
 
 class DistributeTests(unittest.TestCase):
@@ -93,9 +107,8 @@ class DistributeTests(unittest.TestCase):
         if LocalCluster is None:
             self.skipTest(NO_DASK)
         units = [3, 1, 2, 7]
-        with local_cluster() as cluster:
-            results = distribute.run_units(units, unit_fn(), self.dest, scheduler=cluster.scheduler_address,
-                                           upload=[UNITS_MODULE])
+        results = distribute.run_units(units, unit_fn(), self.dest, scheduler=local_cluster_address(),
+                                       upload=[UNITS_MODULE])
         self.check_results(results, units)
         # the worker processes ran them, not this one
         self.assertNotIn(os.getpid(), {r.record["pid"] for r in results})
@@ -152,7 +165,12 @@ class GridAcrossWorkersTests(unittest.TestCase):
     @classmethod
     def run_grid(cls, name, extra):
         out = os.path.join(cls.tmp, name)
-        grid.main(cls.ARGS + ["--bin", cls.bin, "--samples", cls.samples, "--out", out] + extra)
+        said = io.StringIO()  # the report and progress lines: shown only if the run fails
+        try:
+            with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                grid.main(cls.ARGS + ["--bin", cls.bin, "--samples", cls.samples, "--out", out] + extra)
+        except (SystemExit, Exception) as e:
+            raise AssertionError(f"grid.py {name} run failed: {e}\n{said.getvalue()[-3000:]}")
         return out
 
     def load(self, out):
@@ -187,8 +205,7 @@ class GridAcrossWorkersTests(unittest.TestCase):
     def test_dask_cluster_run_equals_one_process_run(self):
         if LocalCluster is None:
             self.skipTest(NO_DASK)
-        with local_cluster() as cluster:
-            out = self.run_grid("dask", ["--scheduler", cluster.scheduler_address])
+        out = self.run_grid("dask", ["--scheduler", local_cluster_address()])
         self.assert_same_results(out)
         with open(os.path.join(out, "shard.json")) as f:
             self.assertEqual(sorted(m["shard"]["index"] for m in json.load(f)["mergedFrom"]), [1, 2])
