@@ -108,6 +108,8 @@ def main(argv=None):
     p.add_argument("--keep-logs", action="store_true")
     p.add_argument("--out", default="/tmp/hlsplay-fleet")
     a = p.parse_args(argv)
+    if a.scheduler and not a.tasks:
+        p.error("--scheduler needs --tasks: how many runs to cut the load into (one per worker)")
     workers = a.workers or distribute.local_workers()
     tasks = a.tasks or workers
     sizes = split_sessions(a.total, tasks)
