@@ -1213,12 +1213,13 @@ def parse_run_args(argv):
     if a.jobs == "auto":
         a.jobs = distribute.local_workers()
     else:
+        given = a.jobs
         try:
             a.jobs = int(a.jobs)
         except ValueError:
             a.jobs = 0
         if a.jobs < 1:
-            raise GridError(f"--jobs: expected 'auto' or a number >= 1")
+            raise GridError(f"--jobs {given!r}: expected 'auto' or a number >= 1")
     if a.shard is not None and (a.scheduler or a.tasks):
         raise GridError("--shard runs one shard in this process; it does not go with --scheduler or --tasks")
     if a.tasks is not None and a.tasks < 1:
