@@ -28,9 +28,12 @@ fi
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), GStreamer as the ABR
 # evaluation's peer player in real runs (about a minute), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
-# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn,
-# gi for GStreamer) install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
-py=/usr/bin/python3
+# The venv install-deps.sh makes (/opt/hlsplay/python: Dask distributed for Tools/tests/test_distribute.py,
+# and Debian's python3-* packages through --system-site-packages), else Debian's interpreter: the one
+# install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn, gi for GStreamer)
+# install into. A python3 earlier on PATH (pyenv, another virtualenv) may lack them.
+py=/opt/hlsplay/python/bin/python3
+[ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then

@@ -28,10 +28,11 @@ unsharded run writes. `--list` prints the plan and the shard's share.
 
 Run through Tools/characterize/grid.sh (it builds the binaries and the samples first).
 """
-import argparse, hashlib, json, os, shutil, socket, statistics, sys, time
+import argparse, hashlib, importlib, json, os, shutil, socket, statistics, sys, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import hlsplay_tools  # noqa: E402
+import distribute  # noqa: E402
 from hlsplay_tools import read_jsonl  # noqa: E402,F401  (grid.read_jsonl: the tests read the merged records)
 
 ROOT = hlsplay_tools.REPO
@@ -1100,6 +1101,54 @@ def run_shard(spec, i, n, out, ladders, execute, footer_host=None):
     return recs
 
 
+def run_task(task, out_dir):
+    """One task of a parallel or cluster run (module level: pickled by reference): shard
+    task["shard"] of task["spec"] into out_dir, in this process, with the binaries and samples at the
+    paths the task names. Refuses a worker whose hlsplay is not the one the spec was made with."""
+    spec, (i, n) = task["spec"], task["shard"]
+    have = player_version(task["bins"]["player"])
+    if have != spec["player"]:
+        raise GridError(f"{socket.gethostname()}: {task['bins']['player']} is {have!r}, the run is of {spec['player']!r}")
+    runner = Runner(spec, task["bins"], task["samples"], out_dir, task["ladders"])
+    recs = run_shard(spec, i, n, out_dir, task["ladders"], runner.run, footer_host=socket.gethostname())
+    return {"shard": [i, n], "records": len(recs)}
+
+
+def run_parallel(spec, ladders, bins, samples, out, tasks, jobs, scheduler):
+    """The whole plan as `tasks` shards (default: one per unit), run by distribute.run_units on a local
+    pool of `jobs` processes or on the Dask cluster at `scheduler`, each into OUT/shards/NNN; then
+    merged into OUT by merge_shards exactly as `grid.py merge` does. Returns the merged records."""
+    # run_task by its module name "grid" (never "__main__"), so that pool processes and Dask workers
+    # (which get this file by upload) resolve it by reference.
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    this = importlib.import_module("grid")
+    n = tasks or len(plan(spec))
+    work = [{"spec": spec, "shard": [k, n], "ladders": ladders, "bins": {b: os.path.abspath(p) for b, p in bins.items()},
+             "samples": os.path.abspath(samples)} for k in range(1, n + 1)]
+    shard_dir = os.path.join(out, "shards")
+    if os.path.exists(os.path.join(out, "shard.json")):
+        old = load_shard(out)
+        if old.get("specHash") != spec_hash(spec):
+            raise GridError(f"{out} holds the output of another run (spec {old.get('specHash')}); "
+                            f"use another --out or remove it")
+    os.makedirs(shard_dir, exist_ok=True)
+    lib = os.path.dirname(os.path.abspath(hlsplay_tools.__file__))
+    upload = [os.path.join(lib, "hlsplay_tools.py"), os.path.join(lib, "distribute.py"), os.path.abspath(this.__file__)]
+
+    def done(k, w, host):
+        print(f"task {k + 1}/{n} (shard {w['shard'][0]}/{n}) done on {host}", file=sys.stderr, flush=True)
+
+    try:
+        results = distribute.run_units(work, this.run_task, lambda k, w: os.path.join(shard_dir, f"{k + 1:03d}"),
+                                       scheduler=scheduler, workers=jobs, upload=upload, progress=done)
+    except distribute.DistributeError as e:
+        raise GridError(str(e))
+    _, recs, _ = merge_shards([r.dir for r in results], out)
+    return recs
+
+
 def list_plan(spec, i, n):
     units = plan(spec)
     parts = partition(units, n)
@@ -1138,7 +1187,18 @@ def parse_run_args(argv):
     ap.add_argument("--scenarios", default="",
                     help="only the recovery / fault scenarios whose name contains one of these comma-separated "
                          "strings (names: see --list), e.g. live-rolloff,black-hole-first-2s")
-    ap.add_argument("--shard", default="1/1", help="run only shard i of N (1-based), e.g. 2/4")
+    ap.add_argument("--shard", default=None,
+                    help="run only shard i of N (1-based), e.g. 2/4, in this process, one unit after another "
+                         "(a Kubernetes Indexed Job's pod; Tools/cluster/grid-job.yaml)")
+    ap.add_argument("--jobs", default="auto",
+                    help="local run: tasks at once in a process pool ('auto': one per CPU; 1: one process, "
+                         "one unit after another, as with --shard 1/1)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the tasks on the Dask distributed cluster behind this scheduler, e.g. "
+                         "tcp://10.0.0.5:8786 (docs/cluster.md); results come back and are merged here")
+    ap.add_argument("--tasks", type=int, default=None,
+                    help="split the plan into this many shards, one task each (default: one task per unit, "
+                         "so a free worker always takes the next unit)")
     ap.add_argument("--list", action="store_true", help="print the plan and this shard's units; run nothing")
     a = ap.parse_args(argv)
     a.rates = a.rates.split(",")
@@ -1150,12 +1210,26 @@ def parse_run_args(argv):
     bad = [s for s in a.only if s not in SECTIONS]
     if bad:
         raise GridError(f"--only: unknown section(s) {', '.join(bad)}; known: {', '.join(SECTIONS)}")
+    if a.jobs == "auto":
+        a.jobs = distribute.local_workers()
+    else:
+        given = a.jobs
+        try:
+            a.jobs = int(a.jobs)
+        except ValueError:
+            a.jobs = 0
+        if a.jobs < 1:
+            raise GridError(f"--jobs {given!r}: expected 'auto' or a number >= 1")
+    if a.shard is not None and (a.scheduler or a.tasks):
+        raise GridError("--shard runs one shard in this process; it does not go with --scheduler or --tasks")
+    if a.tasks is not None and a.tasks < 1:
+        raise GridError("--tasks: need at least 1")
     return a
 
 
 def cmd_run(argv):
     a = parse_run_args(argv)
-    i, n = parse_shard(a.shard)
+    i, n = parse_shard(a.shard or "1/1")
     opts = vars(a)
     bins = {"player": os.path.join(a.bin, "hlsplay"), "origin": os.path.join(a.bin, "hls-origin")}
     probe = {"ladder": a.ladder, "only": a.only, "segments": a.segments, "scenarios": a.scenarios}
@@ -1173,8 +1247,17 @@ def cmd_run(argv):
         if not os.access(b, os.X_OK):
             raise GridError(f"{b} missing; run Tools/characterize/grid.sh (it builds the release binaries)")
     spec = make_spec(opts, ladders, player_version(bins["player"]))
-    runner = Runner(spec, bins, a.samples, a.out, ladders)
     t0 = time.time()
+    if a.shard is None and (a.scheduler or a.jobs > 1):
+        recs = run_parallel(spec, ladders, bins, a.samples, a.out, a.tasks, a.jobs, a.scheduler)
+        text = report(spec, recs, ladders)
+        write_text(os.path.join(a.out, "report.md"), text)
+        print(text, flush=True)
+        where = f"the cluster at {a.scheduler}" if a.scheduler else f"{a.jobs} local processes"
+        print(f"\n_wall time {time.time() - t0:.0f} s on {where}; 1-min load average at the end "
+              f"{os.getloadavg()[0]:.1f}; raw records in {a.out}/sessions.jsonl, shards in {a.out}/shards_")
+        return
+    runner = Runner(spec, bins, a.samples, a.out, ladders)
     recs = run_shard(spec, i, n, a.out, ladders, runner.run, footer_host=socket.gethostname())
     text = report(spec, recs, ladders) if n == 1 else None
     if text is not None:

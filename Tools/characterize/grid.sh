@@ -6,10 +6,13 @@
 # merges shard outputs). Prints Markdown tables on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# The venv Tools/install-deps.sh makes holds Dask distributed (--scheduler, docs/cluster.md).
+py=/opt/hlsplay/python/bin/python3
+[ -x "$py" ] || py=python3
 if [ "${1:-}" = merge ]; then
-    exec python3 Tools/characterize/grid.py "$@"
+    exec "$py" Tools/characterize/grid.py "$@"
 fi
 swift build -c release --static-swift-stdlib --product hlsplay >&2
 swift build -c release --static-swift-stdlib --product hls-origin >&2
 Samples/make-all.sh --4k >&2
-exec python3 Tools/characterize/grid.py "$@"
+exec "$py" Tools/characterize/grid.py "$@"
