@@ -25,9 +25,11 @@ fi
 # and log readings, the training results file and trace groups (about 20 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
-# Debian's interpreter: the one install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn)
-# install into. A python3 earlier on PATH (pyenv, a virtualenv) may lack them.
-py=/usr/bin/python3
+# The environment install-deps.sh makes (Debian's interpreter with its python3-* packages — jsonschema,
+# numpy, SciPy, scikit-learn, pandas — and DuckDB from PyPI); a python3 earlier on PATH (pyenv,
+# another virtualenv) may lack them.
+py="${HLSPLAY_PYTHON_ENV:-/opt/hlsplay/python}/bin/python3"
+[ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests
 if [ "$fast" -eq 1 ]; then
