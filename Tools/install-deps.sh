@@ -11,10 +11,14 @@ set -euo pipefail
 # (Tools/lib/gstreamer_peer.py, docs/abr.md): playbin3 with hlsdemux2 (gstreamer1.0-plugins-good's
 # adaptivedemux2), tsdemux and h264parse (-plugins-bad), avdec_h264 and avdec_aac (-libav), driven from
 # Debian's python3 through GObject introspection; gstreamer1.0-tools for gst-inspect-1.0.
-# python3-yaml: Tools/tests/test_cluster.py reads the Kubernetes Job manifest (Tools/cluster/grid-job.yaml);
-# python3-venv: the virtual environment below.
+# python3-yaml: Tools/tests/test_cluster.py reads the Kubernetes Job manifest (Tools/cluster/grid-job.yaml).
+# nghttp2-server: nghttpd, the HTTP/2-over-TLS origin of the --cacert test (Tests/HLSPlayerTests/TLSOriginTests).
+# zsh: the zsh completion is loaded and asked for completions in a real zsh (Tools/tests/test_install.py).
+# python3-pandas: the pandas one-liner of docs/session-log.md (Tools/tests/test_session_log_schema.py).
+# python3-venv: the virtual environment below (DuckDB, Dask distributed).
 packages=(pkg-config openssl ffmpeg libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libcurl4-openssl-dev chromium
-          python3-jsonschema python3-numpy python3-scipy python3-sklearn make groff-base python3-yaml python3-venv
+          python3-jsonschema python3-numpy python3-scipy python3-sklearn python3-pandas python3-venv python3-yaml
+          make groff-base nghttp2-server zsh
           gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
           gstreamer1.0-libav python3-gi gir1.2-gstreamer-1.0)
 missing=()
@@ -34,13 +38,16 @@ else
     done
 fi
 
-# ---- Dask distributed (docs/cluster.md), from PyPI into the virtual environment /opt/hlsplay/python --------
-# Debian 12 packages no Dask distributed as recent as this, so it comes from PyPI, pinned with what it pulls
-# in (the versions one `pip install dask==… distributed==…` resolved), into a venv that also sees Debian's
-# python3-* packages (--system-site-packages: psutil, PyYAML, packaging come from Debian). Tools/test.sh runs
-# the Python tests with /opt/hlsplay/python/bin/python3; `grid.py --scheduler` needs that interpreter.
-venv=/opt/hlsplay/python
-dask_packages=(dask==2026.8.0 distributed==2026.8.0 click==8.5.1 cloudpickle==3.1.3 fsspec==2026.9.0
+# ---- PyPI packages, into the virtual environment $HLSPLAY_PYTHON_ENV (default /opt/hlsplay/python) ---------
+# DuckDB (the DuckDB one-liner of docs/session-log.md) is on PyPI only, and Debian 12 packages no Dask
+# distributed as recent as this (docs/cluster.md). Debian's python3 is externally managed (PEP 668), so they
+# go into a virtual environment at a fixed path, made with --system-site-packages so that its python3 also
+# sees the Debian modules above (jsonschema, NumPy, SciPy, scikit-learn, pandas, PyYAML, gi, psutil).
+# Tools/test.sh runs the Python tests with that interpreter; `grid.py --scheduler` needs it. Every version
+# is pinned, Dask's with what it pulls in (the versions one `pip install dask==… distributed==…` resolved).
+venv="${HLSPLAY_PYTHON_ENV:-/opt/hlsplay/python}"
+pypi_packages=(duckdb==1.1.3
+               dask==2026.8.0 distributed==2026.8.0 click==8.5.1 cloudpickle==3.1.3 fsspec==2026.9.0
                importlib_metadata==10.2.0 zipp==4.1.2 lazy_importer==0.1.0 jinja2==3.1.6 markupsafe==3.0.4
                locket==1.0.0 msgpack==1.2.4 partd==1.4.2 sortedcontainers==2.4.0 tblib==3.2.2 toolz==1.2.0
                tornado==6.6.1 zict==3.0.0)
@@ -50,12 +57,17 @@ if [ ! -x "$venv/bin/python3" ]; then
     echo "install-deps: creating $venv" >&2
     $SUDO /usr/bin/python3 -m venv --system-site-packages "$venv"
 fi
-if "$venv/bin/python3" -c 'import sys, importlib.metadata as m
+pinned_present() {
+    "$venv/bin/python3" -c 'import sys, importlib.metadata as m
 want = dict(a.split("==") for a in sys.argv[1:])
-sys.exit(any(m.version(k) != v for k, v in want.items()))' "${dask_packages[@]}" 2>/dev/null; then
-    echo "install-deps: Dask distributed ${dask_packages[0]#dask==} present in $venv" >&2
+sys.exit(any(m.version(k) != v for k, v in want.items()))' "${pypi_packages[@]}" 2>/dev/null
+}
+if pinned_present; then
+    echo "install-deps: ${#pypi_packages[@]} PyPI packages present in $venv" >&2
 else
-    echo "installing into $venv: ${dask_packages[*]}" >&2
-    $SUDO "$venv/bin/pip" install -q --disable-pip-version-check "${dask_packages[@]}"
+    echo "installing into $venv: ${pypi_packages[*]}" >&2
+    $SUDO "$venv/bin/pip" install -q --disable-pip-version-check "${pypi_packages[@]}"
+    pinned_present || { echo "install-deps: the PyPI packages did not install into $venv" >&2; exit 1; }
+    "$venv/bin/python3" -c "import duckdb, dask.distributed, jsonschema" || { echo "install-deps: $venv cannot import them" >&2; exit 1; }
 fi
-# ---- end of Dask distributed ------------------------------------------------------------------------------
+# ---- end of PyPI packages ------------------------------------------------------------------------------------

@@ -28,11 +28,11 @@ fi
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), GStreamer as the ABR
 # evaluation's peer player in real runs (about a minute), and make install into a
 # temporary DESTDIR with the release binaries just built (about a minute; skipped under --fast).
-# The venv install-deps.sh makes (/opt/hlsplay/python: Dask distributed for Tools/tests/test_distribute.py,
-# and Debian's python3-* packages through --system-site-packages), else Debian's interpreter: the one
-# install-deps.sh's python3-* packages (jsonschema, numpy, SciPy, scikit-learn, gi for GStreamer)
-# install into. A python3 earlier on PATH (pyenv, another virtualenv) may lack them.
-py=/opt/hlsplay/python/bin/python3
+# The virtual environment install-deps.sh makes ($HLSPLAY_PYTHON_ENV, default /opt/hlsplay/python: DuckDB
+# and Dask distributed from PyPI, and Debian's python3-* packages — jsonschema, NumPy, SciPy, scikit-learn,
+# pandas, gi for GStreamer — through --system-site-packages), else Debian's interpreter; a python3 earlier
+# on PATH (pyenv, another virtualenv) may lack them.
+py="${HLSPLAY_PYTHON_ENV:-/opt/hlsplay/python}/bin/python3"
 [ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests

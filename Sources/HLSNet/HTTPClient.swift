@@ -263,6 +263,7 @@ public final class HTTPClient: @unchecked Sendable {
         check(hls_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, configuration.verifyTLS ? 1 : 0), "SSL_VERIFYPEER")
         check(hls_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, configuration.verifyTLS ? 2 : 0), "SSL_VERIFYHOST")
+        if let caFile = configuration.caCertificateFile { check(hls_curl_setopt_str(easy, CURLOPT_CAINFO, caFile), "CAINFO") }
         check(hls_curl_setopt_str(easy, CURLOPT_USERAGENT, configuration.userAgent), "USERAGENT")
         if let proxy = configuration.proxy { check(hls_curl_setopt_str(easy, CURLOPT_PROXY, proxy), "PROXY") }
         check(
@@ -399,7 +400,13 @@ public final class HTTPClient: @unchecked Sendable {
                     return fail(info.timings.connectSeconds == 0 ? .connect : .firstByteTimeout, message)
                 }
                 return fail(.transferTimeout, message)
-            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+            case CURLE_PEER_FAILED_VERIFICATION:
+                // The peer's certificate (chain, dates, name) is not trusted: say by what, and the way out.
+                let trust =
+                    configuration.caCertificateFile.map { "not trusted by the CA certificates in \($0)" }
+                    ?? "not trusted by the system's CA certificates: --cacert FILE trusts a private CA, -k/--insecure skips the check"
+                return fail(.tls, "\(message) (\(trust))")
+            case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
                 CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
                 CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
                 CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,

@@ -218,6 +218,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// `--proxy`: the proxy every request goes through (libcurl's syntax, e.g. http://host:3128,
     /// socks5h://host:1080). nil: libcurl's own choice (the http_proxy, https_proxy, no_proxy variables).
     public var proxy: String?
+    /// `--cacert`: a PEM file of the certificate authorities that verify a TLS peer, in place of the
+    /// system's bundle (CURLOPT_CAINFO, as curl's `--cacert`). nil: libcurl's default bundle.
+    public var caCertificateFile: String?
 
     public init(
         maxRedirects: Int = 5, verifyTLS: Bool = true,

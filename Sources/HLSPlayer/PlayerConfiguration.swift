@@ -52,6 +52,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public static let maxDecodeThreadCount = 16
     /// Verify TLS certificates.
     public var verifyTLS = true
+    /// `--cacert`: the PEM file of the certificate authorities trusted for TLS instead of the
+    /// system's bundle; nil: the system's.
+    public var caCertificateFile: String?
     /// Stall timeout for a request: no byte for this long aborts it, seconds.
     public var requestStallTimeoutSeconds: Double = 10
     /// First-byte timeout for a request, seconds (hls.js uses 10 s).
@@ -170,7 +173,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             wedge, session, retry, trickle, noProgressTimeoutSeconds,
             predictor, abr, modelPath, policy, cmcd, redactURLs,
             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
-            maxResolution, maxForwardBufferBytes, allowAnyLocalFile, requestHeaders, userAgent, proxy
+            maxResolution, maxForwardBufferBytes, allowAnyLocalFile, requestHeaders, userAgent, proxy, caCertificateFile
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -219,6 +222,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encodeIfPresent(userAgent, forKey: .userAgent)
         // A proxy URL's credentials are redacted like any URL's (the log line goes through OutgoingText).
         try c.encodeIfPresent(proxy, forKey: .proxy)
+        try c.encodeIfPresent(caCertificateFile, forKey: .caCertificateFile)
     }
 }
 

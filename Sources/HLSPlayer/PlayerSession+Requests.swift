@@ -140,12 +140,12 @@ extension PlayerSession {
                         breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
                     }
                 }
-                recorder.record(
-                    .requestEnd(
-                        RequestEnd(
-                            requestID: requestID, url: sentURL, purpose: purpose, status: response.statusCode,
-                            bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
-                            tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)))
+                var end = RequestEnd(
+                    requestID: requestID, url: sentURL, purpose: purpose, status: response.statusCode,
+                    bytes: response.body.count, ok: true, connectionReused: response.connectionReused, timings: timings,
+                    tcpInfo: response.tcpInfo.map(TCPInfoRecord.init), throughputBps: throughput, sampleVerdict: verdict)
+                end.httpVersion = response.exchange?.httpVersion
+                recorder.record(.requestEnd(end))
                 recorder.addHAREntry(
                     .make(
                         requestID: requestID, purpose: purpose, startedAt: wallStart,
@@ -305,6 +305,7 @@ extension PlayerSession {
             errorMessage: error.message)
         if error.kind != .httpStatus { end.aborted = true }
         if error.kind == .cancelled { end.cancelReason = cancelReason(abort) }
+        end.httpVersion = exchange.httpVersion
         return end
     }
 

@@ -358,10 +358,11 @@ public final class PlayerSession: @unchecked Sendable {
     }
 
     /// The HTTP client settings a configuration asks for (`--header`, `--cookie`, `--user-agent`,
-    /// `--referer`, `--proxy`, `--insecure`, local files): one place, for playback and `check` alike.
+    /// `--referer`, `--proxy`, `--insecure`, `--cacert`, local files): one place, for playback and `check` alike.
     static func httpConfiguration(_ configuration: PlayerConfiguration) -> HTTPClientConfiguration {
         var httpConfig = HTTPClientConfiguration()
         httpConfig.verifyTLS = configuration.verifyTLS
+        httpConfig.caCertificateFile = configuration.caCertificateFile
         httpConfig.userHeaders = configuration.requestHeaders
         if let agent = configuration.userAgent { httpConfig.userAgent = agent }
         httpConfig.proxy = configuration.proxy

@@ -44,6 +44,8 @@ struct Arguments {
     var rampSeconds = 0.0
     var noDecode = false
     var insecure = false
+    /// `--cacert`: the CA certificates (PEM) that verify TLS peers instead of the system's.
+    var caCertificateFile: String?
     var headers: [UserHeader] = []
     var userAgent: String?
     var proxy: String?
@@ -131,7 +133,9 @@ struct Arguments {
           --proxy URL                every request through this proxy (http://host:3128,
                                      socks5h://host:1080); default: libcurl's http_proxy,
                                      https_proxy and no_proxy environment variables
-          --insecure                 do not verify TLS certificates
+          --cacert FILE              verify TLS peers with the CA certificates (PEM) in FILE
+                                     instead of the system's (a private CA, as curl --cacert)
+          -k, --insecure             do not verify TLS certificates and host names
           --status / --no-status     force the live status line on stderr on or off
                                      (default: on when stderr is a terminal)
           --version                  print the version and exit
@@ -165,7 +169,17 @@ struct Arguments {
             case "--json": a.json = true
             case "--help", "-h": a.help = true
             case "--version": a.version = true
-            case "--insecure": a.insecure = true
+            case "--insecure", "-k": a.insecure = true
+            case "--cacert":
+                let w = try value(for: word)
+                // Read now, so a typo is a usage error before anything runs, not a TLS failure later.
+                guard let pem = FileManager.default.contents(atPath: w), !pem.isEmpty else {
+                    throw UsageError(message: "--cacert: cannot read a CA certificate file at '\(w)'")
+                }
+                guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                    throw UsageError(message: "--cacert: '\(w)' holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+                }
+                a.caCertificateFile = w
             case "--header":
                 let w = try value(for: word)
                 do {
@@ -364,6 +378,7 @@ extension Arguments {
         configuration.decode = !noDecode
         configuration.estimateStorePath = estimateStorePath
         configuration.verifyTLS = !insecure
+        configuration.caCertificateFile = caCertificateFile
         if let v = maxResolution { configuration.maxResolution = v }
         if let v = maxBufferBytes { configuration.maxForwardBufferBytes = v > 0 ? v : nil }
         configuration.allowAnyLocalFile = allowAnyLocalFile

@@ -25,8 +25,8 @@ enum CheckCommand {
           --json            one JSON object per URL or FILE (fields: docs/playlist-parsing.md)
           --base URL        the URL that a FILE's relative URIs resolve against
                             (default: the file's own URL)
-          --header, --cookie, --user-agent, --referer, --proxy, --insecure, --no-redact,
-          --first-byte-timeout, --stall-timeout: as for playback ('hlsplay --help')
+          --header, --cookie, --user-agent, --referer, --proxy, --cacert, -k/--insecure,
+          --no-redact, --first-byte-timeout, --stall-timeout: as for playback ('hlsplay --help')
 
         Exit status: 0 no errors (FILE: all accepted); 65 errors found (FILE: some
         rejected); 64 usage error; 66 unreadable file; 69 a fetch failed.
@@ -34,9 +34,9 @@ enum CheckCommand {
 
     /// Options that shape requests, taken as playback takes them (Arguments), with a value or without.
     static let requestOptionsWithValue: Set<String> = [
-        "--header", "--cookie", "--user-agent", "--referer", "--proxy", "--first-byte-timeout", "--stall-timeout"
+        "--header", "--cookie", "--user-agent", "--referer", "--proxy", "--cacert", "--first-byte-timeout", "--stall-timeout"
     ]
-    static let requestFlags: Set<String> = ["--insecure", "--no-redact"]
+    static let requestFlags: Set<String> = ["--insecure", "-k", "--no-redact"]
 
     struct Result: Encodable {
         var file: String

@@ -40,7 +40,7 @@ enum SimulateCommand {
 
     /// Options of a real session that mean nothing in virtual time.
     static let refused: Set<String> = [
-        "--then", "--sessions", "--ramp", "--har", "--cmcd", "--audio-lang", "--insecure",
+        "--then", "--sessions", "--ramp", "--har", "--cmcd", "--audio-lang", "--insecure", "-k", "--cacert",
         "--estimate-store", "--cold", "--no-decode", "--decode-threads", "--first-byte-timeout",
         "--stall-timeout", "--status", "--no-status", "--no-redact", "--headless"
     ]

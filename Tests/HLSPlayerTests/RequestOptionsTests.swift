@@ -81,7 +81,8 @@ import TestSupport
         let master = try Repo.requireSamples("short-2s").appendingPathComponent("master.m3u8").path
         for (args, says) in [
             (["--header", "NoColon"], "--header"), (["--header", "Bad Name: x"], "--header"),
-            (["--cookie", "nocookie"], "--cookie"), (["--proxy", ""], "--proxy")
+            (["--cookie", "nocookie"], "--cookie"), (["--proxy", ""], "--proxy"),
+            (["--cacert", "/nonexistent/ca.pem"], "--cacert: cannot read"), (["--cacert", master], "holds no PEM certificate")
         ] {
             let run = try runHlsplay([master, "--headless"] + args, timeoutSeconds: 30)
             #expect(run.status == 64, "\(args): \(run.status) \(run.stderr)")

@@ -13,7 +13,8 @@ order of ModelLocator and SampleLocator), and the value words of options whose h
 prose (VALUE_WORDS: generation fails if a listed word is missing from that option's help).
 
 The help grammar read here (every --help of the project follows it): the first block, up to a blank
-line, is the synopsis; an option line is indented and starts with `--name` (or `--a / --b`), then
+line, is the synopsis; an option line is indented and starts with `--name` (or `--a / --b`, or a
+short alias first: `-k, --insecure`), then
 an optional argument (`FILE`, `AT:DUR`, `SECONDS|off`, `query|header`, `'NAME: VALUE'`), then its
 description, which continues on the lines indented deeper; any other line is prose.
 """
@@ -24,7 +25,7 @@ import subprocess
 import sys
 
 OPTION_LINE = re.compile(
-    r"^(?P<indent> +)(?P<names>--[a-z0-9][a-z0-9-]*(?: / --[a-z0-9][a-z0-9-]*)*)"
+    r"^(?P<indent> +)(?P<names>(?:-[a-zA-Z], )?--[a-z0-9][a-z0-9-]*(?: / --[a-z0-9][a-z0-9-]*)*)"
     r"(?:[ =](?P<arg>'[^']*'|[A-Z][A-Z0-9_:.]*(?:x[A-Z]+)?(?:\|[a-z0-9]+)*|[a-z0-9-]+(?:\|[a-z0-9-]+)+))?"
     r"(?: +(?P<desc>\S.*))?$")
 # Any option a help text names, in an option line or in prose.
@@ -127,7 +128,7 @@ def parse_help(text):
         m = OPTION_LINE.match(line)
         indent = len(line) - len(line.lstrip(" "))
         if m and (option is None or indent <= option.indent):
-            option = Option(m.group("names").split(" / "), m.group("arg"), m.group("desc"), indent)
+            option = Option(re.split(r", | / ", m.group("names")), m.group("arg"), m.group("desc"), indent)
             items.append(("option", option))
             para = None
         elif option is not None and indent > option.indent:

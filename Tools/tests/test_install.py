@@ -4,6 +4,8 @@ LD_LIBRARY_PATH) and, as root, with the toolchain's runtime folder hidden under 
 mount namespace of their own (a dynamic build fails there: libswiftCore.so not found), and find their model and sample ladder under PREFIX/share/hlsplay, not in this
 checkout; the man pages name every option of every --help and render without a groff warning; the
 bash completion completes options, subcommands and option values; `make uninstall` removes it all.
+The zsh completion, generated from the debug binaries (so not slow, and never skipped by the above),
+is loaded in a real interactive zsh on a pseudo-terminal and asked for options and their values.
 
 Slow: it needs the release binaries with the Swift standard library linked in, which `make` and
 Tools/test.sh build (`swift build -c release --static-swift-stdlib`); `make install` then only
@@ -12,7 +14,7 @@ checks that they are current. Skipped under Tools/test.sh --fast (HLSPLAY_SKIP_S
 
 Run: python3 -B -m unittest Tools/tests/test_install.py   (from the repository)
 """
-import json, os, re, shutil, subprocess, sys, tempfile, unittest
+import json, os, re, shutil, signal, subprocess, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -275,6 +277,139 @@ class InstallTests(unittest.TestCase):
             path = os.path.join(self.usr, "share/zsh/site-functions", name)
             run = subprocess.run(["zsh", "-n", path], stderr=subprocess.PIPE, text=True)
             self.assertEqual((run.returncode, run.stderr), (0, ""), name)
+
+
+# How long zsh may take to start (compinit) or to answer one TAB, seconds: generous for a loaded machine.
+ZSH_ANSWER_SECONDS = 60
+
+
+def zsh_completions(completion_dir, lines, cwd):
+    """What zsh's completion system offers for each command line of `lines` (TAB typed at its end),
+    with the completion functions of `completion_dir` first on fpath: a real interactive zsh (-f: no
+    user files) on a pseudo-terminal, its line editor driven as a person types. Every match a
+    completion function adds is also written to a file: a `compadd` function in front of the builtin
+    asks it (`-O`) which of the words match what is typed, as the real add does. TAB is bound to a
+    widget that completes, marks the end of that answer in the file and clears the line, so each
+    line's matches are known without waiting on a clock. Returns one sorted list per line."""
+    import pty
+    import select
+    import time
+    handle, out = tempfile.mkstemp(prefix="hlsplay-zsh-matches-")  # outside cwd: not a file to complete
+    os.close(handle)
+    setup = "\n".join([
+        "bindkey -e; unsetopt beep; LISTMAX=100000",
+        f"fpath=({shquote(completion_dir)} $fpath); autoload -Uz compinit; compinit -u -D",
+        "compadd() {",
+        "  if (( ${@[(I)-[ODA]]} )); then builtin compadd \"$@\"; return; fi",
+        f"  local -a matched; builtin compadd -O matched \"$@\"; (( $#matched )) && print -rl -- $matched >>| {shquote(out)}",
+        "  builtin compadd \"$@\"",
+        "}",
+        f"_hlsplay_test_tab() {{ zle complete-word; print -r -- '<answered>' >>| {shquote(out)}; BUFFER=; CURSOR=0 }}",
+        "zle -N _hlsplay_test_tab; bindkey '^I' _hlsplay_test_tab",
+        f"print -r -- '<ready>' >>| {shquote(out)}", ""])
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: zsh on the terminal
+        try:
+            os.chdir(cwd)
+            os.execve(shutil.which("zsh"), ["zsh", "-f", "-i"], {"PATH": "/usr/bin:/bin", "TERM": "dumb", "HOME": cwd})
+        finally:
+            os._exit(127)
+    screen = b""
+
+    def written():
+        with open(out) as f:
+            return f.read()
+
+    def wait_for(done, what):
+        nonlocal screen
+        deadline = time.monotonic() + ZSH_ANSWER_SECONDS
+        while not done(written()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"zsh: no {what} within {ZSH_ANSWER_SECONDS} s; its terminal: {screen[-2000:]!r}")
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    screen += os.read(fd, 65536)  # drained, so zsh never blocks on a full terminal
+                except OSError:
+                    pass
+    try:
+        os.write(fd, setup.encode())
+        wait_for(lambda text: "<ready>\n" in text, "start")
+        for n, line in enumerate(lines, 1):
+            os.write(fd, (line + "\t").encode())
+            wait_for(lambda text: text.count("<answered>\n") >= n, f"answer to {line!r}")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(fd)
+    text = written().split("\n")
+    os.unlink(out)
+    answers, current = [], []
+    for word in text[text.index("<ready>") + 1:]:
+        if word == "<answered>":
+            answers.append(sorted(set(current)))
+            current = []
+        elif word:
+            current.append(word)
+    return answers
+
+
+class ZshCompletionTests(unittest.TestCase):
+    """The zsh completion as zsh runs it: generated by gen-docs.py from the debug binaries' --help (as
+    `make install` does from the release ones), loaded by compinit in a real zsh, and asked."""
+
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("zsh") is None:
+            if os.environ.get("CI") == "true":
+                raise AssertionError("zsh is not installed: Tools/install-deps.sh installs it")
+            raise unittest.SkipTest("zsh is not installed (Tools/install-deps.sh)")
+        cls.tmp = tempfile.TemporaryDirectory(prefix="hlsplay-zsh-")
+        gen = os.path.join(cls.tmp.name, "gen")
+        run = subprocess.run(
+            [sys.executable, os.path.join(REPO, "Tools", "install", "gen-docs.py"),
+             "--hlsplay", tools.find_binary("hlsplay", "debug"), "--hls-origin", tools.find_binary("hls-origin", "debug"),
+             "--out", gen, "--date", "2000-01-01"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            timeout=MAKE_TIMEOUT_SECONDS)
+        if run.returncode != 0:
+            raise AssertionError(f"gen-docs.py failed: {run.stdout}")
+        cls.completions = os.path.join(gen, "zsh")
+        cls.cwd = os.path.join(cls.tmp.name, "cwd")
+        os.makedirs(cls.cwd)
+        for name in ("ca.pem", "session-a.jsonl"):
+            open(os.path.join(cls.cwd, name), "w").close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_zsh_completes_options_and_their_values(self):
+        cases = [
+            ("hlsplay --ab", ["--abr"]),
+            ("hlsplay --abr ", ["bola", "bola-e", "dynamic", "hlsplay", "mpc", "robust-mpc", "throughput"]),
+            ("hlsplay --abr=b", ["bola", "bola-e"]),
+            ("hlsplay --pred", ["--predictor"]),
+            ("hlsplay --startup-cap ", ["auto", "first-variant", "off"]),
+            ("hlsplay --cac", ["--cacert"]),
+            ("hlsplay --cacert ", ["ca.pem", "session-a.jsonl"]),
+            ("hlsplay --insec", ["--insecure"]),
+            ("hlsplay --duration ", []),  # a free value: neither options nor files
+            ("hlsplay check --j", ["--json"]),
+            ("hlsplay report --ht", ["--html"]),
+            ("hlsplay simulate x --trace-format s", ["sabre"]),
+            ("hlsplay simulate x --predictor th", ["threshold"]),
+            ("hls-origin d --trace-format m", ["mahimahi"]),
+            ("hls-origin --ll", ["--ll-hls"]),
+        ]
+        answers = zsh_completions(self.completions, [line for line, _ in cases], self.cwd)
+        self.assertEqual(len(answers), len(cases))
+        for (line, expected), got in zip(cases, answers):
+            self.assertEqual(got, expected, f"zsh completing {line!r}")
+        # A subcommand is offered at the first word, beside files.
+        first = zsh_completions(self.completions, ["hlsplay si"], self.cwd)[0]
+        self.assertIn("simulate", first)
 
 
 class UninstallTests(unittest.TestCase):

@@ -143,6 +143,9 @@ public struct RequestEnd: Sendable, Equatable, Codable {
     public var throughputBps: Double?
     /// Whether the estimator counted the sample.
     public var sampleVerdict: SampleVerdict?
+    /// The HTTP version of the response as libcurl reports it (`HTTP/1.1`, `HTTP/2`; CURLINFO_HTTP_VERSION):
+    /// HTTP/2 when TLS negotiated it by ALPN. Absent when no response came, and for local files.
+    public var httpVersion: String?
     public init(
         requestID: Int, url: String, purpose: RequestPurpose, status: Int?, bytes: Int, ok: Bool,
         connectionReused: Bool? = nil, timings: TimingsRecord? = nil, tcpInfo: TCPInfoRecord? = nil,
