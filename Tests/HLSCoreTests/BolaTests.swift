@@ -169,7 +169,7 @@ import Testing
             }
         }
         // The edge: the most bytes loaded at which the paper's comparison still abandons.
-        let minimumLoaded = Int(0.5 * rate / 8) + 1  // past the grace period
+        let minimumLoaded = Int(0.5 * rate / 8) + 1 // past the grace period
         let edge = try #require((minimumLoaded..<Self.topBytes).last { expectedToAbandon(loaded: $0) }, "an edge inside the segment")
         #expect(edge > minimumLoaded + 1000, "the edge is not at the grace period's end")
         let at = Self.judge(bola, loaded: edge, rateBps: rate, bufferSeconds: buffer)
@@ -224,7 +224,7 @@ import Testing
         // A deep placeholder makes BOLA's objective prefer finishing, but 3 s of real buffer cannot wait for the
         // rest at 4 Mbit/s: the insufficient-buffer rule takes a rung whose whole segment arrives in time.
         var bola = BolaE(bitratesBps: Self.ladderBps, segmentDurationSeconds: Self.durationSeconds)
-        _ = bola.decide(bufferSeconds: 0, throughputBps: 100_000_000)  // startup at the top: a large placeholder
+        _ = bola.decide(bufferSeconds: 0, throughputBps: 100_000_000) // startup at the top: a large placeholder
         bola.idled(seconds: 20)
         _ = bola.decide(bufferSeconds: 3, throughputBps: 100_000_000)
         let a = Self.judge(bola, loaded: Self.topBytes / 4, rateBps: 4_000_000, bufferSeconds: 3)
@@ -235,7 +235,7 @@ import Testing
 
     @Test func firstSegment_abandonsToWhatTheMeasuredRateSustains() {
         var bola = BolaE(bitratesBps: Self.ladderBps, segmentDurationSeconds: Self.durationSeconds)
-        _ = bola.decide(bufferSeconds: 0, throughputBps: 100_000_000)  // startup: the top rung
+        _ = bola.decide(bufferSeconds: 0, throughputBps: 100_000_000) // startup: the top rung
         let a = Self.judge(bola, loaded: Self.topBytes / 10, rateBps: 4_000_000, bufferSeconds: 0)
         #expect(a.abandons && a.reason == .startupThroughput || a.reason == .insufficientBuffer, "\(a)")
         #expect((a.chosenRung ?? 4) <= 2, "0.9 × 4 Mbit/s sustains 3 Mbit/s at most")

@@ -156,7 +156,7 @@ import Testing
                         var end = RequestEnd(
                             requestID: 4, url: "v1/s0", purpose: .segment, status: nil, bytes: 100, ok: false, errorKind: .cancelled,
                             errorMessage: "wedged (byte-progress monitor)")
-                        end.cancelReason = .wedged  // as a real session's request.end says it
+                        end.cancelReason = .wedged // as a real session's request.end says it
                         return end
                     }()),
                 .retryScheduled(RetryScheduled(requestID: 4, url: "v1/s0", attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout))

@@ -168,7 +168,8 @@ import Testing
         var state = AbrRuleState(name: .bolaE)
         let hlsplay = SelectionDecision(variantIndex: 0, reason: .hold, sustainableVariantIndex: 0)
         let t = SessionCoreTests.at(0)
-        _ = state.decide(snapshot: Self.snapshot(bufferSeconds: 0, estimateBps: 10_000_000, capBps: nil), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
+        _ = state.decide(
+            snapshot: Self.snapshot(bufferSeconds: 0, estimateBps: 10_000_000, capBps: nil), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
         let (capped, cappedRecord, _) = state.decide(
             snapshot: Self.snapshot(bufferSeconds: 28, estimateBps: 10_000_000, capBps: 620_000), hlsplay: hlsplay, segmentDurationSeconds: 6, at: t)
         #expect(cappedRecord.ruleVariantIndex == 4 && cappedRecord.clamped && capped.variantIndex == 1, "\(cappedRecord)")

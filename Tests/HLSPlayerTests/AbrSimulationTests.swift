@@ -88,7 +88,9 @@ import TestSupport
                 }, "the segment fetched again", sourceLocation: sourceLocation)
             #expect(refetch["variantIndex"] as? Int == variant, sourceLocation: sourceLocation)
             #expect(
-                run.events("segment.buffered").contains { $0["mediaSequence"] as? Int == sequence && ($0["variantIndex"] as? Int ?? .max) <= variant },
+                run.events("segment.buffered").contains {
+                    $0["mediaSequence"] as? Int == sequence && ($0["variantIndex"] as? Int ?? .max) <= variant
+                },
                 "and buffered at that rung (or lower, when the re-request was abandoned too)", sourceLocation: sourceLocation)
         }
     }

@@ -177,7 +177,8 @@ private final class HTTP2Origin {
         let ends = run.events("request.end")
         #expect(ends.count == 1, "a certificate failure is not retried: \(ends.count) requests")
         #expect(ends.first?["errorKind"] as? String == "tls" && ends.first?["ok"] as? Bool == false)
-        #expect((ends.first?["errorMessage"] as? String ?? "").contains("self-signed certificate"))
+        let errorMessage = ends.first?["errorMessage"] as? String ?? ""
+        #expect(errorMessage.contains("self-signed certificate"), "\(errorMessage)")
         #expect(run.summary?["error"] != nil, "\(run.summary ?? [:])")
         #expect(((run.har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.count == 1)
         #expect(check.status == 69 && check.stdout.contains("self-signed certificate"), "check: \(check.stdout) \(check.stderr)")
