@@ -45,7 +45,7 @@ DIR_ARGS = {"ROOT", "LADDER"}
 VALUE_WORDS = {
     ("hlsplay", "--predictor"): ["model", "heuristic", "threshold", "off"],
     ("hlsplay", "--startup-cap"): ["auto", "off", "first-variant"],
-    ("hlsplay", "--abr"): ["hlsplay", "throughput", "bola", "bola-e", "dynamic", "mpc", "robust-mpc"],
+    ("hlsplay", "--abr"): ["hlsplay", "throughput", "bola", "bola-e", "dynamic", "mpc", "robust-mpc", "hlsplay-mpc"],
     ("simulate", "--trace-format"): ["mahimahi", "pensieve", "sabre"],
     ("hls-origin", "--trace-format"): ["mahimahi", "pensieve", "sabre"],
 }

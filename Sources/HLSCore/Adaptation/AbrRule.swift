@@ -26,6 +26,8 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     case mpc
     /// MPC on the estimate divided by 1 + the largest recent prediction error (`PredictionErrorTracker`).
     case robustMPC = "robust-mpc"
+    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk (`RiskAwareMPC`).
+    case hlsplayMPC = "hlsplay-mpc"
 }
 
 /// A reference rule's choice and what it saw, logged on `abr.decision` as `abr`.
@@ -64,6 +66,11 @@ public struct AbrRuleRecord: Sendable, Equatable, Codable {
     public var plannedRebufferSeconds: Double?
     /// RobustMPC: the largest relative throughput prediction error of the recent segments.
     public var predictionErrorMax: Double?
+    /// hlsplay-mpc: the stall predictor's last risk (probability of a stall within its horizon; absent: no
+    /// predictor, or none evaluated yet, taken as 0), and the rebuffering the best plan expects if the link
+    /// is silent for the predictor's horizon first, seconds.
+    public var stallRisk: Double?
+    public var riskyRebufferSeconds: Double?
 }
 
 /// A reference rule's abandonment of the segment request in flight (`abr.abandon`): BOLA-E's judgement
@@ -135,6 +142,8 @@ public struct AbrRuleState: Sendable, Equatable {
     private var rungs: [LadderRung] = []
     /// An abandonment the shell acted on: the next decision (the same segment, re-requested) takes its rung.
     private var pendingAbandonment: BolaAbandonment?
+    /// The stall predictor's last risk (hlsplay-mpc's risk term); nil before one, or when it failed.
+    public private(set) var lastStallRisk: Double?
 
     public init(name: AbrRuleName) { self.name = name }
 
@@ -242,6 +251,20 @@ public struct AbrRuleState: Sendable, Equatable {
                 record.reason = "throughput"
                 record.dynamicMode = AbrRuleName.throughput.rawValue
             }
+        case .hlsplayMPC:
+            // RobustMPC's pessimistic prediction (docs/abr.md: the plain estimate failed a tuning trace).
+            let throughput = errorTracker.robust(s.estimateBps)
+            record.predictionErrorMax = errorTracker.maxError
+            let d = RiskAwareMPC.decide(
+                bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
+                throughputBps: throughput, stallRisk: lastStallRisk, configuration: Self.riskAwareConfiguration)
+            rung = d.rung
+            record.reason = "plan"
+            record.throughputBps = throughput
+            record.plannedQoE = d.plannedQoE
+            record.plannedRebufferSeconds = d.plannedRebufferSeconds
+            record.riskyRebufferSeconds = d.riskyRebufferSeconds
+            record.stallRisk = lastStallRisk
         case .mpc, .robustMPC:
             var throughput = s.estimateBps
             if name == .robustMPC {
@@ -306,6 +329,12 @@ public struct AbrRuleState: Sendable, Equatable {
         return c
     }
 
+    static var riskAwareConfiguration: RiskAwareMPC.Configuration {
+        var c = RiskAwareMPC.Configuration()
+        c.bufferCapacitySeconds = bolaBufferTargetSeconds
+        return c
+    }
+
     /// The loader's idle time since the last segment landed (a full buffer, a pause), not counting the
     /// rule's own waits, seconds.
     func idleSeconds(at now: MonotonicInstant) -> Double {
@@ -323,6 +352,9 @@ public struct AbrRuleState: Sendable, Equatable {
             self.predictedBps = nil
         }
     }
+
+    /// The stall predictor gave `risk` (nil: it failed): hlsplay-mpc's next decision prices its plans with it.
+    public mutating func stallRiskObserved(_ risk: Double?) { lastStallRisk = risk }
 
     /// Playback stalled: BOLA-E drops its placeholder.
     public mutating func stalled() { bolaE?.stalled() }

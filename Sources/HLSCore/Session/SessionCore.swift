@@ -440,6 +440,7 @@ public struct SessionCore: Sendable {
             thermalMaxCelsius: device.thermalMaxCelsius)
         let (risk, actions) = controller.evaluate(predictor, features: features, at: now)
         policyController = controller
+        abrRule.stallRiskObserved(risk)
         var changed = false
         for case .changePolicy(let change) in actions {
             applyKnobs(change.knobs)

@@ -1,0 +1,106 @@
+// hlsplay's candidate rule (`--abr hlsplay-mpc`): model-predictive control whose rebuffer term is the stall
+// predictor's risk. Pure.
+//
+// RobustMPC (ModelPredictive.swift) plans every rung sequence over a few segments against one throughput
+// prediction; a plan that expects no rebuffering is priced as if the link could not fail. hlsplay has what
+// the published rule lacks: a stall predictor (docs/stall-prediction.md) that, from the buffer, the
+// estimator's fast and slow averages, the first-byte time and the request in flight, gives the probability
+// that playback stalls within its horizon. This rule prices each plan in two futures:
+//   - the link delivers as predicted (probability 1 − p), and
+//   - the link delivers nothing for the predictor's horizon first (probability p, the predicted stall risk),
+// and takes the first rung of the plan with the best expected QoE
+//     (1 − p) · QoE(plan | predicted link) + p · QoE(plan | link silent for H seconds, then as predicted)
+// with the linear QoE of the MPC papers (Σ Mbit/s − λ · Σ |change| − μ · rebuffer s). A low risk leaves the
+// plan to the throughput prediction; a high one makes the rebuffering a deep rung would cause in the silent
+// future count, in proportion to how likely the predictor thinks it is. Without a predictor (`--predictor
+// off`) p is 0 and the rule is MPC on its throughput prediction.
+
+import Foundation
+
+public enum RiskAwareMPC {
+    public struct Configuration: Sendable, Equatable {
+        /// Segments planned ahead (as MPC: 5).
+        public var horizonSegments = 5
+        /// λ, per Mbit/s of bitrate change between consecutive segments (as MPC: 1).
+        public var switchPenalty = 1.0
+        /// μ, per second of rebuffering; nil: the top rung's bitrate in Mbit/s (as MPC and the summary's QoE).
+        public var rebufferPenaltyPerSecond: Double?
+        /// The buffer cannot grow past this, seconds (hlsplay's automatic forward-buffer target).
+        public var bufferCapacitySeconds = 30.0
+        /// How long the link is silent in the risky future, seconds: the stall predictor's horizon.
+        public var silentSeconds = defaultStallHorizonSeconds
+
+        public init() {}
+    }
+
+    public struct Decision: Sendable, Equatable {
+        /// Rung position in the ascending ladder.
+        public var rung: Int
+        /// The best plan's expected QoE over the horizon.
+        public var plannedQoE: Double
+        /// The rebuffering the best plan expects with the link as predicted, and with it silent first, seconds.
+        public var plannedRebufferSeconds: Double
+        public var riskyRebufferSeconds: Double
+    }
+
+    /// The first rung of the plan with the best expected QoE. `bitratesBps` ascending; `lastRung` the rung
+    /// playing (nil at the start: no switch penalty on the first segment); `stallRisk` the predictor's
+    /// probability of a stall within its horizon (nil: no predictor, taken as 0; clamped to 0…1).
+    public static func decide(
+        bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, lastRung: Int?, throughputBps: Double,
+        stallRisk: Double?, configuration: Configuration = Configuration()
+    ) -> Decision {
+        precondition(!bitratesBps.isEmpty && segmentDurationSeconds > 0, "MPC needs a ladder and a segment duration")
+        let rungs = bitratesBps.count
+        let horizon = max(1, configuration.horizonSegments)
+        let mbps = bitratesBps.map { $0 / 1e6 }
+        let mu = configuration.rebufferPenaltyPerSecond ?? mbps.max()!
+        let throughput = max(throughputBps, 1)
+        let p = min(1, max(0, (stallRisk?.isFinite == true ? stallRisk! : 0)))
+        let silent = max(0, configuration.silentSeconds)
+
+        /// Bitrate and switch terms, and the rebuffering of `plan` when the first download starts `delay` late.
+        func play(_ plan: [Int], delay: Double) -> Double {
+            var buffer = max(0, bufferSeconds)
+            var rebuffer = 0.0
+            for (k, m) in plan.enumerated() {
+                let download = bitratesBps[m] * segmentDurationSeconds / throughput + (k == 0 ? delay : 0)
+                if download > buffer {
+                    rebuffer += download - buffer
+                    buffer = 0
+                } else {
+                    buffer -= download
+                }
+                buffer = min(buffer + segmentDurationSeconds, configuration.bufferCapacitySeconds)
+            }
+            return rebuffer
+        }
+
+        var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
+        var plan = [Int](repeating: 0, count: horizon)
+        while true {
+            var gain = 0.0
+            var previous = lastRung
+            for m in plan {
+                gain += mbps[m]
+                if let previous { gain -= configuration.switchPenalty * abs(mbps[m] - mbps[previous]) }
+                previous = m
+            }
+            let rebuffer = play(plan, delay: 0)
+            let risky = p > 0 ? play(plan, delay: silent) : rebuffer
+            let qoe = gain - mu * ((1 - p) * rebuffer + p * risky)
+            if qoe > best.plannedQoE {
+                best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, riskyRebufferSeconds: risky)
+            }
+            var digit = horizon - 1
+            while digit >= 0 {
+                plan[digit] += 1
+                if plan[digit] < rungs { break }
+                plan[digit] = 0
+                digit -= 1
+            }
+            if digit < 0 { break }
+        }
+        return best
+    }
+}
