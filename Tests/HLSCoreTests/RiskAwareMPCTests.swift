@@ -57,7 +57,9 @@ import Testing
                 let own = RiskAwareMPC.decide(
                     bitratesBps: Self.ladderBps, segmentDurationSeconds: 2, bufferSeconds: bufferSeconds, lastRung: last,
                     throughputBps: throughput, stallRisk: nil)
-                #expect(own.rung == mpc.rung && abs(own.plannedQoE - mpc.plannedQoE) < 1e-9, "throughput \(throughput), last \(String(describing: last))")
+                #expect(
+                    own.rung == mpc.rung && abs(own.plannedQoE - mpc.plannedQoE) < 1e-9,
+                    "throughput \(throughput), last \(String(describing: last))")
             }
         }
     }
