@@ -388,7 +388,7 @@ class ZshCompletionTests(unittest.TestCase):
     def test_zsh_completes_options_and_their_values(self):
         cases = [
             ("hlsplay --ab", ["--abr"]),
-            ("hlsplay --abr ", ["bola", "bola-e", "dynamic", "hlsplay", "mpc", "robust-mpc", "throughput"]),
+            ("hlsplay --abr ", ["bola", "bola-e", "dynamic", "hlsplay", "hlsplay-mpc", "mpc", "robust-mpc", "throughput"]),
             ("hlsplay --abr=b", ["bola", "bola-e"]),
             ("hlsplay --pred", ["--predictor"]),
             ("hlsplay --startup-cap ", ["auto", "first-variant", "off"]),
