@@ -1004,9 +1004,7 @@ public final class PlayerSession: @unchecked Sendable {
             // decision (LoaderCore's rule: no decision, and no playlist loaded, for a segment that does not exist).
             // Judged on that variant's own playlist: after a switch `nextMediaSequence` is in its numbering (found by
             // time), so this holds whether or not the rungs share segment boundaries.
-            if !live, let current = currentLoadIndex, let playlist = mediaPlaylists[current], playlist.endList,
-                let last = playlist.segments.last, nextMediaSequence > last.mediaSequence
-            {
+            if !live, let current = currentLoadIndex, mediaPlaylists[current]?.hasEnded(before: nextMediaSequence) == true {
                 endTrack(.main)
                 if lock.withLock({ core.timeline.endOfStream }) { return }
                 continue
