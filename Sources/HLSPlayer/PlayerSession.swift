@@ -1000,6 +1000,15 @@ public final class PlayerSession: @unchecked Sendable {
                 sleepUnlessStopping(0.05)
                 continue
             }
+            // VOD: the variant loading has no segment after the last one loaded — the track is over, before any
+            // decision (LoaderCore's rule: no decision, and no playlist loaded, for a segment that does not exist).
+            // Judged on that variant's own playlist: after a switch `nextMediaSequence` is in its numbering (found by
+            // time), so this holds whether or not the rungs share segment boundaries.
+            if !live, let current = currentLoadIndex, mediaPlaylists[current]?.hasEnded(before: nextMediaSequence) == true {
+                endTrack(.main)
+                if lock.withLock({ core.timeline.endOfStream }) { return }
+                continue
+            }
             if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
             let previousVariant = currentLoadIndex ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
