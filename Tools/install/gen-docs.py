@@ -9,8 +9,9 @@ zsh/_hls-origin. `make install` runs it on the release binaries it installs (doc
 
 What the help text cannot say is kept here, beside the parser, and checked against the help where
 it names options: the NAME lines, the FILES and ENVIRONMENT sections (the model and sample lookup
-order of ModelLocator and SampleLocator), and the value words of options whose help lists them in
-prose (VALUE_WORDS: generation fails if a listed word is missing from that option's help).
+order of ModelLocator and SampleLocator). The value words of options whose help lists them in prose
+are asked of the binary itself (VALUE_PROBES: a value it does not accept makes it name every one it
+does), and generation fails if one of them is missing from that option's help.
 
 The help grammar read here (every --help of the project follows it): the first block, up to a blank
 line, is the synopsis; an option line is indented and starts with `--name` (or `--a / --b`, or a
@@ -40,15 +41,24 @@ NOT_OPTIONS = {"--opt"}
 FILE_ARGS = {"FILE", "OUT.html", "SESSION.jsonl", "TRACE"}
 DIR_ARGS = {"ROOT", "LADDER"}
 
-# Options whose help lists their values in prose: the words completion offers. Each word must
-# appear in the option's description (checked), so a renamed value fails the generation.
-VALUE_WORDS = {
-    ("hlsplay", "--predictor"): ["model", "heuristic", "threshold", "off"],
-    ("hlsplay", "--startup-cap"): ["auto", "off", "first-variant"],
-    ("hlsplay", "--abr"): ["hlsplay", "throughput", "bola", "bola-e", "dynamic", "mpc", "robust-mpc", "hlsplay-mpc"],
-    ("simulate", "--trace-format"): ["mahimahi", "pensieve", "sabre"],
-    ("hls-origin", "--trace-format"): ["mahimahi", "pensieve", "sabre"],
+# Options whose help lists their values in prose. The binary is the authority on the values: given
+# one it does not accept, it exits 64 with "--opt: 'x' is not one of a, b, c" (each list comes from the
+# option's own enum where there is one), and that list is what completion offers. Each word must also
+# appear in the option's description (checked), so a value the help forgets fails the generation.
+# Key: (command, option) → the words before the option on the probing command line.
+VALUE_PROBES = {
+    ("hlsplay", "--predictor"): ["hlsplay", "URL"],
+    ("hlsplay", "--startup-cap"): ["hlsplay", "URL"],
+    ("hlsplay", "--abr"): ["hlsplay", "URL"],
+    ("simulate", "--trace-format"): ["hlsplay", "simulate", "LADDER"],
+    ("hls-origin", "--trace-format"): ["hls-origin", "ROOT"],
 }
+# A value no option accepts, so the binary answers with its list.
+PROBE_VALUE = "not-a-value"
+ACCEPTED_VALUES = re.compile(r"is not one of (.+)$")
+# Filled by main() from VALUE_PROBES.
+VALUE_WORDS = {}
+
 SUBCOMMANDS = ["check", "report", "simulate"]
 
 NAMES = {
@@ -104,6 +114,19 @@ def run_help(binary, *words):
     if out.returncode != 0 or not out.stdout.strip():
         sys.exit(f"gen-docs: `{binary} {' '.join(words)} --help` failed ({out.returncode}): {out.stderr.strip()}")
     return out.stdout.rstrip("\n")
+
+
+def ask_values(binaries, key, option):
+    """The values `option` accepts, as the binary states them when given one it does not accept."""
+    command, *words = VALUE_PROBES[(key, option)]
+    argv = [binaries[command], *words, option, PROBE_VALUE]
+    out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    first = out.stderr.splitlines()[0] if out.stderr else ""
+    found = ACCEPTED_VALUES.search(first)
+    if out.returncode != 64 or found is None:
+        sys.exit(f"gen-docs: `{' '.join(argv)}` did not list {option}'s values "
+                 f"(exit {out.returncode}): {out.stderr.strip()}")
+    return [w.strip() for w in found.group(1).split(",")]
 
 
 class Option:
@@ -249,7 +272,7 @@ class Spec:
         add("--help", None, "print the help and exit")
         for (k, name), words in VALUE_WORDS.items():
             if k == key and name not in self.values:
-                sys.exit(f"gen-docs: VALUE_WORDS names {name} of {key}, which its help has no option line for")
+                sys.exit(f"gen-docs: VALUE_PROBES names {name} of {key}, which its help has no option line for")
 
     def takes_value(self, name):
         return name in self.values
@@ -260,7 +283,7 @@ def value_kind(key, name, arg, desc):
         words = VALUE_WORDS[(key, name)]
         missing = [w for w in words if not re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", desc)]
         if missing:
-            sys.exit(f"gen-docs: {key} {name}: the help no longer names {missing}; update VALUE_WORDS")
+            sys.exit(f"gen-docs: {key} {name}: the binary accepts {missing}, which its help does not name")
         return ("words", words)
     if arg in FILE_ARGS:
         return ("file", [])
@@ -412,6 +435,9 @@ def main():
         args.date = stamp.strftime("%Y-%m-%d")
     version = subprocess.run([args.hlsplay, "--version"], stdout=subprocess.PIPE, text=True,
                              timeout=60).stdout.split()[-1]
+    binaries = {"hlsplay": args.hlsplay, "hls-origin": args.hls_origin}
+    for (key, option) in VALUE_PROBES:
+        VALUE_WORDS[(key, option)] = ask_values(binaries, key, option)
     hlsplay_helps = [(None, run_help(args.hlsplay))] + [(s, run_help(args.hlsplay, s)) for s in SUBCOMMANDS]
     origin_helps = [(None, run_help(args.hls_origin))]
 
