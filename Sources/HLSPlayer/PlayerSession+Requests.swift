@@ -108,17 +108,12 @@ extension PlayerSession {
                     attempts -= 1
                     lock.withLock { freshConnectionNext = true }
                     let exchange = wireExchange(of: e, request: request, startedAt: startedAt)
-                    var end = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: e, exchange: exchange, abort: abort)
-                    end.errorKind = .transferTimeout
-                    end.errorMessage = "no byte for the wedge window (byte-progress monitor); re-requested"
-                    recorder.record(.requestEnd(end))
+                    let wire = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: e, exchange: exchange, abort: abort)
+                    recorder.record(.requestEnd(CutShort.playlistWedgeReRequested.requestEnd(wire)))
                     recorder.addHAREntry(
                         harEntry(
                             requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
-                    recorder.record(
-                        .retryScheduled(
-                            RetryScheduled(
-                                requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                    recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
                     continue
                 case .failedAttempt(let error):
                     // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
@@ -162,9 +157,12 @@ extension PlayerSession {
                 return .loaded(response)
             case .failure(let error):
                 let exchange = wireExchange(of: error, request: request, startedAt: startedAt)
-                recorder.record(
-                    .requestEnd(
-                        failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: error, exchange: exchange, abort: abort)))
+                var end = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: error, exchange: exchange, abort: abort)
+                if error.kind == .cancelled, segment != nil, let cancel = abort?.inFlightCancel {
+                    // Cut by the monitor's judgement: why it ended is the rule both shells log by (CutShort).
+                    end = CutShort.segment(cancel).requestEnd(end)
+                }
+                recorder.record(.requestEnd(end))
                 recorder.addHAREntry(
                     harEntry(requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: error, abort: abort))
                 if isStopping {
@@ -180,10 +178,7 @@ extension PlayerSession {
                         trickleReRequests += 1
                         attempts -= 1
                         lock.withLock { freshConnectionNext = true }
-                        recorder.record(
-                            .retryScheduled(
-                                RetryScheduled(
-                                    requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                        recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
                         continue
                     case .trickleFailed(let message):
                         throw SessionFailure(category: .network, message: message, url: shown(url))
@@ -197,20 +192,14 @@ extension PlayerSession {
                             // Little buffer left: decide again under the recovery cap (the probe rung) rather than
                             // wait for the same rung's bytes (WedgeRules.reDecideBelowBufferSegments).
                             lock.withLock { freshConnectionNext = true }
-                            recorder.record(
-                                .retryScheduled(
-                                    RetryScheduled(
-                                        requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
                             return .cancelled(.reDecide)
                         case .reRequest:
                             // The first wedge: re-request at once on a fresh connection (the link may be
                             // fine and one request lost); not a failed attempt of the retry policy.
                             attempts -= 1
                             lock.withLock { freshConnectionNext = true }
-                            recorder.record(
-                                .retryScheduled(
-                                    RetryScheduled(
-                                        requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: 0, errorKind: .transferTimeout)))
+                            recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
                             continue
                         case .abandon:
                             // Wedged again: the loader decides again, now under the recovery cap.

@@ -50,6 +50,16 @@ struct InFlightRequest {
         /// The trickle rule: re-request on a fresh connection / fail the request with this message.
         case trickleReRequest
         case trickleFailed(String)
+
+        /// The monitor's judgement this abort carries out, for the ones the session core judges.
+        var inFlightCancel: InFlightCancel? {
+            switch self {
+            case .wedged: .wedged
+            case .overSelected: .overSelected
+            case .abrAbandoned: .abrAbandoned
+            case .liveResync, .trickleReRequest, .trickleFailed: nil
+            }
+        }
     }
     var requestID: Int
     var purpose: RequestPurpose

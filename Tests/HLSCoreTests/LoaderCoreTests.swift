@@ -18,6 +18,11 @@ import Testing
         LoaderCore(variants: variants, wedge: wedge, playlistRetry: playlistRetry, pollSeconds: 0.25)
     }
 
+    /// The shell's record of a cut-short attempt, as far as it went.
+    static func wire(_ requestID: Int, _ url: String, bytes: Int, purpose: RequestPurpose = .segment) -> RequestEnd {
+        RequestEnd(requestID: requestID, url: url, purpose: purpose, status: nil, bytes: bytes, ok: false)
+    }
+
     static func inputs(buffer: Double = 0, target: Double = 30, bufferedEnd: Double = 0, cap: Int? = nil) -> LoaderCore.Inputs {
         LoaderCore.Inputs(bufferSeconds: buffer, forwardBufferTargetSeconds: target, bufferedEndSeconds: bufferedEnd, peakCapBps: cap)
     }
@@ -147,7 +152,7 @@ import Testing
     @Test func wedgedSegment_withBufferInHand_isReRequestedAsItWas_thenAbandonedWhenWedgedAgain() {
         var loader = Self.startedOn(1)
         let first = loader.transferCancelled(
-            .wedged, requestID: 4, url: "v1/s0", bytesReceived: 100, inputs: Self.inputs(buffer: 20, bufferedEnd: 20), at: Self.at(5))
+            .wedged, wire: Self.wire(4, "v1/s0", bytes: 100), inputs: Self.inputs(buffer: 20, bufferedEnd: 20), at: Self.at(5))
         #expect(Self.withoutRecords(first) == [.reRequest(.segment(variant: 1, index: 0), attempt: 1)])
         #expect(
             Self.records(first) == [
@@ -163,7 +168,7 @@ import Testing
             ])
         #expect(loader.wedgeReRequests == 1)
         let second = loader.transferCancelled(
-            .wedged, requestID: 5, url: "v1/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 17, bufferedEnd: 20), at: Self.at(8))
+            .wedged, wire: Self.wire(5, "v1/s0", bytes: 0), inputs: Self.inputs(buffer: 17, bufferedEnd: 20), at: Self.at(8))
         #expect(Self.withoutRecords(second) == [.decide(mediaSequence: 0, because: .abandoned)])
         #expect(loader.abandonments == [0: 1])
         #expect(loader.wedgeReRequests == 0)
@@ -171,23 +176,25 @@ import Testing
 
     @Test func wedgedSegment_withLittleBuffer_reDecides_withoutCountingAnAbandonment() {
         var loader = Self.startedOn(1)
-        let actions = loader.transferCancelled(
-            .wedged, requestID: 4, url: "v1/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 7.9), at: Self.at(5))
+        let actions = loader.transferCancelled(.wedged, wire: Self.wire(4, "v1/s0", bytes: 0), inputs: Self.inputs(buffer: 7.9), at: Self.at(5))
         #expect(Self.withoutRecords(actions) == [.decide(mediaSequence: 0, because: .reDecide)])
         #expect(Self.records(actions).count == 2, "request.end and retry.scheduled")
+        // Deciding again spends the attempt (as the real session counts it); a re-request does not.
+        #expect(
+            Self.records(actions).last
+                == .retryScheduled(RetryScheduled(requestID: 4, url: "v1/s0", attemptsMade: 1, delaySeconds: 0, errorKind: .transferTimeout)))
         #expect(loader.abandonments.isEmpty)
     }
 
     @Test func wedgedBottomRung_withLittleBuffer_isReRequested_thereIsNoLowerRung() {
         var loader = Self.startedOn(0)
-        let actions = loader.transferCancelled(.wedged, requestID: 4, url: "v0/s0", bytesReceived: 0, inputs: Self.inputs(buffer: 1), at: Self.at(5))
+        let actions = loader.transferCancelled(.wedged, wire: Self.wire(4, "v0/s0", bytes: 0), inputs: Self.inputs(buffer: 1), at: Self.at(5))
         #expect(Self.withoutRecords(actions) == [.reRequest(.segment(variant: 0, index: 0), attempt: 1)])
     }
 
     @Test func overSelectedSegment_isAbandoned_andDecidedAgain() {
         var loader = Self.startedOn(2)
-        let actions = loader.transferCancelled(
-            .overSelected, requestID: 4, url: "v2/s0", bytesReceived: 900, inputs: Self.inputs(buffer: 1), at: Self.at(3))
+        let actions = loader.transferCancelled(.overSelected, wire: Self.wire(4, "v2/s0", bytes: 900), inputs: Self.inputs(buffer: 1), at: Self.at(3))
         #expect(Self.withoutRecords(actions) == [.decide(mediaSequence: 0, because: .abandoned)])
         guard case .requestEnd(let end) = Self.records(actions).first else {
             Issue.record("no request.end")
@@ -205,7 +212,7 @@ import Testing
         var loader = Self.startedOn(2)
         // The policy lowered the target below the buffer while the segment loaded.
         let actions = loader.transferCancelled(
-            .overSelected, requestID: 4, url: "v2/s0", bytesReceived: 900, inputs: Self.inputs(buffer: 10, target: 10), at: Self.at(3))
+            .overSelected, wire: Self.wire(4, "v2/s0", bytes: 900), inputs: Self.inputs(buffer: 10, target: 10), at: Self.at(3))
         #expect(Self.withoutRecords(actions) == [.wait(untilSeconds: 3.25)])
         #expect(loader.wake(Self.inputs(buffer: 9), at: Self.at(3.25)) == [.decide(mediaSequence: 0, because: .abandoned)])
         // Answered, the reason is spent: the segment after is an ordinary next-segment decision.
@@ -217,10 +224,10 @@ import Testing
 
     @Test func segmentAbandonedTooOften_failsTheSession_namingTheSegment() {
         var loader = Self.startedOn(2, wedge: WedgeRules(maxAbandonmentsPerSegment: 2))
-        let first = loader.transferCancelled(.overSelected, requestID: 4, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        let first = loader.transferCancelled(.overSelected, wire: Self.wire(4, "u", bytes: 0), inputs: Self.inputs(), at: Self.at(3))
         #expect(Self.withoutRecords(first) == [.decide(mediaSequence: 0, because: .abandoned)])
         _ = loader.decided(variant: 2, inputs: Self.inputs(), at: Self.at(3))
-        let second = loader.transferCancelled(.overSelected, requestID: 5, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(6))
+        let second = loader.transferCancelled(.overSelected, wire: Self.wire(5, "u", bytes: 0), inputs: Self.inputs(), at: Self.at(6))
         #expect(
             Self.withoutRecords(second) == [.fail("segment 0 could not be loaded: wedged or abandoned 2 times on every rung tried")])
         #expect(loader.isDone)
@@ -232,19 +239,22 @@ import Testing
         var loader = Self.loader(wedge: WedgeRules(maxPlaylistReRequests: 1), playlistRetry: RetryPolicy(maxAttempts: 2, initialBackoffSeconds: 0.5))
         _ = loader.start()
         let url = "http://127.0.0.1/master.m3u8"
-        let first = loader.transferCancelled(.wedged, requestID: 1, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        let first = loader.transferCancelled(
+            .wedged, wire: Self.wire(1, url, bytes: 0, purpose: .multivariantPlaylist), inputs: Self.inputs(), at: Self.at(3))
         #expect(Self.withoutRecords(first) == [.reRequest(.multivariant, attempt: 1)])
         #expect(
             Self.records(first).last
                 == .retryScheduled(RetryScheduled(requestID: 1, url: url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
         // Past the re-requests: a failed attempt, the cap told, a retry after the backoff.
-        let second = loader.transferCancelled(.wedged, requestID: 2, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(6))
+        let second = loader.transferCancelled(
+            .wedged, wire: Self.wire(2, url, bytes: 0, purpose: .multivariantPlaylist), inputs: Self.inputs(), at: Self.at(6))
         #expect(Self.withoutRecords(second) == [.loadFailed, .wait(untilSeconds: 6.5)])
         #expect(
             Self.records(second).last
                 == .retryScheduled(RetryScheduled(requestID: 2, url: url, attemptsMade: 1, delaySeconds: 0.5, errorKind: .firstByteTimeout)))
         #expect(loader.wake(Self.inputs(), at: Self.at(6.5)) == [.fetch(.multivariant, attempt: 2)])
-        let third = loader.transferCancelled(.wedged, requestID: 3, url: url, bytesReceived: 0, inputs: Self.inputs(), at: Self.at(9.5))
+        let third = loader.transferCancelled(
+            .wedged, wire: Self.wire(3, url, bytes: 0, purpose: .multivariantPlaylist), inputs: Self.inputs(), at: Self.at(9.5))
         #expect(
             Self.withoutRecords(third) == [
                 .loadFailed,
@@ -258,7 +268,7 @@ import Testing
     @Test func playlistLoaded_resetsTheWedgeAndAttemptCounts() {
         var loader = Self.loader(wedge: WedgeRules(maxPlaylistReRequests: 0))
         _ = loader.start()
-        _ = loader.transferCancelled(.wedged, requestID: 1, url: "u", bytesReceived: 0, inputs: Self.inputs(), at: Self.at(3))
+        _ = loader.transferCancelled(.wedged, wire: Self.wire(1, "u", bytes: 0), inputs: Self.inputs(), at: Self.at(3))
         _ = loader.wake(Self.inputs(), at: Self.at(3.5))
         #expect(loader.attempts == 2)
         _ = loader.transferFinished(Self.inputs(), at: Self.at(4))

@@ -114,6 +114,8 @@ import TestSupport
         #expect((end["bytes"] as? Int ?? 0) >= 20_000)
         #expect(end["aborted"] as? Bool == true)
         #expect(end["errorKind"] as? String == "cancelled")
+        // Why it ended is the rule a simulated session logs by too (CutShort), not the transport's words.
+        #expect(end["errorMessage"] as? String == "wedged (byte-progress monitor)")
         let timings = try #require(end["timings"] as? [String: Any])
         let firstByte = try #require(timings["firstByteSeconds"] as? Double)
         let total = try #require(timings["totalSeconds"] as? Double)

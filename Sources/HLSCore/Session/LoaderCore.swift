@@ -253,25 +253,15 @@ public struct LoaderCore: Sendable {
         }
     }
 
-    /// The shell cancelled `work` (request `requestID` for `url`, `bytesReceived` body bytes in) for `reason`.
-    public mutating func transferCancelled(
-        _ reason: InFlightCancel, requestID: Int, url: String, bytesReceived: Int, inputs: Inputs, at now: MonotonicInstant
-    ) -> [Action] {
+    /// The shell cancelled `work` for `reason`. `wire`: the shell's `request.end` of the attempt as far as it went
+    /// (request, URL, body bytes in, and what else it measured); the loader logs it with why it ended (`CutShort`).
+    public mutating func transferCancelled(_ reason: InFlightCancel, wire: RequestEnd, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
         guard let work, !isDone else { return [] }
         guard case .segment(let v, let i) = work else {
-            return playlistWedged(requestID: requestID, url: url, bytesReceived: bytesReceived, at: now)
+            return playlistWedged(wire: wire, at: now)
         }
-        let message =
-            switch reason {
-            case .wedged: "wedged (byte-progress monitor)"
-            case .overSelected: "abandoned: over-selected"
-            case .abrAbandoned: "abandoned by the ABR rule (abr.abandon)"
-            }
-        var end = RequestEnd(
-            requestID: requestID, url: url, purpose: .segment, status: nil, bytes: bytesReceived, ok: false, errorKind: .cancelled,
-            errorMessage: message)
-        end.cancelReason = reason.requestCancelReason
-        var actions: [Action] = [.record(.requestEnd(end))]
+        let (requestID, url) = (wire.requestID, wire.url)
+        var actions: [Action] = [.record(.requestEnd(CutShort.segment(reason).requestEnd(wire)))]
         let outcome: WedgeRules.SegmentOutcome =
             reason == .wedged
             ? cancels.segmentWedged(
@@ -279,15 +269,14 @@ public struct LoaderCore: Sendable {
                 segmentDurationSeconds: variants[v].segmentDurationsSeconds?[i] ?? 0, rungBps: variants[v].bandwidthBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps))
             : .abandon
-        let retry = Action.record(
-            .retryScheduled(RetryScheduled(requestID: requestID, url: url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
         switch outcome {
         case .reRequest:
-            // The first wedge with buffer in hand: the same request again on a fresh connection.
-            return actions + [retry, .reRequest(work, attempt: 1)]
+            // The first wedge with buffer in hand: the same request again on a fresh connection (not an attempt).
+            let retry = CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1)
+            return actions + [.record(.retryScheduled(retry)), .reRequest(work, attempt: attempts)]
         case .reDecide:
             // Little buffer left: decide again under the recovery cap (not an abandonment).
-            actions.append(retry)
+            actions.append(.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts))))
             nextReason = .reDecide
         case .abandon:
             // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
@@ -422,30 +411,18 @@ public struct LoaderCore: Sendable {
 
     /// A wedged playlist request: asked for again at once up to `wedge.maxPlaylistReRequests` times, then each
     /// wedge is a failed attempt of the playlist retry policy — backoff, then the session fails.
-    private mutating func playlistWedged(requestID: Int, url: String, bytesReceived: Int, at now: MonotonicInstant) -> [Action] {
+    private mutating func playlistWedged(wire: RequestEnd, at now: MonotonicInstant) -> [Action] {
         guard let work else { return [] }
-        switch cancels.playlistWedged(url: url, bytesReceived: bytesReceived) {
+        let (requestID, url) = (wire.requestID, wire.url)
+        switch cancels.playlistWedged(url: url, bytesReceived: wire.bytes) {
         case .reRequest:
             return [
-                .record(
-                    .requestEnd(
-                        RequestEnd(
-                            requestID: requestID, url: url, purpose: work.purpose, status: nil, bytes: bytesReceived, ok: false,
-                            errorKind: .transferTimeout, errorMessage: "no byte for the wedge window (byte-progress monitor); re-requested"))),
-                .record(
-                    .retryScheduled(
-                        RetryScheduled(requestID: requestID, url: url, attemptsMade: attempts - 1, delaySeconds: 0, errorKind: .transferTimeout))),
+                .record(.requestEnd(CutShort.playlistWedgeReRequested.requestEnd(wire))),
+                .record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))),
                 .reRequest(work, attempt: attempts)
             ]
         case .failedAttempt(let error):
-            let actions: [Action] = [
-                .record(
-                    .requestEnd(
-                        RequestEnd(
-                            requestID: requestID, url: url, purpose: work.purpose, status: nil, bytes: bytesReceived, ok: false,
-                            errorKind: error.kind, errorMessage: error.message))),
-                .loadFailed
-            ]
+            let actions: [Action] = [.record(.requestEnd(CutShort.playlistWedgeFailed(error).requestEnd(wire))), .loadFailed]
             switch playlistRetry.decide(after: error, attemptsMade: attempts) {
             case .retry(let delay):
                 let scheduled = Action.record(

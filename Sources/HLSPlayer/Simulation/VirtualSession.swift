@@ -240,10 +240,10 @@ public final class VirtualSession {
         guard let f = inFlight else { return perform(loader.wake(loaderInputs, at: now)) }
         inFlight = nil
         guard let cancel = f.cancel else { return completed(f) }
-        perform(
-            loader.transferCancelled(
-                cancel, requestID: f.requestID, url: ladder.url(for: f.work, configuration.url),
-                bytesReceived: f.transfer.bodyBytesReceived(at: nowSeconds, link: link), inputs: loaderInputs, at: now))
+        let wire = RequestEnd(
+            requestID: f.requestID, url: ladder.url(for: f.work, configuration.url), purpose: f.work.purpose, status: nil,
+            bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link), ok: false)
+        perform(loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs, at: now))
     }
 
     private func request(_ work: LoaderCore.Work, attempt: Int) {
