@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "HLSOriginTests", dependencies: ["HLSOrigin", "HLSCore", "HLSMedia", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "HLSReportTests", dependencies: ["HLSReport", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSReport", "TestSupport"], exclude: ["Fixtures"],
+            name: "HLSPlayerTests", dependencies: ["HLSPlayer", "HLSOrigin", "HLSCore", "HLSNet", "HLSReport", "TestSupport"], exclude: ["Fixtures"],
             swiftSettings: strict)
     ]
 )

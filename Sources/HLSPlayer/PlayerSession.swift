@@ -173,7 +173,8 @@ public final class PlayerSession: @unchecked Sendable {
     let statusLine: Bool
 
     // Loader-owned (only the loader thread touches these).
-    let client: HTTPClient
+    /// Every request goes through this (libcurl, or a test's scripted loader).
+    let client: any RequestLoading
     var variants: [VariantInfo] = []
     var topLevelStart: StartPoint?
     /// LL-HLS: the last part (or whole segment) loaded, and the start chosen at startup.
@@ -354,15 +355,19 @@ public final class PlayerSession: @unchecked Sendable {
     /// before the rest are dropped; a budget of their own, so they cannot crowd out decode errors.
     static let maxLoggedFFmpegMessages = 20
 
-    /// Opens the outputs (an unwritable path fails here, before anything plays).
-    public init(configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool) throws {
+    /// Opens the outputs (an unwritable path fails here, before anything plays). `loader`: what requests go
+    /// through — nil for libcurl (`HTTPClient`) with the configuration's request options; a test passes a scripted
+    /// loader to play without sockets.
+    public init(
+        configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool, loader: (any RequestLoading)? = nil
+    ) throws {
         self.configuration = configuration
         self.statusLine = statusLine
         sessionStart = clock.now()
         recorder = try SessionRecorder(
             logPath: logPath, harPath: harPath, clock: clock, sessionStart: sessionStart, wallStart: Date(),
             outgoing: OutgoingText(redactsURLs: configuration.redactURLs, secretHeaderNames: configuration.requestHeaders.map(\.name)))
-        client = HTTPClient(clock: clock, configuration: Self.httpConfiguration(configuration))
+        client = loader ?? HTTPClient(clock: clock, configuration: Self.httpConfiguration(configuration))
         core = SessionCore(configuration: configuration.core, predictor: nil)
         progressWatchdog = NoProgressWatchdog(timeoutSeconds: configuration.noProgressTimeoutSeconds, startedAt: sessionStart)
     }
