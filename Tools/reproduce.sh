@@ -30,6 +30,7 @@ py="${HLSPLAY_PYTHON_ENV:-/opt/hlsplay/python}/bin/python3"
 [ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 out="${REPRODUCE_OUT:-$(mktemp -d "/tmp/hlsplay-reproduce-$name.XXXXXX")}"
+mkdir -p "$out"
 started=$(date +%s)
 step() { echo "reproduce $name: $* ($(( $(date +%s) - started )) s)" >&2; }
 
