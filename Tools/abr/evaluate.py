@@ -17,8 +17,8 @@ every figure from those logs alone.
 
 A results folder holds `manifest.json` (commit, the hlsplay binary's sha256 and version, the machine,
 load average and UTC times at start and end, the spec as run, the ladder's and each trace's sha256,
-where the sessions ran (`backend`), every command with its exit status and the host that ran it) and `logs/ALGORITHM/TRACE.repN.jsonl` (TRACE's path under the
-trace folder with `/` written `__`). The report reads the spec copy in the manifest (which traces and
+where the sessions ran (`backend`), every command with its exit status and the host that ran it) and
+`logs/ALGORITHM/TRACE.repN.jsonl` (TRACE's path under the trace folder with `/` written `__`). The report reads the spec copy in the manifest (which traces and
 algorithms, which comparisons) and the logs' summaries; nothing else. The figures of one session:
 the summary's `averageBitrateBps` (Mbit/s), `stallSeconds`, `qoe.playedSwitches` (the rung changes
 the viewer saw) and `qoe.linearQoE` (docs/session-log.md, "QoE"). Replicates of a trace are averaged
