@@ -122,6 +122,9 @@ class DistributedSampleTests(unittest.TestCase):
         cls.one_manifest = evaluate.run(SAMPLE_SPEC, cls.one, jobs=1, binary=cls.binary)
         cls.dask_manifest = evaluate.run(SAMPLE_SPEC, cls.dask, binary=cls.binary,
                                          scheduler=cls.cluster.scheduler_address)
+        from dask.distributed import Client
+        with Client(cls.cluster.scheduler_address) as client:  # how many sessions each worker ran
+            cls.executed = client.run(lambda dask_worker: dask_worker.state.executed_count)
 
     @classmethod
     def tearDownClass(cls):
@@ -136,6 +139,12 @@ class DistributedSampleTests(unittest.TestCase):
         for s in self.one_manifest["sessions"]:
             self.assertEqual(comparable(os.path.join(self.dask, s["log"]), ladder),
                              comparable(os.path.join(self.one, s["log"]), ladder), s["log"])
+
+    def test_both_workers_ran_sessions(self):
+        # the scheduler spread the 6 sessions (one Dask task each) over the two worker processes
+        self.assertEqual(len(self.executed), 2, self.executed)
+        self.assertEqual(sum(self.executed.values()), len(self.one_manifest["sessions"]), self.executed)
+        self.assertTrue(all(n >= 1 for n in self.executed.values()), self.executed)
 
     def test_same_manifest_but_for_when_and_where(self):
         one, dask = self.one_manifest, self.dask_manifest
