@@ -23,7 +23,8 @@ fi
 # The Tools scripts' shared module (Tools/lib: starting hls-origin and hlsplay with the debug
 # binaries just built, reading logs), the characterization grid's shard partition, merge
 # and log readings, the training results file and trace groups (about 20 s), the ABR evaluation's
-# committed sample re-derived into docs/abr.md and re-run in virtual time (about 20 s), its ladder
+# committed sample re-derived into docs/abr.md and re-run in virtual time, in one process and on a
+# two-worker Dask cluster (about 30 s), its ladder
 # recipe's --loop (a small looped ladder encoded and probed, about 30 s), and the session-log
 # JSON Schema (docs/schema) against simulated and real logs (about 40 s), GStreamer as the ABR
 # evaluation's peer player in real runs (about a minute), and make install into a
@@ -36,6 +37,11 @@ py="${HLSPLAY_PYTHON_ENV:-/opt/hlsplay/python}/bin/python3"
 [ -x "$py" ] || py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -B -m unittest discover -s Tools/tests
+if [ "$fast" -eq 0 ]; then
+    # README "Experiments": the one command that re-derives a published table (docs/abr.md's sample
+    # block) from a fresh run and diffs it; about 15 s here, the build and the ladder being made above.
+    Tools/reproduce.sh abr-sample
+fi
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
     skips=$("$py" -B Tools/tagged-tests.py realTime)

@@ -5,6 +5,9 @@
 - the runner re-runs the sample spec from scratch with the binary just built and gets the same
   figures and the same block (virtual time is deterministic), and the same raw logs apart from the
   wall-clock fields;
+- the sample spec run on a local Dask distributed cluster of 2 worker processes (`run --scheduler`)
+  gives the same raw logs (but for the header's `startedAt`), the same manifest apart from times, load
+  and where it ran, and the same report and docs block, byte for byte, as a run in one process;
 - the report, splice and spec checks on small hand-made inputs.
 
 The re-run uses the debug binaries `swift build --build-tests` makes (Tools/test.sh builds them first);
@@ -23,6 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
 sys.path.insert(0, ABR)
 import evaluate  # noqa: E402
+try:
+    from dask.distributed import LocalCluster
+except ImportError:
+    LocalCluster = None
 
 REPO = evaluate.REPO
 SAMPLE_SPEC = os.path.join(ABR, "sample", "spec.json")
@@ -82,6 +89,86 @@ class SampleTests(unittest.TestCase):
             old = comparable(os.path.join(SAMPLE_RUN, s["log"]), committed["ladder"]["path"])
             self.assertEqual(new, old, f"{s['log']} differs from the sample's")
         self.assertEqual(evaluate.render(evaluate.report_data(out)), evaluate.render(evaluate.report_data(SAMPLE_RUN)))
+
+
+# The manifest fields that say when, under what load and where a run ran: all the rest must be equal
+# between a one-process run and a cluster run of one spec on one checkout.
+WHEN_AND_WHERE = {"startedAt", "endedAt", "loadAverageAtStart", "loadAverageAtEnd", "jobs", "backend", "sessions"}
+# The per-session fields of the same kind (a session's command and exit status must be equal).
+SESSION_WHEN_AND_WHERE = {"wallSeconds", "host"}
+
+
+class DistributedSampleTests(unittest.TestCase):
+    """The sample spec in one process (--jobs 1) and on a local Dask cluster of two worker processes on
+    127.0.0.1 (the runner's --scheduler path: each session a Dask task whose output folder is shipped back
+    as a tar) gives the same results folder. Virtual time is deterministic, so the raw logs must be equal
+    line for line but for the header's wall-clock `startedAt` (the header's `host` is this machine in both:
+    on a real cluster it names the worker's machine, and is not compared there either)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if LocalCluster is None:
+            raise unittest.SkipTest("Dask distributed is not installed (Tools/install-deps.sh puts it in "
+                                    "/opt/hlsplay/python; run with that interpreter)")
+        try:
+            cls.binary = evaluate.tools.find_binary("hlsplay", BUILD)
+        except evaluate.tools.ToolError as e:
+            raise unittest.SkipTest(f"{e} (Tools/test.sh builds it first)")
+        cls.tmp = tempfile.mkdtemp(prefix="abr-distributed-")
+        cls.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, silence_logs=40)
+        cls.one = os.path.join(cls.tmp, "one-process")
+        cls.dask = os.path.join(cls.tmp, "dask")
+        cls.one_manifest = evaluate.run(SAMPLE_SPEC, cls.one, jobs=1, binary=cls.binary)
+        cls.dask_manifest = evaluate.run(SAMPLE_SPEC, cls.dask, binary=cls.binary,
+                                         scheduler=cls.cluster.scheduler_address)
+        from dask.distributed import Client
+        with Client(cls.cluster.scheduler_address) as client:  # how many sessions each worker ran
+            cls.executed = client.run(lambda dask_worker: dask_worker.state.executed_count)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.close()
+        shutil.rmtree(cls.tmp, True)
+
+    def test_same_raw_logs(self):
+        def files(d):
+            return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
+        self.assertEqual(files(self.dask), files(self.one))  # no leftover unit folders, nothing missing
+        ladder = self.one_manifest["ladder"]["path"]
+        for s in self.one_manifest["sessions"]:
+            self.assertEqual(comparable(os.path.join(self.dask, s["log"]), ladder),
+                             comparable(os.path.join(self.one, s["log"]), ladder), s["log"])
+
+    def test_both_workers_ran_sessions(self):
+        # the scheduler spread the 6 sessions (one Dask task each) over the two worker processes
+        self.assertEqual(len(self.executed), 2, self.executed)
+        self.assertEqual(sum(self.executed.values()), len(self.one_manifest["sessions"]), self.executed)
+        self.assertTrue(all(n >= 1 for n in self.executed.values()), self.executed)
+
+    def test_same_manifest_but_for_when_and_where(self):
+        one, dask = self.one_manifest, self.dask_manifest
+        self.assertEqual({k: v for k, v in dask.items() if k not in WHEN_AND_WHERE},
+                         {k: v for k, v in one.items() if k not in WHEN_AND_WHERE})
+        self.assertEqual(dask["backend"], {"kind": "dask", "scheduler": self.cluster.scheduler_address})
+        self.assertEqual(one["backend"], {"kind": "local", "workers": 1})
+        strip = lambda ss: [{k: v for k, v in s.items() if k not in SESSION_WHEN_AND_WHERE} for s in ss]
+        self.assertEqual(strip(dask["sessions"]), strip(one["sessions"]))
+        self.assertTrue(all(s["exitStatus"] == 0 for s in dask["sessions"]), dask["sessions"])
+        # the command names the log by its place in the results folder, not the worker's temporary folder
+        self.assertEqual([s["command"][s["command"].index("--log") + 1] for s in dask["sessions"]],
+                         [s["log"] for s in dask["sessions"]])
+
+    def test_same_report_and_docs_block_byte_for_byte(self):
+        _, one_text = evaluate.report(self.one)
+        _, dask_text = evaluate.report(self.dask)
+        self.assertEqual(dask_text, one_text)
+        for name in ("report.md", "report.json"):
+            with open(os.path.join(self.one, name), "rb") as a, open(os.path.join(self.dask, name), "rb") as b:
+                self.assertEqual(b.read(), a.read(), name)
+        with open(DOC) as f:
+            self.assertEqual(evaluate.generated_block(f.read(), "abr-sample"), dask_text,
+                             "the cluster run's block is not docs/abr.md's")
 
 
 class ReportTests(unittest.TestCase):

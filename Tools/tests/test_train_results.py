@@ -15,11 +15,12 @@ TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
 sys.path.insert(0, TRAIN)
 import recording_groups  # noqa: E402
 import results_file  # noqa: E402
+import operating_point  # noqa: E402
 
 RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
 RESULTS_V1 = os.path.join(TRAIN, "results-v1.json")
 REPO = os.path.dirname(os.path.dirname(TRAIN))
-HAND_MERGED_V2 = ["heldOutThirdRound", "operatingPoint", "virtualOnOffHeldOut", "virtualOnOffTuning"]
+HAND_MERGED_V2 = ["heldOutThirdRound", "virtualOnOffHeldOut", "virtualOnOffTuning"]
 HAS_TRAINER_DEPS = all(importlib.util.find_spec(m) is not None for m in ("numpy", "scipy", "sklearn"))
 
 
@@ -70,6 +71,35 @@ class CommittedResultsTests(unittest.TestCase):
                     script = p["writer"].split()[0]
                     self.assertTrue(os.path.isfile(os.path.join(REPO, script)), f"{key}: {script}")
         self.assertEqual(results_file.hand_merged(results_file.load(RESULTS_V2)), HAND_MERGED_V2)
+
+    def test_operating_point_is_the_curve_row_at_the_controllers_preload_risk(self):
+        res = results_file.load(RESULTS_V2)
+        self.assertEqual(operating_point.preload_enter_risk(), 0.30)
+        self.assertEqual(res["operatingPoint"], operating_point.derive(res, 0.30))
+        self.assertEqual(operating_point.main(["--results", RESULTS_V2, "--check"]), 0)
+        self.assertEqual(res["provenance"]["operatingPoint"]["writer"], operating_point.WRITER)
+
+    def test_operating_point_follows_the_shipped_constant_and_is_rewritten_with_the_curve(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        swift = os.path.join(d, "PolicyController.swift")
+        with open(swift, "w") as fh:
+            fh.write("struct C {\n    public var preloadEnterRisk: Double = 0.40\n}\n")
+        res = results_file.load(RESULTS_V2)
+        self.assertEqual(operating_point.preload_enter_risk(swift), 0.40)
+        row = next(r for r in res["heldOutThresholdCurve"] if r["threshold"] == 0.4)
+        self.assertEqual(operating_point.derive(res, 0.40)["precision"], row["precision"])
+        with self.assertRaises(SystemExit):
+            operating_point.derive(res, 0.33)  # no such row: refused, not interpolated
+        # a stale operating point fails --check; writing it puts the curve's row back
+        path = os.path.join(d, "results.json")
+        stale = copy.deepcopy(res)
+        stale["operatingPoint"]["precision"] = 0.5
+        with open(path, "w") as fh:
+            json.dump(stale, fh)
+        self.assertEqual(operating_point.main(["--results", path, "--check"]), 1)
+        self.assertEqual(operating_point.main(["--results", path]), 0)
+        self.assertEqual(results_file.load(path)["operatingPoint"], res["operatingPoint"])
 
     def test_no_training_script_writes_a_results_file_whole(self):
         # Each writer goes through results_file.update, which keeps the keys it does not write.

@@ -66,7 +66,13 @@ RESULTS_WRITER = "Tools/train/train_real.py"
 def write_results(path, results):
     """Stores this script's keys in the shared results file; every key another script
     wrote (or that was merged by hand) stays as it was."""
-    return results_file.update(path, results, RESULTS_WRITER)
+    res = results_file.update(path, results, RESULTS_WRITER)
+    if "heldOutThresholdCurve" in results:
+        # operatingPoint is that curve's row at the controller's preload risk: re-derived with it.
+        import operating_point
+        operating_point.main(["--results", path])
+        res = results_file.load(path)
+    return res
 
 
 # ---- baselines as the runtime computes them (with the device penalty) ----------
