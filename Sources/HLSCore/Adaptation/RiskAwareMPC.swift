@@ -51,7 +51,6 @@ public enum RiskAwareMPC {
         stallRisk: Double?, configuration: Configuration = Configuration()
     ) -> Decision {
         precondition(!bitratesBps.isEmpty && segmentDurationSeconds > 0, "MPC needs a ladder and a segment duration")
-        let rungs = bitratesBps.count
         let horizon = max(1, configuration.horizonSegments)
         let mbps = bitratesBps.map { $0 / 1e6 }
         let mu = configuration.rebufferPenaltyPerSecond ?? mbps.max()!
@@ -59,47 +58,23 @@ public enum RiskAwareMPC {
         let p = min(1, max(0, (stallRisk?.isFinite == true ? stallRisk! : 0)))
         let silent = max(0, configuration.silentSeconds)
 
-        /// Bitrate and switch terms, and the rebuffering of `plan` when the first download starts `delay` late.
+        func bits(_: Int, _ m: Int) -> Double { bitratesBps[m] * segmentDurationSeconds }
+        /// The rebuffering of `plan` when the first download starts `delay` late.
         func play(_ plan: [Int], delay: Double) -> Double {
-            var buffer = max(0, bufferSeconds)
-            var rebuffer = 0.0
-            for (k, m) in plan.enumerated() {
-                let download = bitratesBps[m] * segmentDurationSeconds / throughput + (k == 0 ? delay : 0)
-                if download > buffer {
-                    rebuffer += download - buffer
-                    buffer = 0
-                } else {
-                    buffer -= download
-                }
-                buffer = min(buffer + segmentDurationSeconds, configuration.bufferCapacitySeconds)
-            }
-            return rebuffer
+            ModelPredictiveRule.rebufferSeconds(
+                plan, bufferSeconds: max(0, bufferSeconds), throughputBps: throughput, segmentDurationSeconds: segmentDurationSeconds,
+                bufferCapacitySeconds: configuration.bufferCapacitySeconds, delaySeconds: delay, bits: bits)
         }
 
         var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
-        var plan = [Int](repeating: 0, count: horizon)
-        while true {
-            var gain = 0.0
-            var previous = lastRung
-            for m in plan {
-                gain += mbps[m]
-                if let previous { gain -= configuration.switchPenalty * abs(mbps[m] - mbps[previous]) }
-                previous = m
-            }
+        ModelPredictiveRule.forEachPlan(rungs: bitratesBps.count, horizon: horizon) { plan in
+            let gain = ModelPredictiveRule.gain(plan, mbps: mbps, lastRung: lastRung, switchPenalty: configuration.switchPenalty)
             let rebuffer = play(plan, delay: 0)
             let risky = p > 0 ? play(plan, delay: silent) : rebuffer
             let qoe = gain - mu * ((1 - p) * rebuffer + p * risky)
             if qoe > best.plannedQoE {
                 best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, riskyRebufferSeconds: risky)
             }
-            var digit = horizon - 1
-            while digit >= 0 {
-                plan[digit] += 1
-                if plan[digit] < rungs { break }
-                plan[digit] = 0
-                digit -= 1
-            }
-            if digit < 0 { break }
         }
         return best
     }
