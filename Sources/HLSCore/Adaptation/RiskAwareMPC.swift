@@ -14,6 +14,11 @@
 // plan to the throughput prediction; a high one makes the rebuffering a deep rung would cause in the silent
 // future count, in proportion to how likely the predictor thinks it is. Without a predictor (`--predictor
 // off`) p is 0 and the rule is MPC on its throughput prediction.
+//
+// The plan's first rung is then raised to the sustain floor (`floorRung`) when that is higher: the highest rung
+// the discounted throughput and the buffer above a minimum sustain over the horizon, while the predicted risk is
+// low. MPC's horizon has no value for the buffer left at its end, so without the floor its first rung dithers
+// down to save buffer for a higher rung it then rarely reaches (docs/abr.md).
 
 import Foundation
 
@@ -29,6 +34,16 @@ public enum RiskAwareMPC {
         public var bufferCapacitySeconds = 30.0
         /// How long the link is silent in the risky future, seconds: the stall predictor's horizon.
         public var silentSeconds = defaultStallHorizonSeconds
+        /// The sustain floor applies from this buffer up, seconds (one 2 s segment): below it the plan alone
+        /// decides, as a thin buffer is where a rung the link carries can still stall. Chosen on the tuning
+        /// traces (docs/abr.md).
+        public var floorMinimumBufferSeconds = 2.0
+        /// The sustain floor stands aside when the stall predictor's risk is above this probability: a stall the
+        /// predictor sees coming is the plan's to price. Chosen on the tuning traces (docs/abr.md).
+        public var floorMaximumRisk = 0.1
+        /// The floor is the highest rung whose bitrate is at most this fraction of the throughput the plan uses
+        /// (the throughput rule's headroom, `ThroughputRule.defaultSafetyFactor`).
+        public var floorSafetyFactor = ThroughputRule.defaultSafetyFactor
 
         public init() {}
     }
@@ -41,6 +56,30 @@ public enum RiskAwareMPC {
         /// The rebuffering the best plan expects with the link as predicted, and with it silent first, seconds.
         public var plannedRebufferSeconds: Double
         public var riskyRebufferSeconds: Double
+    }
+
+    /// The sustain floor: the lowest rung the rule may choose (0: none). MPC's five-segment horizon has no value
+    /// for the buffer left at its end, so a plan that first saves buffer on a lower rung and spends it on a
+    /// higher one near the end outscores holding a rung the link carries, and the first rung dithers down and up
+    /// (each change priced by the QoE). The floor is the highest rung m whose segments, fetched at
+    /// `floorSafetyFactor` × `throughputBps` (the throughput the plan used: RobustMPC's discounted estimate),
+    /// would drain the buffer over the horizon by no more than the buffer above `floorMinimumBufferSeconds`:
+    ///     horizonSegments · max(0, bits_m / (safety · throughput) − d) ≤ buffer − floorMinimumBuffer
+    /// so at the minimum buffer it is the throughput rule's rung, and a deeper buffer lets it hold a rung the link
+    /// carries only just. It stands aside (0) below `floorMinimumBufferSeconds` and when the stall predictor's
+    /// risk is above `floorMaximumRisk` (nil: no predictor, taken as 0): there the plan alone decides.
+    public static func floorRung(
+        bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, throughputBps: Double, stallRisk: Double?,
+        configuration: Configuration = Configuration()
+    ) -> Int {
+        let p = stallRisk?.isFinite == true ? stallRisk! : 0
+        let budget = bufferSeconds - configuration.floorMinimumBufferSeconds
+        let rate = configuration.floorSafetyFactor * throughputBps
+        guard budget >= 0, p <= configuration.floorMaximumRisk, rate > 0, segmentDurationSeconds > 0 else { return 0 }
+        let horizon = Double(max(1, configuration.horizonSegments))
+        return bitratesBps.lastIndex { bps in
+            horizon * max(0, bps * segmentDurationSeconds / rate - segmentDurationSeconds) <= budget
+        } ?? 0
     }
 
     /// The first rung of the plan with the best expected QoE. `bitratesBps` ascending; `lastRung` the rung
