@@ -26,7 +26,8 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     case mpc
     /// MPC on the estimate divided by 1 + the largest recent prediction error (`PredictionErrorTracker`).
     case robustMPC = "robust-mpc"
-    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk (`RiskAwareMPC`).
+    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk, its first rung
+    /// raised to the sustain floor (`RiskAwareMPC`).
     case hlsplayMPC = "hlsplay-mpc"
 }
 
