@@ -102,4 +102,67 @@ import Testing
         #expect(rebuffer >= 0)
         #expect(riskyDecision.variantIndex < calmDecision.variantIndex, "a 0.9 risk on a 3 s buffer plans lower")
     }
+
+    // MARK: - The sustain floor
+
+    static let floorLadderBps: [Double] = [1_000_000, 2_000_000, 4_000_000, 8_000_000]
+
+    static func floor(buffer: Double, throughput: Double = 5_000_000, risk: Double? = nil) -> Int {
+        RiskAwareMPC.floorRung(
+            bitratesBps: floorLadderBps, segmentDurationSeconds: 2, bufferSeconds: buffer, throughputBps: throughput, stallRisk: risk)
+    }
+
+    @Test func floor_atTheMinimumBuffer_isTheThroughputRulesRung() {
+        // 0.9 × 5 Mbit/s = 4.5: the 4 Mbit/s rung's 8 Mbit segment lands in 1.78 s (< 2 s, no drain); the 8 Mbit/s one
+        // would drain 1.56 s a segment. With 2 s of buffer (the minimum) no drain is allowed: the throughput rule's rung.
+        #expect(Self.floor(buffer: 2) == 2)
+        #expect(Self.floor(buffer: 2) == ThroughputRule.rung(bitratesBps: Self.floorLadderBps, throughputBps: 5_000_000))
+    }
+
+    @Test func floor_deeperBuffer_holdsARungTheLinkCarriesOnlyJust() {
+        // The 8 Mbit/s rung drains 5 × (16 / 4.5 − 2) = 7.78 s over the horizon: allowed from 2 + 7.78 s of buffer.
+        #expect(Self.floor(buffer: 9.7) == 2)
+        #expect(Self.floor(buffer: 9.8) == 3)
+    }
+
+    @Test func floor_standsAside_belowTheMinimumBuffer_andOnARiskAboveItsLimit() {
+        #expect(Self.floor(buffer: 1.9) == 0)
+        #expect(Self.floor(buffer: 12, risk: 0.2) == 0)
+        #expect(Self.floor(buffer: 12, risk: 0.1) == 3)
+        #expect(Self.floor(buffer: 12, risk: .nan) == 3 && Self.floor(buffer: 12, risk: nil) == 3)
+        #expect(Self.floor(buffer: 12, throughput: 0) == 0)
+    }
+
+    @Test func rule_plansDown_floorHoldsTheRungTheLinkCarries() throws {
+        // 4.8 s of buffer on rung 0, 1.25 Mbit/s predicted: MPC's best plan saves buffer on rung 0 to spend it on a
+        // higher rung at its horizon's end; the 1.08 Mbit/s rung lands in 1.91 s at 0.9 × 1.25 Mbit/s, so the floor
+        // holds it, and the record says so.
+        let ladder: [Double] = [457_968, 1_076_112, 3_114_032, 6_609_328, 17_407_296]
+        let mpc = ModelPredictiveRule.decide(
+            bitratesBps: ladder, segmentDurationSeconds: 2, bufferSeconds: 4.8, lastRung: 0, throughputBps: 1_250_000)
+        try #require(mpc.rung == 0, "the plan this test is about: MPC's own choice is the bottom rung")
+        let rungs = ladder.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
+        let snapshot = SelectionSnapshot(
+            ladder: rungs, estimateBps: 1_250_000, estimateIsMeasured: true, bufferSeconds: 4.8, currentVariantIndex: 0)
+        let hlsplay = SelectionDecision(variantIndex: 1, reason: .downSwitch, sustainableVariantIndex: 1)
+        var state = AbrRuleState(name: .hlsplayMPC)
+        let (decision, record, _) = state.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 5))
+        #expect(decision.variantIndex == 1 && record.reason == "sustainFloor")
+        var robust = AbrRuleState(name: .robustMPC)
+        #expect(robust.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 5)).0.variantIndex == 0)
+    }
+
+    @Test func predictionError_countsOnlyAgainstAMeasuredEstimate() {
+        // The first decision uses the configured default (1 Mbit/s, not measured); the segment then lands at 20 Mbit/s.
+        // RobustMPC records a 0.95 error and discounts the next five segments by it; hlsplay-mpc records none.
+        let rungs = Self.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
+        let snapshot = SelectionSnapshot(ladder: rungs, estimateBps: 1_000_000, estimateIsMeasured: false, bufferSeconds: 0, currentVariantIndex: nil)
+        let hlsplay = SelectionDecision(variantIndex: 0, reason: .downSwitch, sustainableVariantIndex: 0)
+        for (name, expected) in [(AbrRuleName.robustMPC, 0.95), (.hlsplayMPC, 0.0)] {
+            var state = AbrRuleState(name: name)
+            _ = state.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 0))
+            state.segmentLanded(throughputBps: 20_000_000, at: .init(seconds: 0.2))
+            #expect(abs(state.errorTracker.maxError - expected) < 1e-9, "\(name)")
+        }
+    }
 }

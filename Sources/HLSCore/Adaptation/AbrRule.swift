@@ -26,7 +26,8 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     case mpc
     /// MPC on the estimate divided by 1 + the largest recent prediction error (`PredictionErrorTracker`).
     case robustMPC = "robust-mpc"
-    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk (`RiskAwareMPC`).
+    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk, its first rung
+    /// raised to the sustain floor (`RiskAwareMPC`).
     case hlsplayMPC = "hlsplay-mpc"
 }
 
@@ -38,8 +39,9 @@ public struct AbrRuleRecord: Sendable, Equatable, Codable {
     public var ruleVariantIndex: Int
     public var ruleBandwidthBps: Int
     /// Why the rule chose it: `throughput`, `bola`, BOLA-E's `startup`, `bola`, `oscillationGuard`,
-    /// `insufficientBuffer`, `abandoned` (the re-request after an abandonment: the rung it chose), or `plan`
-    /// (MPC's best plan).
+    /// `insufficientBuffer`, `abandoned` (the re-request after an abandonment: the rung it chose), `plan`
+    /// (MPC's best plan), or hlsplay-mpc's `sustainFloor` (the rung its discounted throughput and buffer sustain over the
+    /// horizon, above the plan's first rung: `RiskAwareMPC.floorRung`).
     public var reason: String
     /// The caps lowered the rule's choice to the highest rung they allow (the decision's `variantIndex`).
     public var clamped: Bool
@@ -258,8 +260,12 @@ public struct AbrRuleState: Sendable, Equatable {
             let d = RiskAwareMPC.decide(
                 bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
                 throughputBps: throughput, stallRisk: lastStallRisk, configuration: Self.riskAwareConfiguration)
-            rung = d.rung
-            record.reason = "plan"
+            let floor = RiskAwareMPC.floorRung(
+                bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, throughputBps: throughput,
+                stallRisk: lastStallRisk,
+                configuration: Self.riskAwareConfiguration)
+            rung = max(d.rung, floor)
+            record.reason = floor > d.rung ? "sustainFloor" : "plan"
             record.throughputBps = throughput
             record.plannedQoE = d.plannedQoE
             record.plannedRebufferSeconds = d.plannedRebufferSeconds
@@ -282,7 +288,9 @@ public struct AbrRuleState: Sendable, Equatable {
             record.plannedQoE = d.plannedQoE
             record.plannedRebufferSeconds = d.plannedRebufferSeconds
         }
-        predictedBps = s.estimateBps
+        // hlsplay-mpc counts a prediction error only against a measured estimate: the configured default before
+        // the first measurement is no prediction, and its error would discount five segments of a fast link.
+        predictedBps = name == .hlsplayMPC && !s.estimateIsMeasured ? nil : s.estimateBps
         let chosen = rungs[rung]
         record.ruleVariantIndex = chosen.variantIndex
         record.ruleBandwidthBps = chosen.bandwidthBps

@@ -56,32 +56,25 @@ public enum ModelPredictiveRule {
         }
 
         var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, plannedThroughputBps: throughput)
-        var plan = [Int](repeating: 0, count: horizon)
-        // Every sequence of `horizon` rungs, as a base-`rungs` counter.
-        while true {
-            var buffer = bufferSeconds
-            var qoe = 0.0
-            var rebuffer = 0.0
-            var previous = lastRung
-            for k in 0..<horizon {
-                let m = plan[k]
-                let download = bits(k, m) / throughput
-                if download > buffer {
-                    rebuffer += download - buffer
-                    buffer = 0
-                } else {
-                    buffer -= download
-                }
-                buffer = min(buffer + segmentDurationSeconds, configuration.bufferCapacitySeconds)
-                qoe += mbps[m]
-                if let previous { qoe -= configuration.switchPenalty * abs(mbps[m] - mbps[previous]) }
-                previous = m
-            }
-            qoe -= mu * rebuffer
+        forEachPlan(rungs: rungs, horizon: horizon) { plan in
+            let rebuffer = rebufferSeconds(
+                plan, bufferSeconds: bufferSeconds, throughputBps: throughput, segmentDurationSeconds: segmentDurationSeconds,
+                bufferCapacitySeconds: configuration.bufferCapacitySeconds, bits: bits)
+            let qoe = gain(plan, mbps: mbps, lastRung: lastRung, switchPenalty: configuration.switchPenalty) - mu * rebuffer
             if qoe > best.plannedQoE {
                 best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, plannedThroughputBps: throughput)
             }
-            // Next sequence.
+        }
+        return best
+    }
+
+    /// Calls `body` with every sequence of `horizon` rungs out of `rungs`, in lexicographic order (a base-`rungs`
+    /// counter, the last segment's rung the fastest digit): the plans MPC and its variants search.
+    public static func forEachPlan(rungs: Int, horizon: Int, _ body: ([Int]) -> Void) {
+        guard rungs > 0, horizon > 0 else { return }
+        var plan = [Int](repeating: 0, count: horizon)
+        while true {
+            body(plan)
             var digit = horizon - 1
             while digit >= 0 {
                 plan[digit] += 1
@@ -89,9 +82,43 @@ public enum ModelPredictiveRule {
                 plan[digit] = 0
                 digit -= 1
             }
-            if digit < 0 { break }
+            if digit < 0 { return }
         }
-        return best
+    }
+
+    /// A plan's bitrate and switch terms: Σ q(R_k) − λ · Σ |q(R_k) − q(R_{k−1})|, `mbps` the rungs' bitrates in
+    /// Mbit/s, `lastRung` the rung playing (nil: the first segment pays no switch).
+    public static func gain(_ plan: [Int], mbps: [Double], lastRung: Int?, switchPenalty: Double) -> Double {
+        var gain = 0.0
+        var previous = lastRung
+        for m in plan {
+            gain += mbps[m]
+            if let previous { gain -= switchPenalty * abs(mbps[m] - mbps[previous]) }
+            previous = m
+        }
+        return gain
+    }
+
+    /// The rebuffering of `plan` played forward from `bufferSeconds` at `throughputBps`, seconds: each download
+    /// (`bits(k, m)` / throughput, the first `delaySeconds` late) drains the buffer, a negative buffer is
+    /// rebuffering, and each landed segment adds its duration up to `bufferCapacitySeconds`.
+    public static func rebufferSeconds(
+        _ plan: [Int], bufferSeconds: Double, throughputBps: Double, segmentDurationSeconds: Double, bufferCapacitySeconds: Double,
+        delaySeconds: Double = 0, bits: (_ k: Int, _ m: Int) -> Double
+    ) -> Double {
+        var buffer = bufferSeconds
+        var rebuffer = 0.0
+        for (k, m) in plan.enumerated() {
+            let download = bits(k, m) / throughputBps + (k == 0 ? delaySeconds : 0)
+            if download > buffer {
+                rebuffer += download - buffer
+                buffer = 0
+            } else {
+                buffer -= download
+            }
+            buffer = min(buffer + segmentDurationSeconds, bufferCapacitySeconds)
+        }
+        return rebuffer
     }
 }
 

@@ -14,6 +14,11 @@
 // plan to the throughput prediction; a high one makes the rebuffering a deep rung would cause in the silent
 // future count, in proportion to how likely the predictor thinks it is. Without a predictor (`--predictor
 // off`) p is 0 and the rule is MPC on its throughput prediction.
+//
+// The plan's first rung is then raised to the sustain floor (`floorRung`) when that is higher: the highest rung
+// the discounted throughput and the buffer above a minimum sustain over the horizon, while the predicted risk is
+// low. MPC's horizon has no value for the buffer left at its end, so without the floor its first rung dithers
+// down to save buffer for a higher rung it then rarely reaches (docs/abr.md).
 
 import Foundation
 
@@ -29,6 +34,16 @@ public enum RiskAwareMPC {
         public var bufferCapacitySeconds = 30.0
         /// How long the link is silent in the risky future, seconds: the stall predictor's horizon.
         public var silentSeconds = defaultStallHorizonSeconds
+        /// The sustain floor applies from this buffer up, seconds (one 2 s segment): below it the plan alone
+        /// decides, as a thin buffer is where a rung the link carries can still stall. Chosen on the tuning
+        /// traces (docs/abr.md).
+        public var floorMinimumBufferSeconds = 2.0
+        /// The sustain floor stands aside when the stall predictor's risk is above this probability: a stall the
+        /// predictor sees coming is the plan's to price. Chosen on the tuning traces (docs/abr.md).
+        public var floorMaximumRisk = 0.1
+        /// The floor is the highest rung whose bitrate is at most this fraction of the throughput the plan uses
+        /// (the throughput rule's headroom, `ThroughputRule.defaultSafetyFactor`).
+        public var floorSafetyFactor = ThroughputRule.defaultSafetyFactor
 
         public init() {}
     }
@@ -43,6 +58,30 @@ public enum RiskAwareMPC {
         public var riskyRebufferSeconds: Double
     }
 
+    /// The sustain floor: the lowest rung the rule may choose (0: none). MPC's five-segment horizon has no value
+    /// for the buffer left at its end, so a plan that first saves buffer on a lower rung and spends it on a
+    /// higher one near the end outscores holding a rung the link carries, and the first rung dithers down and up
+    /// (each change priced by the QoE). The floor is the highest rung m whose segments, fetched at
+    /// `floorSafetyFactor` × `throughputBps` (the throughput the plan used: RobustMPC's discounted estimate),
+    /// would drain the buffer over the horizon by no more than the buffer above `floorMinimumBufferSeconds`:
+    ///     horizonSegments · max(0, bits_m / (safety · throughput) − d) ≤ buffer − floorMinimumBuffer
+    /// so at the minimum buffer it is the throughput rule's rung, and a deeper buffer lets it hold a rung the link
+    /// carries only just. It stands aside (0) below `floorMinimumBufferSeconds` and when the stall predictor's
+    /// risk is above `floorMaximumRisk` (nil: no predictor, taken as 0): there the plan alone decides.
+    public static func floorRung(
+        bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, throughputBps: Double, stallRisk: Double?,
+        configuration: Configuration = Configuration()
+    ) -> Int {
+        let p = stallRisk?.isFinite == true ? stallRisk! : 0
+        let budget = bufferSeconds - configuration.floorMinimumBufferSeconds
+        let rate = configuration.floorSafetyFactor * throughputBps
+        guard budget >= 0, p <= configuration.floorMaximumRisk, rate > 0, segmentDurationSeconds > 0 else { return 0 }
+        let horizon = Double(max(1, configuration.horizonSegments))
+        return bitratesBps.lastIndex { bps in
+            horizon * max(0, bps * segmentDurationSeconds / rate - segmentDurationSeconds) <= budget
+        } ?? 0
+    }
+
     /// The first rung of the plan with the best expected QoE. `bitratesBps` ascending; `lastRung` the rung
     /// playing (nil at the start: no switch penalty on the first segment); `stallRisk` the predictor's
     /// probability of a stall within its horizon (nil: no predictor, taken as 0; clamped to 0…1).
@@ -51,7 +90,6 @@ public enum RiskAwareMPC {
         stallRisk: Double?, configuration: Configuration = Configuration()
     ) -> Decision {
         precondition(!bitratesBps.isEmpty && segmentDurationSeconds > 0, "MPC needs a ladder and a segment duration")
-        let rungs = bitratesBps.count
         let horizon = max(1, configuration.horizonSegments)
         let mbps = bitratesBps.map { $0 / 1e6 }
         let mu = configuration.rebufferPenaltyPerSecond ?? mbps.max()!
@@ -59,47 +97,23 @@ public enum RiskAwareMPC {
         let p = min(1, max(0, (stallRisk?.isFinite == true ? stallRisk! : 0)))
         let silent = max(0, configuration.silentSeconds)
 
-        /// Bitrate and switch terms, and the rebuffering of `plan` when the first download starts `delay` late.
+        func bits(_: Int, _ m: Int) -> Double { bitratesBps[m] * segmentDurationSeconds }
+        /// The rebuffering of `plan` when the first download starts `delay` late.
         func play(_ plan: [Int], delay: Double) -> Double {
-            var buffer = max(0, bufferSeconds)
-            var rebuffer = 0.0
-            for (k, m) in plan.enumerated() {
-                let download = bitratesBps[m] * segmentDurationSeconds / throughput + (k == 0 ? delay : 0)
-                if download > buffer {
-                    rebuffer += download - buffer
-                    buffer = 0
-                } else {
-                    buffer -= download
-                }
-                buffer = min(buffer + segmentDurationSeconds, configuration.bufferCapacitySeconds)
-            }
-            return rebuffer
+            ModelPredictiveRule.rebufferSeconds(
+                plan, bufferSeconds: max(0, bufferSeconds), throughputBps: throughput, segmentDurationSeconds: segmentDurationSeconds,
+                bufferCapacitySeconds: configuration.bufferCapacitySeconds, delaySeconds: delay, bits: bits)
         }
 
         var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
-        var plan = [Int](repeating: 0, count: horizon)
-        while true {
-            var gain = 0.0
-            var previous = lastRung
-            for m in plan {
-                gain += mbps[m]
-                if let previous { gain -= configuration.switchPenalty * abs(mbps[m] - mbps[previous]) }
-                previous = m
-            }
+        ModelPredictiveRule.forEachPlan(rungs: bitratesBps.count, horizon: horizon) { plan in
+            let gain = ModelPredictiveRule.gain(plan, mbps: mbps, lastRung: lastRung, switchPenalty: configuration.switchPenalty)
             let rebuffer = play(plan, delay: 0)
             let risky = p > 0 ? play(plan, delay: silent) : rebuffer
             let qoe = gain - mu * ((1 - p) * rebuffer + p * risky)
             if qoe > best.plannedQoE {
                 best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, riskyRebufferSeconds: risky)
             }
-            var digit = horizon - 1
-            while digit >= 0 {
-                plan[digit] += 1
-                if plan[digit] < rungs { break }
-                plan[digit] = 0
-                digit -= 1
-            }
-            if digit < 0 { break }
         }
         return best
     }
