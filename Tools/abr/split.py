@@ -39,7 +39,8 @@ NOT_TRACES = {"sabre/example/bbb.json", "sabre/example/bbb4k.json"}
 
 def model_training_traces() -> list[str]:
     """collect.py's TRAIN_TRACES, read without importing collect.py (which needs a built tree)."""
-    text = open(os.path.join(REPO, "Tools", "train", "collect.py")).read()
+    with open(os.path.join(REPO, "Tools", "train", "collect.py")) as f:
+        text = f.read()
     start = text.index("TRAIN_TRACES = [")
     block = text[start:text.index("]", start)]
     return [line.strip().strip('",') for line in block.splitlines()[1:] if line.strip().startswith('"')]

@@ -17,7 +17,8 @@ import recording_groups  # noqa: E402  (split.py put Tools/train on the path)
 @unittest.skipUnless(os.path.isdir(split.TRACES), f"the shared traces are not at {split.TRACES}")
 class TraceSplitTests(unittest.TestCase):
     def setUp(self):
-        self.committed = json.load(open(split.SPLIT_FILE))
+        with open(split.SPLIT_FILE) as f:
+            self.committed = json.load(f)
 
     def test_committed_split_is_the_rules(self):
         self.assertEqual(self.committed, split.derive())

@@ -206,7 +206,8 @@ class MergeTests(unittest.TestCase):
     def test_logs_are_copied_and_paths_rewritten(self):
         spec = make_spec(only=["grid"], rates=["2mbit"], segments=[2], reps=1)
         dirs = self.run_shards(spec, 2)
-        open(os.path.join(dirs[1], "logs", "cold-x.jsonl"), "w").write("{}\n")
+        with open(os.path.join(dirs[1], "logs", "cold-x.jsonl"), "w") as f:
+            f.write("{}\n")
         _, recs, _ = grid.merge_shards(dirs, self.d("m"))
         self.assertTrue(os.path.exists(os.path.join(self.d("m"), "logs", "cold-x.jsonl")))
         self.assertTrue(all(r["log"].startswith(os.path.join(self.d("m"), "logs")) for r in recs))
