@@ -24,6 +24,10 @@ the summary's `averageBitrateBps` (Mbit/s), `stallSeconds`, `qoe.playedSwitches`
 the viewer saw) and `qoe.linearQoE` (docs/session-log.md, "QoE"). Replicates of a trace are averaged
 before pairing (stats.mean_by_key), so a trace counts once.
 
+A spec with `arms` (`[{"name", "hlsplayArgs"}]`) and `pairedArms` ([A, B]) instead of `default` and
+`comparisons` runs every algorithm once per arm (logs/ALGORITHM/ARM/TRACE.repN.jsonl) and reports arm A
+against arm B per algorithm, paired by trace (e.g. the predictor on against `--predictor off`).
+
 Nothing here chooses a threshold: it runs what the spec says and reports it.
 """
 
@@ -270,7 +274,7 @@ def session_figures(path):
         return None, "the summary has no linearQoE (nothing played)"
     return dict(bitrateMbps=s.get("averageBitrateBps", 0) / 1e6, rebufferSeconds=float(s.get("stallSeconds", 0)),
                 switches=float(q.get("playedSwitches", 0)), qoe=float(q["linearQoE"]),
-                stalls=float(s.get("stallCount", 0)),
+                stalls=float(s.get("stallCount", 0)), startSeconds=s.get("timeToPlaybackStartSeconds"),
                 exitReason=s.get("exitReason"), playedSeconds=s.get("playedSeconds"),
                 # what the session says about its predictor and controller (a spec with arms reports them)
                 configuredPredictor=(events[0].get("configuration") or {}).get("predictor"),
@@ -343,6 +347,9 @@ ARM_METRICS = (  # key, heading, unit, digits
     ("rebufferSeconds", "rebuffer time", "s", 1),
     ("bitrateMbps", "average played bitrate", "Mbit/s", 2),
     ("switches", "played switches", "", 0),
+    # not in the linear QoE (its rebuffer term counts stalls after the start only), and what the controller
+    # spends when it judges the start risky and waits for more buffer (docs/stall-prediction.md)
+    ("startSeconds", "time to playback start", "s", 2),
 )
 # The significance level the report states a verdict at: issue 16's "a QoE gain with a paired Wilcoxon
 # test at p < 0.05" (not chosen here; the p-values themselves are in the table).
@@ -368,6 +375,8 @@ def arms_report_data(folder, manifest):
                 reps = []
                 for r in range(1, spec["reps"] + 1):
                     fig, problem = session_figures(os.path.join(folder, log_name(a, t, r, arm)))
+                    if not problem and fig["startSeconds"] is None:
+                        problem = "the summary has no timeToPlaybackStartSeconds"
                     if problem:
                         problems.append(f"{log_name(a, t, r, arm)}: {problem}")
                         continue
