@@ -12,17 +12,20 @@
 #
 # Tables it knows (NAME: spec, doc):
 #   abr-sample   Tools/abr/sample/spec.json (run: Tools/abr/sample/run), docs/abr.md "Sample run"
+#   abr-sample-predictor   Tools/abr/sample-predictor/spec.json (run: Tools/abr/sample-predictor/run),
+#                docs/abr.md "Sample run with arms" (the predictor on against --predictor off)
 #
 # Environment: HLSPLAY_TRACES, the trace folder (default: ../shared/data/traces beside the checkout);
 # REPRODUCE_OUT, the results folder (default: a new /tmp/hlsplay-reproduce-NAME.XXXXXX, kept);
 # HLSPLAY_PYTHON_ENV, the Python environment with NumPy/SciPy (default /opt/hlsplay/python,
 # Tools/install-deps.sh makes it). Every build and session runs under nice -n 19.
 set -euo pipefail
-usage() { echo "usage: $0 abr-sample" >&2; exit 64; }
+usage() { echo "usage: $0 abr-sample | abr-sample-predictor" >&2; exit 64; }
 [ $# -eq 1 ] || usage
 cd "$(dirname "$0")/.."
 case $1 in
     abr-sample) spec=Tools/abr/sample/spec.json; published=Tools/abr/sample/run; doc=docs/abr.md ;;
+    abr-sample-predictor) spec=Tools/abr/sample-predictor/spec.json; published=Tools/abr/sample-predictor/run; doc=docs/abr.md ;;
     *) usage ;;
 esac
 name=$1

@@ -41,6 +41,7 @@ if [ "$fast" -eq 0 ]; then
     # README "Experiments": the one command that re-derives a published table (docs/abr.md's sample
     # block) from a fresh run and diffs it; about 15 s here, the build and the ladder being made above.
     Tools/reproduce.sh abr-sample
+    Tools/reproduce.sh abr-sample-predictor  # the sample of a spec with arms (predictor on / off)
 fi
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.

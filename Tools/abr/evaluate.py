@@ -24,6 +24,10 @@ the summary's `averageBitrateBps` (Mbit/s), `stallSeconds`, `qoe.playedSwitches`
 the viewer saw) and `qoe.linearQoE` (docs/session-log.md, "QoE"). Replicates of a trace are averaged
 before pairing (stats.mean_by_key), so a trace counts once.
 
+A spec with `arms` (`[{"name", "hlsplayArgs"}]`) and `pairedArms` ([A, B]) instead of `default` and
+`comparisons` runs every algorithm once per arm (logs/ALGORITHM/ARM/TRACE.repN.jsonl) and reports arm A
+against arm B per algorithm, paired by trace (e.g. the predictor on against `--predictor off`).
+
 Nothing here chooses a threshold: it runs what the spec says and reports it.
 """
 
@@ -69,6 +73,8 @@ METRICS = (  # key, heading, unit, digits
 def load_spec(path):
     with open(path) as f:
         spec = json.load(f)
+    if "arms" in spec:
+        return check_arms(path, spec)
     for key in ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "default", "comparisons"):
         if key not in spec:
             raise SystemExit(f"{path}: the spec has no '{key}'")
@@ -78,6 +84,31 @@ def load_spec(path):
         if c not in spec["algorithms"]:
             raise SystemExit(f"{path}: the comparison '{c}' is not one of the algorithms")
     return spec
+
+
+def check_arms(path, spec):
+    """A spec with arms: every algorithm runs once per arm, the arms differing only in the hlsplay arguments
+    each adds, and the report pairs arm A against arm B (`pairedArms`) per algorithm, by trace."""
+    for key in ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "arms", "pairedArms"):
+        if key not in spec:
+            raise SystemExit(f"{path}: the spec has no '{key}'")
+    names = [a.get("name") for a in spec["arms"]]
+    if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
+        raise SystemExit(f"{path}: 'arms' needs at least two arms with distinct names (got {names})")
+    for a in spec["arms"]:
+        if not isinstance(a.get("hlsplayArgs"), list):
+            raise SystemExit(f"{path}: the arm '{a['name']}' has no 'hlsplayArgs' list")
+    paired = spec["pairedArms"]
+    if len(paired) != 2 or paired[0] == paired[1] or any(p not in names for p in paired):
+        raise SystemExit(f"{path}: 'pairedArms' must name two of the arms {names} (got {paired})")
+    return spec
+
+
+def spec_arms(spec):
+    """[(arm name, its hlsplay arguments)]; [(None, [])] for a spec without arms."""
+    if "arms" not in spec:
+        return [(None, [])]
+    return [(a["name"], list(a["hlsplayArgs"])) for a in spec["arms"]]
 
 
 def spec_traces(spec):
@@ -112,8 +143,9 @@ def build_ladder(spec, nice=True):
     return out
 
 
-def log_name(algorithm, trace, rep):
-    return os.path.join("logs", algorithm, f"{trace.replace('/', '__')}.rep{rep}.jsonl")
+def log_name(algorithm, trace, rep, arm=None):
+    """logs/ALGORITHM/TRACE.repN.jsonl, or logs/ALGORITHM/ARM/TRACE.repN.jsonl in a spec with arms."""
+    return os.path.join("logs", algorithm, *([arm] if arm else []), f"{trace.replace('/', '__')}.rep{rep}.jsonl")
 
 
 # ---------------------------------------------------------------- run
@@ -176,13 +208,14 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
     units = []
     for trace in traces:
         for algorithm in spec["algorithms"]:
-            for rep in range(1, spec["reps"] + 1):
-                name = log_name(algorithm, trace, rep)
-                if os.path.exists(os.path.join(out, name)):
-                    os.remove(os.path.join(out, name))
-                units.append(dict(binary=binary, ladder=ladder, trace=os.path.abspath(os.path.join(TRACES_ROOT, trace)),
-                                  algorithm=algorithm, durationSeconds=spec["durationSeconds"],
-                                  extra=spec.get("hlsplayArgs", []), log=name, nice=nice))
+            for arm, arm_args in spec_arms(spec):
+                for rep in range(1, spec["reps"] + 1):
+                    name = log_name(algorithm, trace, rep, arm)
+                    if os.path.exists(os.path.join(out, name)):
+                        os.remove(os.path.join(out, name))
+                    units.append(dict(binary=binary, ladder=ladder, trace=os.path.abspath(os.path.join(TRACES_ROOT, trace)),
+                                      algorithm=algorithm, durationSeconds=spec["durationSeconds"],
+                                      extra=spec.get("hlsplayArgs", []) + arm_args, log=name, nice=nice))
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=git("rev-parse", "HEAD"), worktreeClean=(git("status", "--porcelain", "--untracked-files=no") == ""),
@@ -241,7 +274,12 @@ def session_figures(path):
         return None, "the summary has no linearQoE (nothing played)"
     return dict(bitrateMbps=s.get("averageBitrateBps", 0) / 1e6, rebufferSeconds=float(s.get("stallSeconds", 0)),
                 switches=float(q.get("playedSwitches", 0)), qoe=float(q["linearQoE"]),
-                exitReason=s.get("exitReason"), playedSeconds=s.get("playedSeconds")), None
+                stalls=float(s.get("stallCount", 0)), startSeconds=s.get("timeToPlaybackStartSeconds"),
+                exitReason=s.get("exitReason"), playedSeconds=s.get("playedSeconds"),
+                # what the session says about its predictor and controller (a spec with arms reports them)
+                configuredPredictor=(events[0].get("configuration") or {}).get("predictor"),
+                summaryPredictor=s.get("predictor"), policyChanges=int(s.get("policyChanges", 0)),
+                riskSamples=sum(1 for e in events if e.get("type") == "risk.sample")), None
 
 
 def median(xs):
@@ -256,6 +294,8 @@ def report_data(folder):
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)
     spec = manifest["spec"]
+    if "arms" in spec:
+        return arms_report_data(folder, manifest)
     traces = manifest["traceList"]  # the traces as run (a later split file does not change a past run)
     algorithms = spec["algorithms"]
     per = {}  # (algorithm, trace) -> averaged figures
@@ -300,6 +340,70 @@ def report_data(folder):
                 durationSeconds=spec["durationSeconds"], reps=spec["reps"])
 
 
+# The figures of a spec with arms, in the order of its tables: QoE first, the issue's question.
+ARM_METRICS = (  # key, heading, unit, digits
+    ("qoe", "linear QoE (Σ Mbit/s − μ·rebuffer s − Σ |change|)", "", 1),
+    ("stalls", "stall count", "", 0),
+    ("rebufferSeconds", "rebuffer time", "s", 1),
+    ("bitrateMbps", "average played bitrate", "Mbit/s", 2),
+    ("switches", "played switches", "", 0),
+    # not in the linear QoE (its rebuffer term counts stalls after the start only), and what the controller
+    # spends when it judges the start risky and waits for more buffer (docs/stall-prediction.md)
+    ("startSeconds", "time to playback start", "s", 2),
+)
+# The significance level the report states a verdict at: issue 16's "a QoE gain with a paired Wilcoxon
+# test at p < 0.05" (not chosen here; the p-values themselves are in the table).
+ISSUE_WILCOXON_ALPHA = 0.05
+
+
+def arms_report_data(folder, manifest):
+    """The report of a spec with arms: per algorithm, arm A against arm B (`pairedArms`), paired by trace
+    (Tools/train/stats.py), from the raw logs; and what each arm's logs say about the predictor."""
+    import stats
+    spec = manifest["spec"]
+    traces = manifest["traceList"]
+    algorithms = spec["algorithms"]
+    arms = [name for name, _ in spec_arms(spec)]
+    arm_a, arm_b = spec["pairedArms"]
+    per = {}  # (algorithm, arm, trace) -> figures averaged over the reps
+    problems = []
+    evidence = {arm: dict(sessions=0, configuredPredictor={}, summaryPredictor={}, sessionsWithRiskSamples=0,
+                          sessionsWithPolicyChanges=0) for arm in arms}
+    for a in algorithms:
+        for arm in arms:
+            for t in traces:
+                reps = []
+                for r in range(1, spec["reps"] + 1):
+                    fig, problem = session_figures(os.path.join(folder, log_name(a, t, r, arm)))
+                    if not problem and fig["startSeconds"] is None:
+                        problem = "the summary has no timeToPlaybackStartSeconds"
+                    if problem:
+                        problems.append(f"{log_name(a, t, r, arm)}: {problem}")
+                        continue
+                    reps.append(fig)
+                    ev = evidence[arm]
+                    ev["sessions"] += 1
+                    for key in ("configuredPredictor", "summaryPredictor"):
+                        value = str(fig[key]) if fig[key] is not None else "absent"
+                        ev[key][value] = ev[key].get(value, 0) + 1
+                    ev["sessionsWithRiskSamples"] += fig["riskSamples"] > 0
+                    ev["sessionsWithPolicyChanges"] += fig["policyChanges"] > 0
+                if reps:
+                    per[(a, arm, t)] = {k: sum(x[k] for x in reps) / len(reps) for k, *_ in ARM_METRICS}
+    complete = {a: [t for t in traces if all((a, arm, t) in per for arm in arms)] for a in algorithms}
+    medians = {f"{a}|{arm}": {k: median([per[(a, arm, t)][k] for t in complete[a]]) for k, *_ in ARM_METRICS}
+               for a in algorithms for arm in arms}
+    comparisons = {a: {k: stats.paired_comparison([per[(a, arm_a, t)][k] for t in complete[a]],
+                                                  [per[(a, arm_b, t)][k] for t in complete[a]], complete[a])
+                       for k, *_ in ARM_METRICS}
+                   for a in algorithms}
+    return dict(name=spec["name"], traces=traces, complete=complete, algorithms=algorithms,
+                arms=[dict(name=n, hlsplayArgs=args) for n, args in spec_arms(spec)], pairedArms=[arm_a, arm_b],
+                perTrace={f"{a}|{arm}|{t}": v for (a, arm, t), v in per.items()}, medians=medians,
+                comparisons=comparisons, armEvidence=evidence, problems=problems,
+                durationSeconds=spec["durationSeconds"], reps=spec["reps"], alpha=ISSUE_WILCOXON_ALPHA)
+
+
 def fmt(x, digits):
     if x is None:
         return "—"
@@ -315,8 +419,80 @@ def short_trace(t):
     return t.replace("pensieve/", "").replace("sabre/", "").replace("http---www.", "")
 
 
+def counts(d):
+    return ", ".join(f"{k} ({v})" for k, v in sorted(d.items()))
+
+
+def render_arms(data):
+    """The markdown block of a spec with arms (deterministic: same logs, same bytes)."""
+    algs, per, (arm_a, arm_b) = data["algorithms"], data["perTrace"], data["pairedArms"]
+    arm_names = [arm["name"] for arm in data["arms"]]
+    n_traces = len(data["traces"])
+    out = [f"Spec `{data['name']}`: {n_traces} traces × {len(algs)} algorithms × {len(arm_names)} arms × "
+           f"{data['reps']} rep(s), {data['durationSeconds']} s sessions in virtual time, paired by trace "
+           "(each trace from its start). Arms: " +
+           "; ".join(f"`{arm['name']}` " + (f"(`{' '.join(arm['hlsplayArgs'])}`)" if arm["hlsplayArgs"]
+                                             else "(hlsplay's defaults)") for arm in data["arms"]) + "."]
+    out += ["", "What each arm's logs say (sessions counted): "
+            + "; ".join(f"`{arm}`: header `configuration.predictor` {counts(ev['configuredPredictor'])}, "
+                        f"summary `predictor` {counts(ev['summaryPredictor'])}, `risk.sample` events in "
+                        f"{ev['sessionsWithRiskSamples']} of {ev['sessions']} sessions, a `policy.change` in "
+                        f"{ev['sessionsWithPolicyChanges']} of {ev['sessions']}"
+                        for arm, ev in data["armEvidence"].items()) + "."]
+    if data["problems"]:
+        out.append("")
+        out.append(f"**{len(data['problems'])} session(s) without figures** (left out of medians and tests):")
+        out += [f"- `{p}`" for p in data["problems"]]
+    columns = [(a, arm) for a in algs for arm in arm_names]
+    for key, heading, unit, digits in ARM_METRICS:
+        out += ["", f"**{heading}**" + (f" ({unit})" if unit else "") + ", per trace:", ""]
+        out.append("| trace | " + " | ".join(f"{a} {arm}" for a, arm in columns) + " |")
+        out.append("| --- |" + " ---: |" * len(columns))
+        for t in data["traces"]:
+            cells = [fmt(per[f"{a}|{arm}|{t}"][key], digits) if f"{a}|{arm}|{t}" in per else "—" for a, arm in columns]
+            out.append(f"| {short_trace(t)} | " + " | ".join(cells) + " |")
+        out.append("| **median** | " + " | ".join(
+            f"**{fmt(data['medians'][f'{a}|{arm}'][key], max(digits, 1) if key in ('switches', 'stalls') else digits)}**"
+            for a, arm in columns) + " |")
+    out += ["", f"**`{arm_a}` (A) against `{arm_b}` (B)**, per algorithm, paired by trace: mean A − B, its 95 % "
+            "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
+            "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",
+            f"| algorithm | figure | traces | mean {arm_a} | mean {arm_b} | mean {arm_a} − {arm_b} | 95 % CI | "
+            f"{arm_a} above/below/equal | Wilcoxon p | sign p |",
+            "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    for a in algs:
+        for key, heading, unit, digits in ARM_METRICS:
+            c = data["comparisons"][a][key]
+            dg = max(digits, 1)
+            ci = c["meanDifferenceCI"]
+            out.append(f"| {a} | {heading.split(' (')[0]} | {c['pairs']} | {fmt(c['meanA'], dg)} | {fmt(c['meanB'], dg)} | "
+                       f"{fmt(c['meanDifference'], dg)} | {fmt(ci['low'], dg)} … {fmt(ci['high'], dg)} | "
+                       f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
+                       f"{p_fmt(c['signTest']['pValue'])} |")
+    out += ["", f"**QoE, `{arm_a}` against `{arm_b}`** (issue 16 asks for a gain with a paired Wilcoxon test at "
+            f"p < {data['alpha']:g}):", ""]
+    for a in algs:
+        c = data["comparisons"][a]["qoe"]
+        p = c["wilcoxon"]["pValue"]
+        if p is not None and p < data["alpha"] and c["meanDifference"] > 0:
+            verdict = f"a gain at p < {data['alpha']:g}"
+        elif p is not None and p < data["alpha"] and c["meanDifference"] < 0:
+            verdict = f"a loss at p < {data['alpha']:g}"
+        else:
+            verdict = f"no difference at p < {data['alpha']:g}"
+        ci = c["meanDifferenceCI"]
+        out.append(f"- `{a}`: mean {fmt(c['meanA'], 1)} against {fmt(c['meanB'], 1)}, difference "
+                   f"{fmt(c['meanDifference'], 1)} (95 % CI {fmt(ci['low'], 1)} … {fmt(ci['high'], 1)}), "
+                   f"{arm_a} above/below/equal on {c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} of "
+                   f"{c['pairs']} traces, Wilcoxon p = {p_fmt(p)}, sign test p = {p_fmt(c['signTest']['pValue'])}: "
+                   f"{verdict}.")
+    return "\n".join(out) + "\n"
+
+
 def render(data):
     """The markdown block (deterministic: same logs, same bytes)."""
+    if "arms" in data:
+        return render_arms(data)
     algs, per, d = data["algorithms"], data["perTrace"], data["default"]
     out = [f"Spec `{data['name']}`: {len(data['complete'])} traces × {len(algs)} algorithms × "
            f"{data['reps']} rep(s), {data['durationSeconds']} s sessions in virtual time."]
