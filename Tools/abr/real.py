@@ -290,8 +290,8 @@ def render(data):
     per, n = data["perTrace"], len(data["complete"])
     args = " ".join(data["hlsplayArgs"]) or "(none)"
     la = data["loadAverage1MinuteAtSessionStart"]
-    out = [f"Spec `{data['name']}`: {n} traces × hlsplay (`{args}`) and GStreamer "
-           f"{data['gstreamerVersion'] or '?'} (playbin3, {', '.join(data['demuxers']) or '?'}), "
+    out = [f"Spec `{data['name']}`: {n} traces × hlsplay (`{args}`) and "
+           f"{data['gstreamerVersion'] or 'GStreamer ?'} (playbin3, {', '.join(data['demuxers']) or '?'}), "
            f"{data['reps']} rep(s), {data['durationSeconds']} s of wall time each, in real time, one session at "
            f"a time, each against its own hls-origin replaying the trace from {data['offsetSeconds']} s. "
            f"Load average (1 min) at the sessions' starts: {fmt(la['min'], 2)} … {fmt(la['max'], 2)} "
