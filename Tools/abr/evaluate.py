@@ -536,9 +536,24 @@ def render(data):
     return "\n".join(out) + "\n"
 
 
+def is_real(path):
+    """Whether a spec file, or a results folder's manifest, is of the real mode (Tools/abr/real.py)."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "manifest.json")
+        with open(path) as f:
+            return json.load(f)["spec"].get("mode") == "real"
+    with open(path) as f:
+        return json.load(f).get("mode") == "real"
+
+
 def report(folder):
-    data = report_data(folder)
-    text = render(data)
+    if is_real(folder):
+        import real
+        data = real.report_data(folder)
+        text = real.render(data)
+    else:
+        data = report_data(folder)
+        text = render(data)
     with open(os.path.join(folder, "report.json"), "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -585,7 +600,11 @@ def main(argv=None):
             p.add_argument("doc")
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        run(a.spec, a.out, a.jobs, a.build, a.binary, scheduler=a.scheduler)
+        if is_real(a.spec):  # one session at a time in real time: --jobs, --scheduler and --binary do not apply
+            import real
+            real.run(a.spec, a.out, a.build)
+        else:
+            run(a.spec, a.out, a.jobs, a.build, a.binary, scheduler=a.scheduler)
         _, text = report(a.out)
         sys.stdout.write(text)
         return 0

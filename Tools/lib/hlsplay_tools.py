@@ -337,8 +337,10 @@ class Ladder:
     """The rungs of `root`/`master` (a VOD multivariant playlist of media playlists on disk), and
     where each segment the origin serves sits in it: `segment_at[path]` = (rung, segment index)."""
 
-    def __init__(self, root, master="master.m3u8"):
-        self.root, self.master = root, master
+    def __init__(self, root, master="master.m3u8", sizes=None):
+        # sizes: {URL path: bytes} of the segment files, for a copy of the playlists without the media
+        # (a results folder keeps only those); None reads each file's size under root.
+        self.root, self.master, self.sizes = root, master, sizes
         self.rungs = []
         base = posixpath_dir("/" + master.lstrip("/"))
         attrs = None
@@ -379,7 +381,8 @@ class Ladder:
             out.append({"rungIndex": rung.index, "bandwidthBps": rung.bandwidth_bps, "segmentIndex": n,
                         "startSeconds": start, "durationSeconds": duration, "acceptedSeconds": r.get("accepted"),
                         "lastByteSeconds": r.get("lastByteSent"), "bodyBytes": r.get("bodyBytesSent"),
-                        "complete": body_complete(r, os.path.join(self.root, path.lstrip("/")))})
+                        "complete": body_complete(r, os.path.join(self.root, path.lstrip("/")),
+                                                  None if self.sizes is None else self.sizes.get(path))})
         return out
 
 
@@ -419,15 +422,16 @@ def media_segments(root, path):
     return out
 
 
-def body_complete(request, file_path):
+def body_complete(request, file_path, size=None):
     """Whether the origin sent the whole file: a 200 with every byte, or a 206 whose range was all
     of it (`bytes=0-` or `bytes=0-LAST`) with every byte. (A ladder of EXT-X-BYTERANGE segments,
-    several to a file, is not read by Ladder.)"""
+    several to a file, is not read by Ladder.) `size`, when given, is the file's size in bytes."""
     status, sent = request.get("status"), request.get("bodyBytesSent")
-    try:
-        size = os.path.getsize(file_path)
-    except OSError:
-        return False
+    if size is None:
+        try:
+            size = os.path.getsize(file_path)
+        except OSError:
+            return False
     if status == 200:
         return sent == size
     if status == 206:

@@ -1,0 +1,340 @@
+"""The ABR evaluation's real mode: hlsplay and GStreamer, one after the other, each against its own
+hls-origin replaying the same trace, in real time (docs/abr.md, "Real runs against GStreamer").
+
+Reached through Tools/abr/evaluate.py, which dispatches on the spec's `"mode": "real"`:
+
+    python3 Tools/abr/evaluate.py run Tools/abr/specs/abr-real.json --out /tmp/abr-real
+    python3 Tools/abr/evaluate.py report /tmp/abr-real
+    python3 Tools/abr/evaluate.py docs  /tmp/abr-real docs/abr.md
+    python3 Tools/abr/evaluate.py check /tmp/abr-real docs/abr.md
+
+A real spec names its ladder (as a virtual one), its traces (a list, or a side of the split and a
+`select` rule: `{"sortedEvery": K, "first": N}` takes the side's traces in sorted order, every K-th
+from the first, and keeps the first N of those), `offsetSeconds` (where in each trace the link
+starts; only 0 is supported: hls-origin replays a trace from its start), `durationSeconds` (wall
+seconds each player plays), `players` (in the order they play each trace: `hlsplay` and
+`gstreamer`), `hlsplayArgs` and `reps`.
+
+Sessions run one at a time (real time: two would share the cores and the link's timing). Each
+(trace, player, rep) gets its own hls-origin on a fresh port, started with `--trace TRACE` just
+before the player asks for its first byte, and a folder `sessions/TRACE/PLAYER.repN/` holding the
+raw files: `origin.jsonl` (the origin's request log), `session.jsonl` (hlsplay's session log) or
+`events.jsonl` (every event gst_play.py printed), and `record.json` (the record
+Tools/lib/gstreamer_peer.py derived at run time, kept for reading; the report does not use it).
+`ladder/` keeps a copy of the ladder's playlists and `segment-sizes.json` (the byte size of every
+segment file), so that the report can map the origin's requests to rungs without the media.
+`manifest.json` is the virtual mode's (commit, binaries' sha256, machine, load averages and UTC
+times at start and end, the spec, each trace's sha256) plus, per session, its command, wall time
+and the load average just before it.
+
+The report re-derives each session's record from its raw files with the same functions the peer
+tool uses (gstreamer_peer.gstreamer_record / hlsplay_record): the played bitrate of both players is
+read from their origin's request log by the same code (the ladder BANDWIDTH of the rung each
+played second of media was fetched at), stalls from hlsplay's session log and GStreamer's buffering
+messages after PLAYING, time to playing from hlsplay's `timeToPlaybackStartSeconds` (from the
+process's start) and GStreamer's first PLAYING state (from the URL being handed to a pipeline
+already built).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "Tools", "lib"))
+sys.path.insert(0, os.path.join(REPO, "Tools", "train"))
+import gstreamer_peer as peer  # noqa: E402
+import hlsplay_tools as tools  # noqa: E402
+
+PLAYERS = ("hlsplay", "gstreamer")
+# The issue's real-run targets (issue 16, "Targets"): nothing here is chosen on the data.
+TARGET_BITRATE_RATIO = 1.25        # hlsplay's played bitrate ≥ this × GStreamer's …
+TARGET_STALL_MARGIN_SECONDS = 0.5  # … with stall time ≤ GStreamer's + this …
+TARGET_TRACE_SHARE = 0.8           # … on at least this share of the traces; time to playing ≤ on all.
+METRICS = (  # key, heading, unit, digits: the paired figures (hlsplay − GStreamer)
+    ("bitrateMbps", "played bitrate", "Mbit/s", 2),
+    ("stallSeconds", "stall time", "s", 2),
+    ("timeToPlayingSeconds", "time to playing", "s", 2),
+    ("timeToFirstFrameSeconds", "time to first frame", "s", 2),
+)
+
+
+# ---------------------------------------------------------------- spec
+
+def load_spec(path):
+    with open(path) as f:
+        spec = json.load(f)
+    for key in ("name", "mode", "ladder", "traces", "offsetSeconds", "durationSeconds", "players", "reps"):
+        if key not in spec:
+            raise SystemExit(f"{path}: the spec has no '{key}'")
+    if spec["mode"] != "real":
+        raise SystemExit(f"{path}: not a real-mode spec (mode {spec['mode']!r})")
+    if sorted(spec["players"]) != sorted(PLAYERS):
+        raise SystemExit(f"{path}: players must be {' and '.join(PLAYERS)} (in the order they play)")
+    if spec["offsetSeconds"] != 0:
+        raise SystemExit(f"{path}: offsetSeconds {spec['offsetSeconds']}: only 0 is supported "
+                         "(hls-origin replays a trace from its start)")
+    return spec
+
+
+def spec_traces(spec):
+    """The spec's traces in run order: its list, or its rule applied to a side of the split."""
+    t = spec["traces"]
+    if "list" in t:
+        return list(t["list"])
+    with open(os.path.join(REPO, t["split"])) as f:
+        side = sorted(json.load(f)[t["side"]])
+    rule = t["select"]
+    return side[::rule["sortedEvery"]][:rule["first"]]
+
+
+def session_dir(trace, player, rep):
+    return os.path.join("sessions", trace.replace("/", "__"), f"{player}.rep{rep}")
+
+
+# ---------------------------------------------------------------- run
+
+def snapshot_ladder(ladder, out):
+    """Copies the ladder's playlists into out/ladder and writes the segment files' sizes beside them."""
+    dest = os.path.join(out, "ladder")
+    lad = tools.Ladder(ladder)
+    sizes = {}
+    for rel in ["master.m3u8"] + [r.path.lstrip("/") for r in lad.rungs]:
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copyfile(os.path.join(ladder, rel), os.path.join(dest, rel))
+    for r in lad.rungs:
+        for path, _, _ in r.segments:
+            sizes[path] = os.path.getsize(os.path.join(ladder, path.lstrip("/")))
+    with open(os.path.join(dest, "segment-sizes.json"), "w") as f:
+        json.dump(sizes, f, indent=0, sort_keys=True)
+        f.write("\n")
+
+
+def run(spec_path, out, build="release"):
+    import evaluate  # the virtual mode's manifest helpers
+    spec = load_spec(spec_path)
+    binary = tools.find_binary("hlsplay", build)
+    origin_binary = tools.find_binary("hls-origin", build)
+    traces = spec_traces(spec)
+    missing = [t for t in traces if not os.path.isfile(os.path.join(evaluate.TRACES_ROOT, t))]
+    if missing:
+        raise SystemExit(f"traces missing under {evaluate.TRACES_ROOT}: {', '.join(missing[:5])}")
+    ladder = evaluate.build_ladder(spec)
+    if os.path.isdir(os.path.join(out, "sessions")):
+        shutil.rmtree(os.path.join(out, "sessions"))
+    os.makedirs(out, exist_ok=True)
+    snapshot_ladder(ladder, out)
+    manifest = dict(
+        spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
+        commit=evaluate.git("rev-parse", "HEAD"),
+        worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
+        hlsplay=dict(path=binary, sha256=evaluate.sha256(binary), version=tools.hlsplay_version(binary)),
+        hlsOrigin=dict(path=origin_binary, sha256=evaluate.sha256(origin_binary)),
+        gstPlay=dict(python=peer.python_for_gstreamer(), script=os.path.relpath(peer.GST_PLAY, REPO),
+                     sha256=evaluate.sha256(peer.GST_PLAY)),
+        ladder=dict(path=ladder, masterSha256=evaluate.sha256(os.path.join(ladder, "master.m3u8")),
+                    stamp=evaluate.read_text(os.path.join(ladder, ".stamp"))),
+        traceList=traces, traceSha256={t: evaluate.sha256(os.path.join(evaluate.TRACES_ROOT, t)) for t in traces},
+        machine=evaluate.machine(), startedAt=evaluate.utc_now(), loadAverageAtStart=list(os.getloadavg()),
+    )
+    sessions = []
+    total = len(traces) * len(spec["players"]) * spec["reps"]
+    print(f"{total} real sessions of {spec['durationSeconds']} s, one at a time -> {out}", file=sys.stderr,
+          flush=True)
+    for trace in traces:
+        oargs = ["--trace", os.path.join(evaluate.TRACES_ROOT, trace)]
+        for rep in range(1, spec["reps"] + 1):
+            for player in spec["players"]:
+                folder = session_dir(trace, player, rep)
+                entry = dict(trace=trace, player=player, rep=rep, folder=folder, originArgs=oargs,
+                             startedAt=evaluate.utc_now(), loadAverageAtStart=list(os.getloadavg()))
+                started = time.monotonic()
+                try:
+                    if player == "gstreamer":
+                        rec = peer.run_gstreamer(ladder, spec["durationSeconds"], os.path.join(out, folder),
+                                                 origin_args=oargs, build=build)
+                    else:
+                        rec = peer.run_hlsplay_peer(ladder, spec["durationSeconds"], os.path.join(out, folder),
+                                                    origin_args=oargs, hlsplay_args=spec.get("hlsplayArgs", []),
+                                                    build=build)
+                    entry.update(ok=True, endReason=rec.get("endReason"),
+                                 playerStartAfterOriginSeconds=rec.get("playerStartAfterOriginSeconds"),
+                                 playerLoadSeconds=rec.get("playerLoadSeconds"),
+                                 playerVersion=rec.get("playerVersion"), demuxer=rec.get("demuxer"))
+                except tools.ToolError as e:
+                    entry.update(ok=False, error=str(e))
+                entry.update(wallSeconds=round(time.monotonic() - started, 3))
+                sessions.append(entry)
+                print(f"  {len(sessions)}/{total} {trace} {player}: "
+                      f"{'ok' if entry['ok'] else entry['error']}", file=sys.stderr, flush=True)
+    manifest.update(endedAt=evaluate.utc_now(), loadAverageAtEnd=list(os.getloadavg()), sessions=sessions)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return manifest
+
+
+# ---------------------------------------------------------------- report
+
+def folder_ladder(folder):
+    with open(os.path.join(folder, "ladder", "segment-sizes.json")) as f:
+        sizes = json.load(f)
+    return tools.Ladder(os.path.join(folder, "ladder"), sizes=sizes)
+
+
+def session_record(folder, entry, ladder, duration):
+    """(record, problem) of one session, derived from its raw files."""
+    d = os.path.join(folder, entry["folder"])
+    origin_log = os.path.join(d, "origin.jsonl")
+    if not entry.get("ok") or not os.path.isfile(origin_log):
+        return None, entry.get("error") or "no origin log"
+    requests = tools.read_jsonl(origin_log)
+    if entry["player"] == "gstreamer":
+        events = tools.read_jsonl(os.path.join(d, "events.jsonl"))
+        rec = peer.gstreamer_record(events, requests, ladder, duration, entry["originArgs"],
+                                    entry.get("playerStartAfterOriginSeconds"), entry.get("playerLoadSeconds"))
+        if rec["timeToPlayingSeconds"] is None:
+            return None, "GStreamer never reached PLAYING"
+        return rec, None
+    log = os.path.join(d, "session.jsonl")
+    events, problem = tools.validate_log(log)
+    if problem:
+        return None, problem
+    rec = peer.hlsplay_record(events[-1], requests, ladder, duration, entry["originArgs"],
+                              entry.get("playerStartAfterOriginSeconds"), entry.get("playerVersion"),
+                              None, entry.get("endReason"), events)
+    if rec["timeToPlayingSeconds"] is None:
+        return None, "hlsplay never started playing"
+    return rec, None
+
+
+def figures(rec):
+    return dict(bitrateMbps=(rec["playedBitrateBps"] or 0) / 1e6, stallSeconds=float(rec["stallSeconds"] or 0),
+                stallCount=int(rec["stallCount"] or 0), timeToPlayingSeconds=rec["timeToPlayingSeconds"],
+                timeToFirstFrameSeconds=rec["timeToFirstFrameSeconds"], playedSeconds=rec["playedSeconds"])
+
+
+def report_data(folder):
+    """Every figure of the real report, from the manifest and the raw files of each session."""
+    import stats  # numpy/SciPy: only the report needs them
+    with open(os.path.join(folder, "manifest.json")) as f:
+        manifest = json.load(f)
+    spec = manifest["spec"]
+    traces = manifest["traceList"]
+    ladder = folder_ladder(folder)
+    per, problems = {}, []  # (player, trace) -> figures averaged over reps
+    for t in traces:
+        for p in spec["players"]:
+            reps = []
+            for e in (e for e in manifest["sessions"] if e["trace"] == t and e["player"] == p):
+                rec, problem = session_record(folder, e, ladder, spec["durationSeconds"])
+                if problem:
+                    problems.append(f"{e['folder']}: {problem}")
+                else:
+                    reps.append(figures(rec))
+            if reps:
+                per[(p, t)] = {k: sum(x[k] for x in reps) / len(reps) if all(x[k] is not None for x in reps)
+                               else None for k in reps[0]}
+    complete = [t for t in traces if all((p, t) in per for p in PLAYERS)
+                and all(per[(p, t)][k] is not None for p in PLAYERS for k, *_ in METRICS)]
+    checks = {}
+    for t in complete:
+        h, g = per[("hlsplay", t)], per[("gstreamer", t)]
+        ratio = h["bitrateMbps"] / g["bitrateMbps"] if g["bitrateMbps"] > 0 else None
+        bitrate_ok = ratio is not None and ratio >= TARGET_BITRATE_RATIO
+        stall_ok = h["stallSeconds"] <= g["stallSeconds"] + TARGET_STALL_MARGIN_SECONDS
+        checks[t] = dict(bitrateRatio=ratio, bitrateMet=bitrate_ok, stallMet=stall_ok,
+                         bitrateAndStallMet=bitrate_ok and stall_ok,
+                         playingMet=h["timeToPlayingSeconds"] <= g["timeToPlayingSeconds"])
+    n = len(complete)
+    met = sum(1 for c in checks.values() if c["bitrateAndStallMet"])
+    targets = dict(
+        traces=n, bitrateAndStallMet=met, bitrateMet=sum(1 for c in checks.values() if c["bitrateMet"]),
+        stallMet=sum(1 for c in checks.values() if c["stallMet"]),
+        playingMet=sum(1 for c in checks.values() if c["playingMet"]),
+        bitrateAndStallTargetHolds=n > 0 and met >= TARGET_TRACE_SHARE * n,
+        playingTargetHolds=n > 0 and all(c["playingMet"] for c in checks.values()),
+    )
+    comparisons = {k: stats.paired_comparison([per[("hlsplay", t)][k] for t in complete],
+                                              [per[("gstreamer", t)][k] for t in complete], complete)
+                   for k, *_ in METRICS}
+    ratios = [c["bitrateRatio"] for c in checks.values() if c["bitrateRatio"] is not None]
+    load = [e["loadAverageAtStart"][0] for e in manifest["sessions"]]
+    return dict(name=spec["name"], mode="real", traces=traces, complete=complete, players=spec["players"],
+                perTrace={f"{p}|{t}": v for (p, t), v in per.items()}, checks=checks, targets=targets,
+                comparisons=comparisons, bitrateRatioMedian=median(ratios), problems=problems,
+                durationSeconds=spec["durationSeconds"], reps=spec["reps"], offsetSeconds=spec["offsetSeconds"],
+                hlsplayArgs=spec.get("hlsplayArgs", []),
+                gstreamerVersion=next((e.get("playerVersion") for e in manifest["sessions"]
+                                       if e["player"] == "gstreamer" and e.get("playerVersion")), None),
+                demuxers=sorted({e.get("demuxer") for e in manifest["sessions"]
+                                 if e["player"] == "gstreamer" and e.get("demuxer")}),
+                loadAverage1MinuteAtSessionStart=dict(min=min(load), median=median(load), max=max(load))
+                if load else None)
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return None if n == 0 else (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2)
+
+
+def render(data):
+    """The markdown block (deterministic: same raw files, same bytes)."""
+    from evaluate import fmt, p_fmt, short_trace
+    per, n = data["perTrace"], len(data["complete"])
+    args = " ".join(data["hlsplayArgs"]) or "(none)"
+    la = data["loadAverage1MinuteAtSessionStart"]
+    out = [f"Spec `{data['name']}`: {n} traces × hlsplay (`{args}`) and "
+           f"{data['gstreamerVersion'] or 'GStreamer ?'} (playbin3, {', '.join(data['demuxers']) or '?'}), "
+           f"{data['reps']} rep(s), {data['durationSeconds']} s of wall time each, in real time, one session at "
+           f"a time, each against its own hls-origin replaying the trace from {data['offsetSeconds']} s. "
+           f"Load average (1 min) at the sessions' starts: {fmt(la['min'], 2)} … {fmt(la['max'], 2)} "
+           f"(median {fmt(la['median'], 2)})." if la else ""]
+    if data["problems"]:
+        out += ["", f"**{len(data['problems'])} session(s) without figures** (their traces are left out):"]
+        out += [f"- `{p}`" for p in data["problems"]]
+    out += ["", "Per trace, hlsplay | GStreamer: time to first frame and to playing (s), played bitrate "
+            "(Mbit/s, from each origin's request log), its ratio, stalls (count / s), and the targets met "
+            f"(B: bitrate ≥ {TARGET_BITRATE_RATIO}× and stall time ≤ GStreamer's + {TARGET_STALL_MARGIN_SECONDS} s; "
+            "P: time to playing ≤ GStreamer's).", "",
+            "| trace | first frame | playing | played Mbit/s | ratio | stalls | B | P |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | :---: | :---: |"]
+    for t in data["traces"]:
+        h, g = per.get(f"hlsplay|{t}"), per.get(f"gstreamer|{t}")
+        if t not in data["checks"]:
+            out.append(f"| {short_trace(t)} | — | — | — | — | — | — | — |")
+            continue
+        c = data["checks"][t]
+        out.append(f"| {short_trace(t)} | {fmt(h['timeToFirstFrameSeconds'], 2)} \\| "
+                   f"{fmt(g['timeToFirstFrameSeconds'], 2)} | {fmt(h['timeToPlayingSeconds'], 2)} \\| "
+                   f"{fmt(g['timeToPlayingSeconds'], 2)} | {fmt(h['bitrateMbps'], 2)} \\| {fmt(g['bitrateMbps'], 2)} | "
+                   f"{fmt(c['bitrateRatio'], 2)} | {h['stallCount']:.0f} / {fmt(h['stallSeconds'], 1)} \\| "
+                   f"{g['stallCount']:.0f} / {fmt(g['stallSeconds'], 1)} | {'✓' if c['bitrateAndStallMet'] else '✗'} | "
+                   f"{'✓' if c['playingMet'] else '✗'} |")
+    tg = data["targets"]
+    need = TARGET_TRACE_SHARE * n
+    out += ["", f"**Against the issue's real-run targets**: bitrate ≥ {TARGET_BITRATE_RATIO}× GStreamer's with stall "
+            f"time ≤ GStreamer's + {TARGET_STALL_MARGIN_SECONDS} s on {tg['bitrateAndStallMet']} of {n} traces "
+            f"(needed: ≥ {need:g}; **{'holds' if tg['bitrateAndStallTargetHolds'] else 'does not hold'}**; bitrate "
+            f"alone on {tg['bitrateMet']}, stall alone on {tg['stallMet']}; median ratio "
+            f"{fmt(data['bitrateRatioMedian'], 2)}); time to playing ≤ GStreamer's on {tg['playingMet']} of {n} "
+            f"(needed: all; **{'holds' if tg['playingTargetHolds'] else 'does not hold'}**).",
+            "", "**Paired comparisons**, hlsplay (A) against GStreamer (B), paired by trace: mean A − B, its 95 % "
+            "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
+            "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",
+            "| figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | sign p |",
+            "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    for key, heading, unit, digits in METRICS:
+        c = data["comparisons"][key]
+        ci = c["meanDifferenceCI"]
+        out.append(f"| {heading} ({unit}) | {fmt(c['meanA'], digits)} | {fmt(c['meanB'], digits)} | "
+                   f"{fmt(c['meanDifference'], digits)} | {fmt(ci['low'], digits)} … {fmt(ci['high'], digits)} | "
+                   f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
+                   f"{p_fmt(c['signTest']['pValue'])} |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,149 @@
+"""Tests of the ABR evaluation's real mode (Tools/abr/real.py through Tools/abr/evaluate.py):
+
+- the committed sample (Tools/abr/sample-real/run: its manifest, the ladder's playlists and sizes,
+  and each session's raw files) gives, through the report step, exactly the block docs/abr.md shows
+  between the sample's markers (byte for byte), and the report reads nothing but that folder;
+- the runner plays a tiny spec end to end (one trace, hlsplay then GStreamer, 8 s each, in real
+  time against their own hls-origin) and keeps every raw file the report needs;
+- the committed real spec's trace rule takes its traces from the evaluation side only.
+
+GStreamer runs from Debian's python3 with python3-gi (Tools/install-deps.sh); hlsplay and hls-origin
+are the debug build's (`swift build --build-tests`), HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks
+others. Nothing here skips: a missing package, binary or sample fails, naming what to run. When the
+report's format changes, re-derive the block:
+
+    python3 Tools/abr/evaluate.py docs Tools/abr/sample-real/run docs/abr.md
+
+and when hlsplay's or the tool's behaviour changes, re-run the sample (about 2 minutes, real time):
+
+    python3 Tools/abr/evaluate.py run Tools/abr/sample-real/spec.json --out Tools/abr/sample-real/run --build debug
+    python3 Tools/abr/evaluate.py docs Tools/abr/sample-real/run docs/abr.md
+
+Run: python3 -B -m unittest discover -s Tools/tests -p test_abr_real.py
+"""
+import contextlib, io, json, os, shutil, sys, tempfile, unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
+sys.path.insert(0, ABR)
+import evaluate  # noqa: E402
+import real  # noqa: E402
+
+REPO = evaluate.REPO
+SAMPLE_SPEC = os.path.join(ABR, "sample-real", "spec.json")
+SAMPLE_RUN = os.path.join(ABR, "sample-real", "run")
+DOC = os.path.join(REPO, "docs", "abr.md")
+BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+
+
+class SampleTests(unittest.TestCase):
+    def test_docs_block_is_what_the_report_derives_from_the_committed_raw_files(self):
+        data = real.report_data(SAMPLE_RUN)
+        self.assertEqual(data["problems"], [])
+        self.assertEqual(len(data["complete"]), 2)
+        with open(DOC) as f:
+            block = evaluate.generated_block(f.read(), data["name"])
+        self.assertIsNotNone(block, "docs/abr.md has no abr-real-sample block")
+        self.assertEqual(block, real.render(data),
+                         "docs/abr.md's real sample block differs from the report: "
+                         "python3 Tools/abr/evaluate.py docs Tools/abr/sample-real/run docs/abr.md")
+
+    def test_report_needs_nothing_outside_the_folder(self):
+        # A copy of the folder, with the ladder path the manifest names made unreachable, gives the same block.
+        d = tempfile.mkdtemp(prefix="abr-real-copy-")
+        self.addCleanup(shutil.rmtree, d, True)
+        copy = os.path.join(d, "run")
+        shutil.copytree(SAMPLE_RUN, copy)
+        with open(os.path.join(copy, "manifest.json")) as f:
+            m = json.load(f)
+        m["ladder"]["path"] = os.path.join(d, "no-such-ladder")
+        with open(os.path.join(copy, "manifest.json"), "w") as f:
+            json.dump(m, f)
+        self.assertEqual(real.render(real.report_data(copy)), real.render(real.report_data(SAMPLE_RUN)))
+
+    def test_played_bitrate_is_read_from_each_origin_log_the_same_way(self):
+        data = real.report_data(SAMPLE_RUN)
+        ladder = real.folder_ladder(SAMPLE_RUN)
+        with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
+            sessions = json.load(f)["sessions"]
+        for e in sessions:
+            rec, problem = real.session_record(SAMPLE_RUN, e, ladder, 20)
+            self.assertIsNone(problem)
+            # hlsplay's own summary figure agrees with the origin log's (same rungs, same media seconds).
+            if e["player"] == "hlsplay":
+                self.assertIsNotNone(rec["summaryAverageBitrateBps"])
+            self.assertEqual(data["perTrace"][f"{e['player']}|{e['trace']}"]["bitrateMbps"],
+                             rec["playedBitrateBps"] / 1e6)
+            self.assertGreater(rec["playedBitrateBps"], 0)
+
+    def test_sample_is_small(self):
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(SAMPLE_RUN) for f in fs)
+        self.assertLess(size, 1_000_000)
+
+
+class TargetTests(unittest.TestCase):
+    def test_committed_spec_takes_its_traces_from_the_evaluation_side_by_its_rule(self):
+        spec = real.load_spec(os.path.join(ABR, "specs", "abr-real.json"))
+        traces = real.spec_traces(spec)
+        with open(os.path.join(REPO, "Tools", "abr", "trace-split.json")) as f:
+            split = json.load(f)
+        self.assertGreaterEqual(len(traces), 12)
+        self.assertTrue(set(traces) <= set(split["evaluation"]))
+        self.assertFalse(set(traces) & set(split["tuning"]))
+        self.assertEqual(traces, sorted(split["evaluation"])[::2][:12])
+        self.assertGreaterEqual(spec["durationSeconds"], 120)
+
+    def test_a_spec_with_an_offset_is_refused(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec["offsetSeconds"] = 30
+        p = os.path.join(d, "spec.json")
+        with open(p, "w") as f:
+            json.dump(spec, f)
+        with self.assertRaisesRegex(SystemExit, "offsetSeconds"):
+            real.load_spec(p)
+
+
+class EndToEndTests(unittest.TestCase):
+    def test_one_trace_both_players_in_real_time(self):
+        d = tempfile.mkdtemp(prefix="abr-real-e2e-")
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec.update(name="abr-real-e2e", durationSeconds=8, traces={"list": spec["traces"]["list"][:1]})
+        p = os.path.join(d, "spec.json")
+        with open(p, "w") as f:
+            json.dump(spec, f)
+        out = os.path.join(d, "run")
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            self.assertEqual(evaluate.main(["run", p, "--out", out, "--build", BUILD]), 0)
+        self.assertIn("abr-real-e2e", printed.getvalue())
+        with open(os.path.join(out, "manifest.json")) as f:
+            m = json.load(f)
+        for key in ("commit", "hlsplay", "hlsOrigin", "gstPlay", "machine", "startedAt", "endedAt",
+                    "loadAverageAtStart", "loadAverageAtEnd", "spec", "traceSha256", "ladder"):
+            self.assertIn(key, m)
+        self.assertEqual([(s["player"], s["ok"]) for s in m["sessions"]], [("hlsplay", True), ("gstreamer", True)],
+                         m["sessions"])
+        for s in m["sessions"]:
+            files = os.listdir(os.path.join(out, s["folder"]))
+            self.assertIn("origin.jsonl", files)
+            self.assertIn("session.jsonl" if s["player"] == "hlsplay" else "events.jsonl", files)
+        data = real.report_data(out)
+        self.assertEqual(data["problems"], [])
+        self.assertEqual(len(data["complete"]), 1)
+        t = data["complete"][0]
+        for player in ("hlsplay", "gstreamer"):
+            fig = data["perTrace"][f"{player}|{t}"]
+            self.assertGreater(fig["bitrateMbps"], 0, player)
+            self.assertGreater(fig["timeToPlayingSeconds"], 0, player)
+            self.assertLess(fig["timeToPlayingSeconds"], 8, player)
+        with open(os.path.join(out, "report.md")) as f:
+            self.assertEqual(f.read(), real.render(data))
+
+
+if __name__ == "__main__":
+    unittest.main()
