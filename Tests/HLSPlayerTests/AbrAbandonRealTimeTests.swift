@@ -1,6 +1,6 @@
 // BOLA-E's abandonment in a real session: the same cancel the monitor already performs (the request's
-// cancellation token), decided by the session core, against a real hls-origin whose trace collapses while a
-// high-rung segment downloads. The virtual-time counterpart is AbrSimulationTests.bolaE_linkCollapse_….
+// cancellation token), decided by the session core, against a real hls-origin on which the first high-rung segment
+// request trickles. The virtual-time counterpart is AbrSimulationTests.bolaE_linkCollapse_….
 
 import Foundation
 import HLSOrigin
@@ -8,16 +8,15 @@ import Testing
 import TestSupport
 
 @Suite(.serialized, .tags(.realTime)) struct AbrAbandonRealTimeTests {
-    @Test func bolaE_realSession_linkCollapse_cancelsAndRefetchesLower() throws {
+    @Test func bolaE_realSession_highRungSegmentTrickles_cancelsAndRefetchesLower() throws {
         let ladder = try Repo.requireSamples("ladder-2s")
-        var config = OriginConfiguration()
-        // 20 Mbit/s while BOLA-E climbs (by buffer) to 3.7 Mbit/s, then 0.5 Mbit/s from 1.7 s after the origin
-        // starts: the segment requested next on a 15 s buffer would take 13 s, so it is abandoned for a lower rung
-        // (in a manual run with the collapse 1.5 s into the session: 3.7 → 1.3 Mbit/s, insufficientBuffer, 0.73 s
-        // after its first byte).
-        config.trace = try ThroughputTrace(
-            name: "collapse",
-            pieces: [.init(durationSeconds: 1.7, rateBitsPerSecond: 20e6), .init(durationSeconds: 600, rateBitsPerSecond: 0.5e6)])
+        // A 20 Mbit/s link on which BOLA-E climbs (by buffer) above 1.3 Mbit/s; the first request for a 3.7 or
+        // 7.2 Mbit/s segment then trickles at 0.5 Mbit/s (50 KB every 0.8 s): the rest would take far longer than
+        // a segment, so BOLA-E abandons it for a lower rung. The fault is tied to that request, not to a time
+        // after the origin starts, so how fast the session gets going does not decide whether a high-rung
+        // segment is in flight when the link turns bad (a trace collapsing at 1.7 s did, on a loaded machine).
+        var config = OriginConfiguration(rateBitsPerSecond: 20e6)
+        config.faults = [FaultRule(pathPattern: "*/v[23]/seg_*.ts", requestIndex: 0, action: .trickle(bytes: 50_000, everySeconds: 0.8))]
         let run = try withOrigin(ladder, configuration: config) { server in
             try runHlsplay(
                 [
