@@ -219,6 +219,7 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=git("rev-parse", "HEAD"), worktreeClean=(git("status", "--porcelain", "--untracked-files=no") == ""),
+        binaryOlderThanSources=bool(tools.newer_sources(binary)),
         hlsplay=dict(path=binary, sha256=sha256(binary), version=tools.hlsplay_version(binary)),
         ladder=dict(path=ladder, masterSha256=sha256(os.path.join(ladder, "master.m3u8")),
                     stamp=read_text(os.path.join(ladder, ".stamp"))),
@@ -415,6 +416,16 @@ def p_fmt(p):
     return "—" if p is None else (f"{p:.2g}" if p >= 0.001 else f"{p:.1e}")
 
 
+def paired_cells(c, digits):
+    """The cells every paired-comparison row ends with (A against B, from stats.paired_comparison): mean A,
+    mean B, mean A − B, its 95 % CI, pairs with A above/below/equal, Wilcoxon and sign test p."""
+    ci = c["meanDifferenceCI"]
+    return (f"{fmt(c['meanA'], digits)} | {fmt(c['meanB'], digits)} | {fmt(c['meanDifference'], digits)} | "
+            f"{fmt(ci['low'], digits)} … {fmt(ci['high'], digits)} | "
+            f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
+            f"{p_fmt(c['signTest']['pValue'])} |")
+
+
 def short_trace(t):
     return t.replace("pensieve/", "").replace("sabre/", "").replace("http---www.", "")
 
@@ -463,12 +474,7 @@ def render_arms(data):
     for a in algs:
         for key, heading, unit, digits in ARM_METRICS:
             c = data["comparisons"][a][key]
-            dg = max(digits, 1)
-            ci = c["meanDifferenceCI"]
-            out.append(f"| {a} | {heading.split(' (')[0]} | {c['pairs']} | {fmt(c['meanA'], dg)} | {fmt(c['meanB'], dg)} | "
-                       f"{fmt(c['meanDifference'], dg)} | {fmt(ci['low'], dg)} … {fmt(ci['high'], dg)} | "
-                       f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
-                       f"{p_fmt(c['signTest']['pValue'])} |")
+            out.append(f"| {a} | {heading.split(' (')[0]} | {c['pairs']} | {paired_cells(c, max(digits, 1))}")
     out += ["", f"**QoE, `{arm_a}` against `{arm_b}`** (issue 16 asks for a gain with a paired Wilcoxon test at "
             f"p < {data['alpha']:g}):", ""]
     for a in algs:
@@ -516,13 +522,7 @@ def render(data):
             "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
     for other, byk in data["comparisons"].items():
         for key, heading, unit, digits in METRICS:
-            c = byk[key]
-            dg = max(digits, 1)
-            ci = c["meanDifferenceCI"]
-            out.append(f"| {other} | {heading.split(' (')[0]} | {fmt(c['meanA'], dg)} | {fmt(c['meanB'], dg)} | "
-                       f"{fmt(c['meanDifference'], dg)} | {fmt(ci['low'], dg)} … {fmt(ci['high'], dg)} | "
-                       f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
-                       f"{p_fmt(c['signTest']['pValue'])} |")
+            out.append(f"| {other} | {heading.split(' (')[0]} | {paired_cells(byk[key], max(digits, 1))}")
     tg = data["targets"]
     if tg is not None:
         n = len(data["complete"])
@@ -581,6 +581,14 @@ def generated_block(doc_text, name):
     return doc_text.split(begin, 1)[1].split(end, 1)[0].lstrip("\n")
 
 
+def binaries_of_run(a):
+    """name -> path of each binary a `run` will use (hls-origin only in real mode, which starts it)."""
+    out = {"hlsplay": os.path.abspath(a.binary) if a.binary else tools.find_binary("hlsplay", a.build)}
+    if is_real(a.spec):
+        out["hls-origin"] = tools.find_binary("hls-origin", a.build)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -598,8 +606,18 @@ def main(argv=None):
         p.add_argument("folder")
         if name != "report":
             p.add_argument("doc")
+    r.add_argument("--allow-stale-binary", action="store_true",
+                   help="run even when a source file is newer than the binary (the manifest says so)")
     a = ap.parse_args(argv)
     if a.cmd == "run":
+        stale = {name: tools.newer_sources(path) for name, path in binaries_of_run(a).items()}
+        stale = {name: files for name, files in stale.items() if files}
+        if stale and not a.allow_stale_binary:
+            name, files = next(iter(stale.items()))
+            how = "swift build -c release" if a.build == "release" else "swift build"
+            raise SystemExit(f"{name} is older than {len(files)} source file(s) (newest: {files[0]}): it would "
+                             f"measure code that is no longer the tree's; run `{how} --product {name}`, or pass "
+                             "--allow-stale-binary")
         if is_real(a.spec):  # one session at a time in real time: --jobs, --scheduler and --binary do not apply
             import real
             real.run(a.spec, a.out, a.build)

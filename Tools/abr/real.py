@@ -12,8 +12,11 @@ A real spec names its ladder (as a virtual one), its traces (a list, or a side o
 `select` rule: `{"sortedEvery": K, "first": N}` takes the side's traces in sorted order, every K-th
 from the first, and keeps the first N of those), `offsetSeconds` (where in each trace the link
 starts; only 0 is supported: hls-origin replays a trace from its start), `durationSeconds` (wall
-seconds each player plays), `players` (in the order they play each trace: `hlsplay` and
-`gstreamer`), `hlsplayArgs` and `reps`.
+seconds each player plays), `players` (in the order they play each trace: `gstreamer` and one or
+more hlsplay arms, e.g. `hlsplay`), `hlsplayArgs` (the arguments of the hlsplay arm: a list when there
+is one arm, else an object naming each arm's list, e.g. `{"hlsplay": ["--abr", "hlsplay"],
+"hlsplay-mpc": ["--abr", "hlsplay-mpc"]}`) and `reps`. Every hlsplay session starts cold, with its own
+empty estimate store (gstreamer_peer.run_hlsplay_peer), as GStreamer does.
 
 Sessions run one at a time (real time: two would share the cores and the link's timing). Each
 (trace, player, rep) gets its own hls-origin on a fresh port, started with `--trace TRACE` just
@@ -51,7 +54,7 @@ sys.path.insert(0, os.path.join(REPO, "Tools", "train"))
 import gstreamer_peer as peer  # noqa: E402
 import hlsplay_tools as tools  # noqa: E402
 
-PLAYERS = ("hlsplay", "gstreamer")
+PEER = "gstreamer"
 # The issue's real-run targets (issue 16, "Targets"): nothing here is chosen on the data.
 TARGET_BITRATE_RATIO = 1.25        # hlsplay's played bitrate ≥ this × GStreamer's …
 TARGET_STALL_MARGIN_SECONDS = 0.5  # … with stall time ≤ GStreamer's + this …
@@ -74,12 +77,31 @@ def load_spec(path):
             raise SystemExit(f"{path}: the spec has no '{key}'")
     if spec["mode"] != "real":
         raise SystemExit(f"{path}: not a real-mode spec (mode {spec['mode']!r})")
-    if sorted(spec["players"]) != sorted(PLAYERS):
-        raise SystemExit(f"{path}: players must be {' and '.join(PLAYERS)} (in the order they play)")
+    arms = hlsplay_arms(spec)
+    if spec["players"].count(PEER) != 1 or not arms or len(set(spec["players"])) != len(spec["players"]):
+        raise SystemExit(f"{path}: players must name {PEER} once and one or more hlsplay arms, each once "
+                         "(in the order they play)")
+    args = spec.get("hlsplayArgs", [])
+    if isinstance(args, dict):
+        if sorted(args) != sorted(arms):
+            raise SystemExit(f"{path}: hlsplayArgs must name the arguments of each hlsplay arm "
+                             f"({', '.join(arms)}), and no other")
+    elif len(arms) > 1:
+        raise SystemExit(f"{path}: with several hlsplay arms, hlsplayArgs must name each arm's arguments")
     if spec["offsetSeconds"] != 0:
         raise SystemExit(f"{path}: offsetSeconds {spec['offsetSeconds']}: only 0 is supported "
                          "(hls-origin replays a trace from its start)")
     return spec
+
+
+def hlsplay_arms(spec):
+    """The spec's hlsplay arms: every player but GStreamer, in play order."""
+    return [p for p in spec["players"] if p != PEER]
+
+
+def arm_args(spec, arm):
+    args = spec.get("hlsplayArgs", [])
+    return list(args.get(arm, [])) if isinstance(args, dict) else list(args)
 
 
 def spec_traces(spec):
@@ -133,6 +155,7 @@ def run(spec_path, out, build="release"):
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=evaluate.git("rev-parse", "HEAD"),
         worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
+        binaryOlderThanSources=bool(tools.newer_sources(binary) or tools.newer_sources(origin_binary)),
         hlsplay=dict(path=binary, sha256=evaluate.sha256(binary), version=tools.hlsplay_version(binary)),
         hlsOrigin=dict(path=origin_binary, sha256=evaluate.sha256(origin_binary)),
         gstPlay=dict(python=peer.python_for_gstreamer(), script=os.path.relpath(peer.GST_PLAY, REPO),
@@ -155,12 +178,12 @@ def run(spec_path, out, build="release"):
                              startedAt=evaluate.utc_now(), loadAverageAtStart=list(os.getloadavg()))
                 started = time.monotonic()
                 try:
-                    if player == "gstreamer":
+                    if player == PEER:
                         rec = peer.run_gstreamer(ladder, spec["durationSeconds"], os.path.join(out, folder),
                                                  origin_args=oargs, build=build)
                     else:
                         rec = peer.run_hlsplay_peer(ladder, spec["durationSeconds"], os.path.join(out, folder),
-                                                    origin_args=oargs, hlsplay_args=spec.get("hlsplayArgs", []),
+                                                    origin_args=oargs, hlsplay_args=arm_args(spec, player),
                                                     build=build)
                     entry.update(ok=True, endReason=rec.get("endReason"),
                                  playerStartAfterOriginSeconds=rec.get("playerStartAfterOriginSeconds"),
@@ -194,7 +217,7 @@ def session_record(folder, entry, ladder, duration):
     if not entry.get("ok") or not os.path.isfile(origin_log):
         return None, entry.get("error") or "no origin log"
     requests = tools.read_jsonl(origin_log)
-    if entry["player"] == "gstreamer":
+    if entry["player"] == PEER:
         events = tools.read_jsonl(os.path.join(d, "events.jsonl"))
         rec = peer.gstreamer_record(events, requests, ladder, duration, entry["originArgs"],
                                     entry.get("playerStartAfterOriginSeconds"), entry.get("playerLoadSeconds"))
@@ -216,7 +239,8 @@ def session_record(folder, entry, ladder, duration):
 def figures(rec):
     return dict(bitrateMbps=(rec["playedBitrateBps"] or 0) / 1e6, stallSeconds=float(rec["stallSeconds"] or 0),
                 stallCount=int(rec["stallCount"] or 0), timeToPlayingSeconds=rec["timeToPlayingSeconds"],
-                timeToFirstFrameSeconds=rec["timeToFirstFrameSeconds"], playedSeconds=rec["playedSeconds"])
+                timeToFirstFrameSeconds=rec["timeToFirstFrameSeconds"], playedSeconds=rec["playedSeconds"],
+                startGate=rec.get("startGate"))
 
 
 def report_data(folder):
@@ -238,13 +262,41 @@ def report_data(folder):
                 else:
                     reps.append(figures(rec))
             if reps:
-                per[(p, t)] = {k: sum(x[k] for x in reps) / len(reps) if all(x[k] is not None for x in reps)
+                per[(p, t)] = {k: reps[0][k] if isinstance(reps[0][k], str) or reps[0][k] is None
+                               else sum(x[k] for x in reps) / len(reps) if all(x[k] is not None for x in reps)
                                else None for k in reps[0]}
-    complete = [t for t in traces if all((p, t) in per for p in PLAYERS)
-                and all(per[(p, t)][k] is not None for p in PLAYERS for k, *_ in METRICS)]
+    arms = hlsplay_arms(spec)
+    complete = [t for t in traces if all((p, t) in per for p in spec["players"])
+                and all(per[(p, t)][k] is not None for p in spec["players"] for k, *_ in METRICS)]
+    load = [e["loadAverageAtStart"][0] for e in manifest["sessions"]]
+    gates = {}  # arm -> {gate: sessions}
+    for (p, t), v in per.items():
+        if p != PEER:
+            gates.setdefault(p, {})
+            gates[p][v["startGate"] or "unknown"] = gates[p].get(v["startGate"] or "unknown", 0) + 1
+    return dict(name=spec["name"], mode="real", traces=traces, complete=complete, players=spec["players"],
+                perTrace={f"{p}|{t}": v for (p, t), v in per.items()},
+                arms={arm: arm_report(per, complete, arm, arm_args(spec, arm), gates.get(arm, {}), stats)
+                      for arm in arms},
+                armComparisons=[dict(a=arm, b=arms[0], comparisons={
+                    k: stats.paired_comparison([per[(arm, t)][k] for t in complete],
+                                               [per[(arms[0], t)][k] for t in complete], complete)
+                    for k, *_ in METRICS}) for arm in arms[1:]],
+                problems=problems, durationSeconds=spec["durationSeconds"], reps=spec["reps"],
+                offsetSeconds=spec["offsetSeconds"],
+                gstreamerVersion=next((e.get("playerVersion") for e in manifest["sessions"]
+                                       if e["player"] == PEER and e.get("playerVersion")), None),
+                demuxers=sorted({e.get("demuxer") for e in manifest["sessions"]
+                                 if e["player"] == PEER and e.get("demuxer")}),
+                loadAverage1MinuteAtSessionStart=dict(min=min(load), median=median(load), max=max(load))
+                if load else None)
+
+
+def arm_report(per, complete, arm, args, gates, stats):
+    """One hlsplay arm against GStreamer: the per-trace targets, their counts and the paired comparisons."""
     checks = {}
     for t in complete:
-        h, g = per[("hlsplay", t)], per[("gstreamer", t)]
+        h, g = per[(arm, t)], per[(PEER, t)]
         ratio = h["bitrateMbps"] / g["bitrateMbps"] if g["bitrateMbps"] > 0 else None
         bitrate_ok = ratio is not None and ratio >= TARGET_BITRATE_RATIO
         stall_ok = h["stallSeconds"] <= g["stallSeconds"] + TARGET_STALL_MARGIN_SECONDS
@@ -260,22 +312,12 @@ def report_data(folder):
         bitrateAndStallTargetHolds=n > 0 and met >= TARGET_TRACE_SHARE * n,
         playingTargetHolds=n > 0 and all(c["playingMet"] for c in checks.values()),
     )
-    comparisons = {k: stats.paired_comparison([per[("hlsplay", t)][k] for t in complete],
-                                              [per[("gstreamer", t)][k] for t in complete], complete)
+    comparisons = {k: stats.paired_comparison([per[(arm, t)][k] for t in complete],
+                                              [per[(PEER, t)][k] for t in complete], complete)
                    for k, *_ in METRICS}
     ratios = [c["bitrateRatio"] for c in checks.values() if c["bitrateRatio"] is not None]
-    load = [e["loadAverageAtStart"][0] for e in manifest["sessions"]]
-    return dict(name=spec["name"], mode="real", traces=traces, complete=complete, players=spec["players"],
-                perTrace={f"{p}|{t}": v for (p, t), v in per.items()}, checks=checks, targets=targets,
-                comparisons=comparisons, bitrateRatioMedian=median(ratios), problems=problems,
-                durationSeconds=spec["durationSeconds"], reps=spec["reps"], offsetSeconds=spec["offsetSeconds"],
-                hlsplayArgs=spec.get("hlsplayArgs", []),
-                gstreamerVersion=next((e.get("playerVersion") for e in manifest["sessions"]
-                                       if e["player"] == "gstreamer" and e.get("playerVersion")), None),
-                demuxers=sorted({e.get("demuxer") for e in manifest["sessions"]
-                                 if e["player"] == "gstreamer" and e.get("demuxer")}),
-                loadAverage1MinuteAtSessionStart=dict(min=min(load), median=median(load), max=max(load))
-                if load else None)
+    return dict(hlsplayArgs=args, checks=checks, targets=targets, comparisons=comparisons,
+                bitrateRatioMedian=median(ratios), startGates=dict(sorted(gates.items())))
 
 
 def median(xs):
@@ -286,55 +328,75 @@ def median(xs):
 
 def render(data):
     """The markdown block (deterministic: same raw files, same bytes)."""
-    from evaluate import fmt, p_fmt, short_trace
-    per, n = data["perTrace"], len(data["complete"])
-    args = " ".join(data["hlsplayArgs"]) or "(none)"
+    from evaluate import fmt, paired_cells
+    n = len(data["complete"])
+    arms = data["arms"]
     la = data["loadAverage1MinuteAtSessionStart"]
-    out = [f"Spec `{data['name']}`: {n} traces × hlsplay (`{args}`) and "
+    players = " and ".join(f"hlsplay `{arm}` (`{' '.join(r['hlsplayArgs']) or '(none)'}`)" if len(arms) > 1
+                           else f"hlsplay (`{' '.join(r['hlsplayArgs']) or '(none)'}`)" for arm, r in arms.items())
+    out = [f"Spec `{data['name']}`: {n} traces × {players} and "
            f"{data['gstreamerVersion'] or 'GStreamer ?'} (playbin3, {', '.join(data['demuxers']) or '?'}), "
            f"{data['reps']} rep(s), {data['durationSeconds']} s of wall time each, in real time, one session at "
            f"a time, each against its own hls-origin replaying the trace from {data['offsetSeconds']} s. "
            f"Load average (1 min) at the sessions' starts: {fmt(la['min'], 2)} … {fmt(la['max'], 2)} "
            f"(median {fmt(la['median'], 2)})." if la else ""]
+    gates = "; ".join(f"{arm}: " * (len(arms) > 1) + ", ".join(f"{k} in {v}" for k, v in r["startGates"].items())
+                      for arm, r in arms.items())
+    out += ["", f"hlsplay's start (its `cap.gate`: `cold` is without a stored estimate, as GStreamer starts): "
+            f"{gates or 'no session'}."]
     if data["problems"]:
         out += ["", f"**{len(data['problems'])} session(s) without figures** (their traces are left out):"]
         out += [f"- `{p}`" for p in data["problems"]]
-    out += ["", "Per trace, hlsplay | GStreamer: time to first frame and to playing (s), played bitrate "
+    for arm, r in arms.items():
+        out += render_arm(data, arm, r, n, heading=len(arms) > 1)
+    if data["armComparisons"]:
+        out += ["", "**hlsplay arms against each other**, paired by trace (as above):", "",
+                "| A | B | figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | "
+                "sign p |", "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+        for ac in data["armComparisons"]:
+            for key, heading, unit, digits in METRICS:
+                out.append(f"| {ac['a']} | {ac['b']} | {heading} ({unit}) | "
+                           f"{paired_cells(ac['comparisons'][key], digits)}")
+    return "\n".join(out) + "\n"
+
+
+def render_arm(data, arm, r, n, heading):
+    """One hlsplay arm against GStreamer: the per-trace table, the targets and the paired comparisons."""
+    from evaluate import fmt, paired_cells, short_trace
+    per = data["perTrace"]
+    name = f"hlsplay `{arm}`" if heading else "hlsplay"
+    out = ["", f"#### {name} against GStreamer"] if heading else []
+    out += ["", f"Per trace, {name} | GStreamer: time to first frame and to playing (s), played bitrate "
             "(Mbit/s, from each origin's request log), its ratio, stalls (count / s), and the targets met "
             f"(B: bitrate ≥ {TARGET_BITRATE_RATIO}× and stall time ≤ GStreamer's + {TARGET_STALL_MARGIN_SECONDS} s; "
             "P: time to playing ≤ GStreamer's).", "",
             "| trace | first frame | playing | played Mbit/s | ratio | stalls | B | P |",
             "| --- | ---: | ---: | ---: | ---: | ---: | :---: | :---: |"]
     for t in data["traces"]:
-        h, g = per.get(f"hlsplay|{t}"), per.get(f"gstreamer|{t}")
-        if t not in data["checks"]:
+        h, g = per.get(f"{arm}|{t}"), per.get(f"{PEER}|{t}")
+        if t not in r["checks"]:
             out.append(f"| {short_trace(t)} | — | — | — | — | — | — | — |")
             continue
-        c = data["checks"][t]
+        c = r["checks"][t]
         out.append(f"| {short_trace(t)} | {fmt(h['timeToFirstFrameSeconds'], 2)} \\| "
                    f"{fmt(g['timeToFirstFrameSeconds'], 2)} | {fmt(h['timeToPlayingSeconds'], 2)} \\| "
                    f"{fmt(g['timeToPlayingSeconds'], 2)} | {fmt(h['bitrateMbps'], 2)} \\| {fmt(g['bitrateMbps'], 2)} | "
                    f"{fmt(c['bitrateRatio'], 2)} | {h['stallCount']:.0f} / {fmt(h['stallSeconds'], 1)} \\| "
                    f"{g['stallCount']:.0f} / {fmt(g['stallSeconds'], 1)} | {'✓' if c['bitrateAndStallMet'] else '✗'} | "
                    f"{'✓' if c['playingMet'] else '✗'} |")
-    tg = data["targets"]
+    tg = r["targets"]
     need = TARGET_TRACE_SHARE * n
     out += ["", f"**Against the issue's real-run targets**: bitrate ≥ {TARGET_BITRATE_RATIO}× GStreamer's with stall "
             f"time ≤ GStreamer's + {TARGET_STALL_MARGIN_SECONDS} s on {tg['bitrateAndStallMet']} of {n} traces "
             f"(needed: ≥ {need:g}; **{'holds' if tg['bitrateAndStallTargetHolds'] else 'does not hold'}**; bitrate "
             f"alone on {tg['bitrateMet']}, stall alone on {tg['stallMet']}; median ratio "
-            f"{fmt(data['bitrateRatioMedian'], 2)}); time to playing ≤ GStreamer's on {tg['playingMet']} of {n} "
+            f"{fmt(r['bitrateRatioMedian'], 2)}); time to playing ≤ GStreamer's on {tg['playingMet']} of {n} "
             f"(needed: all; **{'holds' if tg['playingTargetHolds'] else 'does not hold'}**).",
-            "", "**Paired comparisons**, hlsplay (A) against GStreamer (B), paired by trace: mean A − B, its 95 % "
+            "", f"**Paired comparisons**, {name} (A) against GStreamer (B), paired by trace: mean A − B, its 95 % "
             "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
             "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",
             "| figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | sign p |",
             "| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
-    for key, heading, unit, digits in METRICS:
-        c = data["comparisons"][key]
-        ci = c["meanDifferenceCI"]
-        out.append(f"| {heading} ({unit}) | {fmt(c['meanA'], digits)} | {fmt(c['meanB'], digits)} | "
-                   f"{fmt(c['meanDifference'], digits)} | {fmt(ci['low'], digits)} … {fmt(ci['high'], digits)} | "
-                   f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
-                   f"{p_fmt(c['signTest']['pValue'])} |")
-    return "\n".join(out) + "\n"
+    for key, heading_, unit, digits in METRICS:
+        out.append(f"| {heading_} ({unit}) | {paired_cells(r['comparisons'][key], digits)}")
+    return out

@@ -185,6 +185,8 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
     rec.update(bitrate_fields(ladder, requests, played))
     out = {k: rec.get(k) for k in RECORD_FIELDS}
     out["summaryAverageBitrateBps"] = s.get("averageBitrateBps")
+    # Whether the session started from a stored estimate ("warm") or without one ("cold"): its cap.gate.
+    out["startGate"] = next((e.get("gate") for e in session_events if e.get("type") == "cap.gate"), None)
     return out
 
 
@@ -241,8 +243,19 @@ def run_hlsplay_peer(root, duration_seconds, out_dir, *, master="master.m3u8", o
                      build="release", media_seconds=0):
     """Plays root/master with hlsplay for duration_seconds of wall time (then SIGINT: it writes its summary),
     or until media_seconds of media have played (its --duration), against its own hls-origin started with
-    origin_args; its record, also in out_dir/record.json."""
+    origin_args; its record, also in out_dir/record.json.
+
+    Unless hlsplay_args say otherwise (`--cold` or `--estimate-store`), the session gets its own estimate
+    store, out_dir/estimates.json, which does not exist before it starts: a cold start, as GStreamer's is
+    (neither player remembers an earlier session). Without it every session on 127.0.0.1 would start from
+    the estimate the previous session stored in the user's store: a different trace's link."""
     os.makedirs(out_dir, exist_ok=True)
+    hlsplay_args = list(hlsplay_args)
+    if not any(a in ("--cold", "--estimate-store") or a.startswith("--estimate-store=") for a in hlsplay_args):
+        store = os.path.join(out_dir, "estimates.json")
+        if os.path.exists(store):
+            os.remove(store)
+        hlsplay_args += ["--estimate-store", store]
     ladder = tools.Ladder(root, master)
     log, origin_log = os.path.join(out_dir, "session.jsonl"), os.path.join(out_dir, "origin.jsonl")
     binary = tools.find_binary("hlsplay", build)

@@ -58,6 +58,21 @@ def find_binary(name, build="release"):
     return path
 
 
+def newer_sources(binary):
+    """The project's source files (Sources/, Package.swift) modified after `binary` was built, newest
+    first: a binary older than them measures code that is no longer the tree's. Empty for a binary
+    outside this repository's .build (its sources are not these)."""
+    if not os.path.abspath(binary).startswith(os.path.join(REPO, ".build") + os.sep):
+        return []
+    built = os.path.getmtime(binary)
+    found = []
+    for root, _, files in os.walk(os.path.join(REPO, "Sources")):
+        found += [os.path.join(root, f) for f in files if f.endswith((".swift", ".c", ".h", ".modulemap"))]
+    found.append(os.path.join(REPO, "Package.swift"))
+    newer = [(os.path.getmtime(f), f) for f in found if os.path.isfile(f) and os.path.getmtime(f) > built]
+    return [os.path.relpath(f, REPO) for _, f in sorted(newer, reverse=True)]
+
+
 def hlsplay_version(binary):
     """`hlsplay --version`, or None if it cannot be run."""
     try:
