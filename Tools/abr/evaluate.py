@@ -75,9 +75,8 @@ def load_spec(path):
         spec = json.load(f)
     if "arms" in spec:
         return check_arms(path, spec)
-    for key in ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "default", "comparisons"):
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    require_keys(path, spec, ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "default",
+                              "comparisons"))
     if spec["default"] not in spec["algorithms"]:
         raise SystemExit(f"{path}: the default '{spec['default']}' is not one of the algorithms")
     for c in spec["comparisons"]:
@@ -89,9 +88,8 @@ def load_spec(path):
 def check_arms(path, spec):
     """A spec with arms: every algorithm runs once per arm, the arms differing only in the hlsplay arguments
     each adds, and the report pairs arm A against arm B (`pairedArms`) per algorithm, by trace."""
-    for key in ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "arms", "pairedArms"):
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    require_keys(path, spec, ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "arms",
+                              "pairedArms"))
     names = [a.get("name") for a in spec["arms"]]
     if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
         raise SystemExit(f"{path}: 'arms' needs at least two arms with distinct names (got {names})")
@@ -112,12 +110,47 @@ def spec_arms(spec):
 
 
 def spec_traces(spec):
-    """The spec's traces, paths under the trace folder, in the spec's order."""
+    """The spec's traces in the spec's order: its `list`, or a `side` of the `split` file; then, with
+    `select` ({"sortedEvery": K, "first": N}), that side in sorted order, every K-th from the first, the
+    first N of those; then the traces of an `extra` list (Tools/abr/extra_traces.py), named `extra/…`.
+    Names resolve with trace_path."""
     t = spec["traces"]
     if "list" in t:
-        return list(t["list"])
-    with open(os.path.join(REPO, t["split"])) as f:
-        return list(json.load(f)[t["side"]])
+        traces = list(t["list"])
+    else:
+        with open(os.path.join(REPO, t["split"])) as f:
+            traces = list(json.load(f)[t["side"]])
+        if "select" in t:
+            rule = t["select"]
+            traces = sorted(traces)[::rule["sortedEvery"]][:rule["first"]]
+    if "extra" in t:
+        import extra_traces
+        traces += extra_traces.names(t["extra"])
+    return traces
+
+
+def trace_path(trace):
+    """Where a spec's trace is: under the shared trace folder (HLSPLAY_TRACES), or, for `extra/…`, under
+    the extra root Tools/abr/extra_traces.py writes."""
+    if trace.startswith("extra/"):
+        import extra_traces
+        return extra_traces.path_of(trace)
+    return os.path.join(TRACES_ROOT, trace)
+
+
+def check_traces_present(traces):
+    missing = [t for t in traces if not os.path.isfile(trace_path(t))]
+    if missing:
+        extra = any(t.startswith("extra/") for t in missing)
+        raise SystemExit(f"traces missing: {', '.join(trace_path(t) for t in missing[:5])} (HLSPLAY_TRACES names "
+                         "another shared folder" + ("; the extra/ traces: python3 Tools/abr/extra_traces.py get "
+                                                    "--source A_CLONE_OF_SABRE" if extra else "") + ")")
+
+
+def require_keys(path, spec, keys):
+    for key in keys:
+        if key not in spec:
+            raise SystemExit(f"{path}: the spec has no '{key}'")
 
 
 def ladder_dir(spec):
@@ -198,10 +231,7 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
     spec = load_spec(spec_path)
     binary = os.path.abspath(binary or tools.find_binary("hlsplay", build))
     traces = spec_traces(spec)
-    missing = [t for t in traces if not os.path.isfile(os.path.join(TRACES_ROOT, t))]
-    if missing:
-        raise SystemExit(f"traces missing under {TRACES_ROOT} (HLSPLAY_TRACES names another folder): "
-                         f"{', '.join(missing[:5])}")
+    check_traces_present(traces)
     ladder = os.path.abspath(build_ladder(spec, nice))
     os.makedirs(out, exist_ok=True)
     jobs = jobs or distribute.local_workers()
@@ -213,7 +243,7 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
                     name = log_name(algorithm, trace, rep, arm)
                     if os.path.exists(os.path.join(out, name)):
                         os.remove(os.path.join(out, name))
-                    units.append(dict(binary=binary, ladder=ladder, trace=os.path.abspath(os.path.join(TRACES_ROOT, trace)),
+                    units.append(dict(binary=binary, ladder=ladder, trace=os.path.abspath(trace_path(trace)),
                                       algorithm=algorithm, durationSeconds=spec["durationSeconds"],
                                       extra=spec.get("hlsplayArgs", []) + arm_args, log=name, nice=nice))
     manifest = dict(
@@ -223,7 +253,7 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
         hlsplay=dict(path=binary, sha256=sha256(binary), version=tools.hlsplay_version(binary)),
         ladder=dict(path=ladder, masterSha256=sha256(os.path.join(ladder, "master.m3u8")),
                     stamp=read_text(os.path.join(ladder, ".stamp"))),
-        traceList=traces, traceSha256={t: sha256(os.path.join(TRACES_ROOT, t)) for t in traces},
+        traceList=traces, traceSha256={t: sha256(trace_path(t)) for t in traces},
         machine=machine(), jobs=None if scheduler else jobs,
         backend=dict(kind="dask", scheduler=scheduler) if scheduler else dict(kind="local", workers=jobs),
         startedAt=utc_now(), loadAverageAtStart=list(os.getloadavg()),

@@ -72,9 +72,9 @@ METRICS = (  # key, heading, unit, digits: the paired figures (hlsplay − GStre
 def load_spec(path):
     with open(path) as f:
         spec = json.load(f)
-    for key in ("name", "mode", "ladder", "traces", "offsetSeconds", "durationSeconds", "players", "reps"):
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    from evaluate import require_keys
+    require_keys(path, spec, ("name", "mode", "ladder", "traces", "offsetSeconds", "durationSeconds", "players",
+                              "reps"))
     if spec["mode"] != "real":
         raise SystemExit(f"{path}: not a real-mode spec (mode {spec['mode']!r})")
     arms = hlsplay_arms(spec)
@@ -104,17 +104,6 @@ def arm_args(spec, arm):
     return list(args.get(arm, [])) if isinstance(args, dict) else list(args)
 
 
-def spec_traces(spec):
-    """The spec's traces in run order: its list, or its rule applied to a side of the split."""
-    t = spec["traces"]
-    if "list" in t:
-        return list(t["list"])
-    with open(os.path.join(REPO, t["split"])) as f:
-        side = sorted(json.load(f)[t["side"]])
-    rule = t["select"]
-    return side[::rule["sortedEvery"]][:rule["first"]]
-
-
 def session_dir(trace, player, rep):
     return os.path.join("sessions", trace.replace("/", "__"), f"{player}.rep{rep}")
 
@@ -142,10 +131,8 @@ def run(spec_path, out, build="release"):
     spec = load_spec(spec_path)
     binary = tools.find_binary("hlsplay", build)
     origin_binary = tools.find_binary("hls-origin", build)
-    traces = spec_traces(spec)
-    missing = [t for t in traces if not os.path.isfile(os.path.join(evaluate.TRACES_ROOT, t))]
-    if missing:
-        raise SystemExit(f"traces missing under {evaluate.TRACES_ROOT}: {', '.join(missing[:5])}")
+    traces = evaluate.spec_traces(spec)
+    evaluate.check_traces_present(traces)
     ladder = evaluate.build_ladder(spec)
     if os.path.isdir(os.path.join(out, "sessions")):
         shutil.rmtree(os.path.join(out, "sessions"))
@@ -162,7 +149,7 @@ def run(spec_path, out, build="release"):
                      sha256=evaluate.sha256(peer.GST_PLAY)),
         ladder=dict(path=ladder, masterSha256=evaluate.sha256(os.path.join(ladder, "master.m3u8")),
                     stamp=evaluate.read_text(os.path.join(ladder, ".stamp"))),
-        traceList=traces, traceSha256={t: evaluate.sha256(os.path.join(evaluate.TRACES_ROOT, t)) for t in traces},
+        traceList=traces, traceSha256={t: evaluate.sha256(evaluate.trace_path(t)) for t in traces},
         machine=evaluate.machine(), startedAt=evaluate.utc_now(), loadAverageAtStart=list(os.getloadavg()),
     )
     sessions = []
@@ -170,7 +157,7 @@ def run(spec_path, out, build="release"):
     print(f"{total} real sessions of {spec['durationSeconds']} s, one at a time -> {out}", file=sys.stderr,
           flush=True)
     for trace in traces:
-        oargs = ["--trace", os.path.join(evaluate.TRACES_ROOT, trace)]
+        oargs = ["--trace", evaluate.trace_path(trace)]
         for rep in range(1, spec["reps"] + 1):
             for player in spec["players"]:
                 folder = session_dir(trace, player, rep)

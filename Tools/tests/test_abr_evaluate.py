@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
 sys.path.insert(0, ABR)
 import evaluate  # noqa: E402
+import recording_groups  # noqa: E402  (Tools/train, on the path evaluate sets)
 try:
     from dask.distributed import LocalCluster
 except ImportError:
@@ -219,10 +220,16 @@ class ReportTests(unittest.TestCase):
 
     def test_committed_specs_load_and_evaluation_spec_uses_the_evaluation_side(self):
         spec = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual.json"))
-        self.assertEqual(spec["traces"], {"split": "Tools/abr/trace-split.json", "side": "evaluation"})
+        self.assertEqual(spec["traces"], {"split": "Tools/abr/trace-split.json", "side": "evaluation",
+                                          "extra": "Tools/abr/extra-traces.json"})
         self.assertGreaterEqual(spec["durationSeconds"], 120)
         tuning = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual-tuning.json"))
-        self.assertFalse(set(evaluate.spec_traces(spec)) & set(evaluate.spec_traces(tuning)))
+        traces, tuned = evaluate.spec_traces(spec), evaluate.spec_traces(tuning)
+        self.assertFalse(set(traces) & set(tuned))
+        # the issue asks for at least 30 evaluation traces; no recording group on both sides
+        self.assertGreaterEqual(len(set(traces)), 30)
+        self.assertFalse(recording_groups.crossing_groups(tuned, [t[len("extra/"):] if t.startswith("extra/")
+                                                                  else t for t in traces]))
 
 
 if __name__ == "__main__":

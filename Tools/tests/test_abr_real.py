@@ -85,7 +85,7 @@ class SampleTests(unittest.TestCase):
 class TargetTests(unittest.TestCase):
     def test_committed_spec_takes_its_traces_from_the_evaluation_side_by_its_rule(self):
         spec = real.load_spec(os.path.join(ABR, "specs", "abr-real.json"))
-        traces = real.spec_traces(spec)
+        traces = evaluate.spec_traces(spec)
         with open(os.path.join(REPO, "Tools", "abr", "trace-split.json")) as f:
             split = json.load(f)
         self.assertGreaterEqual(len(traces), 12)
