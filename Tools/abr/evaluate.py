@@ -24,6 +24,11 @@ the summary's `averageBitrateBps` (Mbit/s), `stallSeconds`, `qoe.playedSwitches`
 the viewer saw) and `qoe.linearQoE` (docs/session-log.md, "QoE"). Replicates of a trace are averaged
 before pairing (stats.mean_by_key), so a trace counts once.
 
+The report pairs the spec's `default` rule against each of its `comparisons` and counts the issue's
+per-trace targets for it, naming the traces that miss each; a rule listed in `candidates` is judged the
+same way from the same sessions (so a rule that may become the default is judged by the committed report,
+not by editing a manifest).
+
 A spec with `arms` (`[{"name", "hlsplayArgs"}]`) and `pairedArms` ([A, B]) instead of `default` and
 `comparisons` runs every algorithm once per arm (logs/ALGORITHM/ARM/TRACE.repN.jsonl) and reports arm A
 against arm B per algorithm, paired by trace (e.g. the predictor on against `--predictor off`).
@@ -79,9 +84,9 @@ def load_spec(path):
                               "comparisons"))
     if spec["default"] not in spec["algorithms"]:
         raise SystemExit(f"{path}: the default '{spec['default']}' is not one of the algorithms")
-    for c in spec["comparisons"]:
+    for c in spec["comparisons"] + spec.get("candidates", []):
         if c not in spec["algorithms"]:
-            raise SystemExit(f"{path}: the comparison '{c}' is not one of the algorithms")
+            raise SystemExit(f"{path}: the comparison or candidate '{c}' is not one of the algorithms")
     return spec
 
 
@@ -344,31 +349,44 @@ def report_data(folder):
                 per[(a, t)] = {k: sum(x[k] for x in reps) / len(reps) for k, *_ in METRICS}
     complete = [t for t in traces if all((a, t) in per for a in algorithms)]
     medians = {a: {k: median([per[(a, t)][k] for t in complete]) for k, *_ in METRICS} for a in algorithms}
-    comparisons = {}
     d = spec["default"]
-    for other in spec["comparisons"]:
-        comparisons[other] = {k: stats.paired_comparison([per[(d, t)][k] for t in complete],
-                                                         [per[(other, t)][k] for t in complete], complete)
-                              for k, *_ in METRICS}
-    # The issue's per-trace targets, counted (none of them is a threshold chosen here).
-    best = {t: max(per[(o, t)]["qoe"] for o in spec["comparisons"]) for t in complete}
-    targets = None
-    if "bola-e" in algorithms:
-        targets = dict(
-            tracesQoEWithin10PercentOfBest=sum(1 for t in complete
-                                               if per[(d, t)]["qoe"] >= best[t] - 0.1 * abs(best[t])),
-            tracesBitrateAtLeast095BolaE=sum(1 for t in complete
-                                             if per[(d, t)]["bitrateMbps"] >= 0.95 * per[("bola-e", t)]["bitrateMbps"]),
-            tracesRebufferAtMostBolaE=sum(1 for t in complete
-                                          if per[(d, t)]["rebufferSeconds"] <= per[("bola-e", t)]["rebufferSeconds"]),
-            bitrateRatioToBolaEMedian=median([per[(d, t)]["bitrateMbps"] / per[("bola-e", t)]["bitrateMbps"]
-                                              for t in complete if per[("bola-e", t)]["bitrateMbps"] > 0]),
-        )
+    rules = [d] + [c for c in spec.get("candidates", []) if c != d]
+    judged = {r: dict(comparisons=rule_comparisons(per, complete, r, spec["comparisons"], stats),
+                      targets=rule_targets(per, complete, r, spec["comparisons"]) if "bola-e" in algorithms
+                      else None) for r in rules}
     return dict(name=spec["name"], traces=traces, complete=complete, algorithms=algorithms, default=d,
                 perTrace={f"{a}|{t}": v for (a, t), v in per.items()}, medians=medians,
                 bestOfComparisonsMedianQoE=max(medians[o]["qoe"] for o in spec["comparisons"]) if complete else None,
-                comparisons=comparisons, targets=targets, problems=problems,
+                comparisons=judged[d]["comparisons"], targets=judged[d]["targets"],
+                candidates={r: judged[r] for r in rules[1:]}, problems=problems,
                 durationSeconds=spec["durationSeconds"], reps=spec["reps"])
+
+
+def rule_comparisons(per, complete, rule, others, stats):
+    """`rule` (A) against each of `others` (B), paired by trace, for every figure."""
+    return {o: {k: stats.paired_comparison([per[(rule, t)][k] for t in complete],
+                                           [per[(o, t)][k] for t in complete], complete)
+                for k, *_ in METRICS} for o in others}
+
+
+def rule_targets(per, complete, rule, others):
+    """The issue's per-trace targets for `rule`, counted, with the traces that miss each (none of them is a
+    threshold chosen here): QoE within 10 % of the best of `others`, bitrate ≥ 0.95× BOLA-E's, rebuffer
+    time ≤ BOLA-E's."""
+    best = {t: max(per[(o, t)]["qoe"] for o in others) for t in complete}
+    qoe_miss = [t for t in complete if per[(rule, t)]["qoe"] < best[t] - 0.1 * abs(best[t])]
+    bitrate_miss = [t for t in complete
+                    if per[(rule, t)]["bitrateMbps"] < 0.95 * per[("bola-e", t)]["bitrateMbps"]]
+    rebuffer_miss = [t for t in complete
+                     if per[(rule, t)]["rebufferSeconds"] > per[("bola-e", t)]["rebufferSeconds"]]
+    return dict(
+        tracesQoEWithin10PercentOfBest=len(complete) - len(qoe_miss),
+        tracesBitrateAtLeast095BolaE=len(complete) - len(bitrate_miss),
+        tracesRebufferAtMostBolaE=len(complete) - len(rebuffer_miss),
+        bitrateRatioToBolaEMedian=median([per[(rule, t)]["bitrateMbps"] / per[("bola-e", t)]["bitrateMbps"]
+                                          for t in complete if per[("bola-e", t)]["bitrateMbps"] > 0]),
+        qoeMissed=qoe_miss, bitrateMissed=bitrate_miss, rebufferMissed=rebuffer_miss,
+    )
 
 
 # The figures of a spec with arms, in the order of its tables: QoE first, the issue's question.
@@ -545,25 +563,36 @@ def render(data):
             out.append(f"| {short_trace(t)} | " + " | ".join(cells) + " |")
         out.append("| **median** | " + " | ".join(f"**{fmt(data['medians'][a][key], max(digits, 1) if key == 'switches' else digits)}**"
                                                  for a in algs) + " |")
-    out += ["", f"**Paired comparisons**, `{d}` (A) against each (B), paired by trace: mean A − B, its 95 % "
-            "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
-            "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",
-            "| B | figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | sign p |",
-            "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
-    for other, byk in data["comparisons"].items():
+    out += render_judged(data, d, data["comparisons"], data["targets"])
+    for rule, judged in data.get("candidates", {}).items():
+        out += ["", f"**The candidate `{rule}`**, judged as the default is (same sessions):"]
+        out += render_judged(data, rule, judged["comparisons"], judged["targets"])
+    return "\n".join(out) + "\n"
+
+
+def render_judged(data, rule, comparisons, tg):
+    """A rule's paired comparisons against the spec's reference rules and its count against the targets."""
+    out = ["", f"**Paired comparisons**, `{rule}` (A) against each (B), paired by trace: mean A − B, its 95 % "
+           "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
+           "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",
+           "| B | figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | sign p |",
+           "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
+    for other, byk in comparisons.items():
         for key, heading, unit, digits in METRICS:
             out.append(f"| {other} | {heading.split(' (')[0]} | {paired_cells(byk[key], max(digits, 1))}")
-    tg = data["targets"]
     if tg is not None:
         n = len(data["complete"])
-        out += ["", f"**Against the issue's virtual-time targets** (`{d}`): median QoE "
-                f"{fmt(data['medians'][d]['qoe'], 1)} against the best median of "
-                f"{', '.join(data['comparisons'])} {fmt(data['bestOfComparisonsMedianQoE'], 1)}; "
-                f"QoE within 10 % of the best of them on {tg['tracesQoEWithin10PercentOfBest']} of {n} traces; "
-                f"average bitrate ≥ 0.95× BOLA-E's on {tg['tracesBitrateAtLeast095BolaE']} of {n} "
-                f"(median ratio {fmt(tg['bitrateRatioToBolaEMedian'], 2)}); rebuffer time ≤ BOLA-E's on "
-                f"{tg['tracesRebufferAtMostBolaE']} of {n}."]
-    return "\n".join(out) + "\n"
+
+        def missed(key):
+            return f" (not on {', '.join(f'`{short_trace(t)}`' for t in tg[key])})" if tg.get(key) else ""
+        out += ["", f"**Against the issue's virtual-time targets** (`{rule}`): median QoE "
+                f"{fmt(data['medians'][rule]['qoe'], 1)} against the best median of "
+                f"{', '.join(comparisons)} {fmt(data['bestOfComparisonsMedianQoE'], 1)}; "
+                f"QoE within 10 % of the best of them on {tg['tracesQoEWithin10PercentOfBest']} of {n} traces"
+                f"{missed('qoeMissed')}; average bitrate ≥ 0.95× BOLA-E's on {tg['tracesBitrateAtLeast095BolaE']} "
+                f"of {n}{missed('bitrateMissed')} (median ratio {fmt(tg['bitrateRatioToBolaEMedian'], 2)}); rebuffer "
+                f"time ≤ BOLA-E's on {tg['tracesRebufferAtMostBolaE']} of {n}{missed('rebufferMissed')}."]
+    return out
 
 
 def is_real(path):
