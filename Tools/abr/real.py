@@ -126,6 +126,78 @@ def snapshot_ladder(ladder, out):
         f.write("\n")
 
 
+def snapshot_traces(traces, out, trace_path):
+    """Copies each trace file into out/traces/NAME, so that the report can read the links without the
+    trace folders (it checks each copy against the manifest's sha256)."""
+    for t in traces:
+        dest = os.path.join(out, "traces", t)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copyfile(trace_path(t), dest)
+
+
+def trace_steps(path, name):
+    """The trace as [(seconds, bit/s)], read as hls-origin reads its format (by the collection it is from)."""
+    import sim  # Tools/train/sim.py: the trace formats' readers
+    base = name[len("extra/"):] if name.startswith("extra/") else name
+    if base.startswith("pensieve/"):
+        steps = sim.load_pensieve(path)
+    elif base.startswith("mahimahi/"):
+        steps = sim.load_mahimahi(path)
+    else:
+        steps = sim.load_sabre(path)
+    return [(d, bps) for d, bps, _ in steps]
+
+
+def link_megabits(steps, seconds):
+    """Megabits the link carries in its first `seconds` (from the trace's start, wrapping at its end)."""
+    total, t, i = 0.0, 0.0, 0
+    if not steps or sum(d for d, _ in steps) <= 0:
+        return 0.0
+    while t < seconds:
+        d, bps = steps[i % len(steps)]
+        take = min(d, seconds - t)
+        total += take * bps / 1e6
+        t += take
+        i += 1
+    return total
+
+
+def rung_costs(ladder):
+    """[(BANDWIDTH, the media's own rate)] of the rungs, Mbit/s, on their lower convex hull: what playing
+    at a ladder-rate X costs the link at least, mixing two rungs (the played bitrate is counted in
+    BANDWIDTH, and a rung's segments average less than its BANDWIDTH)."""
+    points = []
+    for r in ladder.rungs:
+        size = sum(ladder.sizes[p] for p, _, _ in r.segments)
+        seconds = sum(d for _, _, d in r.segments)
+        points.append((r.bandwidth_bps / 1e6, size * 8 / 1e6 / seconds))
+    hull = []
+    for pt in sorted(points):
+        while len(hull) >= 2 and ((hull[-1][0] - hull[-2][0]) * (pt[1] - hull[-2][1])
+                                  - (hull[-1][1] - hull[-2][1]) * (pt[0] - hull[-2][0])) <= 0:
+            hull.pop()
+        hull.append(pt)
+    return hull
+
+
+def cost_of(hull, x):
+    """The least media rate (Mbit/s) that plays at ladder-rate x; None above the top rung."""
+    if x <= hull[0][0]:
+        return hull[0][1] * x / hull[0][0]
+    for (x0, c0), (x1, c1) in zip(hull, hull[1:]):
+        if x <= x1:
+            return c0 + (c1 - c0) * (x - x0) / (x1 - x0)
+    return None
+
+
+def bitrate_target_possible(needed_mbps, link_mbit, played_seconds_min, hull):
+    """Whether any player could meet the bitrate target on this link: playing `played_seconds_min` seconds
+    (the least the stall and start targets allow) at ladder-rate `needed_mbps` needs at least
+    cost × seconds megabits, all of which the link must have carried during the session."""
+    cost = cost_of(hull, needed_mbps)
+    return cost is not None and cost * played_seconds_min <= link_mbit
+
+
 def run(spec_path, out, build="release"):
     import evaluate  # the virtual mode's manifest helpers
     spec = load_spec(spec_path)
@@ -138,6 +210,7 @@ def run(spec_path, out, build="release"):
         shutil.rmtree(os.path.join(out, "sessions"))
     os.makedirs(out, exist_ok=True)
     snapshot_ladder(ladder, out)
+    snapshot_traces(traces, out, evaluate.trace_path)
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=evaluate.git("rev-parse", "HEAD"),
@@ -253,6 +326,9 @@ def report_data(folder):
                                else sum(x[k] for x in reps) / len(reps) if all(x[k] is not None for x in reps)
                                else None for k in reps[0]}
     arms = hlsplay_arms(spec)
+    links, problems_links = session_links(folder, manifest, spec["durationSeconds"])
+    problems += problems_links
+    hull = rung_costs(ladder)
     complete = [t for t in traces if all((p, t) in per for p in spec["players"])
                 and all(per[(p, t)][k] is not None for p in spec["players"] for k, *_ in METRICS)]
     load = [e["loadAverageAtStart"][0] for e in manifest["sessions"]]
@@ -263,8 +339,10 @@ def report_data(folder):
             gates[p][v["startGate"] or "unknown"] = gates[p].get(v["startGate"] or "unknown", 0) + 1
     return dict(name=spec["name"], mode="real", traces=traces, complete=complete, players=spec["players"],
                 perTrace={f"{p}|{t}": v for (p, t), v in per.items()},
-                arms={arm: arm_report(per, complete, arm, arm_args(spec, arm), gates.get(arm, {}), stats)
+                arms={arm: arm_report(per, complete, arm, arm_args(spec, arm), gates.get(arm, {}), stats,
+                                      links, hull, spec["durationSeconds"])
                       for arm in arms},
+                linkMeanMbps={t: m / spec["durationSeconds"] for t, m in links.items()},
                 armComparisons=[dict(a=arm, b=arms[0], comparisons={
                     k: stats.paired_comparison([per[(arm, t)][k] for t in complete],
                                                [per[(arms[0], t)][k] for t in complete], complete)
@@ -279,16 +357,37 @@ def report_data(folder):
                 if load else None)
 
 
-def arm_report(per, complete, arm, args, gates, stats):
-    """One hlsplay arm against GStreamer: the per-trace targets, their counts and the paired comparisons."""
+def session_links(folder, manifest, seconds):
+    """{trace: megabits its link carried in the session's first `seconds`}, from the trace copies in
+    folder/traces (checked against the manifest's sha256); a run without them gives {}."""
+    import evaluate
+    links, problems = {}, []
+    for t in manifest["traceList"]:
+        path = os.path.join(folder, "traces", t)
+        if not os.path.isfile(path):
+            continue
+        if evaluate.sha256(path) != manifest["traceSha256"].get(t):
+            problems.append(f"traces/{t}: not the trace the run used (sha256 differs from the manifest)")
+            continue
+        links[t] = link_megabits(trace_steps(path, t), seconds)
+    return links, problems
+
+
+def arm_report(per, complete, arm, args, gates, stats, links, hull, duration):
+    """One hlsplay arm against GStreamer: the per-trace targets, their counts and the paired comparisons.
+    Where the trace is in the folder, also whether any player could meet the bitrate target at all
+    (bitrate_target_possible, with the fewest played seconds the start and stall targets allow)."""
     checks = {}
     for t in complete:
         h, g = per[(arm, t)], per[(PEER, t)]
         ratio = h["bitrateMbps"] / g["bitrateMbps"] if g["bitrateMbps"] > 0 else None
         bitrate_ok = ratio is not None and ratio >= TARGET_BITRATE_RATIO
         stall_ok = h["stallSeconds"] <= g["stallSeconds"] + TARGET_STALL_MARGIN_SECONDS
+        played_min = max(0.0, duration - g["timeToPlayingSeconds"] - g["stallSeconds"] - TARGET_STALL_MARGIN_SECONDS)
+        possible = None if t not in links else bitrate_target_possible(
+            TARGET_BITRATE_RATIO * g["bitrateMbps"], links[t], played_min, hull)
         checks[t] = dict(bitrateRatio=ratio, bitrateMet=bitrate_ok, stallMet=stall_ok,
-                         bitrateAndStallMet=bitrate_ok and stall_ok,
+                         bitrateAndStallMet=bitrate_ok and stall_ok, bitrateTargetPossible=possible,
                          playingMet=h["timeToPlayingSeconds"] <= g["timeToPlayingSeconds"])
     n = len(complete)
     met = sum(1 for c in checks.values() if c["bitrateAndStallMet"])
@@ -297,6 +396,8 @@ def arm_report(per, complete, arm, args, gates, stats):
         stallMet=sum(1 for c in checks.values() if c["stallMet"]),
         playingMet=sum(1 for c in checks.values() if c["playingMet"]),
         bitrateAndStallTargetHolds=n > 0 and met >= TARGET_TRACE_SHARE * n,
+        bitrateTargetPossible=sum(1 for c in checks.values() if c["bitrateTargetPossible"]),
+        bitrateTargetJudged=sum(1 for c in checks.values() if c["bitrateTargetPossible"] is not None),
         playingTargetHolds=n > 0 and all(c["playingMet"] for c in checks.values()),
     )
     comparisons = {k: stats.paired_comparison([per[(arm, t)][k] for t in complete],
@@ -357,20 +458,22 @@ def render_arm(data, arm, r, n, heading):
             "(Mbit/s, from each origin's request log), its ratio, stalls (count / s), and the targets met "
             f"(B: bitrate ≥ {TARGET_BITRATE_RATIO}× and stall time ≤ GStreamer's + {TARGET_STALL_MARGIN_SECONDS} s; "
             "P: time to playing ≤ GStreamer's).", "",
-            "| trace | first frame | playing | played Mbit/s | ratio | stalls | B | P |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | :---: | :---: |"]
+            "| trace | first frame | playing | played Mbit/s | ratio | link Mbit/s | stalls | B | P |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | :---: | :---: |"]
+    links = data.get("linkMeanMbps", {})
     for t in data["traces"]:
         h, g = per.get(f"{arm}|{t}"), per.get(f"{PEER}|{t}")
         if t not in r["checks"]:
-            out.append(f"| {short_trace(t)} | — | — | — | — | — | — | — |")
+            out.append(f"| {short_trace(t)} | — | — | — | — | — | — | — | — |")
             continue
         c = r["checks"][t]
+        b = "✓" if c["bitrateAndStallMet"] else "✗†" if c["bitrateTargetPossible"] is False else "✗"
         out.append(f"| {short_trace(t)} | {fmt(h['timeToFirstFrameSeconds'], 2)} \\| "
                    f"{fmt(g['timeToFirstFrameSeconds'], 2)} | {fmt(h['timeToPlayingSeconds'], 2)} \\| "
                    f"{fmt(g['timeToPlayingSeconds'], 2)} | {fmt(h['bitrateMbps'], 2)} \\| {fmt(g['bitrateMbps'], 2)} | "
-                   f"{fmt(c['bitrateRatio'], 2)} | {h['stallCount']:.0f} / {fmt(h['stallSeconds'], 1)} \\| "
-                   f"{g['stallCount']:.0f} / {fmt(g['stallSeconds'], 1)} | {'✓' if c['bitrateAndStallMet'] else '✗'} | "
-                   f"{'✓' if c['playingMet'] else '✗'} |")
+                   f"{fmt(c['bitrateRatio'], 2)} | {fmt(links.get(t), 2)} | "
+                   f"{h['stallCount']:.0f} / {fmt(h['stallSeconds'], 1)} \\| "
+                   f"{g['stallCount']:.0f} / {fmt(g['stallSeconds'], 1)} | {b} | {'✓' if c['playingMet'] else '✗'} |")
     tg = r["targets"]
     need = TARGET_TRACE_SHARE * n
     out += ["", f"**Against the issue's real-run targets**: bitrate ≥ {TARGET_BITRATE_RATIO}× GStreamer's with stall "
@@ -378,7 +481,13 @@ def render_arm(data, arm, r, n, heading):
             f"(needed: ≥ {need:g}; **{'holds' if tg['bitrateAndStallTargetHolds'] else 'does not hold'}**; bitrate "
             f"alone on {tg['bitrateMet']}, stall alone on {tg['stallMet']}; median ratio "
             f"{fmt(r['bitrateRatioMedian'], 2)}); time to playing ≤ GStreamer's on {tg['playingMet']} of {n} "
-            f"(needed: all; **{'holds' if tg['playingTargetHolds'] else 'does not hold'}**).",
+            f"(needed: all; **{'holds' if tg['playingTargetHolds'] else 'does not hold'}**)."
+            + (f" † No player could meet the bitrate target on {tg['bitrateTargetJudged'] - tg['bitrateTargetPossible']} "
+               f"of the {tg['bitrateTargetJudged']} traces whose link is in the folder: playing "
+               f"{TARGET_BITRATE_RATIO}× GStreamer's bitrate for the least time the start and stall targets allow "
+               f"(the session less GStreamer's time to playing, its stall time and {TARGET_STALL_MARGIN_SECONDS} s) "
+               "needs more megabits, at the rungs' own media rates, than the link carried in the whole session "
+               "(link: its mean rate over the session)." if tg["bitrateTargetJudged"] else ""),
             "", f"**Paired comparisons**, {name} (A) against GStreamer (B), paired by trace: mean A − B, its 95 % "
             "bootstrap CI (BCa, 9 999 resamples, seed 17), traces with A above / below / equal, Wilcoxon "
             "signed-rank and sign test p (two-sided; Tools/train/stats.py).", "",

@@ -77,6 +77,47 @@ class SampleTests(unittest.TestCase):
                              rec["playedBitrateBps"] / 1e6)
             self.assertGreater(rec["playedBitrateBps"], 0)
 
+    def test_link_megabits_integrates_the_trace_and_wraps(self):
+        steps = [(10.0, 1e6), (5.0, 4e6)]  # 10 s at 1 Mbit/s, then 5 s at 4 Mbit/s
+        self.assertAlmostEqual(real.link_megabits(steps, 10), 10.0)
+        self.assertAlmostEqual(real.link_megabits(steps, 12), 18.0)
+        self.assertAlmostEqual(real.link_megabits(steps, 20), 30.0 + 5.0)  # wraps: 5 more s at 1 Mbit/s
+        self.assertEqual(real.link_megabits([], 20), 0.0)
+
+    def test_bitrate_target_possible_is_the_link_budget_at_the_cheapest_mix_of_rungs(self):
+        hull = [(1.0, 0.9), (3.0, 2.7), (10.0, 9.0)]  # (BANDWIDTH, media rate) Mbit/s
+        self.assertAlmostEqual(real.cost_of(hull, 2.0), 1.8)
+        self.assertAlmostEqual(real.cost_of(hull, 0.5), 0.45)
+        self.assertIsNone(real.cost_of(hull, 12.0))  # above the top rung: never
+        # 2.0 Mbit/s of ladder rate for 100 s costs 180 Mbit: a link that carried 179 cannot, 181 can.
+        self.assertFalse(real.bitrate_target_possible(2.0, 179.0, 100.0, hull))
+        self.assertTrue(real.bitrate_target_possible(2.0, 181.0, 100.0, hull))
+        self.assertFalse(real.bitrate_target_possible(11.0, 1e9, 100.0, hull))
+
+    def test_rung_costs_keep_the_lower_hull(self):
+        class L:  # two segments per rung, 2 s each
+            rungs = [type("R", (), dict(bandwidth_bps=b, segments=[(f"/{b}/{i}", 2 * i, 2.0) for i in range(2)]))
+                     for b in (1_000_000, 2_000_000, 4_000_000)]
+            sizes = {}
+        for r, rate in zip(L.rungs, (0.9e6, 1.95e6, 3.6e6)):  # the middle rung costs more than mixing the others
+            for p, _, _ in r.segments:
+                L.sizes[p] = rate * 2 / 8
+        hull = real.rung_costs(L)
+        self.assertEqual([round(x, 3) for x, _ in hull], [1.0, 4.0])
+        self.assertAlmostEqual(hull[0][1], 0.9)
+
+    def test_a_trace_copy_that_is_not_the_runs_trace_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as d:
+            copy = os.path.join(d, "run")
+            shutil.copytree(SAMPLE_RUN, copy)
+            with open(os.path.join(copy, "manifest.json")) as f:
+                trace = json.load(f)["traceList"][0]
+            with open(os.path.join(copy, "traces", trace), "a") as f:
+                f.write("\n0\t0\n")
+            data = real.report_data(copy)
+            self.assertTrue(any("sha256 differs" in p for p in data["problems"]), data["problems"])
+            self.assertNotIn(trace, data["linkMeanMbps"])
+
     def test_sample_is_small(self):
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(SAMPLE_RUN) for f in fs)
         self.assertLess(size, 1_000_000)
