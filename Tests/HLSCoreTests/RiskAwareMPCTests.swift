@@ -48,7 +48,8 @@ import Testing
 
     @Test(arguments: [0.0, 1.5, 4, 9, 20, 29])
     func noRisk_isModelPredictiveControl(bufferSeconds: Double) {
-        // Without a risk the rule is MPC: the same first rung and QoE at every buffer, link and last rung.
+        // Without a risk the rule's plan is MPC's: the same first rung and QoE at every buffer, link and last rung;
+        // the rung it returns is that plan's, raised to the sustain floor.
         for throughput in [300_000.0, 900_000, 2_500_000, 7_000_000, 25_000_000] {
             for last in [nil, 0, 2, 4] as [Int?] {
                 let mpc = ModelPredictiveRule.decide(
@@ -58,8 +59,9 @@ import Testing
                     bitratesBps: Self.ladderBps, segmentDurationSeconds: 2, bufferSeconds: bufferSeconds, lastRung: last,
                     throughputBps: throughput, stallRisk: nil)
                 #expect(
-                    own.rung == mpc.rung && abs(own.plannedQoE - mpc.plannedQoE) < 1e-9,
+                    own.planRung == mpc.rung && abs(own.plannedQoE - mpc.plannedQoE) < 1e-9,
                     "throughput \(throughput), last \(String(describing: last))")
+                #expect(own.rung == max(own.planRung, own.floorRung))
             }
         }
     }

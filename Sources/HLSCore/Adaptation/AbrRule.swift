@@ -260,12 +260,8 @@ public struct AbrRuleState: Sendable, Equatable {
             let d = RiskAwareMPC.decide(
                 bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
                 throughputBps: throughput, stallRisk: lastStallRisk, configuration: Self.riskAwareConfiguration)
-            let floor = RiskAwareMPC.floorRung(
-                bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, throughputBps: throughput,
-                stallRisk: lastStallRisk,
-                configuration: Self.riskAwareConfiguration)
-            rung = max(d.rung, floor)
-            record.reason = floor > d.rung ? "sustainFloor" : "plan"
+            rung = d.rung
+            record.reason = d.floorRung > d.planRung ? "sustainFloor" : "plan"
             record.throughputBps = throughput
             record.plannedQoE = d.plannedQoE
             record.plannedRebufferSeconds = d.plannedRebufferSeconds

@@ -49,8 +49,11 @@ public enum RiskAwareMPC {
     }
 
     public struct Decision: Sendable, Equatable {
-        /// Rung position in the ascending ladder.
+        /// Rung position in the ascending ladder: the plan's first rung, raised to the sustain floor.
         public var rung: Int
+        /// The best plan's first rung, and the sustain floor (`floorRung`; 0 where it stands aside).
+        public var planRung: Int
+        public var floorRung: Int
         /// The best plan's expected QoE over the horizon.
         public var plannedQoE: Double
         /// The rebuffering the best plan expects with the link as predicted, and with it silent first, seconds.
@@ -82,9 +85,10 @@ public enum RiskAwareMPC {
         } ?? 0
     }
 
-    /// The first rung of the plan with the best expected QoE. `bitratesBps` ascending; `lastRung` the rung
-    /// playing (nil at the start: no switch penalty on the first segment); `stallRisk` the predictor's
-    /// probability of a stall within its horizon (nil: no predictor, taken as 0; clamped to 0…1).
+    /// The first rung of the plan with the best expected QoE, raised to the sustain floor (`floorRung`) when that
+    /// is higher. `bitratesBps` ascending; `lastRung` the rung playing (nil at the start: no switch penalty on the
+    /// first segment); `stallRisk` the predictor's probability of a stall within its horizon (nil: no predictor,
+    /// taken as 0; clamped to 0…1).
     public static func decide(
         bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, lastRung: Int?, throughputBps: Double,
         stallRisk: Double?, configuration: Configuration = Configuration()
@@ -105,16 +109,22 @@ public enum RiskAwareMPC {
                 bufferCapacitySeconds: configuration.bufferCapacitySeconds, delaySeconds: delay, bits: bits)
         }
 
-        var best = Decision(rung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
+        var best = Decision(rung: 0, planRung: 0, floorRung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
         ModelPredictiveRule.forEachPlan(rungs: bitratesBps.count, horizon: horizon) { plan in
             let gain = ModelPredictiveRule.gain(plan, mbps: mbps, lastRung: lastRung, switchPenalty: configuration.switchPenalty)
             let rebuffer = play(plan, delay: 0)
             let risky = p > 0 ? play(plan, delay: silent) : rebuffer
             let qoe = gain - mu * ((1 - p) * rebuffer + p * risky)
             if qoe > best.plannedQoE {
-                best = Decision(rung: plan[0], plannedQoE: qoe, plannedRebufferSeconds: rebuffer, riskyRebufferSeconds: risky)
+                best = Decision(
+                    rung: plan[0], planRung: plan[0], floorRung: 0, plannedQoE: qoe, plannedRebufferSeconds: rebuffer,
+                    riskyRebufferSeconds: risky)
             }
         }
+        best.floorRung = floorRung(
+            bitratesBps: bitratesBps, segmentDurationSeconds: segmentDurationSeconds, bufferSeconds: bufferSeconds,
+            throughputBps: throughputBps, stallRisk: stallRisk, configuration: configuration)
+        best.rung = max(best.planRung, best.floorRung)
         return best
     }
 }
