@@ -82,4 +82,20 @@ import Testing
             bitratesBps: Self.ladderBps, segmentDurationSeconds: 2, bufferSeconds: 4, lastRung: 3, throughputBps: wild.robust(7_000_000))
         #expect(raw.rung == 3 && robust.rung < raw.rung, "raw \(raw.rung), robust \(robust.rung)")
     }
+
+    @Test func overPredictionOnly_aLinkFasterThanPredictedIsNoError_aSlowerOneIs() {
+        var both = PredictionErrorTracker()
+        var over = PredictionErrorTracker(overPredictionOnly: true)
+        both.record(predictedBps: 1_000_000, actualBps: 4_000_000) // the link stepped up: under-predicted by 75 %
+        over.record(predictedBps: 1_000_000, actualBps: 4_000_000)
+        #expect(abs(both.maxError - 0.75) < 1e-12)
+        #expect(over.maxError == 0 && over.robust(4_000_000) == 4_000_000)
+        over.record(predictedBps: 3_000_000, actualBps: 2_000_000) // over-predicted by 50 %
+        #expect(abs(over.maxError - 0.5) < 1e-12)
+    }
+
+    @Test func hlsplayMPC_countsOverPredictionsOnly_robustMPCBothWays() {
+        #expect(AbrRuleState(name: .hlsplayMPC).errorTracker.overPredictionOnly)
+        #expect(!AbrRuleState(name: .robustMPC).errorTracker.overPredictionOnly)
+    }
 }

@@ -134,7 +134,7 @@ public struct AbrRuleState: Sendable, Equatable {
     public let name: AbrRuleName
     public private(set) var bolaE: BolaE?
     public private(set) var dynamic = DynamicRule()
-    public private(set) var errorTracker = PredictionErrorTracker()
+    public private(set) var errorTracker: PredictionErrorTracker
     /// The throughput the last decision predicted for its segment (RobustMPC's error), bits per second.
     private var predictedBps: Double?
     /// When the last segment landed, and the rule's own waits since (not idle time), seconds.
@@ -147,7 +147,10 @@ public struct AbrRuleState: Sendable, Equatable {
     /// The stall predictor's last risk (hlsplay-mpc's risk term); nil before one, or when it failed.
     public private(set) var lastStallRisk: Double?
 
-    public init(name: AbrRuleName) { self.name = name }
+    public init(name: AbrRuleName) {
+        self.name = name
+        errorTracker = PredictionErrorTracker(overPredictionOnly: name == .hlsplayMPC)
+    }
 
     /// Whether a reference rule's own abandonment judges the request in flight, instead of hlsplay's
     /// over-selection abandonment: BOLA-E always, DYNAMIC while BOLA-E decides (docs/abr.md, "Abandonment").

@@ -127,14 +127,22 @@ public enum ModelPredictiveRule {
 public struct PredictionErrorTracker: Sendable, Equatable {
     /// How many past predictions the bound covers (the paper uses the last 5).
     public let window: Int
+    /// Whether only over-predictions count (the link delivered less than predicted): the paper counts the
+    /// error both ways, so a link that speeds up discounts the next predictions as much as one that slows
+    /// down, although only the second can stall playback. hlsplay-mpc counts over-predictions only.
+    public let overPredictionOnly: Bool
     public private(set) var recentErrors: [Double] = []
 
-    public init(window: Int = 5) { self.window = max(1, window) }
+    public init(window: Int = 5, overPredictionOnly: Bool = false) {
+        self.window = max(1, window)
+        self.overPredictionOnly = overPredictionOnly
+    }
 
     /// A segment finished: the throughput that was predicted for it and the one it got, bits per second.
     public mutating func record(predictedBps: Double, actualBps: Double) {
         guard actualBps > 0, predictedBps.isFinite else { return }
-        recentErrors.append(abs(predictedBps - actualBps) / actualBps)
+        let error = overPredictionOnly ? max(0, predictedBps - actualBps) : abs(predictedBps - actualBps)
+        recentErrors.append(error / actualBps)
         if recentErrors.count > window { recentErrors.removeFirst(recentErrors.count - window) }
     }
 
