@@ -14,13 +14,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=${1:-/tmp/hlsplay-onoff3}
 bin=${2:-$here/../../.build/release}
 model="$here/../../models/stall-logistic-v2.json"
+spec="$here/specs/stall-v2.json"   # traces, offset batches, media, ladder recipe, arms
 mkdir -p "$data/policies"
 for pair in 0.5:0.3 0.4:0.25 0.3:0.15 0.25:0.1 0.2:0.1; do
   enter=${pair%:*}; exit_=${pair#*:}
   echo "{\"preloadEnterRisk\": $enter, \"preloadExitRisk\": $exit_}" > "$data/policies/p$enter.json"
 done
 # The ladders (collect.py builds them on first use).
-python3 -c "import sys; sys.path.insert(0, '$here'); import collect; collect.make_ladder('$data'); collect.make_ladder('$data', True)"
+python3 -c "import sys; sys.path.insert(0, '$here'); import collect; s = collect.load_spec('$spec'); collect.make_ladder('$data', s); collect.make_ladder('$data', s, True)"
 for ladder in ladder ladder-low; do
   for enter in 0.5 0.4 0.3 0.25 0.2; do
     python3 "$here/vsim.py" onoff --data "$data" --bin "$bin" --traces train --offsets 16 --ladder "$data/$ladder" \
@@ -29,10 +30,10 @@ for ladder in ladder ladder-low; do
   python3 "$here/vsim.py" onoff --data "$data" --bin "$bin" --traces heldout --offsets 16 --ladder "$data/$ladder" \
           --tag "heldout-$ladder"
 done
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0,0.25,0.5,0.75 --tag v2-start --jobs 6
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0,0.25,0.5,0.75 --tag v2-start-low \
+python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets quarters --tag v2-start --jobs 6 --spec "$spec"
+python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets quarters --tag v2-start-low --spec "$spec" \
         --low-rung --jobs 6
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets 0.125,0.375,0.625,0.875 --tag v2-start-b --jobs 6
+python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets eighths --tag v2-start-b --jobs 6 --spec "$spec"
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start --tag v2-start-gate-4-rungs
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-low --tag v2-start-gate-low-rung
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-b --tag v2-start-gate-4-rungs-b

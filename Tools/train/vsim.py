@@ -77,6 +77,7 @@ def _ladder_of(row: dict) -> str:
 
 
 def compare(args):
+    spec = collect.load_spec(args.spec)
     rows = [r for r in reallogs.load_manifest(args.data, set(args.phases.split(","))) if r.get("exitStatus") == 0]
     logs = os.path.join(args.data, "vsim-logs")
     os.makedirs(logs, exist_ok=True)
@@ -93,7 +94,7 @@ def compare(args):
         # The ladder the real session played (manifests before the low-rung ladder do not name it).
         ladder = os.path.join(args.data, r.get("ladder") or _ladder_of(r))
         return r, simulate(args.bin, ladder, r["traceFile"], os.path.join(logs, r["id"] + ".jsonl"),
-                           collect.SESSION_MEDIA_SECONDS, r["predictor"], r.get("model"), policy)
+                           spec["sessionMediaSeconds"], r["predictor"], r.get("model"), policy)
 
     with cf.ThreadPoolExecutor(args.jobs) as pool:
         pairs = list(pool.map(one, rows))
@@ -137,16 +138,16 @@ def onoff(args):
     os.makedirs(logs, exist_ok=True)
     os.makedirs(traces, exist_ok=True)
     jobs = []
-    traces_used = collect.TRAIN_TRACES if args.traces == "train" else collect.HELD_OUT_TRACES
-    for ti, rel in enumerate(traces_used):
+    spec = collect.load_spec(args.spec)
+    for ti, rel in enumerate(spec["traces"][args.traces]):
         for k in range(args.offsets):
             fraction = k / args.offsets
-            path, offset, scale = collect.derive_trace(rel, fraction, traces)
+            path, offset, scale = collect.derive_trace(rel, fraction, traces, spec["scaling"])
             for arm in ("on", "off"):
                 jobs.append(dict(trace=rel, offset=offset, file=path, arm=arm, id=f"{ti:02d}-{k:02d}-{arm}"))
 
     def one(j):
-        s = simulate(args.bin, ladder, j["file"], os.path.join(logs, j["id"] + ".jsonl"), collect.SESSION_MEDIA_SECONDS,
+        s = simulate(args.bin, ladder, j["file"], os.path.join(logs, j["id"] + ".jsonl"), spec["sessionMediaSeconds"],
                      "model" if j["arm"] == "on" else "off", args.model, args.policy)
         return j, s
 
@@ -184,6 +185,8 @@ def main():
         p.add_argument("--bin", default=os.path.join(REPO, ".build", "release"))
         p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
         p.add_argument("--model", default=DEFAULT_MODEL)
+        p.add_argument("--spec", default=collect.DEFAULT_SPEC,
+                       help="the collection spec (traces, scaling, media seconds; default specs/stall-v2.json)")
     sub.choices["compare"].add_argument("--phases", default="heldout,onoff")
     sub.choices["compare"].add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
     sub.choices["compare"].add_argument("--results-key", default="virtualSimVsReal")
