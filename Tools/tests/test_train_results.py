@@ -51,6 +51,12 @@ class ResultsFileTests(unittest.TestCase):
         self.assertEqual(results_file.hand_merged(res), ["manual"])
         self.assertEqual(results_file.keys_without_provenance(res), [])
 
+    def test_a_writer_may_say_which_run_the_figures_came_from(self):
+        res = results_file.update(self.path, {"a": 1}, "w.py", note="from run R")
+        self.assertEqual(res["provenance"]["a"], {"writer": "w.py", "handMerged": False, "note": "from run R"})
+        res = results_file.update(self.path, {"a": 2}, "w.py")  # a later write without a note drops the old one
+        self.assertEqual(res["provenance"]["a"], {"writer": "w.py", "handMerged": False})
+
     def test_provenance_is_not_a_result_key(self):
         with self.assertRaisesRegex(ValueError, "provenance"):
             results_file.update(self.path, {"provenance": {}}, "w.py")
