@@ -13,7 +13,6 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 data=${1:-/tmp/hlsplay-onoff3}
 bin=${2:-$here/../../.build/release}
-model="$here/../../models/stall-logistic-v2.json"
 spec="$here/specs/stall-v2.json"   # traces, offset batches, media, ladder recipe, arms
 # The ladders (collect.py builds them on first use).
 python3 -c "import sys; sys.path.insert(0, '$here'); import collect; s = collect.load_spec('$spec'); collect.make_ladder('$data', s); collect.make_ladder('$data', s, True)"
@@ -22,10 +21,11 @@ python3 -c "import sys; sys.path.insert(0, '$here'); import collect; s = collect
 # and derived traces in DATA; the report writes virtualOnOffTuning and virtualOnOffHeldOut.
 python3 "$here/vsim.py" run "$here/specs/vsim-onoff-start-gate.json" --out "$data/vsim" --work "$data" --bin "$bin" \
         --results "$here/results-v2.json"
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets quarters --tag v2-start --jobs 6 --spec "$spec"
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets quarters --tag v2-start-low --spec "$spec" \
-        --low-rung --jobs 6
-python3 "$here/collect.py" onoff --data "$data" --bin "$bin" --model "$model" --offsets eighths --tag v2-start-b --jobs 6 --spec "$spec"
+# 3. the real runs, as Tools/train/specs/held-out-third-round.json declares them: collect.py onoff with the
+# collection's offset batches quarters (tag v2-start), quarters with the low rung (v2-start-low), eighths (v2-start-b)
+python3 "$here/heldout_round.py" run "$here/specs/held-out-third-round.json" --data "$data" --bin "$bin" --jobs 6
+# 4. the reports: heldOutThirdRound (the controller-on sessions as a later held-out set), the on/off tags
+python3 "$here/heldout_round.py" report "$here/specs/held-out-third-round.json" --data "$data" --results "$here/results-v2.json"
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start --tag v2-start-gate-4-rungs
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-low --tag v2-start-gate-low-rung
 python3 "$here/onoff_report.py" --data "$data" --phase onoff --run-tag v2-start-b --tag v2-start-gate-4-rungs-b
