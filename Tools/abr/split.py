@@ -7,7 +7,8 @@ which only evaluate it, fixed before any tuning (issue: reference ABR algorithms
 The rule, so the split is derived, not chosen trace by trace:
 - A split is by recording group (Tools/train/recording_groups.py): files that may
   hold one recording are on one side, never two offsets of one trace apart.
-- The stall-risk model hlsplay ships was fitted on collect.py's TRAIN_TRACES. A
+- The stall-risk model hlsplay ships was fitted on the training traces of
+  Tools/train/specs/stall-v2.json (collect.py's collection spec). A
   rule that uses the model's risk has, through the model, already seen those
   traces and every trace of their groups: they tune. That puts all 19 Norway
   HSDPA recordings (one group across the Pensieve and Sabre collections) on the
@@ -37,13 +38,14 @@ SYNTHETIC = {"sabre/example/network.json"}
 NOT_TRACES = {"sabre/example/bbb.json", "sabre/example/bbb4k.json"}
 
 
+# The collection spec whose training traces the shipped model was fitted on.
+MODEL_COLLECTION_SPEC = os.path.join(REPO, "Tools", "train", "specs", "stall-v2.json")
+
+
 def model_training_traces() -> list[str]:
-    """collect.py's TRAIN_TRACES, read without importing collect.py (which needs a built tree)."""
-    with open(os.path.join(REPO, "Tools", "train", "collect.py")) as f:
-        text = f.read()
-    start = text.index("TRAIN_TRACES = [")
-    block = text[start:text.index("]", start)]
-    return [line.strip().strip('",') for line in block.splitlines()[1:] if line.strip().startswith('"')]
+    """The training traces of the shipped model's collection spec (traces.train)."""
+    with open(MODEL_COLLECTION_SPEC) as f:
+        return list(json.load(f)["traces"]["train"])
 
 
 def all_traces(root: str = TRACES) -> list[str]:

@@ -32,7 +32,7 @@ class TraceSplitTests(unittest.TestCase):
 
     def test_the_models_training_traces_never_evaluate(self):
         seen = {recording_groups.group_of(t) for t in split.model_training_traces()}
-        self.assertGreater(len(split.model_training_traces()), 10)  # the parser found collect.py's list
+        self.assertGreater(len(split.model_training_traces()), 10)  # the collection spec's training list
         for t in self.committed["evaluation"]:
             self.assertNotIn(recording_groups.group_of(t), seen, t)
         self.assertNotIn("sabre/example/network.json", self.committed["evaluation"])

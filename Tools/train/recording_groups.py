@@ -2,7 +2,8 @@
 the same recording belong to one group, and a train/held-out split must put a whole
 group on one side (`crossing_groups` names the groups a split cuts).
 
-    python3 Tools/train/recording_groups.py          # the groups of collect.py's split, and what it crosses
+    python3 Tools/train/recording_groups.py [SPEC]   # the groups of a collection spec's split (default
+                                                     # specs/stall-v2.json), and what it crosses
 
 The Norway HSDPA 3G dataset (Riiser et al., MMSys 2013; 2010-11 logs from
 Oslo-area commutes) is in two collections: Pensieve's filtered, resampled
@@ -25,10 +26,11 @@ PREFIX_GROUPS = {
     "norway-hsdpa-3g": ("pensieve/hsdpa_norway/", "sabre/3G_hsdpa_norway/"),
 }
 
-# Groups the published v2 split (collect.TRAIN_TRACES / HELD_OUT_TRACES, and v1's
-# before it) already crosses: it was fixed before this grouping existed, and its
-# figures were measured on it (docs/stall-prediction.md, "Split"). A new split
-# must cross none; collect.py refuses to load if its lists cross any other group.
+# Groups the published v2 split (Tools/train/specs/stall-v2.json traces.train /
+# traces.heldout, and v1's before it) already crosses: it was fixed before this
+# grouping existed, and its figures were measured on it (docs/stall-prediction.md,
+# "Split"). A new split must cross none; collect.load_spec refuses a spec whose lists
+# cross any group but those it names in allowedCrossingGroups, and those must be here.
 PUBLISHED_SPLIT_CROSSINGS = frozenset({"norway-hsdpa-3g"})
 
 
@@ -51,10 +53,12 @@ def crossing_groups(train: list[str], held_out: list[str]) -> set[str]:
 def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import collect
-    for side, traces in (("train", collect.TRAIN_TRACES), ("held out", collect.HELD_OUT_TRACES)):
+    spec = collect.load_spec(sys.argv[1] if len(sys.argv) > 1 else collect.DEFAULT_SPEC)
+    train, held = spec["traces"]["train"], spec["traces"]["heldout"]
+    for side, traces in (("train", train), ("held out", held)):
         for t in traces:
             print(f"{side:9} {group_of(t):40} {t}")
-    print("groups on both sides:", sorted(crossing_groups(collect.TRAIN_TRACES, collect.HELD_OUT_TRACES)) or "none")
+    print("groups on both sides:", sorted(crossing_groups(train, held)) or "none")
 
 
 if __name__ == "__main__":

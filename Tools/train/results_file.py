@@ -28,17 +28,18 @@ def load(path: str) -> dict:
         return json.load(fh)
 
 
-def update(path: str, values: dict, writer: str) -> dict:
-    """Replaces the keys of `values` in the results file at `path`, records `writer` as
-    their provenance, keeps every other key, and writes the file atomically (a write that
-    fails half-way leaves the old file). Returns the whole new contents."""
+def update(path: str, values: dict, writer: str, note: str | None = None) -> dict:
+    """Replaces the keys of `values` in the results file at `path`, records `writer` (and
+    `note`, when given: which run the figures came from) as their provenance, keeps every
+    other key, and writes the file atomically (a write that fails half-way leaves the old
+    file). Returns the whole new contents."""
     if PROVENANCE_KEY in values:
         raise ValueError(f"'{PROVENANCE_KEY}' is the file's own key, not a result")
     res = load(path)
     provenance = res.setdefault(PROVENANCE_KEY, {})
     for key, value in values.items():
         res[key] = value
-        provenance[key] = dict(writer=writer, handMerged=False)
+        provenance[key] = dict(writer=writer, handMerged=False, **({"note": note} if note else {}))
     # The provenance last, so the figures read first.
     res[PROVENANCE_KEY] = res.pop(PROVENANCE_KEY)
     folder = os.path.dirname(os.path.abspath(path))

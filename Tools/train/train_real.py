@@ -200,7 +200,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "models", "stall-logistic-v2.json"))
     ap.add_argument("--golden", default=os.path.join(REPO, "models", "stall-logistic-v2.golden.json"))
     ap.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
+    ap.add_argument("--spec", default=collect.DEFAULT_SPEC,
+                    help="the collection spec the sessions ran (its traces, offsets and media seconds are recorded)")
     args = ap.parse_args()
+    spec = collect.load_spec(args.spec)
 
     rows = reallogs.load_manifest(args.data)
     sessions = reallogs.load_sessions(args.data, rows)
@@ -263,8 +266,8 @@ def main():
                                m["operatingThreshold"]))
     results = dict(
         horizonSeconds=H, dataDirectory=args.data,
-        trainTraces=collect.TRAIN_TRACES, heldOutTraces=collect.HELD_OUT_TRACES,
-        offsetsFractions=collect.OFFSET_FRACTIONS, sessionMediaSeconds=collect.SESSION_MEDIA_SECONDS,
+        trainTraces=spec["traces"]["train"], heldOutTraces=spec["traces"]["heldout"],
+        offsetsFractions=spec["offsetFractions"]["default"], sessionMediaSeconds=spec["sessionMediaSeconds"],
         trainSessions=len(real_train), heldOutSessionsWithFeatures=len(held),
         trainExamples=len(real_ex), trainPositives=int(sum(lab for _, _, lab in real_ex)),
         simTrainExamples=len(sim_ex),
@@ -292,7 +295,7 @@ def main():
         dataSource=("REAL: hlsplay sessions (--no-decode) on hls-origin replaying shared/data/traces "
                     "(rotated, 4G scaled to a 2.5 Mbit/s mean), ladder-2s looped to 248 s, 90 s per session"
                     + (", plus simulator sessions weighted to the real total" if best["data"] == "real+sim" else "")),
-        trainTraces=collect.TRAIN_TRACES, heldOutTraces=collect.HELD_OUT_TRACES,
+        trainTraces=spec["traces"]["train"], heldOutTraces=spec["traces"]["heldout"],
         trainExamples=len(real_ex), trainPositives=results["trainPositives"], l2Penalty=L2_PENALTY,
         notes=("Chosen by leave-traces-out CV on the training traces; operating threshold = the highest whose "
                "out-of-fold median warning lead on the training traces is >= 3 s. RTT (loopback TCP RTT, microseconds) and CPU PSI (this shared build "

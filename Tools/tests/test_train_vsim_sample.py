@@ -1,0 +1,173 @@
+"""Tests of the virtual on/off runs as a declared experiment (Tools/train/vsim.py run/report):
+
+- the committed sample (Tools/train/sample-vsim-onoff: spec, run/ with its manifest and raw session
+  logs, results.json) gives, through the report step, the same run files, report.json and results
+  file, byte for byte, from the committed raw logs alone;
+- the runner re-runs the sample spec from scratch (virtual time is deterministic) and gets the same
+  report, byte for byte;
+- the published spec (specs/vsim-onoff-start-gate.json) declares what onoff-start-gate.sh ran before
+  the spec existed (its loops read from git at PRE_SPEC_COMMIT): the same tags, traces, ladders,
+  preload thresholds and offsets;
+- results-v2.json names the report step as the writer of virtualOnOffTuning and virtualOnOffHeldOut
+  (no longer merged by hand), and the report writes every field the published keys hold.
+
+The re-run needs the hlsplay binary (HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR, default debug) and
+builds the v2 ladder once into the ladder cache (Tools/abr/evaluate.py's LADDER_CACHE, stall-v2/).
+When a change of hlsplay's decisions changes the sample, re-run it (and say why in the commit):
+
+    python3 Tools/train/vsim.py run Tools/train/sample-vsim-onoff/spec.json --out Tools/train/sample-vsim-onoff/run \
+        --work /tmp/vsim-work --bin .build/debug --jobs 2 --results Tools/train/sample-vsim-onoff/results.json
+
+(remove run/ and results.json first). Run: python3 -B -m unittest Tools.tests.test_train_vsim_sample
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
+sys.path.insert(0, TRAIN)
+import vsim  # noqa: E402
+import results_file  # noqa: E402
+
+REPO = vsim.REPO
+SAMPLE = os.path.join(TRAIN, "sample-vsim-onoff")
+SAMPLE_SPEC = os.path.join(SAMPLE, "spec.json")
+SAMPLE_RUN = os.path.join(SAMPLE, "run")
+SAMPLE_RESULTS = os.path.join(SAMPLE, "results.json")
+PUBLISHED_SPEC = os.path.join(TRAIN, "specs", "vsim-onoff-start-gate.json")
+RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
+PRE_SPEC_COMMIT = "b1eeea02dc207798f859ad39f4d43b5973fc79d3"
+BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+KEYS = ("virtualOnOffTuning", "virtualOnOffHeldOut")
+
+
+def files(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class SampleTests(unittest.TestCase):
+    def derived_copy(self):
+        d = tempfile.mkdtemp(prefix="vsim-sample-")
+        self.addCleanup(shutil.rmtree, d, True)
+        run = os.path.join(d, "run")
+        shutil.copytree(SAMPLE_RUN, run)
+        for f in files(run):  # only the manifest, the policies and the raw logs stay: the rest is derived
+            if not (f == "manifest.json" or f.startswith("vsim-logs/") or f.startswith("policies/")):
+                os.remove(os.path.join(run, f))
+        return d, run
+
+    def test_report_re_derives_the_committed_figures_byte_for_byte(self):
+        d, run = self.derived_copy()
+        values = vsim.report_spec(run)
+        self.assertEqual(files(run), files(SAMPLE_RUN))
+        for f in files(SAMPLE_RUN):
+            self.assertEqual(read(os.path.join(run, f)), read(os.path.join(SAMPLE_RUN, f)), f)
+        results = os.path.join(d, "results.json")
+        vsim.write_results(results, run, values)
+        self.assertEqual(read(results), read(SAMPLE_RESULTS),
+                         "the sample's results.json is not what the report writes from its raw logs")
+
+    def test_the_figures_are_the_logs(self):
+        # a raw log that says something else gives other figures (the report reads the logs, not a cache)
+        d, run = self.derived_copy()
+        log = os.path.join(run, "vsim-logs", "onoff-heldout-ladder", "00-00-on.jsonl")
+        with open(log) as f:
+            lines = f.read().splitlines()
+        summary = json.loads(lines[-1])
+        summary["stallCount"] += 5
+        lines[-1] = json.dumps(summary)
+        with open(log, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        values = vsim.report_spec(run)
+        committed = json.loads(read(os.path.join(SAMPLE_RUN, "report.json")))
+        self.assertEqual(values["virtualOnOffHeldOut"]["ladder"]["on"]["stalls"],
+                         committed["virtualOnOffHeldOut"]["ladder"]["on"]["stalls"] + 5)
+
+    def test_sample_is_small_and_its_manifest_says_what_ran(self):
+        self.assertLess(sum(os.path.getsize(os.path.join(SAMPLE, f)) for f in files(SAMPLE)), 450_000)
+        with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
+            m = json.load(f)
+        self.assertEqual(m["specFile"], "Tools/train/sample-vsim-onoff/spec.json")
+        for key in ("commit", "worktreeClean", "hlsplay", "machine", "startedAt", "endedAt", "loadAverageAtStart",
+                    "loadAverageAtEnd", "traceSha256", "ladders", "collection"):
+            self.assertIn(key, m)
+        self.assertEqual(len(m["hlsplay"]["sha256"]), 64)
+        self.assertEqual(len(m["sessions"]), 3 * 2 * 2)  # 3 runs × 1 trace × 2 offsets × on/off
+        for s in m["sessions"]:
+            self.assertEqual(s["exitStatus"], 0, s)
+            self.assertEqual(s["command"][1], "simulate")
+            self.assertTrue(s["command"][s["command"].index("--log") + 1].endswith(s["log"]))
+
+    def test_runner_reproduces_the_sample_from_scratch(self):
+        try:
+            binary = vsim.evaluate.tools.find_binary("hlsplay", BUILD)
+        except vsim.evaluate.tools.ToolError as e:
+            self.skipTest(f"{e} (Tools/test.sh builds it first)")
+        out = tempfile.mkdtemp(prefix="vsim-rerun-")
+        self.addCleanup(shutil.rmtree, out, True)
+        work = os.path.join(vsim.evaluate.LADDER_CACHE, "stall-v2")  # the 248 s ladder, built once
+        m = vsim.run_spec(SAMPLE_SPEC, out, os.path.dirname(binary), 2, work)
+        with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
+            committed = json.load(f)
+        self.assertEqual(m["traceSha256"], committed["traceSha256"], "the sample's traces changed")
+        self.assertEqual(m["ladders"]["ladder"]["masterSha256"], committed["ladders"]["ladder"]["masterSha256"])
+        vsim.report_spec(out)
+        self.assertEqual(read(os.path.join(out, "report.json")), read(os.path.join(SAMPLE_RUN, "report.json")))
+
+
+class PublishedTests(unittest.TestCase):
+    def test_published_spec_declares_what_onoff_start_gate_ran(self):
+        try:
+            old = subprocess.run(["git", "-C", REPO, "show", f"{PRE_SPEC_COMMIT}:Tools/train/onoff-start-gate.sh"],
+                                 capture_output=True, text=True, check=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            self.skipTest(f"git cannot show onoff-start-gate.sh at {PRE_SPEC_COMMIT[:10]}: {e}")
+        spec, coll = vsim.load_onoff_spec(PUBLISHED_SPEC)
+        pairs = re.search(r"for pair in ([0-9.: ]+); do", old).group(1).split()
+        policies = {f"p{e}": {"preloadEnterRisk": float(e), "preloadExitRisk": float(x)}
+                    for e, x in (p.split(":") for p in pairs)}
+        self.assertEqual(spec["policies"], policies)
+        enters = re.search(r"for enter in ([0-9. ]+); do", old).group(1).split()
+        ladders = re.search(r"for ladder in ([a-z -]+); do", old).group(1).split()
+        tuning = {(f"train-{lad}-p{e}", "train", lad, f"p{e}") for lad in ladders for e in enters}
+        held = {(f"heldout-{lad}", "heldout", lad, None) for lad in ladders}
+        self.assertEqual({(r["tag"], r["traces"], r["ladder"], r.get("policy")) for r in spec["runs"]}, tuning | held)
+        self.assertEqual(set(spec["ladders"]), set(ladders))
+        self.assertEqual(len(re.findall(r"vsim.py\" onoff .*--offsets 16", old)), 2)
+        self.assertEqual(spec["offsetsPerTrace"], 16)
+        self.assertNotIn("traces", spec)  # the collection's split, not a list of its own
+        self.assertNotIn("sessionMediaSeconds", spec)
+        self.assertEqual(spec["collection"], "Tools/train/specs/stall-v2.json")
+        self.assertEqual(spec["model"], "models/stall-logistic-v2.json")
+
+    def test_the_report_writes_every_field_the_published_keys_hold(self):
+        published = results_file.load(RESULTS_V2)
+        derived = json.loads(read(os.path.join(SAMPLE_RUN, "report.json")))
+        self.assertEqual(set(derived["virtualOnOffTuning"]), set(published["virtualOnOffTuning"]))
+        for row in published["virtualOnOffTuning"]["rows"]:
+            self.assertLessEqual(set(row), set(derived["virtualOnOffTuning"]["rows"][0]))
+            self.assertEqual(set(row["on"]), set(derived["virtualOnOffTuning"]["rows"][0]["on"]))
+        for ladder, value in published["virtualOnOffHeldOut"].items():
+            self.assertLessEqual(set(value), set(derived["virtualOnOffHeldOut"]["ladder"]), ladder)
+            self.assertEqual(set(value["verdict"]), set(derived["virtualOnOffHeldOut"]["ladder"]["verdict"]))
+        # the published spec's result keys are these two, with the published kinds
+        spec, _ = vsim.load_onoff_spec(PUBLISHED_SPEC)
+        self.assertEqual(sorted(spec["results"]), sorted(KEYS))
+        self.assertEqual(spec["results"]["virtualOnOffTuning"]["note"], published["virtualOnOffTuning"]["note"])
+
+    def test_results_v2_names_the_report_step_as_their_writer(self):
+        prov = results_file.load(RESULTS_V2)["provenance"]
+        for key in KEYS:
+            self.assertFalse(prov[key]["handMerged"], key)
+            self.assertTrue(prov[key]["writer"].startswith(vsim.REPORT_WRITER), key)
+            self.assertIn("Tools/train/specs/vsim-onoff-start-gate.json", prov[key]["writer"])
+            self.assertIn("predate the spec and are kept until re-run", prov[key]["note"])
+
+
+if __name__ == "__main__":
+    unittest.main()
