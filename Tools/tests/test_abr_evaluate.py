@@ -60,12 +60,7 @@ class SampleTests(unittest.TestCase):
         data = evaluate.report_data(SAMPLE_RUN)
         self.assertEqual(data["problems"], [])
         self.assertEqual(len(data["complete"]), 2)
-        with open(DOC) as f:
-            block = evaluate.generated_block(f.read(), data["name"])
-        self.assertIsNotNone(block, "docs/abr.md has no abr-sample block")
-        self.assertEqual(block, evaluate.render(data),
-                         "docs/abr.md's sample block differs from the report: "
-                         "python3 Tools/abr/evaluate.py docs Tools/abr/sample/run docs/abr.md")
+        self.assertIsNone(evaluate.block_mismatch(SAMPLE_RUN, DOC))
 
     def test_sample_is_small(self):
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(SAMPLE_RUN) for f in fs)
