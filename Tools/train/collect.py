@@ -86,9 +86,7 @@ def load_spec(path: str = DEFAULT_SPEC) -> dict:
     the spec names in allowedCrossingGroups (each of which must be a published crossing)."""
     with open(path) as fh:
         spec = json.load(fh)
-    for key in SPEC_KEYS:
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    evaluate.require_keys(path, spec, SPEC_KEYS)
     if "default" not in spec["offsetFractions"]:
         raise SystemExit(f"{path}: offsetFractions has no 'default' list")
     for name, phase in spec["phases"].items():

@@ -46,9 +46,7 @@ def load_spec(path: str) -> tuple[dict, dict]:
     """(spec, its collection spec), checked."""
     with open(path) as fh:
         spec = json.load(fh)
-    for key in SPEC_KEYS:
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    collect.evaluate.require_keys(path, spec, SPEC_KEYS)
     coll = collect.load_spec(os.path.join(REPO, spec["collection"]))
     if spec["phase"] not in coll["phases"]:
         raise SystemExit(f"{path}: the collection has no phase '{spec['phase']}'")

@@ -221,9 +221,7 @@ def load_onoff_spec(path: str) -> tuple[dict, dict]:
     and its split is then checked like a collection's."""
     with open(path) as fh:
         spec = json.load(fh)
-    for key in ONOFF_SPEC_KEYS:
-        if key not in spec:
-            raise SystemExit(f"{path}: the spec has no '{key}'")
+    collect.evaluate.require_keys(path, spec, ONOFF_SPEC_KEYS)
     coll = collect.load_spec(os.path.join(REPO, spec["collection"]))
     if "traces" in spec:
         crossing = recording_groups.crossing_groups(spec["traces"].get("train", []), spec["traces"].get("heldout", []))
