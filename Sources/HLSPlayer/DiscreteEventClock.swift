@@ -20,7 +20,9 @@ import HLSCore
 /// in one order, which two runs repeat exactly. No wall time passes in a wait. Work between waits (demux, decode)
 /// takes no virtual time. A thread taking part must not block on anything but this clock for long (a lock held
 /// briefly is fine): the others cannot run meanwhile. Threads not taking part (a test's own) may read `now()`
-/// and broadcast; a broadcast from one when nobody holds the turn hands the turn on.
+/// and broadcast; a broadcast from one when nobody holds the turn hands the turn on. When every thread taking part
+/// waits without a deadline, nothing in virtual time can wake them: the clock stops the process with their names
+/// (a test that fails this way names the wait to look at, where it would otherwise hang).
 public final class DiscreteEventClock: WaitingClock, @unchecked Sendable {
     private final class Participant: @unchecked Sendable {
         let name: String
@@ -42,7 +44,14 @@ public final class DiscreteEventClock: WaitingClock, @unchecked Sendable {
     private var nextOrder = 0
     private var byThread: [pthread_t: Participant] = [:]
 
-    public init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 0)) { current = start }
+    /// Whether a state no thread taking part can leave — all wait without a deadline — stops the process with
+    /// their names rather than hanging. Off only for a test whose own thread (not taking part) broadcasts later.
+    private let stopsWhenStuck: Bool
+
+    public init(start: MonotonicInstant = MonotonicInstant(nanoseconds: 0), stopsWhenStuck: Bool = true) {
+        current = start
+        self.stopsWhenStuck = stopsWhenStuck
+    }
 
     public func now() -> MonotonicInstant { mutex.withLock { current } }
 
@@ -95,7 +104,16 @@ public final class DiscreteEventClock: WaitingClock, @unchecked Sendable {
     private func handOn() {
         guard holder == nil else { return }
         if ready.isEmpty {
-            guard let earliest = waiting.compactMap(\.deadline).min() else { return }
+            guard let earliest = waiting.compactMap(\.deadline).min() else {
+                // Nobody can run and no deadline will come: in virtual time nothing can wake them. A hang is the
+                // worst way for a test to fail, so this one stops with the names of who waits.
+                if !waiting.isEmpty, stopsWhenStuck {
+                    preconditionFailure(
+                        "DiscreteEventClock: every thread taking part waits with no deadline (\(waiting.map(\.name).sorted().joined(separator: ", "))): nothing can wake them"
+                    )
+                }
+                return
+            }
             if earliest > current { current = earliest }
             let due = waiting.filter { $0.deadline.map { $0 <= current } ?? false }.sorted {
                 ($0.deadline!, $0.order) < ($1.deadline!, $1.order)

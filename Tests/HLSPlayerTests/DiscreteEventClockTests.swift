@@ -83,4 +83,16 @@ import Testing
         }
         #expect(journal.all == ["tick@0.25", "tick@0.5", "tick@0.75", "end@2.0"])
     }
+
+    /// Every thread taking part waits with no deadline: nothing in virtual time can wake them, so the clock stops
+    /// the process (naming them) instead of hanging the test run.
+    @Test func everyThreadWaitingWithoutADeadline_stopsRatherThanHangs() async {
+        await #expect(processExitsWith: .failure) {
+            let clock = DiscreteEventClock()
+            clock.takingPart {
+                let never = clock.makeCondition()
+                never.withLock { _ = never.wait(until: nil) }
+            }
+        }
+    }
 }
