@@ -93,8 +93,14 @@ final class ScriptedLoader: RequestLoading, @unchecked Sendable {
             HTTPResponse(
                 statusCode: request.byteRange == nil ? 200 : 206, headers: ["content-length": "\(body.count)"], body: body,
                 effectiveURL: request.url, redirectCount: 0, connectionReused: requestNumber > 1,
+                // The link's own times, not differences of the clock's nanosecond instants: what VirtualSession
+                // measures (SimulatedTransfer.measured), to the last bit.
                 timings: RequestTimings(
-                    firstByteSeconds: transfer.firstByteAt - linkSeconds(startedAt), totalSeconds: finishedAt.seconds(since: startedAt)),
-                tcpInfo: nil, startedAt: startedAt, finishedAt: finishedAt, contentLength: body.count))
+                    firstByteSeconds: transfer.firstByteAt - transfer.startedAt, totalSeconds: transfer.completesAt - transfer.startedAt),
+                // A loopback connection's TCP_INFO, as VirtualSession takes it (loopbackRTTSeconds).
+                tcpInfo: TCPInfoSnapshot(
+                    rttSeconds: VirtualSession.loopbackRTTSeconds, rttVarianceSeconds: 0, totalRetransmits: 0, congestionWindowSegments: 10,
+                    deliveryRateBytesPerSecond: nil, deliveryRateAppLimited: nil),
+                startedAt: startedAt, finishedAt: finishedAt, contentLength: body.count))
     }
 }

@@ -168,6 +168,48 @@ import TestSupport
     }
 }
 
+/// Where the shells do not agree yet. Every trace of ../shared/data/traces (56 that load) through both shells with
+/// every `--abr` rule — 448 pairs — gave the same decisions at the same instants in 431; the 17 others are these two
+/// divergences. Each test asserts the divergence as it is and expects the parity check to fail (a known issue): when
+/// a change makes the shells agree there, the known issue is no longer recorded, the test fails, and the exclusion
+/// goes.
+@Suite(.serialized) struct ShellParityKnownDivergenceTests {
+    static func trace(_ path: String) throws -> TraceLink {
+        let url = Repo.sharedData.appendingPathComponent("traces/\(path)")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        return TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+    }
+
+    /// The trickle rule (PlayerSession+Progress `judgeTrickle`, docs/startup-cap.md §4b) runs on PlayerSession's
+    /// monitor only: neither SessionCore nor LoaderCore has it, so VirtualSession waits for a trickling request that
+    /// the real shell re-requests on a fresh connection (16 of the 448 pairs: these two traces, every rule).
+    @Test(arguments: ["mahimahi/Verizon-EVDO-driving.down", "sabre/3G_hsdpa_norway/report.2011-02-01_1000CET.json"])
+    func trickleRule_runsOnlyInTheRealShell(trace path: String) throws {
+        let (real, virtual, _, _) = try ShellParityTests.bothShells(link: try Self.trace(path))
+        #expect(real.abandons.contains("trickle-re-request"), "the real shell's trickle rule re-requests: \(real)")
+        #expect(!virtual.abandons.contains { $0.hasPrefix("trickle") }, "the virtual shell has no trickle rule: \(virtual)")
+        withKnownIssue("VirtualSession has no trickle rule") {
+            #expect(real == virtual)
+        }
+    }
+
+    /// BOLA-E on one HSDPA trace: at 9.784 s both shells log the same selector inputs (estimate, buffer, recent
+    /// throughput, cap, placeholder 0, idle 0), yet the real shell's BOLA-E returns rung 0 (`insufficientBuffer`)
+    /// and the virtual one's rung 1 (`bola`). The inputs the log shows agree to the last bit, so the difference is
+    /// in BOLA-E state or inputs the log does not show (not found yet).
+    @Test func bolaE_onNorwayCar7_choosesAnotherRungAt9_78s() throws {
+        let (real, virtual, _, _) = try ShellParityTests.bothShells(link: try Self.trace("pensieve/hsdpa_norway/norway_car_7")) {
+            $0.abr = .bolaE
+        }
+        #expect(real.segmentRequests.contains("v0/10") && virtual.segmentRequests.contains("v1/10"), "real \(real)\nvirtual \(virtual)")
+        withKnownIssue("BOLA-E decides segment 10 differently in the two shells on the same logged inputs") {
+            #expect(real == virtual)
+        }
+    }
+}
+
 /// A measured trace as hls-origin plays it (LinkSchedule: looped, one FIFO bottleneck), each piece's latency
 /// before a response's first byte — as `hlsplay simulate --trace` models it.
 struct TraceLink: SimulatedLink {
