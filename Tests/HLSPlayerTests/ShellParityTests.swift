@@ -154,6 +154,21 @@ import TestSupport
         #expect(real.segmentRequests.count >= 15, "\(rule): \(real)")
     }
 
+    /// BOLA-E on `norway_car_7`: the real shell's BOLA-E kept planning with the 6 s default segment duration of
+    /// its first decision (taken before any media playlist) for the whole session, where the virtual shell's knew
+    /// the ladder's 2 s from the start; at 9.78 s its insufficient-buffer rule chose rung 0 for segment 10 on the
+    /// same logged inputs on which the virtual shell chose rung 1. BOLA-E now plans with the duration known at
+    /// each decision.
+    @Test func bolaE_norwayCar7_sameDecisionsInBothShells() throws {
+        let url = Repo.sharedData.appendingPathComponent("traces/pensieve/hsdpa_norway/norway_car_7")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        let link = TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+        let (real, _) = try Self.expectParity(link) { $0.abr = .bolaE }
+        #expect(real.segmentRequests.contains("v1/10"), "\(real)")
+    }
+
     /// Measured mobile links (HSDPA, Norway; ../shared/data/traces, Pensieve's copy), looped as hls-origin loops
     /// them, with each piece's own latency before a response's first byte: three traces, hlsplay's rule and BOLA-E.
     @Test(arguments: ["norway_bus_1", "norway_car_12", "norway_bus_11"], [AbrRuleName.hlsplay, .bolaE])
@@ -169,10 +184,9 @@ import TestSupport
 }
 
 /// Where the shells do not agree yet. Every trace of ../shared/data/traces (56 that load) through both shells with
-/// every `--abr` rule — 448 pairs — gave the same decisions at the same instants in 431; the 17 others are these two
-/// divergences. Each test asserts the divergence as it is and expects the parity check to fail (a known issue): when
-/// a change makes the shells agree there, the known issue is no longer recorded, the test fails, and the exclusion
-/// goes.
+/// every `--abr` rule — 448 pairs — gives the same decisions at the same instants in 432; the 16 others are this
+/// divergence. The test asserts the divergence as it is and expects the parity check to fail (a known issue): when a
+/// change makes the shells agree there, the known issue is no longer recorded, the test fails, and the exclusion goes.
 @Suite(.serialized) struct ShellParityKnownDivergenceTests {
     static func trace(_ path: String) throws -> TraceLink {
         let url = Repo.sharedData.appendingPathComponent("traces/\(path)")
@@ -191,20 +205,6 @@ import TestSupport
         #expect(real.abandons.contains("trickle-re-request"), "the real shell's trickle rule re-requests: \(real)")
         #expect(!virtual.abandons.contains { $0.hasPrefix("trickle") }, "the virtual shell has no trickle rule: \(virtual)")
         withKnownIssue("VirtualSession has no trickle rule") {
-            #expect(real == virtual)
-        }
-    }
-
-    /// BOLA-E on one HSDPA trace: at 9.784 s both shells log the same selector inputs (estimate, buffer, recent
-    /// throughput, cap, placeholder 0, idle 0), yet the real shell's BOLA-E returns rung 0 (`insufficientBuffer`)
-    /// and the virtual one's rung 1 (`bola`). The inputs the log shows agree to the last bit, so the difference is
-    /// in BOLA-E state or inputs the log does not show (not found yet).
-    @Test func bolaE_onNorwayCar7_choosesAnotherRungAt9_78s() throws {
-        let (real, virtual, _, _) = try ShellParityTests.bothShells(link: try Self.trace("pensieve/hsdpa_norway/norway_car_7")) {
-            $0.abr = .bolaE
-        }
-        #expect(real.segmentRequests.contains("v0/10") && virtual.segmentRequests.contains("v1/10"), "real \(real)\nvirtual \(virtual)")
-        withKnownIssue("BOLA-E decides segment 10 differently in the two shells on the same logged inputs") {
             #expect(real == virtual)
         }
     }
