@@ -182,9 +182,28 @@ public struct HTTPResponse: Sendable {
 public final class CancellationToken: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
+    private var handlers: [@Sendable () -> Void] = []
     public init() {}
-    public func cancel() { lock.withLock { cancelled = true } }
+    public func cancel() {
+        let run: [@Sendable () -> Void] = lock.withLock {
+            guard !cancelled else { return [] }
+            cancelled = true
+            defer { handlers = [] }
+            return handlers
+        }
+        for handler in run { handler() }
+    }
     public var isCancelled: Bool { lock.withLock { cancelled } }
+    /// Runs `handler` when the token is cancelled (at once, on this thread, if it already is): for a loader that
+    /// waits on a condition rather than polling `isCancelled`, to wake it.
+    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let now: Bool = lock.withLock {
+            if cancelled { return true }
+            handlers.append(handler)
+            return false
+        }
+        if now { handler() }
+    }
 }
 
 /// Client-wide settings.

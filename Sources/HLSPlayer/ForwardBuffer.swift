@@ -3,6 +3,7 @@
 // whole segments; the decode loop takes packets as the clock reaches them.
 
 import Foundation
+import HLSCore
 import HLSMedia
 
 /// A demuxed packet placed on the media timeline.
@@ -63,10 +64,17 @@ final class ForwardBuffer: @unchecked Sendable {
         }
     }
 
-    private let condition = NSCondition()
+    /// Timed on the session's clock (the decode loop's wait for a due packet).
+    private let condition: any ClockCondition
+    private let clock: any WaitingClock
     private var main = Queue()
     private var alternateAudio = Queue()
     private var closed = false
+
+    init(clock: any WaitingClock) {
+        self.clock = clock
+        condition = clock.makeCondition()
+    }
 
     /// Appends one segment's packets to a track and wakes the decode loop.
     func append(_ newPackets: [BufferedPacket], track: BufferTrack = .main) {
@@ -103,7 +111,7 @@ final class ForwardBuffer: @unchecked Sendable {
     func take(timeoutSeconds: Double, isDue: (BufferedPacket) -> Bool) -> BufferedPacket? {
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeoutSeconds)
+        let deadline = clock.now().advanced(bySeconds: timeoutSeconds)
         while !closed {
             let useAudio: Bool
             switch (main.first, alternateAudio.first) {

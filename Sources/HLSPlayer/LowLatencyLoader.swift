@@ -60,7 +60,7 @@ public final class LowLatencyLoader {
     }
 
     private let client: HTTPClient
-    private let clock: any MonotonicClock
+    private let clock: any WaitingClock
     public let playlistURL: URL
     public private(set) var playlist: MediaPlaylist?
     private var playlistReceivedAt: MonotonicInstant?
@@ -72,7 +72,7 @@ public final class LowLatencyLoader {
     /// The last part or segment loaded.
     public private(set) var position: LowLatencyPosition?
 
-    public init(client: HTTPClient, playlistURL: URL, clock: any MonotonicClock) {
+    public init(client: HTTPClient, playlistURL: URL, clock: any WaitingClock) {
         self.client = client
         self.playlistURL = playlistURL
         self.clock = clock
@@ -163,7 +163,7 @@ public final class LowLatencyLoader {
         while clock.now() < until {
             if cancellation?.isCancelled == true { return false }
             // The clock is read again: the instant may have passed since the loop's test (max 0).
-            usleep(UInt32(max(0, min(until.seconds(since: clock.now()), 0.05)) * 1e6))
+            clock.sleep(until: min(until, clock.now().advanced(bySeconds: 0.05)))
         }
         if cancellation?.isCancelled == true { return false }
         lastRequestStartedAt = clock.now()

@@ -146,7 +146,7 @@ extension PlayerSession {
             }
             if let hang = Self.injectedDecodeHangSeconds, !injectedHangDone, firstFrameSeen {
                 injectedHangDone = true
-                Thread.sleep(forTimeInterval: hang)
+                clock.sleep(until: clock.now().advanced(bySeconds: hang))
             }
             do {
                 frames = try entry.decoder.decode(item.packet)

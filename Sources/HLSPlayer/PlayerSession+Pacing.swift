@@ -52,7 +52,7 @@ extension PlayerSession {
         while !isStopping {
             let left = admission.startAt.seconds(since: clock.now())
             if left <= 0 { return }
-            usleep(UInt32(min(left, 0.05) * 1e6))
+            clock.sleep(until: clock.now().advanced(bySeconds: min(left, 0.05)))
         }
     }
 

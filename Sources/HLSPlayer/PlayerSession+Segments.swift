@@ -332,7 +332,7 @@ extension PlayerSession {
         while !lock.withLock({ stopReason != nil || pendingLiveStep != nil }) {
             let left = deadline.seconds(since: clock.now())
             if left <= 0 { return }
-            usleep(UInt32(min(left, 0.05) * 1e6))
+            clock.sleep(until: clock.now().advanced(bySeconds: min(left, 0.05)))
         }
     }
 }

@@ -2,9 +2,14 @@
 //
 //   loader thread   playlists → variant selection → segment fetch → demux → forward buffer
 //   decode thread   forward buffer → decode, paced by the media clock
-//   monitor timer   its own Dispatch queue and wall-clock period: advances the
+//   monitor timer   its own period on the session's clock: advances the
 //                   media clock (stalls, end), samples the buffer, enforces
 //                   --duration; it never waits on the other two.
+//
+// Every timed wait (the monitor's period, pacing, backoff, the decode loop's
+// wait for a due packet, the wait for the stop and for the threads) goes
+// through the injected WaitingClock: wall time by default, virtual time on a
+// DiscreteEventClock (docs/architecture.md, "Seams").
 //
 // Every decision (selector, estimator verdicts, retry policy, media clock)
 // is a value type from HLSCore fed a snapshot and the current instant; these
@@ -167,7 +172,9 @@ struct AudioTrack {
 
 public final class PlayerSession: @unchecked Sendable {
     public let configuration: PlayerConfiguration
-    let clock: any MonotonicClock = SystemMonotonicClock()
+    /// What every timed wait and the monitor's period go through (the clock seam): wall time by default, a
+    /// DiscreteEventClock in tests that run the session in virtual time.
+    let clock: any WaitingClock
     let recorder: SessionRecorder
     let sessionStart: MonotonicInstant
     let statusLine: Bool
@@ -306,11 +313,11 @@ public final class PlayerSession: @unchecked Sendable {
     /// FFmpeg messages logged so far (a segment's demux messages count as one).
     var loggedFFmpegMessages = 0
 
-    let buffer = ForwardBuffer()
-    let stopSignal = DispatchSemaphore(value: 0)
-    let threads = DispatchGroup()
-    var monitor: DispatchSourceTimer?
-    let monitorQueue = DispatchQueue(label: "hlsplay.monitor")
+    let buffer: ForwardBuffer
+    /// Broadcast when the session is asked to stop (`stopReason` set) and when a loader or decode thread ends
+    /// (`runningThreads` shrinks): what `run` and `finish` wait on.
+    let lifecycle: any ClockCondition
+    var monitor: (any ClockTimer)?
     /// How many resources `playlistBodyHashes` and `mediaBytesReceived` are kept for (the newest): a
     /// replay or a reload looks back a live window or so — tens of entries; a long LL-HLS session
     /// would otherwise grow them with every part and every blocking-reload URL. Entries.
@@ -357,11 +364,16 @@ public final class PlayerSession: @unchecked Sendable {
 
     /// Opens the outputs (an unwritable path fails here, before anything plays). `loader`: what requests go
     /// through — nil for libcurl (`HTTPClient`) with the configuration's request options; a test passes a scripted
-    /// loader to play without sockets.
+    /// loader to play without sockets. `clock`: what the session's time and waits go through — the system's wall
+    /// time by default; a test passes a DiscreteEventClock to run the same threads in virtual time.
     public init(
-        configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool, loader: (any RequestLoading)? = nil
+        configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool, loader: (any RequestLoading)? = nil,
+        clock: any WaitingClock = SystemWaitingClock()
     ) throws {
         self.configuration = configuration
+        self.clock = clock
+        buffer = ForwardBuffer(clock: clock)
+        lifecycle = clock.makeCondition()
         self.statusLine = statusLine
         sessionStart = clock.now()
         recorder = try SessionRecorder(
@@ -417,14 +429,19 @@ public final class PlayerSession: @unchecked Sendable {
             }
         }
 
-        setUpPredictor()
-        startMonitor()
-        startThread(name: "hlsplay.loader") { [self] in loaderMain() }
-        if configuration.decode {
-            startThread(name: "hlsplay.decode") { [self] in decodeMain() }
+        // The calling thread takes part in the clock's time: its waits (for the stop, for the threads) are the clock's.
+        return clock.takingPart {
+            setUpPredictor()
+            startMonitor()
+            startThread(name: "hlsplay.loader") { [self] in loaderMain() }
+            if configuration.decode {
+                startThread(name: "hlsplay.decode") { [self] in decodeMain() }
+            }
+            lifecycle.withLock {
+                while !isStopping { _ = lifecycle.wait(until: nil) }
+            }
+            return finish()
         }
-        stopSignal.wait()
-        return finish()
     }
 
     /// Ends the session (thread-safe; the first reason wins).
@@ -443,7 +460,7 @@ public final class PlayerSession: @unchecked Sendable {
         guard first else { return }
         lock.withLock { inFlight?.token.cancel() }
         buffer.close()
-        stopSignal.signal()
+        lifecycle.withLock { lifecycle.broadcast() }
     }
 
     var isStopping: Bool { lock.withLock { stopReason != nil } }
@@ -452,21 +469,25 @@ public final class PlayerSession: @unchecked Sendable {
     public var failureCategory: String? { lock.withLock { stopCategory?.rawValue } }
 
     func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
-        threads.enter()
         lock.withLock { _ = runningThreads.insert(name) }
-        let thread = Thread { [self] in
+        clock.startThread(name: name) { [self] in
             body()
             lock.withLock { _ = runningThreads.remove(name) }
-            threads.leave()
+            lifecycle.withLock { lifecycle.broadcast() }
         }
-        thread.name = name
-        thread.start()
     }
 
     // MARK: - Finish
 
     func finish() -> SessionSummary {
-        if threads.wait(timeout: .now() + Self.threadStopGraceSeconds) == .timedOut {
+        let graceEnds = clock.now().advanced(bySeconds: Self.threadStopGraceSeconds)
+        let allStopped = lifecycle.withLock {
+            while !lock.withLock({ runningThreads.isEmpty }) {
+                if !lifecycle.wait(until: graceEnds) { return lock.withLock { runningThreads.isEmpty } }
+            }
+            return true
+        }
+        if !allStopped {
             // A hung loader or decoder must not keep the session from ending with a complete log.
             let stuck = lock.withLock { runningThreads.sorted() }
             recorder.record(
@@ -477,8 +498,7 @@ public final class PlayerSession: @unchecked Sendable {
                             format: "%@ did not stop within %g s of the session's end (hung); the summary is written without waiting for %@",
                             stuck.joined(separator: " and "), Self.threadStopGraceSeconds, stuck.count == 1 ? "it" : "them"))))
         }
-        monitor?.cancel()
-        monitorQueue.sync {}
+        monitor?.cancel() // a tick under way ends first
         let now = clock.now()
         let (actions, start, position, reason, error, estimate, live, stats, bd) = lock.withLock {
             let actions = core.timeline.finish(at: now)
@@ -509,12 +529,9 @@ public final class PlayerSession: @unchecked Sendable {
     // MARK: - Monitor
 
     func startMonitor() {
-        let timer = DispatchSource.makeTimerSource(queue: monitorQueue)
-        let interval = configuration.monitorIntervalSeconds
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
-        timer.setEventHandler { [weak self] in self?.monitorTick() }
-        monitor = timer
-        timer.resume()
+        monitor = clock.repeating(everySeconds: configuration.monitorIntervalSeconds, name: "hlsplay.monitor") { [weak self] in
+            self?.monitorTick()
+        }
     }
 
     func monitorTick() {

@@ -179,6 +179,18 @@ import Testing
         #expect(next.variantIndex == 3, "max(throughput rung 3.72 Mbit/s, the 620 kbit/s fetched): \(record)")
     }
 
+    /// A real session's first decision comes before any media playlist (the core plans with the 6 s default);
+    /// the next ones know the playlist's 2 s. BOLA-E plans with the duration known now, as the virtual shell's
+    /// (which knows it from the start) does: with 6 s its insufficient-buffer rule took a third of the real
+    /// affordable rate for the whole session (ShellParityTests found it on norway_car_7).
+    @Test func bolaE_plansWithTheSegmentDurationKnownNow_notTheStartDefault() {
+        var core = SessionCoreAbrTests.measured(.bolaE)
+        _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: nil)
+        #expect(core.abrRule.bolaE?.segmentDurationSeconds == SessionCore.defaultSegmentDurationSeconds)
+        _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 0, segmentDurationSeconds: 2)
+        #expect(core.abrRule.bolaE?.segmentDurationSeconds == 2)
+    }
+
     /// A BOLA-E core that decided the start and one BOLA segment on a measured 20 Mbit/s.
     static func fetchingTop() -> (SessionCore, SelectionDecision) {
         var core = SessionCoreAbrTests.measured(.bolaE)

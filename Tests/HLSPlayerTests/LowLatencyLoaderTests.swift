@@ -18,7 +18,7 @@ struct LowLatencyLoaderTests {
         let server = OriginServer(root: root, configuration: config)
         try server.start()
         defer { server.stop() }
-        let clock = SystemMonotonicClock()
+        let clock = SystemWaitingClock()
         let loader = LowLatencyLoader(
             client: HTTPClient(clock: clock), playlistURL: server.baseURL.appendingPathComponent("v0/prog.m3u8"),
             clock: clock)

@@ -13,7 +13,7 @@ import TestSupport
     /// it is still to load.
     @Test func realSession_playsTheLadderThroughAScriptedLoader_withoutSockets() throws {
         let samples = try Repo.requireSamples("ladder-2s")
-        let loader = ScriptedLoader(root: samples, schedule: [(untilSeconds: 3, bps: 8_000_000), (untilSeconds: .infinity, bps: 800_000)])
+        let loader = ScriptedLoader(root: samples, link: PiecewiseLink(pieces: [(0, 8_000_000), (3, 800_000)], delaySeconds: 0.01))
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-scripted-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -56,73 +56,113 @@ import TestSupport
     }
 }
 
-/// A `RequestLoading` that answers from files under `root` as if it were `http://scripted.invalid/`: each
-/// response's first byte after `firstByteSeconds`, its body in `chunkBytes` chunks paced at the schedule's rate
-/// for the time since the loader was made. It honours byte ranges and cancellation, and answers a missing file
-/// with a 404. Real time, no sockets.
-final class ScriptedLoader: RequestLoading, @unchecked Sendable {
-    static let host = "scripted.invalid"
-    /// The first-byte wait of every response, seconds.
-    static let firstByteSeconds = 0.01
-    /// Body bytes per progress callback.
-    static let chunkBytes = 16_384
-
-    let root: URL
-    /// The link's rate, bits per second, until each time since the loader was made, seconds.
-    let schedule: [(untilSeconds: Double, bps: Double)]
-    private let clock = SystemMonotonicClock()
-    private let madeAt: MonotonicInstant
-    private let lock = NSLock()
-    private var urls: [String] = []
-
-    init(root: URL, schedule: [(untilSeconds: Double, bps: Double)]) {
-        self.root = root
-        self.schedule = schedule
-        madeAt = clock.now()
+/// The same real `PlayerSession` — loader, monitor and decode threads, FFmpeg demux and decode — on a
+/// `DiscreteEventClock`: every wait of the session and of the scripted link is the clock's, so the ladder plays in
+/// virtual time, as fast as the threads run, and in one order of their steps that every run repeats.
+@Suite(.serialized) struct DiscreteEventSessionTests {
+    /// What a session decided, in order, read from its log: the requests (URL and time), the ABR decisions, the
+    /// abandons, the cap's moves, the stalls — and every event's type and time.
+    struct Decisions: Equatable, CustomStringConvertible {
+        var requests: [String] = []
+        var abrDecisions: [String] = []
+        var abandons: [String] = []
+        var capChanges: [String] = []
+        var stalls: [Double] = []
+        var events: [String] = []
+        var description: String {
+            "requests \(requests)\nabr \(abrDecisions)\nabandons \(abandons)\ncap \(capChanges)\nstalls \(stalls)"
+        }
     }
 
-    /// The URLs asked for, in order.
-    var requested: [String] { lock.withLock { urls } }
-
-    private func rateBps(at instant: MonotonicInstant) -> Double {
-        let t = instant.seconds(since: madeAt)
-        return schedule.first { t < $0.untilSeconds }?.bps ?? schedule.last?.bps ?? 1_000_000
+    struct Played {
+        var summary: SessionSummary
+        var decisions: Decisions
+        var log: [[String: Any]]
+        var wallSeconds: Double
+        var loader: ScriptedLoader
     }
 
-    func fetch(
-        _ request: HTTPRequest, cancellation: CancellationToken?, onProgress: ((ByteProgress) -> Void)?
-    ) -> Result<HTTPResponse, LoadError> {
-        let url = request.url.absoluteString
-        lock.withLock { urls.append(url) }
-        let startedAt = clock.now()
-        guard request.url.host == Self.host, let data = FileManager.default.contents(atPath: root.appendingPathComponent(request.url.path).path)
-        else {
-            return .failure(LoadError(kind: .httpStatus, url: url, httpStatus: 404, message: "not in the script"))
-        }
-        var body = data
-        if let range = request.byteRange {
-            let lower = min(data.count, range.offset ?? 0)
-            let upper = min(data.count, lower + range.length)
-            body = data.subdata(in: lower..<upper)
-        }
-        Thread.sleep(forTimeInterval: Self.firstByteSeconds)
-        let firstByte = clock.now().seconds(since: startedAt)
-        var sent = 0
-        while sent < body.count {
-            if cancellation?.isCancelled == true {
-                return .failure(LoadError(kind: .cancelled, url: url, bytesReceived: sent, message: "cancelled after \(sent) body bytes"))
+    static func t(_ e: [String: Any]) -> String { String(format: "%.6f", e["t"] as? Double ?? -1) }
+
+    static func decisions(_ log: [[String: Any]]) -> Decisions {
+        var d = Decisions()
+        for e in log {
+            guard let type = e["type"] as? String, type != "header", type != "summary" else { continue }
+            d.events.append("\(type)@\(t(e))")
+            switch type {
+            case "request.start": d.requests.append("\(t(e)) \(e["url"] as? String ?? "?")")
+            case "abr.decision":
+                let v = (e["decision"] as? [String: Any])?["variantIndex"] as? Int ?? -1
+                d.abrDecisions.append("\(t(e)) v\(v)")
+            case "request.end":
+                // A request the session cut short (wedged, over-selected, the ABR rule's, the trickle rule's), or a
+                // wedged playlist asked for again; not one cut by the session's own end.
+                if let reason = e["cancelReason"] as? String, reason != "session-stopping" {
+                    d.abandons.append("\(t(e)) \(reason)")
+                } else if (e["errorMessage"] as? String)?.hasSuffix("re-requested") == true {
+                    d.abandons.append("\(t(e)) wedge-re-request")
+                }
+            case "cap.change": d.capChanges.append("\(t(e)) \(e["capBps"].map { "\($0)" } ?? "none") \(e["reason"] as? String ?? "?")")
+            case "stall.start": d.stalls.append(e["t"] as? Double ?? -1)
+            default: break
             }
-            let chunk = min(Self.chunkBytes, body.count - sent)
-            Thread.sleep(forTimeInterval: Double(chunk) * 8 / rateBps(at: clock.now()))
-            sent += chunk
-            onProgress?(ByteProgress(at: clock.now(), chunkBytes: chunk, totalBytes: sent, expectedBytes: body.count))
         }
-        let finishedAt = clock.now()
-        return .success(
-            HTTPResponse(
-                statusCode: request.byteRange == nil ? 200 : 206, headers: ["content-length": "\(body.count)"], body: body,
-                effectiveURL: request.url, redirectCount: 0, connectionReused: true,
-                timings: RequestTimings(firstByteSeconds: firstByte, totalSeconds: finishedAt.seconds(since: startedAt)), tcpInfo: nil,
-                startedAt: startedAt, finishedAt: finishedAt, contentLength: body.count))
+        return d
+    }
+
+    /// Plays `Samples/build/ladder-2s` over `link` on a fresh DiscreteEventClock.
+    static func play(
+        link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }
+    ) throws -> Played {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let clock = DiscreteEventClock()
+        let loader = ScriptedLoader(root: samples, link: link, clock: clock)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-discrete-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var configuration = PlayerConfiguration(url: URL(string: "http://\(ScriptedLoader.host)/master.m3u8")!)
+        configuration.estimateStorePath = dir.appendingPathComponent("estimates.json").path
+        configure(&configuration)
+        let logPath = dir.appendingPathComponent("session.jsonl").path
+        let session = try PlayerSession(
+            configuration: configuration, logPath: logPath, harPath: nil, statusLine: false, loader: loader, clock: clock)
+        let wallStart = Date()
+        let summary = session.run()
+        let wall = Date().timeIntervalSince(wallStart)
+        let log = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        return Played(summary: summary, decisions: decisions(log), log: log, wallSeconds: wall, loader: loader)
+    }
+
+    /// The link of the real-time test: 8 Mbit/s, then 0.8 Mbit/s from 3 s on.
+    static let dropLink = PiecewiseLink(pieces: [(0, 8_000_000), (3, 800_000)], delaySeconds: 0.01)
+
+    /// The whole ladder (30 s of media) with its drop, decoded: virtual time, the same decisions on every run.
+    @Test func realSession_onADiscreteEventClock_playsInVirtualTime_andRepeatsItsDecisionsExactly() throws {
+        let first = try Self.play(link: Self.dropLink)
+        let second = try Self.play(link: Self.dropLink)
+        print("discrete-event session: \(first.summary.sessionSeconds) s of session in \(first.wallSeconds) s wall; \(first.decisions)")
+
+        #expect(first.summary.exitReason == .completed, "\(first.summary.exitReason) \(first.summary.error ?? "")")
+        #expect(first.summary.playedSeconds >= 29, "the whole ladder played: \(first.summary.playedSeconds) s")
+        #expect(first.summary.decodedVideoFrames >= 29 * 24, "FFmpeg decoded it all: \(first.summary.decodedVideoFrames) frames")
+        // The session's time is the link's: over 2 MB at 0.8 Mbit/s after the drop takes far longer than 30 s.
+        #expect(first.summary.sessionSeconds >= 30, "session \(first.summary.sessionSeconds) s")
+        // Virtual time: no wait sleeps in wall time, so the session takes far less than its own length (a wall-time
+        // wait anywhere on the path makes it at least as long; the margin is wide for a loaded machine).
+        #expect(first.wallSeconds < first.summary.sessionSeconds / 2, "\(first.wallSeconds) s wall for \(first.summary.sessionSeconds) s")
+        let served = first.loader.requested
+        let started = first.log.filter { $0["type"] as? String == "request.start" }.compactMap { $0["url"] as? String }
+        #expect(started == served, "every request went through the scripted loader")
+        // Down from the top after the drop, as on the real-time link.
+        let variants = first.decisions.abrDecisions.compactMap { $0.split(separator: "v").last.flatMap { Int($0) } }
+        #expect((variants.max() ?? 0) >= 1 && variants.last ?? 99 < variants.max() ?? 0, "\(first.decisions.abrDecisions)")
+
+        // Exactly the same run twice: every decision and every event at the same virtual instant.
+        #expect(first.decisions == second.decisions, "first:\n\(first.decisions)\nsecond:\n\(second.decisions)")
+        #expect(first.decisions.events == second.decisions.events)
+        #expect(first.summary.sessionSeconds == second.summary.sessionSeconds)
+        #expect(first.summary.stallCount == second.summary.stallCount)
     }
 }

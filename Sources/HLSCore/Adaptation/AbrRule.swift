@@ -219,6 +219,8 @@ public struct AbrRuleState: Sendable, Equatable {
             if self.bolaE?.parameters.bitratesBps != bitrates {
                 self.bolaE = BolaE(bitratesBps: bitrates, segmentDurationSeconds: duration, configuration: Self.bolaConfiguration)
             }
+            // The duration as known now: the first decision's is a default (no media playlist yet).
+            self.bolaE?.segmentDurationKnown(duration)
             let idle = idleSeconds(at: now)
             if idle > 0 { self.bolaE?.idled(seconds: idle) }
             let d: BolaE.Decision

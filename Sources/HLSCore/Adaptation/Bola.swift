@@ -160,7 +160,8 @@ public struct BolaE: Sendable, Equatable {
     public private(set) var lastRung: Int?
     /// Why the last segment's rung was chosen (the first segment: `startup`), nil before the first.
     public private(set) var lastReason: Reason?
-    private let segmentDurationSeconds: Double
+    /// The segment duration the rule plans with (the insufficient-buffer rule, abandonment), seconds.
+    public private(set) var segmentDurationSeconds: Double
 
     public init(bitratesBps: [Double], segmentDurationSeconds: Double, configuration: Configuration = Configuration()) {
         precondition(segmentDurationSeconds > 0, "BOLA-E needs a segment duration")
@@ -169,6 +170,12 @@ public struct BolaE: Sendable, Equatable {
         parameters = BolaParameters(
             bitratesBps: bitratesBps, minimumBufferSeconds: configuration.minimumBufferSeconds,
             bufferTargetSeconds: configuration.bufferTargetSeconds)
+    }
+
+    /// The segment duration is known now (a session's first decision comes before any media playlist, with a
+    /// default): the rule plans with it from here on.
+    public mutating func segmentDurationKnown(_ seconds: Double) {
+        if seconds > 0 { segmentDurationSeconds = seconds }
     }
 
     /// The next segment's rung. `throughputBps`: the estimate, nil while there is none.

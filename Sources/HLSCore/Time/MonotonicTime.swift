@@ -2,7 +2,8 @@
 //
 // Every decision in HLSCore takes the current instant as an argument. The
 // runtime (HLSPlayer) reads the system's monotonic clock; tests drive a
-// ManualClock and so run in virtual time.
+// ManualClock and so run in virtual time. The runtime's waits go through a
+// WaitingClock (WaitingClock.swift), the seam a test's virtual time enters by.
 
 import Foundation
 

@@ -7,7 +7,9 @@
 // byte, a cancel, the loader's wake), feeds it to the cores and performs what
 // they return.
 //
-// It orders like a demux-only VOD PlayerSession: the monitor runs every
+// It orders like a demux-only VOD PlayerSession (ShellParityTests plays the
+// same link through both and asserts the same decisions at the same
+// instants): the monitor runs every
 // `monitorIntervalSeconds` (the media clock, the buffer sample, the
 // byte-progress rules on the request in flight, the cap's tick, the predictor
 // and controller, the duration limit); a segment is playable once its last

@@ -1,0 +1,220 @@
+import Foundation
+import HLSCore
+import HLSOrigin
+import Testing
+import TestSupport
+
+@testable import HLSPlayer
+
+/// Parity of the two shells: the same scripted link and ladder through the real `PlayerSession` (its threads and
+/// FFmpeg demux, on a DiscreteEventClock, over the scripted loader) and through `VirtualSession` (virtual time over
+/// the simulated link) give the same decisions — the variant of every segment request, the abandons, the cap's
+/// moves, the stalls — exactly.
+@Suite(.serialized) struct ShellParityTests {
+    /// Body bytes per progress callback of the scripted loader here. VirtualSession reads a transfer's bytes at the
+    /// instant it looks (continuously); the real shell knows what the last progress callback said, as with libcurl,
+    /// which reports each socket read. At 16 KB (the scripted loader's default) a callback comes every 0.5 s at
+    /// 250 kbit/s, and the in-flight rules of every `--abr` reference rule then abandoned one to three monitor ticks
+    /// earlier in the real shell than in the virtual one (the same decisions, later instants; MPC's also differed in
+    /// one rung). At 1 KB (32 ms at 250 kbit/s, well inside a 0.25 s tick) every case here agrees to the millisecond.
+    static let progressChunkBytes = 1024
+
+    /// The decisions both shells log, without what only one of them has (URL spellings, demux and decode records).
+    struct Decisions: Equatable, CustomStringConvertible {
+        /// Each segment request: variant and media sequence number.
+        var segmentRequests: [String] = []
+        /// Each request cut short or failed, with why (the session's own end aside).
+        var abandons: [String] = []
+        /// Each cap.change: the cap and why.
+        var capChanges: [String] = []
+        var stallCount = 0
+        /// The same with their times, for the message when they differ.
+        var timed: [String] = []
+        var description: String {
+            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\nstalls \(stallCount)"
+        }
+        static func == (a: Self, b: Self) -> Bool {
+            (a.segmentRequests, a.abandons, a.capChanges, a.stallCount) == (b.segmentRequests, b.abandons, b.capChanges, b.stallCount)
+        }
+    }
+
+    static func decisions(_ log: [[String: Any]]) -> Decisions {
+        var d = Decisions()
+        for e in log {
+            let t = String(format: "%.3f", e["t"] as? Double ?? -1)
+            switch e["type"] as? String {
+            case "request.start" where e["purpose"] as? String == "segment":
+                let line = "v\(e["variantIndex"] as? Int ?? -1)/\(e["mediaSequence"] as? Int ?? -1)"
+                d.segmentRequests.append(line)
+                d.timed.append("\(t) request \(line)")
+            case "request.end" where e["ok"] as? Bool == false:
+                // Cut short by the session (why), a wedged playlist asked for again, or failed (how).
+                var why = e["cancelReason"] as? String ?? e["errorKind"] as? String ?? "?"
+                if (e["errorMessage"] as? String)?.hasSuffix("re-requested") == true { why = "wedge-re-request" }
+                guard why != "session-stopping" else { break }
+                d.abandons.append(why)
+                d.timed.append("\(t) end \(why)")
+            case "cap.change":
+                let line = "\(e["capBps"].map { "\($0)" } ?? "none") \(e["reason"] as? String ?? "?")"
+                d.capChanges.append(line)
+                d.timed.append("\(t) cap \(line)")
+            case "stall.start":
+                d.stallCount += 1
+                d.timed.append("\(t) stall")
+            default: break
+            }
+        }
+        return d
+    }
+
+    static func readLog(_ path: String) throws -> [[String: Any]] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    /// Plays `ladder-2s` over `link` through both shells, demux only (VirtualSession does not decode).
+    static func bothShells(
+        link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }
+    ) throws -> (real: Decisions, virtual: Decisions, realSummary: SessionSummary, virtualSummary: SessionSummary) {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-parity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var configuration = PlayerConfiguration(url: URL(string: "http://\(ScriptedLoader.host)/master.m3u8")!)
+        configuration.decode = false
+        configuration.estimateStorePath = dir.appendingPathComponent("estimates.json").path
+        configure(&configuration)
+
+        let clock = DiscreteEventClock()
+        let realLog = dir.appendingPathComponent("real.jsonl").path
+        let real = try PlayerSession(
+            configuration: configuration, logPath: realLog, harPath: nil, statusLine: false,
+            loader: ScriptedLoader(root: samples, link: link, clock: clock, chunkBytes: progressChunkBytes), clock: clock)
+        let realSummary = real.run()
+
+        let virtualLog = dir.appendingPathComponent("virtual.jsonl").path
+        let virtual = try VirtualSession(
+            configuration: configuration, ladder: try SimulatedLadder.load(folder: samples), link: link, linkDescription: "parity",
+            logPath: virtualLog)
+        let virtualSummary = virtual.run()
+        return (decisions(try readLog(realLog)), decisions(try readLog(virtualLog)), realSummary, virtualSummary)
+    }
+
+    /// Both shells over `link`: the same exit, the same decisions at the same instants. Returns the real shell's.
+    @discardableResult
+    static func expectParity(
+        _ link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (Decisions, SessionSummary) {
+        let (real, virtual, realSummary, virtualSummary) = try bothShells(link: link, configure: configure)
+        print("parity, real:\n\(real.timed)\nvirtual:\n\(virtual.timed)")
+        #expect(realSummary.exitReason == virtualSummary.exitReason, sourceLocation: sourceLocation)
+        #expect(real == virtual, "real:\n\(real)\nvirtual:\n\(virtual)", sourceLocation: sourceLocation)
+        // And at the same instants, to the millisecond: both shells run on the same virtual time.
+        #expect(real.timed == virtual.timed, sourceLocation: sourceLocation)
+        #expect(realSummary.stallCount == virtualSummary.stallCount, sourceLocation: sourceLocation)
+        return (real, realSummary)
+    }
+
+    /// 8 Mbit/s, then 0.8 Mbit/s from 3 s on: up the ladder, then down.
+    @Test func dropLink_sameDecisionsInBothShells() throws {
+        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (3, 800_000)], delaySeconds: 0.01))
+        #expect(summary.exitReason == .completed)
+        #expect(real.segmentRequests.count == 15 && Set(real.segmentRequests.map { $0.prefix(2) }).count >= 2, "up and down: \(real)")
+    }
+
+    /// The link goes dead at 0.5 s, while the first up-switch's playlist is on its way, for longer than the
+    /// playlist's wedge re-requests and retries last: the wedge rules, then the playlist retry policy, in both.
+    @Test func deadLinkDuringAPlaylist_sameDecisionsInBothShells() throws {
+        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0), (40, 8_000_000)], delaySeconds: 0.01))
+        #expect(summary.exitReason == .completed)
+        #expect(real.abandons.filter { $0 == "wedge-re-request" }.count == PlayerConfiguration(url: URL(string: "x:")!).wedge.maxPlaylistReRequests)
+        #expect(real.abandons.count > real.abandons.filter { $0 == "wedge-re-request" }.count, "then the retry policy: \(real)")
+    }
+
+    /// The same, the link never back: the playlist retry policy runs out and the session ends in both.
+    @Test func linkDeadForGoodDuringAPlaylist_sameDecisionsInBothShells() throws {
+        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0)], delaySeconds: 0.01))
+        #expect(summary.exitReason == .error, "\(summary.exitReason): \(summary.error ?? "")")
+        #expect(real.segmentRequests.count == 3)
+    }
+
+    /// 8 Mbit/s, then 0.25 Mbit/s from 3 s to 20 s, then 8 again: below the lowest rung for a while.
+    @Test func deepDropLink_sameDecisionsInBothShells() throws {
+        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (3, 250_000), (20, 8_000_000)], delaySeconds: 0.01))
+        #expect(summary.exitReason == .completed)
+        #expect(real.abandons.contains("over-selected") && real.stallCount >= 1, "an abandon and a stall to compare: \(real)")
+    }
+
+    /// Every ABR rule over the deep drop (BOLA-E's and DYNAMIC's own abandonment included).
+    @Test(arguments: [AbrRuleName.throughput, .bola, .bolaE, .dynamic, .mpc, .robustMPC, .hlsplayMPC])
+    func everyAbrRule_deepDropLink_sameDecisionsInBothShells(rule: AbrRuleName) throws {
+        let link = PiecewiseLink(pieces: [(0, 8_000_000), (3, 250_000), (20, 8_000_000)], delaySeconds: 0.01)
+        let (real, _) = try Self.expectParity(link) { $0.abr = rule }
+        #expect(real.segmentRequests.count >= 15, "\(rule): \(real)")
+    }
+
+    /// BOLA-E on `norway_car_7`: the real shell's BOLA-E kept planning with the 6 s default segment duration of
+    /// its first decision (taken before any media playlist) for the whole session, where the virtual shell's knew
+    /// the ladder's 2 s from the start; at 9.78 s its insufficient-buffer rule chose rung 0 for segment 10 on the
+    /// same logged inputs on which the virtual shell chose rung 1. BOLA-E now plans with the duration known at
+    /// each decision.
+    @Test func bolaE_norwayCar7_sameDecisionsInBothShells() throws {
+        let url = Repo.sharedData.appendingPathComponent("traces/pensieve/hsdpa_norway/norway_car_7")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        let link = TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+        let (real, _) = try Self.expectParity(link) { $0.abr = .bolaE }
+        #expect(real.segmentRequests.contains("v1/10"), "\(real)")
+    }
+
+    /// Measured mobile links (HSDPA, Norway; ../shared/data/traces, Pensieve's copy), looped as hls-origin loops
+    /// them, with each piece's own latency before a response's first byte: three traces, hlsplay's rule and BOLA-E.
+    @Test(arguments: ["norway_bus_1", "norway_car_12", "norway_bus_11"], [AbrRuleName.hlsplay, .bolaE])
+    func measuredTraces_sameDecisionsInBothShells(trace name: String, rule: AbrRuleName) throws {
+        let url = Repo.sharedData.appendingPathComponent("traces/pensieve/hsdpa_norway/\(name)")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        let link = TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+        let (real, _) = try Self.expectParity(link) { $0.abr = rule }
+        #expect(real.segmentRequests.count >= 15, "\(name) \(rule): \(real)")
+    }
+}
+
+/// Where the shells do not agree yet. Every trace of ../shared/data/traces (56 that load) through both shells with
+/// every `--abr` rule — 448 pairs — gives the same decisions at the same instants in 432; the 16 others are this
+/// divergence. The test asserts the divergence as it is and expects the parity check to fail (a known issue): when a
+/// change makes the shells agree there, the known issue is no longer recorded, the test fails, and the exclusion goes.
+@Suite(.serialized) struct ShellParityKnownDivergenceTests {
+    static func trace(_ path: String) throws -> TraceLink {
+        let url = Repo.sharedData.appendingPathComponent("traces/\(path)")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        return TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+    }
+
+    /// The trickle rule (PlayerSession+Progress `judgeTrickle`, docs/startup-cap.md §4b) runs on PlayerSession's
+    /// monitor only: neither SessionCore nor LoaderCore has it, so VirtualSession waits for a trickling request that
+    /// the real shell re-requests on a fresh connection (16 of the 448 pairs: these two traces, every rule).
+    @Test(arguments: ["mahimahi/Verizon-EVDO-driving.down", "sabre/3G_hsdpa_norway/report.2011-02-01_1000CET.json"])
+    func trickleRule_runsOnlyInTheRealShell(trace path: String) throws {
+        let (real, virtual, _, _) = try ShellParityTests.bothShells(link: try Self.trace(path))
+        #expect(real.abandons.contains("trickle-re-request"), "the real shell's trickle rule re-requests: \(real)")
+        #expect(!virtual.abandons.contains { $0.hasPrefix("trickle") }, "the virtual shell has no trickle rule: \(virtual)")
+        withKnownIssue("VirtualSession has no trickle rule") {
+            #expect(real == virtual)
+        }
+    }
+}
+
+/// A measured trace as hls-origin plays it (LinkSchedule: looped, one FIFO bottleneck), each piece's latency
+/// before a response's first byte — as `hlsplay simulate --trace` models it.
+struct TraceLink: SimulatedLink {
+    let schedule: LinkSchedule
+    func capacityBytes(until t: Double) -> Double { schedule.capacityBytes(until: t) }
+    func time(whenCapacityReaches bytes: Double) -> Double? { schedule.time(whenCapacityReaches: bytes) }
+    func firstByteDelaySeconds(at t: Double) -> Double { schedule.trace.piece(at: t).latencySeconds ?? 0 }
+}
