@@ -65,6 +65,9 @@ METRICS = (  # key, heading, unit, digits: the paired figures (hlsplay − GStre
     ("timeToPlayingSeconds", "time to playing", "s", 2),
     ("timeToFirstFrameSeconds", "time to first frame", "s", 2),
 )
+# hlsplay arms against each other also compare the linear QoE of their summaries (docs/session-log.md,
+# `qoe.linearQoE`: the MPC/Pensieve score every virtual comparison uses); GStreamer has no such record.
+ARM_METRICS = METRICS + (("linearQoE", "linear QoE", "score", 1),)
 
 
 # ---------------------------------------------------------------- spec
@@ -293,6 +296,7 @@ def session_record(folder, entry, ladder, duration):
                               None, entry.get("endReason"), events)
     if rec["timeToPlayingSeconds"] is None:
         return None, "hlsplay never started playing"
+    rec["linearQoE"] = ((events[-1] or {}).get("qoe") or {}).get("linearQoE")
     return rec, None
 
 
@@ -300,7 +304,7 @@ def figures(rec):
     return dict(bitrateMbps=(rec["playedBitrateBps"] or 0) / 1e6, stallSeconds=float(rec["stallSeconds"] or 0),
                 stallCount=int(rec["stallCount"] or 0), timeToPlayingSeconds=rec["timeToPlayingSeconds"],
                 timeToFirstFrameSeconds=rec["timeToFirstFrameSeconds"], playedSeconds=rec["playedSeconds"],
-                startGate=rec.get("startGate"))
+                startGate=rec.get("startGate"), linearQoE=rec.get("linearQoE"))
 
 
 def report_data(folder):
@@ -343,10 +347,7 @@ def report_data(folder):
                                       links, hull, spec["durationSeconds"])
                       for arm in arms},
                 linkMeanMbps={t: m / spec["durationSeconds"] for t, m in links.items()},
-                armComparisons=[dict(a=arm, b=arms[0], comparisons={
-                    k: stats.paired_comparison([per[(arm, t)][k] for t in complete],
-                                               [per[(arms[0], t)][k] for t in complete], complete)
-                    for k, *_ in METRICS}) for arm in arms[1:]],
+                armComparisons=arm_comparisons(per, complete, arms, stats),
                 problems=problems, durationSeconds=spec["durationSeconds"], reps=spec["reps"],
                 offsetSeconds=spec["offsetSeconds"],
                 gstreamerVersion=next((e.get("playerVersion") for e in manifest["sessions"]
@@ -355,6 +356,20 @@ def report_data(folder):
                                  if e["player"] == PEER and e.get("demuxer")}),
                 loadAverage1MinuteAtSessionStart=dict(min=min(load), median=median(load), max=max(load))
                 if load else None)
+
+
+def arm_comparisons(per, complete, arms, stats):
+    """Each hlsplay arm after the first (A) against the first (B), paired by trace, on ARM_METRICS. A
+    figure one of the two lacks on a trace (no QoE: no chunk played) leaves that trace out of its row."""
+    out = []
+    for arm in arms[1:]:
+        comparisons = {}
+        for k, *_ in ARM_METRICS:
+            both = [t for t in complete if per[(arm, t)].get(k) is not None and per[(arms[0], t)].get(k) is not None]
+            comparisons[k] = stats.paired_comparison([per[(arm, t)][k] for t in both],
+                                                     [per[(arms[0], t)][k] for t in both], both)
+        out.append(dict(a=arm, b=arms[0], comparisons=comparisons))
+    return out
 
 
 def session_links(folder, manifest, seconds):
@@ -442,7 +457,7 @@ def render(data):
                 "| A | B | figure | mean A | mean B | mean A − B | 95 % CI | A above/below/equal | Wilcoxon p | "
                 "sign p |", "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
         for ac in data["armComparisons"]:
-            for key, heading, unit, digits in METRICS:
+            for key, heading, unit, digits in ARM_METRICS:
                 out.append(f"| {ac['a']} | {ac['b']} | {heading} ({unit}) | "
                            f"{paired_cells(ac['comparisons'][key], digits)}")
     return "\n".join(out) + "\n"

@@ -101,6 +101,24 @@ class SampleTests(unittest.TestCase):
         self.assertEqual([round(x, 3) for x, _ in hull], [1.0, 4.0])
         self.assertAlmostEqual(hull[0][1], 0.9)
 
+    def test_arms_compare_their_linear_qoe_and_leave_out_a_trace_without_one(self):
+        import stats
+        per = {("a", "t1"): dict(bitrateMbps=2.0, stallSeconds=0.0, timeToPlayingSeconds=1.0,
+                                 timeToFirstFrameSeconds=0.5, linearQoE=100.0),
+               ("b", "t1"): dict(bitrateMbps=3.0, stallSeconds=1.0, timeToPlayingSeconds=1.2,
+                                 timeToFirstFrameSeconds=0.6, linearQoE=130.0),
+               ("a", "t2"): dict(bitrateMbps=1.0, stallSeconds=0.0, timeToPlayingSeconds=1.0,
+                                 timeToFirstFrameSeconds=0.5, linearQoE=None),
+               ("b", "t2"): dict(bitrateMbps=1.5, stallSeconds=0.0, timeToPlayingSeconds=1.1,
+                                 timeToFirstFrameSeconds=0.5, linearQoE=40.0)}
+        (ac,) = real.arm_comparisons(per, ["t1", "t2"], ["a", "b"], stats)
+        self.assertEqual((ac["a"], ac["b"]), ("b", "a"))
+        self.assertEqual(set(ac["comparisons"]), {k for k, *_ in real.ARM_METRICS})
+        self.assertEqual(ac["comparisons"]["bitrateMbps"]["pairs"], 2)
+        q = ac["comparisons"]["linearQoE"]
+        self.assertEqual(q["pairs"], 1)  # t2: arm a played no chunk, so no QoE to pair
+        self.assertAlmostEqual(q["meanDifference"], 30.0)
+
     def test_a_trace_copy_that_is_not_the_runs_trace_is_a_problem(self):
         with tempfile.TemporaryDirectory() as d:
             copy = os.path.join(d, "run")
