@@ -112,9 +112,10 @@ struct Arguments {
                                      heuristic, threshold (buffer < 2 s), or off (no controller)
           --model FILE               the stall model file for --predictor model
           --abr NAME                 adaptation rule: hlsplay (default), throughput, bola,
-                                     bola-e, dynamic, mpc, robust-mpc, or hlsplay-mpc (MPC
-                                     priced with the stall predictor's risk); the caps still
-                                     bind (docs/abr.md)
+                                     bola-e, dynamic, mpc, robust-mpc, hlsplay-mpc (MPC
+                                     priced with the stall predictor's risk), or
+                                     hlsplay-mpc-no-risk (the same without the risk: an
+                                     ablation); the caps still bind (docs/abr.md)
           --policy FILE              the policy controller's thresholds, cooldown, dwell and
                                      knobs as JSON (any subset; docs/stall-prediction.md)
           --cmcd query|header        send CMCD (CTA-5004) with every request

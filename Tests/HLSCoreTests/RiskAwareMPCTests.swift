@@ -105,6 +105,23 @@ import Testing
         #expect(riskyDecision.variantIndex < calmDecision.variantIndex, "a 0.9 risk on a 3 s buffer plans lower")
     }
 
+    @Test func noRiskAblation_decidesAsACalmHlsplayMPC_whateverTheRisk() {
+        // The same 3 s buffer and 0.9 risk that make hlsplay-mpc plan lower: the ablation prices the predicted future
+        // alone, so it chooses as hlsplay-mpc does with no risk, and its record carries none.
+        let rungs = Self.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
+        let snapshot = SelectionSnapshot(
+            ladder: rungs, estimateBps: 8_000_000, estimateIsMeasured: true, bufferSeconds: 3, currentVariantIndex: 3)
+        let hlsplay = SelectionDecision(variantIndex: 2, reason: .downSwitch, sustainableVariantIndex: 2)
+        var calm = AbrRuleState(name: .hlsplayMPC)
+        let calmDecision = calm.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10)).0
+        var ablation = AbrRuleState(name: .hlsplayMPCNoRisk)
+        ablation.stallRiskObserved(0.9)
+        let (decision, record, _) = ablation.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        #expect(decision.variantIndex == calmDecision.variantIndex)
+        #expect(record.stallRisk == nil && record.rule == "hlsplay-mpc-no-risk")
+        #expect(ablation.errorTracker.overPredictionOnly, "the same error tracker as hlsplay-mpc")
+    }
+
     // MARK: - The sustain floor
 
     static let floorLadderBps: [Double] = [1_000_000, 2_000_000, 4_000_000, 8_000_000]

@@ -29,6 +29,12 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk, its first rung
     /// raised to the sustain floor (`RiskAwareMPC`).
     case hlsplayMPC = "hlsplay-mpc"
+    /// hlsplay-mpc with the stall risk left out: its plans priced in the predicted future alone, its sustain floor
+    /// never standing aside for risk (an ablation, docs/abr.md: what the risk term is worth).
+    case hlsplayMPCNoRisk = "hlsplay-mpc-no-risk"
+
+    /// hlsplay-mpc and its ablation: the same rule but for the risk.
+    var isHlsplayMPC: Bool { self == .hlsplayMPC || self == .hlsplayMPCNoRisk }
 }
 
 /// A reference rule's choice and what it saw, logged on `abr.decision` as `abr`.
@@ -149,7 +155,7 @@ public struct AbrRuleState: Sendable, Equatable {
 
     public init(name: AbrRuleName) {
         self.name = name
-        errorTracker = PredictionErrorTracker(overPredictionOnly: name == .hlsplayMPC)
+        errorTracker = PredictionErrorTracker(overPredictionOnly: name.isHlsplayMPC)
     }
 
     /// Whether a reference rule's own abandonment judges the request in flight, instead of hlsplay's
@@ -258,20 +264,21 @@ public struct AbrRuleState: Sendable, Equatable {
                 record.reason = "throughput"
                 record.dynamicMode = AbrRuleName.throughput.rawValue
             }
-        case .hlsplayMPC:
+        case .hlsplayMPC, .hlsplayMPCNoRisk:
             // RobustMPC's pessimistic prediction (docs/abr.md: the plain estimate failed a tuning trace).
             let throughput = errorTracker.robust(s.estimateBps)
             record.predictionErrorMax = errorTracker.maxError
+            let risk = name == .hlsplayMPC ? lastStallRisk : nil
             let d = RiskAwareMPC.decide(
                 bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
-                throughputBps: throughput, stallRisk: lastStallRisk, configuration: Self.riskAwareConfiguration)
+                throughputBps: throughput, stallRisk: risk, configuration: Self.riskAwareConfiguration)
             rung = d.rung
             record.reason = d.floorRung > d.planRung ? "sustainFloor" : "plan"
             record.throughputBps = throughput
             record.plannedQoE = d.plannedQoE
             record.plannedRebufferSeconds = d.plannedRebufferSeconds
             record.riskyRebufferSeconds = d.riskyRebufferSeconds
-            record.stallRisk = lastStallRisk
+            record.stallRisk = risk
         case .mpc, .robustMPC:
             var throughput = s.estimateBps
             if name == .robustMPC {
@@ -291,7 +298,7 @@ public struct AbrRuleState: Sendable, Equatable {
         }
         // hlsplay-mpc counts a prediction error only against a measured estimate: the configured default before
         // the first measurement is no prediction, and its error would discount five segments of a fast link.
-        predictedBps = name == .hlsplayMPC && !s.estimateIsMeasured ? nil : s.estimateBps
+        predictedBps = name.isHlsplayMPC && !s.estimateIsMeasured ? nil : s.estimateBps
         let chosen = rungs[rung]
         record.ruleVariantIndex = chosen.variantIndex
         record.ruleBandwidthBps = chosen.bandwidthBps
