@@ -22,9 +22,8 @@ Run: python3 -B -m unittest discover -s Tools/tests
 import json, os, shutil, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import ABR, ABR_DOC as DOC, BUILD, sample, write_spec  # noqa: E402
 import evaluate  # noqa: E402
 import recording_groups  # noqa: E402  (Tools/train, on the path evaluate sets)
 try:
@@ -32,11 +31,7 @@ try:
 except ImportError:
     LocalCluster = None
 
-REPO = evaluate.REPO
-SAMPLE_SPEC = os.path.join(ABR, "sample", "spec.json")
-SAMPLE_RUN = os.path.join(ABR, "sample", "run")
-DOC = os.path.join(REPO, "docs", "abr.md")
-BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+_, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample")
 # The one header field that holds the wall clock: a simulated session's events and summary are in
 # virtual time and the same on every run (checked: two runs of one simulate differ in startedAt only).
 WALL_CLOCK_FIELDS = {"startedAt"}
@@ -202,16 +197,11 @@ class ReportTests(unittest.TestCase):
                          (2.5, 1.5, 3.0, 12.25))
 
     def test_spec_must_name_its_default_among_its_algorithms(self):
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
         with open(SAMPLE_SPEC) as f:
             spec = json.load(f)
         spec["default"] = "nope"
-        p = os.path.join(d, "spec.json")
-        with open(p, "w") as f:
-            json.dump(spec, f)
         with self.assertRaisesRegex(SystemExit, "default 'nope'"):
-            evaluate.load_spec(p)
+            evaluate.load_spec(write_spec(self, spec))
 
     def test_committed_specs_load_and_evaluation_spec_uses_the_evaluation_side(self):
         spec = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual.json"))
