@@ -149,6 +149,7 @@ class EndToEndTests(unittest.TestCase):
         for key in ("commit", "hlsplay", "hlsOrigin", "gstPlay", "machine", "startedAt", "endedAt",
                     "loadAverageAtStart", "loadAverageAtEnd", "spec", "traceSha256", "ladder"):
             self.assertIn(key, m)
+        self.assertIn(m["binaryOlderThanSources"], (True, False))  # run's own check, passed through
         self.assertEqual([(s["player"], s["ok"]) for s in m["sessions"]], [("hlsplay", True), ("gstreamer", True)],
                          m["sessions"])
         for s in m["sessions"]:
