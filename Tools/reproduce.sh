@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tools/reproduce.sh NAME — re-derives a published table from a fresh run, from a clean checkout:
+# Tools/reproduce.sh NAME — re-derives a published table or sample, from a clean checkout:
 #
 #     git clean -xfd && Tools/reproduce.sh abr-sample
 #
@@ -15,17 +15,36 @@
 #   abr-sample-predictor   Tools/abr/sample-predictor/spec.json (run: Tools/abr/sample-predictor/run),
 #                docs/abr.md "Sample run with arms" (the predictor on against --predictor off)
 #
+# The training samples (docs/stall-prediction.md) are re-derived from their committed raw logs only:
+# no build, no session, about a second. It copies the sample's raw files (manifests, session logs) into
+# the results folder, runs the sample's report step on them (which writes every figure file and
+# results.json again) and diffs the folder and results.json, byte for byte, against the committed ones
+# (exit 1 with `diff -ru` on stderr on any difference).
+#   train-sample-vsim-onoff     Tools/train/sample-vsim-onoff (vsim.py report: run/'s vsim-onoff-TAG.json
+#                and report.json, results.json)
+#   train-sample-third-round    Tools/train/sample-third-round (heldout_round.py report: data/'s
+#                heldout-round-NAME.json, results.json; needs NumPy, SciPy, scikit-learn)
+# Re-running their sessions is not offered here (the third round's are real-time sessions on hls-origin;
+# the virtual one builds the 248 s v2 ladder first): the docstrings of Tools/tests/test_train_vsim_sample.py
+# and test_train_heldout_round.py give the commands.
+#
 # Environment: HLSPLAY_TRACES, the trace folder (default: ../shared/data/traces beside the checkout);
 # REPRODUCE_OUT, the results folder (default: a new /tmp/hlsplay-reproduce-NAME.XXXXXX, kept);
 # HLSPLAY_PYTHON_ENV, the Python environment with NumPy/SciPy (default /opt/hlsplay/python,
 # Tools/install-deps.sh makes it). Every build and session runs under nice -n 19.
 set -euo pipefail
-usage() { echo "usage: $0 abr-sample | abr-sample-predictor" >&2; exit 64; }
+usage() {
+    echo "usage: $0 abr-sample | abr-sample-predictor | train-sample-vsim-onoff | train-sample-third-round" >&2
+    exit 64
+}
 [ $# -eq 1 ] || usage
 cd "$(dirname "$0")/.."
+sample=
 case $1 in
     abr-sample) spec=Tools/abr/sample/spec.json; published=Tools/abr/sample/run; doc=docs/abr.md ;;
     abr-sample-predictor) spec=Tools/abr/sample-predictor/spec.json; published=Tools/abr/sample-predictor/run; doc=docs/abr.md ;;
+    train-sample-vsim-onoff) sample=Tools/train/sample-vsim-onoff; raw=run ;;
+    train-sample-third-round) sample=Tools/train/sample-third-round; raw=data ;;
     *) usage ;;
 esac
 name=$1
@@ -36,6 +55,31 @@ out="${REPRODUCE_OUT:-$(mktemp -d "/tmp/hlsplay-reproduce-$name.XXXXXX")}"
 mkdir -p "$out"
 started=$(date +%s)
 step() { echo "reproduce $name: $* ($(( $(date +%s) - started )) s)" >&2; }
+
+if [ -n "$sample" ]; then
+    step "copying the raw files of $sample/$raw into $out/$raw"
+    mkdir "$out/$raw"
+    if [ "$raw" = run ]; then  # vsim.py report writes the rest: vsim-onoff-TAG.json, report.json
+        cp -R "$sample/run/manifest.json" "$sample/run/policies" "$sample/run/vsim-logs" "$out/run/"
+        "$py" -B Tools/train/vsim.py report "$out/run" --results "$out/results.json" >&2
+    else  # heldout_round.py report writes the rest: heldout-round-NAME.json
+        cp -R "$sample/data/manifest.jsonl" "$sample/data/logs" "$sample/data/runs" "$out/data/"
+        "$py" -B Tools/train/heldout_round.py report "$sample/spec.json" --data "$out/data" \
+            --results "$out/results.json" >&2
+    fi
+    step "comparing with the committed $sample"
+    status=0
+    for f in "$raw" results.json; do
+        if diff -ru "$sample/$f" "$out/$f" >&2; then
+            echo "same: $out/$f = $sample/$f (derived from the committed raw logs)"
+        else
+            echo "DIFFERS: $out/$f is not the committed $sample/$f" >&2
+            status=1
+        fi
+    done
+    step "done, exit $status (results kept in $out)"
+    exit $status
+fi
 
 step "building hlsplay (swift build --product hlsplay)"
 nice -n 19 swift build --product hlsplay >&2

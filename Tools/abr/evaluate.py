@@ -228,10 +228,11 @@ def utc_now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, scheduler=None):
+def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, scheduler=None, stale=None):
     """Runs every session of the spec through distribute.run_units: a local pool of `jobs` processes by
     default, the Dask cluster behind `scheduler` (tcp://HOST:PORT) when given; the results folder (logs
-    and manifest) has the same layout and the same logs either way."""
+    and manifest) has the same layout and the same logs either way. `stale` is tools.stale_binaries of
+    the run's binaries as the caller found it (main's check), None to look here."""
     import distribute
     spec = load_spec(spec_path)
     binary = os.path.abspath(binary or tools.find_binary("hlsplay", build))
@@ -254,7 +255,7 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=git("rev-parse", "HEAD"), worktreeClean=(git("status", "--porcelain", "--untracked-files=no") == ""),
-        binaryOlderThanSources=bool(tools.newer_sources(binary)),
+        binaryOlderThanSources=bool(tools.stale_binaries({"hlsplay": binary}) if stale is None else stale),
         hlsplay=dict(path=binary, sha256=sha256(binary), version=tools.hlsplay_version(binary)),
         ladder=dict(path=ladder, masterSha256=sha256(os.path.join(ladder, "master.m3u8")),
                     stamp=read_text(os.path.join(ladder, ".stamp"))),
@@ -687,8 +688,7 @@ def main(argv=None):
                    help="run even when a source file is newer than the binary (the manifest says so)")
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        stale = {name: tools.newer_sources(path) for name, path in binaries_of_run(a).items()}
-        stale = {name: files for name, files in stale.items() if files}
+        stale = tools.stale_binaries(binaries_of_run(a))  # the manifest records it too: one walk of Sources/
         if stale and not a.allow_stale_binary:
             name, files = next(iter(stale.items()))
             how = "swift build -c release" if a.build == "release" else "swift build"
@@ -697,9 +697,9 @@ def main(argv=None):
                              "--allow-stale-binary")
         if is_real(a.spec):  # one session at a time in real time: --jobs, --scheduler and --binary do not apply
             import real
-            real.run(a.spec, a.out, a.build)
+            real.run(a.spec, a.out, a.build, stale)
         else:
-            run(a.spec, a.out, a.jobs, a.build, a.binary, scheduler=a.scheduler)
+            run(a.spec, a.out, a.jobs, a.build, a.binary, scheduler=a.scheduler, stale=stale)
         _, text = report(a.out)
         sys.stdout.write(text)
         return 0

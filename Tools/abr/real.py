@@ -201,7 +201,10 @@ def bitrate_target_possible(needed_mbps, link_mbit, played_seconds_min, hull):
     return cost is not None and cost * played_seconds_min <= link_mbit
 
 
-def run(spec_path, out, build="release"):
+def run(spec_path, out, build="release", stale=None):
+    """Plays every session of the spec, one at a time in real time, into the results folder `out`.
+    `stale` is tools.stale_binaries of hlsplay and hls-origin as the caller found it (evaluate.py's
+    check), None to look here."""
     import evaluate  # the virtual mode's manifest helpers
     spec = load_spec(spec_path)
     binary = tools.find_binary("hlsplay", build)
@@ -218,7 +221,8 @@ def run(spec_path, out, build="release"):
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
         commit=evaluate.git("rev-parse", "HEAD"),
         worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
-        binaryOlderThanSources=bool(tools.newer_sources(binary) or tools.newer_sources(origin_binary)),
+        binaryOlderThanSources=bool(tools.stale_binaries({"hlsplay": binary, "hls-origin": origin_binary})
+                                    if stale is None else stale),
         hlsplay=dict(path=binary, sha256=evaluate.sha256(binary), version=tools.hlsplay_version(binary)),
         hlsOrigin=dict(path=origin_binary, sha256=evaluate.sha256(origin_binary)),
         gstPlay=dict(python=peer.python_for_gstreamer(), script=os.path.relpath(peer.GST_PLAY, REPO),

@@ -58,19 +58,27 @@ def find_binary(name, build="release"):
     return path
 
 
-def newer_sources(binary):
-    """The project's source files (Sources/, Package.swift) modified after `binary` was built, newest
-    first: a binary older than them measures code that is no longer the tree's. Empty for a binary
-    outside this repository's .build (its sources are not these)."""
-    if not os.path.abspath(binary).startswith(os.path.join(REPO, ".build") + os.sep):
-        return []
-    built = os.path.getmtime(binary)
+def stale_binaries(binaries):
+    """name -> the project's source files (Sources/, Package.swift) modified after that binary was built,
+    newest first, for each of `binaries` (name -> path, in that order) that is older than any: such a
+    binary measures code that is no longer the tree's. One walk of Sources/ serves them all. A binary
+    outside this repository's .build is never stale (its sources are not these)."""
+    ours = {name: path for name, path in binaries.items()
+            if os.path.abspath(path).startswith(os.path.join(REPO, ".build") + os.sep)}
+    if not ours:
+        return {}
     found = []
     for root, _, files in os.walk(os.path.join(REPO, "Sources")):
         found += [os.path.join(root, f) for f in files if f.endswith((".swift", ".c", ".h", ".modulemap"))]
     found.append(os.path.join(REPO, "Package.swift"))
-    newer = [(os.path.getmtime(f), f) for f in found if os.path.isfile(f) and os.path.getmtime(f) > built]
-    return [os.path.relpath(f, REPO) for _, f in sorted(newer, reverse=True)]
+    modified = [(os.path.getmtime(f), f) for f in found if os.path.isfile(f)]
+    stale = {}
+    for name, path in ours.items():
+        built = os.path.getmtime(path)
+        newer = sorted(((m, f) for m, f in modified if m > built), reverse=True)
+        if newer:
+            stale[name] = [os.path.relpath(f, REPO) for _, f in newer]
+    return stale
 
 
 def hlsplay_version(binary):

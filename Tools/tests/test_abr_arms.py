@@ -22,19 +22,13 @@ import json, os, shutil, sys, tempfile, unittest
 from unittest import mock
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
-sys.path.insert(0, HERE)
-import evaluate  # noqa: E402  (puts Tools/train on the path)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import ABR, ABR_DOC as DOC, BUILD, sample, write_spec  # noqa: E402
+import evaluate  # noqa: E402
 import stats  # noqa: E402  the module evaluate.py's report imports
-from test_abr_evaluate import BUILD, comparable  # noqa: E402
+from test_abr_evaluate import comparable  # noqa: E402
 
-REPO = evaluate.REPO
-SAMPLE = os.path.join(ABR, "sample-predictor")
-SAMPLE_SPEC = os.path.join(SAMPLE, "spec.json")
-SAMPLE_RUN = os.path.join(SAMPLE, "run")
-DOC = os.path.join(REPO, "docs", "abr.md")
+SAMPLE, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample-predictor")
 
 
 def summary(path):
@@ -180,12 +174,7 @@ class ArmsReportTests(unittest.TestCase):
 
 class ArmsSpecTests(unittest.TestCase):
     def write(self, spec):
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
-        p = os.path.join(d, "spec.json")
-        with open(p, "w") as f:
-            json.dump(spec, f)
-        return p
+        return write_spec(self, spec)
 
     def sample(self):
         with open(SAMPLE_SPEC) as f:

@@ -9,6 +9,8 @@
   gives the same raw logs (but for the header's `startedAt`), the same manifest apart from times, load
   and where it ran, and the same report and docs block, byte for byte, as a run in one process;
 - the report, splice and spec checks on small hand-made inputs.
+- `run` refuses a binary older than the sources unless --allow-stale-binary, walks Sources/ once for
+  that check and hands its result to the runner for the manifest's binaryOlderThanSources.
 
 The re-run uses the debug binaries `swift build --build-tests` makes (Tools/test.sh builds them first);
 HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks others. When a change of hlsplay's decisions changes
@@ -19,24 +21,22 @@ the sample, re-derive it (and say why in the commit):
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
-import json, os, shutil, sys, tempfile, unittest
+import io, json, os, shutil, sys, tempfile, time, unittest
+from unittest import mock
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import ABR, ABR_DOC as DOC, BUILD, sample, temp_dir, write_spec  # noqa: E402
 import evaluate  # noqa: E402
+import real  # noqa: E402
 import recording_groups  # noqa: E402  (Tools/train, on the path evaluate sets)
 try:
     from dask.distributed import LocalCluster
 except ImportError:
     LocalCluster = None
 
-REPO = evaluate.REPO
-SAMPLE_SPEC = os.path.join(ABR, "sample", "spec.json")
-SAMPLE_RUN = os.path.join(ABR, "sample", "run")
-DOC = os.path.join(REPO, "docs", "abr.md")
-BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+_, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample")
+REAL_SPEC = sample("abr", "sample-real").spec
 # The one header field that holds the wall clock: a simulated session's events and summary are in
 # virtual time and the same on every run (checked: two runs of one simulate differ in startedAt only).
 WALL_CLOCK_FIELDS = {"startedAt"}
@@ -202,16 +202,11 @@ class ReportTests(unittest.TestCase):
                          (2.5, 1.5, 3.0, 12.25))
 
     def test_spec_must_name_its_default_among_its_algorithms(self):
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
         with open(SAMPLE_SPEC) as f:
             spec = json.load(f)
         spec["default"] = "nope"
-        p = os.path.join(d, "spec.json")
-        with open(p, "w") as f:
-            json.dump(spec, f)
         with self.assertRaisesRegex(SystemExit, "default 'nope'"):
-            evaluate.load_spec(p)
+            evaluate.load_spec(write_spec(self, spec))
 
     def test_committed_specs_load_and_evaluation_spec_uses_the_evaluation_side(self):
         spec = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual.json"))
@@ -225,6 +220,68 @@ class ReportTests(unittest.TestCase):
         self.assertGreaterEqual(len(set(traces)), 30)
         self.assertFalse(recording_groups.crossing_groups(tuned, [t[len("extra/"):] if t.startswith("extra/")
                                                                   else t for t in traces]))
+
+
+class StaleBinaryTests(unittest.TestCase):
+    """`run` refuses binaries older than the sources (or runs them with --allow-stale-binary), and the
+    manifest's binaryOlderThanSources is that same check: Sources/ is walked once per run, in both modes.
+    On a made-up checkout (tools.REPO points at it), with the runners replaced: no session plays."""
+
+    def setUp(self):
+        self.repo = temp_dir(self, "abr-stale-")
+        now = time.time()
+        for rel, age in (("Sources/Core/a.swift", 0), ("Sources/Core/b.c", 50), ("Package.swift", 200),
+                         (".build/debug/hlsplay", 100), (".build/debug/hls-origin", 100)):
+            path = os.path.join(self.repo, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("x\n")
+            os.chmod(path, 0o755)
+            os.utime(path, (now - age, now - age))
+        self.newer = ["Sources/Core/a.swift", "Sources/Core/b.c"]  # newest first; Package.swift is older
+        for target in (mock.patch.object(evaluate.tools, "REPO", self.repo),
+                       mock.patch.object(evaluate, "report", return_value=(None, "")),
+                       mock.patch("sys.stdout", io.StringIO())):
+            target.start()
+            self.addCleanup(target.stop)
+
+    def main(self, spec, *flags):
+        sources = os.path.join(self.repo, "Sources")
+        with mock.patch("os.walk", wraps=os.walk) as walk, mock.patch.object(evaluate, "run") as virtual, \
+                mock.patch.object(real, "run") as real_run:
+            try:
+                rc = evaluate.main(["run", spec, "--out", os.path.join(self.repo, "out"), "--build", "debug", *flags])
+            finally:
+                self.walks = sum(1 for c in walk.call_args_list if c.args[0] == sources)
+        return rc, virtual, real_run
+
+    def test_a_stale_binary_is_refused_naming_the_newest_source(self):
+        with self.assertRaises(SystemExit) as refused:
+            self.main(SAMPLE_SPEC)
+        self.assertEqual(str(refused.exception),
+                         "hlsplay is older than 2 source file(s) (newest: Sources/Core/a.swift): it would measure "
+                         "code that is no longer the tree's; run `swift build --product hlsplay`, or pass "
+                         "--allow-stale-binary")
+        self.assertEqual(self.walks, 1)
+
+    def test_the_virtual_run_is_given_the_check_and_does_not_walk_again(self):
+        rc, virtual, real_run = self.main(SAMPLE_SPEC, "--allow-stale-binary")
+        self.assertEqual(rc, 0)
+        self.assertEqual(virtual.call_args.kwargs["stale"], {"hlsplay": self.newer})
+        real_run.assert_not_called()
+        self.assertEqual(self.walks, 1)
+
+    def test_the_real_run_is_given_both_binaries_check_and_does_not_walk_again(self):
+        rc, virtual, real_run = self.main(REAL_SPEC, "--allow-stale-binary")
+        self.assertEqual((rc, self.walks), (0, 1))  # not once per binary
+        self.assertEqual(real_run.call_args.args[3], {"hlsplay": self.newer, "hls-origin": self.newer})
+        virtual.assert_not_called()
+
+    def test_binaries_newer_than_every_source_are_not_stale(self):
+        for name in ("hlsplay", "hls-origin"):
+            os.utime(os.path.join(self.repo, ".build", "debug", name))
+        rc, _, real_run = self.main(REAL_SPEC)
+        self.assertEqual((rc, real_run.call_args.args[3], self.walks), (0, {}, 1))
 
 
 if __name__ == "__main__":

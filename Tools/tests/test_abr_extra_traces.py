@@ -10,9 +10,8 @@ import hashlib, json, os, subprocess, sys, tempfile, unittest
 from unittest import mock
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import ABR  # noqa: E402
 import evaluate  # noqa: E402
 import extra_traces  # noqa: E402
 

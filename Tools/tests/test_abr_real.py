@@ -24,17 +24,12 @@ Run: python3 -B -m unittest discover -s Tools/tests -p test_abr_real.py
 import contextlib, io, json, os, shutil, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import ABR, ABR_DOC as DOC, BUILD, REPO, sample, temp_dir, write_spec  # noqa: E402
 import evaluate  # noqa: E402
 import real  # noqa: E402
 
-REPO = evaluate.REPO
-SAMPLE_SPEC = os.path.join(ABR, "sample-real", "spec.json")
-SAMPLE_RUN = os.path.join(ABR, "sample-real", "run")
-DOC = os.path.join(REPO, "docs", "abr.md")
-BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
+_, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample-real")
 
 
 class SampleTests(unittest.TestCase):
@@ -149,28 +144,20 @@ class TargetTests(unittest.TestCase):
         self.assertGreaterEqual(spec["durationSeconds"], 120)
 
     def test_a_spec_with_an_offset_is_refused(self):
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
         with open(SAMPLE_SPEC) as f:
             spec = json.load(f)
         spec["offsetSeconds"] = 30
-        p = os.path.join(d, "spec.json")
-        with open(p, "w") as f:
-            json.dump(spec, f)
         with self.assertRaisesRegex(SystemExit, "offsetSeconds"):
-            real.load_spec(p)
+            real.load_spec(write_spec(self, spec))
 
 
 class EndToEndTests(unittest.TestCase):
     def test_one_trace_both_players_in_real_time(self):
-        d = tempfile.mkdtemp(prefix="abr-real-e2e-")
-        self.addCleanup(shutil.rmtree, d, True)
+        d = temp_dir(self, "abr-real-e2e-")
         with open(SAMPLE_SPEC) as f:
             spec = json.load(f)
         spec.update(name="abr-real-e2e", durationSeconds=8, traces={"list": spec["traces"]["list"][:1]})
-        p = os.path.join(d, "spec.json")
-        with open(p, "w") as f:
-            json.dump(spec, f)
+        p = write_spec(self, spec, d)
         out = os.path.join(d, "run")
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             self.assertEqual(evaluate.main(["run", p, "--out", out, "--build", BUILD]), 0)
@@ -180,6 +167,7 @@ class EndToEndTests(unittest.TestCase):
         for key in ("commit", "hlsplay", "hlsOrigin", "gstPlay", "machine", "startedAt", "endedAt",
                     "loadAverageAtStart", "loadAverageAtEnd", "spec", "traceSha256", "ladder"):
             self.assertIn(key, m)
+        self.assertIn(m["binaryOlderThanSources"], (True, False))  # run's own check, passed through
         self.assertEqual([(s["player"], s["ok"]) for s in m["sessions"]], [("hlsplay", True), ("gstreamer", True)],
                          m["sessions"])
         for s in m["sessions"]:

@@ -7,9 +7,8 @@ Run: python3 -B -m unittest discover -s Tools/tests
 import json, os, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-ABR = os.path.normpath(os.path.join(HERE, "..", "abr"))
-sys.path.insert(0, ABR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import support  # noqa: E402, F401  (puts Tools/abr on the path)
 import split  # noqa: E402
 import recording_groups  # noqa: E402  (split.py put Tools/train on the path)
 

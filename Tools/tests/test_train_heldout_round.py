@@ -6,7 +6,7 @@
   committed logs alone;
 - the report refuses a data folder whose sessions are not exactly the spec's (one missing, one extra);
 - the published spec (specs/held-out-third-round.json) declares the real runs onoff-start-gate.sh made
-  before the spec existed (read from git at PRE_SPEC_COMMIT): the same tags, offsets and ladders; 96
+  before the spec existed (read from git at support.PRE_SPEC_COMMIT): the same tags, offsets and ladders; 96
   sessions of which 64 start at the earlier held-out sessions' offsets, as docs/stall-prediction.md says;
 - results-v2.json names the report step as heldOutThirdRound's writer, and the report writes every
   field the published key holds.
@@ -22,37 +22,23 @@ PolicyController's preloadEnterRisk change, re-run the sample (and say why in th
 
 (remove results.json first). Run: python3 -B -m unittest Tools.tests.test_train_heldout_round
 """
-import importlib.util, json, os, re, shutil, subprocess, sys, tempfile, unittest
+import json, os, re, shutil, sys, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
-sys.path.insert(0, TRAIN)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import HAS_TRAINER_DEPS, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
 import heldout_round  # noqa: E402
 import results_file  # noqa: E402
 
-REPO = heldout_round.REPO
-SAMPLE = os.path.join(TRAIN, "sample-third-round")
-SAMPLE_SPEC = os.path.join(SAMPLE, "spec.json")
-SAMPLE_DATA = os.path.join(SAMPLE, "data")
-SAMPLE_RESULTS = os.path.join(SAMPLE, "results.json")
+SAMPLE, SAMPLE_SPEC, SAMPLE_DATA, SAMPLE_RESULTS = sample("train", "sample-third-round", "data")
 FIGURES = "heldout-round-held-out-round-sample.json"
 PUBLISHED_SPEC = os.path.join(TRAIN, "specs", "held-out-third-round.json")
-RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
-PRE_SPEC_COMMIT = "b1eeea02dc207798f859ad39f4d43b5973fc79d3"
-HAS_TRAINER_DEPS = all(importlib.util.find_spec(m) is not None for m in ("numpy", "scipy", "sklearn"))
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 @unittest.skipUnless(HAS_TRAINER_DEPS, "the report needs numpy, SciPy and scikit-learn (Tools/install-deps.sh)")
 class SampleTests(unittest.TestCase):
     def data_copy(self):
-        d = tempfile.mkdtemp(prefix="heldout-round-")
-        self.addCleanup(shutil.rmtree, d, True)
+        d = temp_dir(self, "heldout-round-")
         data = os.path.join(d, "data")
         shutil.copytree(SAMPLE_DATA, data)
         os.remove(os.path.join(data, FIGURES))  # derived: the report writes it again
@@ -104,11 +90,7 @@ class PublishedTests(unittest.TestCase):
         self.assertLess(size, 350_000)
 
     def test_published_spec_declares_what_onoff_start_gate_ran(self):
-        try:
-            old = subprocess.run(["git", "-C", REPO, "show", f"{PRE_SPEC_COMMIT}:Tools/train/onoff-start-gate.sh"],
-                                 capture_output=True, text=True, check=True, timeout=30).stdout
-        except (OSError, subprocess.SubprocessError) as e:
-            self.skipTest(f"git cannot show onoff-start-gate.sh at {PRE_SPEC_COMMIT[:10]}: {e}")
+        old = at_pre_spec_commit("Tools/train/onoff-start-gate.sh")
         spec, coll = heldout_round.load_spec(PUBLISHED_SPEC)
         calls = re.findall(r'collect\.py" onoff (.*?--jobs 6)', old.replace("\\\n", " "))
         ran = []

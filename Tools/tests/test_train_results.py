@@ -7,21 +7,17 @@ says so when one is missing.
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
-import copy, glob, importlib.util, json, os, re, shutil, sys, tempfile, unittest
+import copy, glob, json, os, re, shutil, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
-sys.path.insert(0, TRAIN)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import HAS_TRAINER_DEPS, REPO, RESULTS_V2, TRAIN  # noqa: E402
 import recording_groups  # noqa: E402
 import results_file  # noqa: E402
 import operating_point  # noqa: E402
 
-RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
 RESULTS_V1 = os.path.join(TRAIN, "results-v1.json")
-REPO = os.path.dirname(os.path.dirname(TRAIN))
 HAND_MERGED_V2 = []
-HAS_TRAINER_DEPS = all(importlib.util.find_spec(m) is not None for m in ("numpy", "scipy", "sklearn"))
 
 
 class ResultsFileTests(unittest.TestCase):

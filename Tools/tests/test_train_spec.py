@@ -2,7 +2,7 @@
 under Tools/train/specs/):
 
 - the published spec (specs/stall-v2.json) plans exactly the sessions that collect.py planned from
-  its constants before they moved into the spec (read from git at PRE_SPEC_COMMIT, the last commit
+  its constants before they moved into the spec (read from git at support.PRE_SPEC_COMMIT, the last commit
   with them): the same ids, traces, offsets, scales, arms, models, policies, in the same order, and the
   same derived trace files, for every invocation collect.sh and onoff-start-gate.sh make;
 - the spec's split crosses only the published recording group, and a spec that cuts another is refused;
@@ -15,20 +15,15 @@ what it needs is missing.
 
 Run: python3 -B -m unittest Tools.tests.test_train_spec
 """
-import copy, importlib.util, json, os, shutil, subprocess, sys, tempfile, unittest
+import copy, importlib.util, json, os, shutil, sys, tempfile, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
-sys.path.insert(0, TRAIN)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import BUILD, REPO, TRAIN, at_pre_spec_commit, temp_dir, write_spec  # noqa: E402
 import collect  # noqa: E402
 import recording_groups  # noqa: E402
 
-REPO = collect.REPO
 SPEC_V2 = os.path.join(TRAIN, "specs", "stall-v2.json")
-# The last commit whose collect.py held the collection as constants (TRAIN_TRACES, OFFSET_FRACTIONS, …).
-PRE_SPEC_COMMIT = "b1eeea02dc207798f859ad39f4d43b5973fc79d3"
-BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
 V1 = os.path.join(REPO, "models", "stall-logistic-v1.json")
 V2 = os.path.join(REPO, "models", "stall-logistic-v2.json")
 # Every collect.py invocation of collect.sh and onoff-start-gate.sh:
@@ -47,12 +42,8 @@ INVOCATIONS = [
 
 
 def pre_spec_collect():
-    """collect.py as it was at PRE_SPEC_COMMIT, imported under another name."""
-    try:
-        text = subprocess.run(["git", "-C", REPO, "show", f"{PRE_SPEC_COMMIT}:Tools/train/collect.py"],
-                              capture_output=True, text=True, check=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        raise unittest.SkipTest(f"git cannot show collect.py at {PRE_SPEC_COMMIT[:10]}: {e}")
+    """collect.py as it was at support.PRE_SPEC_COMMIT, imported under another name."""
+    text = at_pre_spec_commit("Tools/train/collect.py")
     d = tempfile.mkdtemp(prefix="collect-pre-spec-")
     path = os.path.join(d, "collect_pre_spec.py")
     with open(path, "w") as f:
@@ -111,12 +102,7 @@ class PublishedSpecTests(unittest.TestCase):
 
 class SpecCheckTests(unittest.TestCase):
     def write(self, spec):
-        d = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, d, True)
-        path = os.path.join(d, "spec.json")
-        with open(path, "w") as f:
-            json.dump(spec, f)
-        return path
+        return write_spec(self, spec)
 
     def test_a_spec_that_cuts_another_group_is_refused(self):
         with open(SPEC_V2) as f:
@@ -167,11 +153,8 @@ class RunManifestTests(unittest.TestCase):
                     traces={"train": spec["traces"]["train"][:1], "heldout": ["pensieve/fcc/trace_797466_http---www.amazon.com"]},
                     offsetFractions={"default": [0.5]})
         spec["ladder"]["loops"] = 1
-        d = tempfile.mkdtemp(prefix="collect-run-")
-        self.addCleanup(shutil.rmtree, d, True)
-        spec_path = os.path.join(d, "tiny.json")
-        with open(spec_path, "w") as f:
-            json.dump(spec, f)
+        d = temp_dir(self, "collect-run-")
+        spec_path = write_spec(self, spec, d, "tiny.json")
         data = os.path.join(d, "data")
         collect.main(["heldout", "--spec", spec_path, "--data", data, "--bin", bins, "--jobs", "2"])
         runs = os.listdir(os.path.join(data, "runs"))

@@ -10,10 +10,8 @@ Run: python3 -B -m unittest discover -s Tools/tests
 import json, math, os, shutil, subprocess, sys, tempfile, types, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
-REPO = os.path.dirname(os.path.dirname(TRAIN))
-sys.path.insert(0, TRAIN)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import REPO, TRAIN  # noqa: E402
 import results_file  # noqa: E402
 import stats  # noqa: E402
 import train  # noqa: E402

@@ -6,7 +6,7 @@
 - the runner re-runs the sample spec from scratch (virtual time is deterministic) and gets the same
   report, byte for byte;
 - the published spec (specs/vsim-onoff-start-gate.json) declares what onoff-start-gate.sh ran before
-  the spec existed (its loops read from git at PRE_SPEC_COMMIT): the same tags, traces, ladders,
+  the spec existed (its loops read from git at support.PRE_SPEC_COMMIT): the same tags, traces, ladders,
   preload thresholds and offsets;
 - results-v2.json names the report step as the writer of virtualOnOffTuning and virtualOnOffHeldOut
   (no longer merged by hand), and the report writes every field the published keys hold.
@@ -20,24 +20,16 @@ When a change of hlsplay's decisions changes the sample, re-run it (and say why 
 
 (remove run/ and results.json first). Run: python3 -B -m unittest Tools.tests.test_train_vsim_sample
 """
-import json, os, re, shutil, subprocess, sys, tempfile, unittest
+import json, os, re, shutil, sys, unittest
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRAIN = os.path.normpath(os.path.join(HERE, "..", "train"))
-sys.path.insert(0, TRAIN)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import BUILD, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
 import vsim  # noqa: E402
 import results_file  # noqa: E402
 
-REPO = vsim.REPO
-SAMPLE = os.path.join(TRAIN, "sample-vsim-onoff")
-SAMPLE_SPEC = os.path.join(SAMPLE, "spec.json")
-SAMPLE_RUN = os.path.join(SAMPLE, "run")
-SAMPLE_RESULTS = os.path.join(SAMPLE, "results.json")
+SAMPLE, SAMPLE_SPEC, SAMPLE_RUN, SAMPLE_RESULTS = sample("train", "sample-vsim-onoff")
 PUBLISHED_SPEC = os.path.join(TRAIN, "specs", "vsim-onoff-start-gate.json")
-RESULTS_V2 = os.path.join(TRAIN, "results-v2.json")
-PRE_SPEC_COMMIT = "b1eeea02dc207798f859ad39f4d43b5973fc79d3"
-BUILD = os.environ.get("HLSPLAY_TOOLS_TEST_BUILD", "debug")
 KEYS = ("virtualOnOffTuning", "virtualOnOffHeldOut")
 
 
@@ -45,15 +37,9 @@ def files(folder):
     return sorted(os.path.relpath(os.path.join(d, f), folder) for d, _, fs in os.walk(folder) for f in fs)
 
 
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
 class SampleTests(unittest.TestCase):
     def derived_copy(self):
-        d = tempfile.mkdtemp(prefix="vsim-sample-")
-        self.addCleanup(shutil.rmtree, d, True)
+        d = temp_dir(self, "vsim-sample-")
         run = os.path.join(d, "run")
         shutil.copytree(SAMPLE_RUN, run)
         for f in files(run):  # only the manifest, the policies and the raw logs stay: the rest is derived
@@ -108,8 +94,7 @@ class SampleTests(unittest.TestCase):
             binary = vsim.evaluate.tools.find_binary("hlsplay", BUILD)
         except vsim.evaluate.tools.ToolError as e:
             self.skipTest(f"{e} (Tools/test.sh builds it first)")
-        out = tempfile.mkdtemp(prefix="vsim-rerun-")
-        self.addCleanup(shutil.rmtree, out, True)
+        out = temp_dir(self, "vsim-rerun-")
         work = os.path.join(vsim.evaluate.LADDER_CACHE, "stall-v2")  # the 248 s ladder, built once
         m = vsim.run_spec(SAMPLE_SPEC, out, os.path.dirname(binary), 2, work)
         with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
@@ -122,11 +107,7 @@ class SampleTests(unittest.TestCase):
 
 class PublishedTests(unittest.TestCase):
     def test_published_spec_declares_what_onoff_start_gate_ran(self):
-        try:
-            old = subprocess.run(["git", "-C", REPO, "show", f"{PRE_SPEC_COMMIT}:Tools/train/onoff-start-gate.sh"],
-                                 capture_output=True, text=True, check=True, timeout=30).stdout
-        except (OSError, subprocess.SubprocessError) as e:
-            self.skipTest(f"git cannot show onoff-start-gate.sh at {PRE_SPEC_COMMIT[:10]}: {e}")
+        old = at_pre_spec_commit("Tools/train/onoff-start-gate.sh")
         spec, coll = vsim.load_onoff_spec(PUBLISHED_SPEC)
         pairs = re.search(r"for pair in ([0-9.: ]+); do", old).group(1).split()
         policies = {f"p{e}": {"preloadEnterRisk": float(e), "preloadExitRisk": float(x)}
