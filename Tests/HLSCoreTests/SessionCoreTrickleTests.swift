@@ -130,6 +130,29 @@ import Testing
         #expect(core.inFlightJudged(requestID: 5, snapshot: next, judgement: judgement, at: SessionCoreTests.at(13.5)).isEmpty)
     }
 
+    @Test func abandonLower_standsAsideForBolaEsOwnAbandonment_butNotForTheThroughputRule() {
+        // The same trickling 1.31 Mbit/s segment, tick by tick, under two reference rules.
+        func firstCancel(_ rule: AbrRuleName) -> InFlightJudgement? {
+            var core = SessionCoreAbrTests.measured(rule)
+            // A decision first: BOLA-E's state (and its abandonment) comes with its first decision.
+            _ = core.decide(ladder: SessionCoreTests.rungs, at: SessionCoreTests.at(4), mediaSequence: 0, segmentDurationSeconds: 6)
+            #expect(core.referenceRuleOwnsAbandonment == (rule == .bolaE))
+            var t = 0.25
+            while t <= 9 {
+                let snapshot = Self.snapshot(at: t, bytes: Self.fastThenTrickling, rungBps: 1_310_000)
+                let judgement = core.judgeInFlight(snapshot, request: Self.request(5, rungBps: 1_310_000), at: SessionCoreTests.at(10 + t))
+                if judgement.cancel != nil { return judgement }
+                t += 0.25
+            }
+            return nil
+        }
+        let throughput = firstCancel(.throughput)
+        #expect(throughput?.cancel == .overSelected && throughput?.trickle?.assessment.verdict == .abandonLower, "\(String(describing: throughput))")
+        let bolaE = firstCancel(.bolaE)
+        #expect(bolaE?.cancel != .overSelected, "BOLA-E's own abandonment alone judges it: \(String(describing: bolaE))")
+        #expect(bolaE?.trickle == nil)
+    }
+
     @Test func wedgedRequest_isTheByteProgressRulesBusiness_theTrickleRuleDoesNotJudgeIt() {
         var core = SessionCoreTests.started(mode: .off)
         var silent = Self.snapshot(at: 8, bytes: Self.trickling, rungBps: 300_000)
