@@ -163,6 +163,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
             startupBufferSetByUser: startupBufferSetByUser)
         c.abr = abr
+        c.trickle = trickle
         return c
     }
 

@@ -74,20 +74,14 @@ extension PlayerSession {
             })
     }
 
-    /// What the monitor found about the in-flight request.
-    enum InFlightFinding {
-        case byteProgress(InFlightSnapshot, InFlightJudgement, requestID: Int)
-        case trickle(TrickleSnapshot, TrickleAssessment, requestID: Int, purpose: RequestPurpose, url: String)
-    }
-
-    /// The wall-clock byte-progress check of the in-flight segment request:
-    /// wedged → abort and re-request on a fresh connection; over-selected →
-    /// abandon and lower the cap; abandoned by the reference rule (BOLA-E) →
-    /// abandon, re-request at its rung; otherwise the trickle rule (+Progress) judges
-    /// its projected completion. Runs on the monitor, never on the loader.
+    /// The wall-clock byte-progress check of the in-flight request: the monitor builds its snapshot, the session
+    /// core judges it (`SessionCore.judgeInFlight(_:request:at:)`: wedged → abort and re-request on a fresh
+    /// connection; over-selected → abandon and lower the cap; abandoned by the reference rule (BOLA-E) → abandon,
+    /// re-request at its rung; otherwise the trickle rule on its projected completion → abandon lower, re-request
+    /// on a fresh connection, fail), and this performs what it said. Runs on the monitor, never on the loader.
     func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
-        let found: InFlightFinding? = lock.withLock {
-            // Segments get both rules; playlists the wedge rule only (no duration, no rung: never over-selected).
+        let judged: (requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement)? = lock.withLock {
+            // Segments get every rule; playlists the wedge and trickle rules (no duration, no rung: never over-selected).
             guard let f = inFlight, f.abort == nil else { return nil }
             let duration: Double
             switch f.purpose {
@@ -105,44 +99,25 @@ extension PlayerSession {
                 bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
                 elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
                 rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
-            let judgement = core.judgeInFlight(snapshot)
+            let request = InFlightRequestInfo(
+                requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence,
+                track: f.track, rungBitrateBps: f.rungBitrateBps)
+            let judgement = core.judgeInFlight(snapshot, request: request, at: now)
             if let cancel = judgement.cancel {
                 inFlight?.abort =
                     switch cancel {
                     case .wedged: .wedged
                     case .overSelected: .overSelected
                     case .abrAbandoned: .abrAbandoned
+                    case .trickleReRequest: .trickleReRequest
+                    case .trickleFailed: .trickleFailed(judgement.failure ?? "")
                     }
                 f.token.cancel()
-                return .byteProgress(snapshot, judgement, requestID: f.requestID)
             }
-            let assessment = judgement.assessment
-            return judgeTrickle(f, at: now, bufferSeconds: bufferSeconds, wedgeWindowSeconds: assessment.wedgeWindowSeconds)
-                .map { .trickle($0.0, $0.1, requestID: f.requestID, purpose: f.purpose, url: f.url) }
+            return (f.requestID, snapshot, judgement)
         }
-        switch found {
-        case nil:
-            return
-        case let .trickle(snapshot, assessment, requestID, purpose, url):
-            performTrickle(requestID: requestID, purpose: purpose, url: url, snapshot: snapshot, assessment: assessment, at: now)
-        case let .byteProgress(snapshot, judgement, requestID):
-            perform(lock.withLock { core.inFlightCancelled(requestID: requestID, snapshot: snapshot, judgement: judgement, at: now) })
-        }
-    }
-
-    /// After abandoning a fetch for a lower rung (over-selected, or trickling over its budget):
-    /// the abandoned transfer is evidence too — its throughput so far goes to the estimator — and
-    /// the choice is capped below the abandoned rung until delivery earns it back.
-    func abandonForLowerRung(
-        rungBitrateBps: Double, suggestedCapBps cap: Double, bytesReceived: Int, elapsedSeconds: Double?,
-        measuredBps: Double?, ratio: Double, at now: MonotonicInstant
-    ) {
-        perform(
-            lock.withLock {
-                core.abandonedForLowerRung(
-                    rungBitrateBps: rungBitrateBps, suggestedCapBps: cap, bytesReceived: bytesReceived,
-                    elapsedSeconds: elapsedSeconds, measuredBps: measuredBps, ratio: ratio, at: now)
-            })
+        guard let judged else { return }
+        perform(lock.withLock { core.inFlightJudged(requestID: judged.requestID, snapshot: judged.snapshot, judgement: judged.judgement, at: now) })
     }
 
     /// Stores the session's final estimate for the next start on this network.

@@ -19,7 +19,8 @@ extension PlayerSession {
     ) throws -> Loaded<HTTPResponse> {
         var attempts = 0
         loaderCancels.newRequest()
-        var trickleReRequests = 0
+        // The first attempt's request ID names the fetch: the trickle rule counts its re-requests per fetch (SessionCore).
+        var fetchID: Int?
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
@@ -34,6 +35,7 @@ extension PlayerSession {
             attempts += 1
             let requestID = nextRequestID
             nextRequestID += 1
+            if fetchID == nil { fetchID = requestID }
             var request = HTTPRequest(url: url)
             request.byteRange = byteRange
             // After a timeout or a broken transfer, do not trust the old connection.
@@ -70,7 +72,7 @@ extension PlayerSession {
                 inFlight?.url = start.url
                 inFlight?.mediaSequence = mediaSequence
                 inFlight?.track = track
-                inFlight?.trickleReRequests = trickleReRequests
+                inFlight?.fetchID = fetchID ?? requestID
             }
             if isStopping { token.cancel() }
             var lastLogged: MonotonicInstant?
@@ -175,7 +177,6 @@ extension PlayerSession {
                     case .trickleReRequest:
                         // The trickle rule: the rest would arrive too late and there is nothing lower; try a
                         // fresh connection at once (not a failed attempt of the retry policy).
-                        trickleReRequests += 1
                         attempts -= 1
                         lock.withLock { freshConnectionNext = true }
                         recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))

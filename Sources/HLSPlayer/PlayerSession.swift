@@ -25,7 +25,7 @@
 //   +Decode    the decode thread and its watchdog
 //   +Policy    the stall predictor and the policy controller
 //   +Cap       the startup/recovery cap and the byte-progress rules
-//   +Progress  the trickle rule and the no-progress watchdog
+//   +Progress  the no-progress watchdog
 //   +Pacing    the request-rate bound; thresholds clamped to the live window
 
 import Foundation
@@ -79,15 +79,13 @@ struct InFlightRequest {
     var token: CancellationToken
     /// Why the monitor cancelled it, if it did.
     var abort: Abort?
-    /// For the trickle rule and its log: the URL as logged, the segment's media sequence,
-    /// the track (`audio` for an alternate rendition), the monitor's byte samples, the
-    /// trickle re-requests already made for this fetch, and whether its wait was logged.
+    /// For the trickle rule and its log (SessionCore keeps the rule's state): the URL as logged, the
+    /// segment's media sequence, the track (`audio` for an alternate rendition), and the request ID of
+    /// the fetch's first request (re-requests and retries of the same fetch carry it).
     var url = ""
     var mediaSequence: Int?
     var track: String?
-    var rateWindow = ByteRateWindow()
-    var trickleReRequests = 0
-    var trickleWaitLogged = false
+    var fetchID = 0
 
     // The monitor reads its clock before it takes the lock under which the transfer notes its bytes, so a
     // byte may carry a later instant than the monitor's `now`: durations are never below 0.

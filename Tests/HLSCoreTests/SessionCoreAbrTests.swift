@@ -219,7 +219,7 @@ import Testing
         let record = try #require(judgement.abr)
         #expect(record.fromVariantIndex == rung.variantIndex && record.toVariantIndex < rung.variantIndex)
         #expect(record.bytesLoaded == total / 10 && record.bytesTotal == total && abs(record.measuredBps - 150_000) < 1)
-        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: judgement, at: SessionCoreTests.at(8))
+        let actions = core.inFlightJudged(requestID: 7, snapshot: snapshot, judgement: judgement, at: SessionCoreTests.at(8))
         #expect(actions.contains { if case .record(.abrAbandon(let r)) = $0 { r.requestID == 7 } else { false } }, "\(actions)")
         #expect(!actions.contains { if case .record(.byteProgress) = $0 { true } else { false } }, "not hlsplay's verdict")
         #expect(core.peakBitrateCaps.overSelectionBps == nil, "BOLA-E's abandonment sets no cap")

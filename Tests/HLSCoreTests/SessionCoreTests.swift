@@ -56,7 +56,7 @@ import Testing
         let judgement = core.judgeInFlight(snapshot)
         #expect(judgement.cancel == .overSelected)
         let estimateBefore = core.estimator.estimateBps
-        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: judgement, at: Self.at(3.2))
+        let actions = core.inFlightJudged(requestID: 7, snapshot: snapshot, judgement: judgement, at: Self.at(3.2))
         // Logged with its inputs first, then the estimator's note, then the cap's own record.
         guard case .record(.byteProgress(let record))? = actions.first else {
             Issue.record("the first action records the judgement: \(actions)")
@@ -74,7 +74,7 @@ import Testing
     @Test func overSelectedFetch_inAutoMode_capRecoversFromTheLowestRung_onAFreshConnection() {
         var core = Self.started(mode: .auto)
         let snapshot = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
-        let actions = core.inFlightCancelled(requestID: 7, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
+        let actions = core.inFlightJudged(requestID: 7, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
         #expect(core.overSelectionCapBps == 1_310_000)
         #expect(core.capController.phase == .recovering)
         #expect(core.peakBitrateCaps.effectiveBps == 300_000, "the recovery probe is the lowest of the caps")
@@ -108,7 +108,7 @@ import Testing
         let silent = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 5, idle: 4)
         let judgement = core.judgeInFlight(silent)
         #expect(judgement.cancel == .wedged)
-        let actions = core.inFlightCancelled(requestID: 3, snapshot: silent, judgement: judgement, at: Self.at(5))
+        let actions = core.inFlightJudged(requestID: 3, snapshot: silent, judgement: judgement, at: Self.at(5))
         #expect(actions.contains(.reconnectNext))
         #expect(core.capController.phase == .recovering)
         #expect(core.peakBitrateCaps.effectiveBps != nil, "recovery probes low")
@@ -137,7 +137,7 @@ import Testing
     @Test func networkLimitedSamples_liftTheOverSelectionCap() {
         var core = Self.started()
         let snapshot = Self.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
-        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
+        _ = core.inFlightJudged(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: Self.at(3.2))
         #expect(core.overSelectionCapBps == 1_310_000)
         // Three 1 MB segments at 40 Mbit/s, network-limited: 0.7 × 40 Mbit/s supports the top rung again.
         var t = 4.0
@@ -224,7 +224,7 @@ import Testing
     @Test func decide_underTheOverSelectionCap_becomesTheCurrentVariant_loggedWithItsInputs() {
         var core = SessionCoreTests.started(mode: .off)
         let snapshot = SessionCoreTests.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
-        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
+        _ = core.inFlightJudged(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
         let (decision, record) = core.decide(ladder: SessionCoreTests.rungs, at: SessionCoreTests.at(3.3), mediaSequence: 0)
         #expect(SessionCoreTests.ladderBps[decision.variantIndex] <= 1_310_000, "the abandoned rung and those above it are out of reach")
         #expect(core.currentVariant == decision.variantIndex)
@@ -239,7 +239,7 @@ import Testing
     @Test func overSelectionCapLifted_byNetworkLimitedDelivery_isLoggedWithItsReason() {
         var core = SessionCoreTests.started(mode: .off)
         let snapshot = SessionCoreTests.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2)
-        _ = core.inFlightCancelled(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
+        _ = core.inFlightJudged(requestID: 1, snapshot: snapshot, judgement: core.judgeInFlight(snapshot), at: SessionCoreTests.at(3.2))
         var notes: [CapNote] = []
         var t = 4.0
         for id in 2...4 {

@@ -27,14 +27,17 @@ import TestSupport
         var abandons: [String] = []
         /// Each cap.change: the cap and why.
         var capChanges: [String] = []
+        /// Each request.trickle: the trickle rule's verdict and reason.
+        var trickle: [String] = []
         var stallCount = 0
         /// The same with their times, for the message when they differ.
         var timed: [String] = []
         var description: String {
-            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\nstalls \(stallCount)"
+            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\nstalls \(stallCount)"
         }
         static func == (a: Self, b: Self) -> Bool {
-            (a.segmentRequests, a.abandons, a.capChanges, a.stallCount) == (b.segmentRequests, b.abandons, b.capChanges, b.stallCount)
+            (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.stallCount)
+                == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.stallCount)
         }
     }
 
@@ -58,6 +61,11 @@ import TestSupport
                 let line = "\(e["capBps"].map { "\($0)" } ?? "none") \(e["reason"] as? String ?? "?")"
                 d.capChanges.append(line)
                 d.timed.append("\(t) cap \(line)")
+            case "request.trickle":
+                let assessment = e["assessment"] as? [String: Any]
+                let line = "\(assessment?["verdict"] as? String ?? "?") \(assessment?["reason"] as? String ?? "?")"
+                d.trickle.append(line)
+                d.timed.append("\(t) trickle \(line)")
             case "stall.start":
                 d.stallCount += 1
                 d.timed.append("\(t) stall")
@@ -75,7 +83,7 @@ import TestSupport
 
     /// Plays `ladder-2s` over `link` through both shells, demux only (VirtualSession does not decode).
     static func bothShells(
-        link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }
+        link: any SimulatedLink, chunkBytes: Int = progressChunkBytes, configure: (inout PlayerConfiguration) -> Void = { _ in }
     ) throws -> (real: Decisions, virtual: Decisions, realSummary: SessionSummary, virtualSummary: SessionSummary) {
         let samples = try Repo.requireSamples("ladder-2s")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-parity-\(UUID().uuidString)")
@@ -90,7 +98,7 @@ import TestSupport
         let realLog = dir.appendingPathComponent("real.jsonl").path
         let real = try PlayerSession(
             configuration: configuration, logPath: realLog, harPath: nil, statusLine: false,
-            loader: ScriptedLoader(root: samples, link: link, clock: clock, chunkBytes: progressChunkBytes), clock: clock)
+            loader: ScriptedLoader(root: samples, link: link, clock: clock, chunkBytes: chunkBytes), clock: clock)
         let realSummary = real.run()
 
         let virtualLog = dir.appendingPathComponent("virtual.jsonl").path
@@ -104,9 +112,10 @@ import TestSupport
     /// Both shells over `link`: the same exit, the same decisions at the same instants. Returns the real shell's.
     @discardableResult
     static func expectParity(
-        _ link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }, sourceLocation: SourceLocation = #_sourceLocation
+        _ link: any SimulatedLink, chunkBytes: Int = progressChunkBytes, configure: (inout PlayerConfiguration) -> Void = { _ in },
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> (Decisions, SessionSummary) {
-        let (real, virtual, realSummary, virtualSummary) = try bothShells(link: link, configure: configure)
+        let (real, virtual, realSummary, virtualSummary) = try bothShells(link: link, chunkBytes: chunkBytes, configure: configure)
         print("parity, real:\n\(real.timed)\nvirtual:\n\(virtual.timed)")
         #expect(realSummary.exitReason == virtualSummary.exitReason, sourceLocation: sourceLocation)
         #expect(real == virtual, "real:\n\(real)\nvirtual:\n\(virtual)", sourceLocation: sourceLocation)
@@ -169,6 +178,41 @@ import TestSupport
         #expect(real.segmentRequests.contains("v1/10"), "\(real)")
     }
 
+    static func trace(_ path: String) throws -> TraceLink {
+        let url = Repo.sharedData.appendingPathComponent("traces/\(path)")
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
+        }
+        return TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
+    }
+
+    /// Body bytes per progress callback of the scripted loader for the trickle cases. These traces fall to 2–12
+    /// kbit/s, where a 1 KB callback comes every 0.7–4 s: the real shell then saw silences the virtual one (which
+    /// reads bytes continuously) did not — going quiet for the trickle rule's 1 s idle bound, wedged for the 3 s
+    /// window — and judged on a first byte and rates up to a kilobyte late. At 128 bytes both shells agree.
+    static let trickleChunkBytes = 128
+
+    /// The trickle rule in both shells (SessionCore.judgeInFlight, docs/startup-cap.md §4b). The rule ran on
+    /// PlayerSession's monitor alone, and a sweep of every trace with every rule differed between the shells on
+    /// these two traces only (16 of 448 pairs): the virtual shell waited where the real one re-requested. Now it is
+    /// the core's: on the 3G HSDPA report the first segment trickles past the rule's patience — re-requested on
+    /// a fresh connection, then failed, the session ending — and on Verizon's EVDO drive a segment is waited for
+    /// over its budget (logged), the same judgements at the same instants in both.
+    @Test(
+        arguments: ["mahimahi/Verizon-EVDO-driving.down", "sabre/3G_hsdpa_norway/report.2011-02-01_1000CET.json"],
+        [AbrRuleName.hlsplay, .bolaE])
+    func trickleRule_sameJudgementsInBothShells(trace path: String, rule: AbrRuleName) throws {
+        let (real, summary) = try Self.expectParity(try Self.trace(path), chunkBytes: Self.trickleChunkBytes) { $0.abr = rule }
+        if path.hasPrefix("sabre") {
+            #expect(real.trickle == ["re-request over-patience", "fail over-patience"], "\(real)")
+            #expect(real.abandons == ["trickle-re-request", "trickle-failed"], "\(real)")
+            #expect(summary.exitReason == .error)
+        } else {
+            #expect(real.trickle == ["healthy over-budget-within-patience"], "\(real)")
+            #expect(summary.exitReason == .completed)
+        }
+    }
+
     /// Measured mobile links (HSDPA, Norway; ../shared/data/traces, Pensieve's copy), looped as hls-origin loops
     /// them, with each piece's own latency before a response's first byte: three traces, hlsplay's rule and BOLA-E.
     @Test(arguments: ["norway_bus_1", "norway_car_12", "norway_bus_11"], [AbrRuleName.hlsplay, .bolaE])
@@ -180,33 +224,6 @@ import TestSupport
         let link = TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
         let (real, _) = try Self.expectParity(link) { $0.abr = rule }
         #expect(real.segmentRequests.count >= 15, "\(name) \(rule): \(real)")
-    }
-}
-
-/// Where the shells do not agree yet. Every trace of ../shared/data/traces (56 that load) through both shells with
-/// every `--abr` rule — 448 pairs — gives the same decisions at the same instants in 432; the 16 others are this
-/// divergence. The test asserts the divergence as it is and expects the parity check to fail (a known issue): when a
-/// change makes the shells agree there, the known issue is no longer recorded, the test fails, and the exclusion goes.
-@Suite(.serialized) struct ShellParityKnownDivergenceTests {
-    static func trace(_ path: String) throws -> TraceLink {
-        let url = Repo.sharedData.appendingPathComponent("traces/\(path)")
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw TestSetupError("trace \(url.path) is missing: expected <repo>/../shared/data/traces (see its README.md)")
-        }
-        return TraceLink(schedule: LinkSchedule(trace: try ThroughputTrace.load(contentsOf: url)))
-    }
-
-    /// The trickle rule (PlayerSession+Progress `judgeTrickle`, docs/startup-cap.md §4b) runs on PlayerSession's
-    /// monitor only: neither SessionCore nor LoaderCore has it, so VirtualSession waits for a trickling request that
-    /// the real shell re-requests on a fresh connection (16 of the 448 pairs: these two traces, every rule).
-    @Test(arguments: ["mahimahi/Verizon-EVDO-driving.down", "sabre/3G_hsdpa_norway/report.2011-02-01_1000CET.json"])
-    func trickleRule_runsOnlyInTheRealShell(trace path: String) throws {
-        let (real, virtual, _, _) = try ShellParityTests.bothShells(link: try Self.trace(path))
-        #expect(real.abandons.contains("trickle-re-request"), "the real shell's trickle rule re-requests: \(real)")
-        #expect(!virtual.abandons.contains { $0.hasPrefix("trickle") }, "the virtual shell has no trickle rule: \(virtual)")
-        withKnownIssue("VirtualSession has no trickle rule") {
-            #expect(real == virtual)
-        }
     }
 }
 

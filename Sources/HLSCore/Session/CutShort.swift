@@ -6,7 +6,8 @@
 
 /// How the session cut a request short.
 public enum CutShort: Sendable, Equatable {
-    /// A segment request the monitor cancelled: wedged, over-selected, or abandoned by the ABR rule.
+    /// A request the monitor cancelled: a segment wedged, over-selected, or abandoned by the ABR rule; a segment or
+    /// playlist the trickle rule re-requested or failed.
     case segment(InFlightCancel)
     /// A playlist (or key, or initialization section) request found wedged and asked for again at once.
     case playlistWedgeReRequested
@@ -51,6 +52,8 @@ extension InFlightCancel {
         case .wedged: "wedged (byte-progress monitor)"
         case .overSelected: "abandoned: over-selected"
         case .abrAbandoned: "abandoned by the ABR rule (abr.abandon)"
+        case .trickleReRequest: "trickling: re-requested on a fresh connection (request.trickle)"
+        case .trickleFailed: "trickling: failed (request.trickle)"
         }
     }
 }

@@ -14,6 +14,8 @@
 // one holding the buffered end), and decides again if the cap moved while it
 // loaded. A cancelled segment is re-requested once as it was, decided again
 // with little buffer left, or abandoned (counted per segment, bounded); a
+// request the trickle rule cancelled is re-requested at once or fails the
+// session, as the rule said (SessionCore.judgeInFlight); a
 // wedged playlist is re-requested, then retried through the playlist retry
 // policy, then fails the session — the outcomes of `WedgeRules` and
 // `RetryPolicy`, each a named action.
@@ -255,8 +257,26 @@ public struct LoaderCore: Sendable {
 
     /// The shell cancelled `work` for `reason`. `wire`: the shell's `request.end` of the attempt as far as it went
     /// (request, URL, body bytes in, and what else it measured); the loader logs it with why it ended (`CutShort`).
-    public mutating func transferCancelled(_ reason: InFlightCancel, wire: RequestEnd, inputs: Inputs, at now: MonotonicInstant) -> [Action] {
+    /// `failure`: for `trickleFailed`, why (`InFlightJudgement.failure`), the session's error.
+    public mutating func transferCancelled(
+        _ reason: InFlightCancel, wire: RequestEnd, inputs: Inputs, at now: MonotonicInstant, failure: String? = nil
+    ) -> [Action] {
         guard let work, !isDone else { return [] }
+        switch reason {
+        case .trickleReRequest:
+            // The trickle rule, for a segment or a playlist: the same request again at once on a fresh connection (not
+            // an attempt of the retry policy, nor a wedge).
+            return [
+                .record(.requestEnd(CutShort.segment(reason).requestEnd(wire))),
+                .record(.retryScheduled(CutShort.immediateRetry(requestID: wire.requestID, url: wire.url, attemptsMade: attempts - 1))),
+                .reRequest(work, attempt: attempts)
+            ]
+        case .trickleFailed:
+            return [.record(.requestEnd(CutShort.segment(reason).requestEnd(wire)))]
+                + fail(failure ?? "\(work.purpose.rawValue) \(wire.url) trickled: still too slow after its re-requests")
+        case .wedged, .overSelected, .abrAbandoned:
+            break
+        }
         guard case .segment(let v, let i) = work else {
             return playlistWedged(wire: wire, at: now)
         }

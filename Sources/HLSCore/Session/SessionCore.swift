@@ -35,6 +35,12 @@ public enum InFlightCancel: String, Sendable, Equatable {
     /// The reference rule's own abandonment (BOLA-E's, `--abr bola-e` or `dynamic` in BOLA-E mode): abandoned, the
     /// same segment re-requested at the rung the rule chose; no cap.
     case abrAbandoned = "abr-abandoned"
+    /// The trickle rule: the rest would arrive too late and there is nothing lower to go to: the same request again
+    /// at once on a fresh connection (not an attempt of the retry policy).
+    case trickleReRequest = "trickle-re-request"
+    /// The trickle rule: still too slow after its re-requests, nothing lower: the request fails, and the session
+    /// with it (`InFlightJudgement.failure` says why).
+    case trickleFailed = "trickle-failed"
 
     /// The `request.end.cancelReason` of a request cancelled for this.
     public var requestCancelReason: RequestCancelReason {
@@ -42,6 +48,8 @@ public enum InFlightCancel: String, Sendable, Equatable {
         case .wedged: .wedged
         case .overSelected: .overSelected
         case .abrAbandoned: .abrAbandoned
+        case .trickleReRequest: .trickleReRequest
+        case .trickleFailed: .trickleFailed
         }
     }
 }
@@ -50,11 +58,48 @@ public enum InFlightCancel: String, Sendable, Equatable {
 public struct InFlightJudgement: Sendable, Equatable {
     /// What the byte-progress rules found, whatever they concluded.
     public var assessment: ByteProgressAssessment
-    /// Cancel the request for this reason; nil: let it run (the trickle rule may still judge it).
+    /// Cancel the request for this reason; nil: let it run. A trickle rule's abandon-lower cancels as `overSelected`.
     public var cancel: InFlightCancel?
     /// `abrAbandoned`: the reference rule's judgement, as logged (`abr.abandon`) and as its state takes it.
     public var abr: AbrAbandonRecord? = nil
     var bolaAbandonment: BolaAbandonment? = nil
+    /// The trickle rule's judgement when it is to be logged (`request.trickle`): it acted (abandon-lower,
+    /// re-request, fail), or a wait over its budget with nothing lower began. nil: the byte-progress rules
+    /// cancelled, or the trickle rule had nothing to say.
+    public var trickle: TrickleRecord? = nil
+    /// `trickleFailed`: why the request failed, with the rule's inputs (the session's error message).
+    public var failure: String? = nil
+}
+
+/// The request in flight as the trickle rule needs to know it beyond its bytes (`InFlightSnapshot`): who it is,
+/// for its record and its re-requests, and whether a lower rung could take its place.
+public struct InFlightRequestInfo: Sendable, Equatable {
+    public var requestID: Int
+    /// The request ID of the first request of this fetch: a re-request or a retry of the same resource carries it,
+    /// so the trickle rule counts its re-requests per fetch (`SessionCore.TrickleFetch`).
+    public var fetchID: Int
+    public var purpose: RequestPurpose
+    /// The URL as `request.start` logged it.
+    public var url: String
+    /// A segment's media sequence number (nil: unknown, or not a segment).
+    public var mediaSequence: Int?
+    /// The rendition it belongs to (`audio` for an alternate audio rendition); nil for the variant's own requests.
+    public var track: String?
+    /// BANDWIDTH of the rung being fetched, bits per second (nil: a playlist, or a rendition without one).
+    public var rungBitrateBps: Double?
+
+    public init(
+        requestID: Int, fetchID: Int, purpose: RequestPurpose, url: String, mediaSequence: Int?, track: String?,
+        rungBitrateBps: Double?
+    ) {
+        self.requestID = requestID
+        self.fetchID = fetchID
+        self.purpose = purpose
+        self.url = url
+        self.mediaSequence = mediaSequence
+        self.track = track
+        self.rungBitrateBps = rungBitrateBps
+    }
 }
 
 public struct SessionCore: Sendable {
@@ -65,6 +110,8 @@ public struct SessionCore: Sendable {
         public var startupCap: StartupCapConfiguration
         public var networkLimit: NetworkLimitClassifier
         public var byteProgress: ByteProgressClassifier
+        /// The trickle rule for the request in flight (docs/startup-cap.md §4b).
+        public var trickle = TrickleClassifier()
         /// The variant selector; its up-switch safety factor also sets how far delivery evidence lifts an over-selection cap.
         public var selector: VariantSelector
         /// `--variant`: play this variant whatever the estimate (nil: choose).
@@ -131,6 +178,8 @@ public struct SessionCore: Sendable {
     /// empty until the ladder is known (`ladderKnown`).
     public private(set) var ladderBitratesBps: [Int] = []
     public private(set) var videoLadderBitratesBps: [Int] = []
+    /// The trickle rule's state of the fetch in flight (nil before the rule first judged one).
+    public private(set) var trickleFetch: TrickleFetch?
     /// The reference rule's state (`--abr`; unused with hlsplay's own rule).
     public private(set) var abrRule: AbrRuleState
     /// The wait the last decision asked for before its request (BOLA, BOLA-E: the buffer is above the chosen
@@ -334,8 +383,9 @@ public struct SessionCore: Sendable {
         ]
     }
 
-    /// The byte-progress rules on the request in flight (a segment, or a playlist with duration and rung 0).
-    /// Pure: the shell cancels the request when `cancel` is set, then reports it with `inFlightCancelled`.
+    /// The byte-progress rules alone on the request in flight (a segment, or a playlist with duration and rung 0);
+    /// a shell's monitor uses `judgeInFlight(_:request:at:)`, which adds the trickle rule. Pure: the shell cancels
+    /// the request when `cancel` is set, then reports it with `inFlightJudged`.
     /// With a reference rule that has its own abandonment (`AbrRuleState.ownsAbandonment`: BOLA-E, DYNAMIC in
     /// BOLA-E mode) that rule alone judges abandonment, as published: hlsplay's over-selection abandonment stands
     /// aside (the wedge rule, about the transport, still applies).
@@ -364,13 +414,105 @@ public struct SessionCore: Sendable {
     /// the reference rule's (see `judgeInFlight`).
     public var referenceRuleOwnsAbandonment: Bool { abrRule.ownsAbandonment }
 
-    /// The shell cancelled the request in flight on the core's judgement: log it with its inputs; a wedge puts
-    /// the next request on a fresh connection and tells the cap; an over-selection caps the choice below the
-    /// abandoned rung and feeds the abandoned transfer's throughput to the estimator (it is evidence too).
-    public mutating func inFlightCancelled(
+    /// The trickle rule's state of one fetch: the request of it in flight, the byte samples its recent rate is
+    /// measured from, the fresh-connection re-requests the rule made for the fetch, and whether the request's wait
+    /// over its budget was logged. A new request of the same fetch (`InFlightRequestInfo.fetchID`) starts a new
+    /// rate window and may log its wait again; the re-requests count on.
+    public struct TrickleFetch: Sendable {
+        public let fetchID: Int
+        public fileprivate(set) var requestID: Int
+        public fileprivate(set) var reRequests = 0
+        public fileprivate(set) var waitLogged = false
+        fileprivate var rateWindow = ByteRateWindow()
+    }
+
+    /// One monitor tick's judgement of the request in flight: the byte-progress rules (`judgeInFlight(_:)`), then,
+    /// when they let it run, the trickle rule (docs/startup-cap.md §4b) on its projected completion — a segment's
+    /// or a playlist's only. The trickle rule's verdicts: abandon for a lower rung (cancel `overSelected`; with a
+    /// reference rule that owns abandonment it stands aside), re-request at once on a fresh connection
+    /// (`trickleReRequest`, counted per fetch), fail (`trickleFailed`, with `failure`), or wait — logged once per
+    /// request when the wait is over its budget. Mutating only for the rule's own state (`trickleFetch`): the shell
+    /// cancels the request when `cancel` is set, then calls `inFlightJudged`.
+    public mutating func judgeInFlight(
+        _ snapshot: InFlightSnapshot, request: InFlightRequestInfo, at now: MonotonicInstant
+    ) -> InFlightJudgement {
+        var judgement = judgeInFlight(snapshot)
+        guard judgement.cancel == nil else { return judgement }
+        switch request.purpose {
+        case .segment, .mediaPlaylist, .multivariantPlaylist: break
+        case .initSection, .key, .steeringManifest: return judgement
+        }
+        var fetch =
+            trickleFetch.flatMap { $0.fetchID == request.fetchID ? $0 : nil }
+            ?? TrickleFetch(fetchID: request.fetchID, requestID: request.requestID)
+        if fetch.requestID != request.requestID {
+            // The same fetch asked for again: a new transfer to measure, the re-requests so far kept.
+            fetch.requestID = request.requestID
+            fetch.rateWindow = ByteRateWindow()
+            fetch.waitLogged = false
+        }
+        defer { trickleFetch = fetch }
+        let rule = configuration.trickle
+        let wedgeWindow = judgement.assessment.wedgeWindowSeconds
+        let window = rule.rateWindowSeconds(wedgeWindowSeconds: wedgeWindow)
+        fetch.rateWindow.add(bytes: snapshot.bytesReceived, at: now, keepSeconds: window)
+        let elapsed = snapshot.elapsedSeconds
+        let waited: Double
+        switch timeline.phase {
+        case .playing, .ended: waited = 0
+        case .startingUp: waited = elapsed
+        case .stalled: waited = min(elapsed, timeline.stallStartedAt.map { max(0, now.seconds(since: $0)) } ?? elapsed)
+        }
+        // A lower rung helps a variant's segment only: not a pinned variant, an audio rendition or a playlist.
+        let lower =
+            request.purpose == .segment && request.track == nil && configuration.pinnedVariantIndex == nil
+            && request.rungBitrateBps.map { rung in ladderBitratesBps.contains { Double($0) < rung } } == true
+        let trickle = TrickleSnapshot(
+            bytesReceived: snapshot.bytesReceived, bytesExpected: snapshot.bytesExpected, rungBitrateBps: request.rungBitrateBps,
+            segmentDurationSeconds: snapshot.segmentDurationSeconds, elapsedSeconds: elapsed,
+            secondsSinceLastByte: snapshot.secondsSinceLastByte, averageRateBps: snapshot.measuredThroughputBps,
+            recentRateBps: fetch.rateWindow.rateBps(windowSeconds: window), rateWindowSeconds: window,
+            forwardBufferSeconds: snapshot.forwardBufferSeconds, waitedSeconds: waited, lowerRungAvailable: lower,
+            reRequestsSoFar: fetch.reRequests, wedgeWindowSeconds: wedgeWindow)
+        let assessment = rule.classify(trickle)
+        switch assessment.verdict {
+        case .healthy:
+            // A wait over the budget with nothing lower is logged once per request, so the log says why the player waits.
+            guard assessment.reason == .overBudgetWithinPatience, !fetch.waitLogged else { return judgement }
+            fetch.waitLogged = true
+        case .abandonLower:
+            // A reference rule with its own abandonment (BOLA-E) is evaluated as published: this stands aside.
+            guard !abrRule.ownsAbandonment else { return judgement }
+            judgement.cancel = .overSelected
+        case .reRequest:
+            judgement.cancel = .trickleReRequest
+            fetch.reRequests += 1
+        case .fail:
+            judgement.cancel = .trickleFailed
+            var what = request.purpose == .segment ? "segment \(request.mediaSequence.map(String.init) ?? "?")" : request.purpose.rawValue
+            if let track = request.track { what += " (\(track))" }
+            let made = fetch.reRequests
+            judgement.failure =
+                "\(what) \(request.url) trickled: \(assessment.summary); still too slow after \(made) fresh-connection re-request\(made == 1 ? "" : "s") and nothing lower to go to"
+        }
+        judgement.trickle = TrickleRecord(
+            requestID: request.requestID, purpose: request.purpose.rawValue, url: request.url, snapshot: trickle, assessment: assessment)
+        return judgement
+    }
+
+    /// The shell performed the core's judgement of the request in flight (cancelled it when `cancel` was set): what
+    /// follows. The trickle rule's judgement is logged with its inputs (`request.trickle`); its abandon-lower caps
+    /// the choice below the rung at what is arriving (`abandonedForLowerRung`), its re-request puts the next request
+    /// on a fresh connection. A byte-progress cancel is logged with its inputs (`request.byteProgress`); a wedge
+    /// puts the next request on a fresh connection and tells the cap; an over-selection caps the choice below the
+    /// abandoned rung and feeds the abandoned transfer's throughput to the estimator (it is evidence too). Nothing
+    /// when the judgement let the request run silently.
+    public mutating func inFlightJudged(
         requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
         at now: MonotonicInstant
     ) -> [SessionCoreAction] {
+        if let trickle = judgement.trickle { return trickleJudged(trickle, at: now) }
+        guard judgement.cancel != nil else { return [] }
         abrRule.transferCutShort(at: now)
         if judgement.cancel == .abrAbandoned, let a = judgement.bolaAbandonment, var record = judgement.abr {
             // The reference rule's abandonment: logged with its own inputs (hlsplay's byte-progress verdict did
@@ -387,7 +529,7 @@ public struct SessionCore: Sendable {
                         assessment: judgement.assessment)))
         ]
         switch judgement.cancel {
-        case nil, .abrAbandoned:
+        case nil, .abrAbandoned, .trickleReRequest, .trickleFailed:
             break
         case .wedged:
             out.append(.reconnectNext)
@@ -398,6 +540,26 @@ public struct SessionCore: Sendable {
                 rungBitrateBps: snapshot.rungBitrateBps, suggestedCapBps: cap, bytesReceived: snapshot.bytesReceived,
                 elapsedSeconds: snapshot.measuredThroughputBps.map { _ in snapshot.elapsedSeconds },
                 measuredBps: snapshot.measuredThroughputBps, ratio: judgement.assessment.overSelectionRatio ?? 0, at: now)
+        }
+        return out
+    }
+
+    /// The trickle rule's judgement performed: logged; an abandon-lower caps as an over-selection does, at what is
+    /// arriving, and decides again; a re-request goes on a fresh connection.
+    private mutating func trickleJudged(_ record: TrickleRecord, at now: MonotonicInstant) -> [SessionCoreAction] {
+        var out: [SessionCoreAction] = [.record(.trickle(record))]
+        switch record.assessment.verdict {
+        case .abandonLower:
+            let rate = record.assessment.rateBps ?? 0
+            let rung = record.snapshot.rungBitrateBps ?? 0
+            out += abandonedForLowerRung(
+                rungBitrateBps: rung, suggestedCapBps: rate * configuration.byteProgress.downshiftSafetyFactor,
+                bytesReceived: record.snapshot.bytesReceived, elapsedSeconds: record.snapshot.elapsedSeconds,
+                measuredBps: rate > 0 ? rate : nil, ratio: rate > 0 ? rung / rate : 0, at: now)
+        case .reRequest:
+            out.append(.reconnectNext)
+        case .healthy, .fail:
+            break
         }
         return out
     }

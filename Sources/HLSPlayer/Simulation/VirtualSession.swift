@@ -11,7 +11,7 @@
 // same link through both and asserts the same decisions at the same
 // instants): the monitor runs every
 // `monitorIntervalSeconds` (the media clock, the buffer sample, the
-// byte-progress rules on the request in flight, the cap's tick, the predictor
+// byte-progress and trickle rules on the request in flight, the cap's tick, the predictor
 // and controller, the duration limit); a segment is playable once its last
 // byte arrives (demux takes no virtual time); the first frame is the first
 // segment buffered. It leaves out, on purpose: live and LL-HLS, alternate
@@ -48,11 +48,17 @@ public final class VirtualSession {
         var requestID: Int
         var work: LoaderCore.Work
         var transfer: SimulatedTransfer
+        /// The request ID of the fetch's first request (a re-request or retry carries it: SessionCore's trickle rule).
+        var fetchID: Int
         var cancel: InFlightCancel?
+        /// `trickleFailed`: why.
+        var failure: String?
     }
     private var inFlight: InFlight?
     private var wakeAt = 0.0
     private var nextRequestID = 1
+    /// The request ID of the current fetch's first request.
+    private var fetchID = 1
     private var lastBufferedVariant: Int?
     private var stopReason: ExitReason?
     private var stopError: String?
@@ -157,18 +163,22 @@ public final class VirtualSession {
             inFlightBytes: transfer.map { $0.bodyBytesReceived(at: t, link: link) }, liveLatencySeconds: nil)
         recorder.record(.bufferSample(sample))
         if let f = inFlight, f.cancel == nil {
-            // The byte-progress rules on the request in flight (PlayerSession.checkInFlight).
+            // The byte-progress and trickle rules on the request in flight (PlayerSession.checkInFlight).
             let segment = f.work.segment.map { ladder.variants[$0.variant].segments[$0.index].durationSeconds }
             let rungBps = f.work.segment.map { Double(ladder.variants[$0.variant].bandwidthBps) }
             let snapshot = f.transfer.snapshot(
                 at: t, link: link, rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: segment ?? 0, rungBitrateBps: rungBps ?? 0,
                 forwardBufferSeconds: sample.bufferSeconds)
-            let judgement = core.judgeInFlight(snapshot)
+            let request = InFlightRequestInfo(
+                requestID: f.requestID, fetchID: f.fetchID, purpose: f.work.purpose, url: ladder.url(for: f.work, configuration.url),
+                mediaSequence: f.work.segment?.index, track: nil, rungBitrateBps: rungBps)
+            let judgement = core.judgeInFlight(snapshot, request: request, at: now)
             if let cancel = judgement.cancel {
                 inFlight?.cancel = cancel
+                inFlight?.failure = judgement.failure
                 connection.cancel(f.transfer, at: t)
-                perform(core.inFlightCancelled(requestID: f.requestID, snapshot: snapshot, judgement: judgement, at: now))
             }
+            perform(core.inFlightJudged(requestID: f.requestID, snapshot: snapshot, judgement: judgement, at: now))
         }
         perform(core.cap(.tick(now)))
         evaluatePolicy(bufferSeconds: sample.bufferSeconds, phase: sample.phase)
@@ -205,7 +215,8 @@ public final class VirtualSession {
     private func perform(_ actions: [LoaderCore.Action]) {
         for action in actions {
             switch action {
-            case .fetch(let work, let attempt), .reRequest(let work, let attempt): request(work, attempt: attempt)
+            case .fetch(let work, let attempt): request(work, attempt: attempt, sameFetch: attempt > 1)
+            case .reRequest(let work, let attempt): request(work, attempt: attempt, sameFetch: true)
             case .decide(let mediaSequence, let reason):
                 let (decision, record) = core.decide(
                     ladder: ladder.rungs, at: now, mediaSequence: mediaSequence, segmentDurationSeconds: segmentDurationSeconds)
@@ -245,15 +256,19 @@ public final class VirtualSession {
         let wire = RequestEnd(
             requestID: f.requestID, url: ladder.url(for: f.work, configuration.url), purpose: f.work.purpose, status: nil,
             bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link), ok: false)
-        perform(loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs, at: now))
+        perform(loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs, at: now, failure: f.failure))
     }
 
-    private func request(_ work: LoaderCore.Work, attempt: Int) {
+    /// Starts `work` on the link; `sameFetch`: a re-request or a retry of the request before (PlayerSession.fetch's loop).
+    private func request(_ work: LoaderCore.Work, attempt: Int, sameFetch: Bool) {
         var start = RequestStart(requestID: nextRequestID, url: ladder.url(for: work, configuration.url), purpose: work.purpose, attempt: attempt)
         if case .mediaPlaylist(let v, _, _) = work { start.variantIndex = v }
         if let s = work.segment { (start.variantIndex, start.mediaSequence) = (s.variant, s.index) }
         recorder.record(.requestStart(start))
-        inFlight = InFlight(requestID: nextRequestID, work: work, transfer: connection.start(at: nowSeconds, bodyBytes: ladder.bytes(for: work)))
+        if !sameFetch { fetchID = nextRequestID }
+        inFlight = InFlight(
+            requestID: nextRequestID, work: work, transfer: connection.start(at: nowSeconds, bodyBytes: ladder.bytes(for: work)),
+            fetchID: fetchID)
         nextRequestID += 1
     }
 
