@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: the whole test suite (installs what is missing and makes
 # the sample media first). Tools/test.sh --fast [swift test options]: the
-# developer's loop: every test but those tagged .realTime (see the README).
+# developer's loop: every test but those tagged .realTime or .long (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
@@ -45,7 +45,7 @@ if [ "$fast" -eq 0 ]; then
 fi
 if [ "$fast" -eq 1 ]; then
     # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
-    skips=$("$py" -B Tools/tagged-tests.py realTime)
+    skips=$("$py" -B Tools/tagged-tests.py realTime; "$py" -B Tools/tagged-tests.py long)
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi

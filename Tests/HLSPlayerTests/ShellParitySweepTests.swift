@@ -7,14 +7,14 @@ import TestSupport
 @testable import HLSPlayer
 
 /// Every trace of ../shared/data/traces that loads, with every `--abr` rule, through both shells (ShellParityTests'
-/// harness): how many pairs agree exactly (decisions and instants). Opt-in, minutes long, not in the suite:
-/// `PARITY_SWEEP=1 swift test --skip-build --disable-xctest --filter ShellParitySweepTests`; `PARITY_SWEEP_CHUNK`
+/// harness): every pair must agree exactly (decisions and instants). Minutes of CPU, so tagged `.long`: the full run
+/// (CI) plays it, `Tools/test.sh --fast` does not; alone:
+/// `swift test --skip-build --disable-xctest --filter ShellParitySweepTests`; `PARITY_SWEEP_CHUNK`
 /// sets the scripted loader's progress chunk, bytes (default: ShellParityTests.trickleChunkBytes, 128: all 448 pairs
 /// agree; at 1024, ShellParityTests.progressChunkBytes, the 16 pairs of the two traces that fall to a few kbit/s
 /// differ — the real shell's coarse progress, not the rules).
-@Suite(.serialized) struct ShellParitySweepTests {
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["PARITY_SWEEP"] != nil))
-    func everyTraceEveryRule_agreementCounted() throws {
+@Suite(.serialized, .tags(.long)) struct ShellParitySweepTests {
+    @Test func everyTraceEveryRule_agreementCounted() throws {
         let chunk = ProcessInfo.processInfo.environment["PARITY_SWEEP_CHUNK"].flatMap(Int.init) ?? ShellParityTests.trickleChunkBytes
         let root = Repo.sharedData.appendingPathComponent("traces")
         let files = (FileManager.default.enumerator(atPath: root.path)?.allObjects as? [String] ?? [])
