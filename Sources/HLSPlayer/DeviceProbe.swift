@@ -6,6 +6,29 @@
 import Foundation
 import HLSCore
 
+/// Where a real session reads the host's pressure signals for the stall features: the seam that lets a test run
+/// the real session's threads with no host readings, as the virtual session has none (ShellParityTests).
+public protocol HostSignalReading: Sendable {
+    /// PSI "some avg10" for the CPU, percent; nil when there is no reading.
+    func cpuPressureAvg10Percent() -> Double?
+    /// The hottest thermal zone, °C; nil when there is no reading.
+    func thermalMaxCelsius() -> Double?
+}
+
+/// The host's own readings: /proc/pressure/cpu and /sys/class/thermal (DeviceProbe). The default.
+public struct HostSignals: HostSignalReading {
+    public init() {}
+    public func cpuPressureAvg10Percent() -> Double? { DeviceProbe.cpuPressureAvg10Percent() }
+    public func thermalMaxCelsius() -> Double? { DeviceProbe.thermalMaxCelsius() }
+}
+
+/// No host readings, as in a virtual session: the stall features' CPU pressure and thermal state stay missing.
+public struct NoHostSignals: HostSignalReading {
+    public init() {}
+    public func cpuPressureAvg10Percent() -> Double? { nil }
+    public func thermalMaxCelsius() -> Double? { nil }
+}
+
 enum DeviceProbe {
     /// PSI "some avg10" for the CPU, percent; nil when the kernel has no PSI.
     /// A reading younger than `cpuPressureReuseSeconds` is shared by every session

@@ -47,8 +47,8 @@ extension PlayerSession {
         guard phase == .playing || atSegmentLanding && phase == .startingUp,
             lock.withLock({ core.predictor != nil && core.policyController != nil })
         else { return }
-        let cpu = DeviceProbe.cpuPressureAvg10Percent()
-        let thermal = DeviceProbe.thermalMaxCelsius()
+        let cpu = hostSignals.cpuPressureAvg10Percent()
+        let thermal = hostSignals.thermalMaxCelsius()
         // The controller runs on session time, so its change records read as seconds since start.
         let sessionNow = MonotonicInstant(seconds: now.seconds(since: sessionStart))
         perform(

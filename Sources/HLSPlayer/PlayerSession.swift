@@ -173,6 +173,8 @@ public final class PlayerSession: @unchecked Sendable {
     /// What every timed wait and the monitor's period go through (the clock seam): wall time by default, a
     /// DiscreteEventClock in tests that run the session in virtual time.
     let clock: any WaitingClock
+    /// The host's pressure signals for the stall features (HostSignals, or none in a test).
+    let hostSignals: any HostSignalReading
     let recorder: SessionRecorder
     let sessionStart: MonotonicInstant
     let statusLine: Bool
@@ -363,13 +365,16 @@ public final class PlayerSession: @unchecked Sendable {
     /// Opens the outputs (an unwritable path fails here, before anything plays). `loader`: what requests go
     /// through — nil for libcurl (`HTTPClient`) with the configuration's request options; a test passes a scripted
     /// loader to play without sockets. `clock`: what the session's time and waits go through — the system's wall
-    /// time by default; a test passes a DiscreteEventClock to run the same threads in virtual time.
+    /// time by default; a test passes a DiscreteEventClock to run the same threads in virtual time. `hostSignals`: where
+    /// the stall features' CPU pressure and thermal state come from — the host's by default; a test passes
+    /// NoHostSignals to compare with a virtual session, which has none.
     public init(
         configuration: PlayerConfiguration, logPath: String?, harPath: String?, statusLine: Bool, loader: (any RequestLoading)? = nil,
-        clock: any WaitingClock = SystemWaitingClock()
+        clock: any WaitingClock = SystemWaitingClock(), hostSignals: any HostSignalReading = HostSignals()
     ) throws {
         self.configuration = configuration
         self.clock = clock
+        self.hostSignals = hostSignals
         buffer = ForwardBuffer(clock: clock)
         lifecycle = clock.makeCondition()
         self.statusLine = statusLine

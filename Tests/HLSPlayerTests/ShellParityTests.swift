@@ -29,15 +29,17 @@ import TestSupport
         var capChanges: [String] = []
         /// Each request.trickle: the trickle rule's verdict and reason.
         var trickle: [String] = []
+        /// Each policy.change of the policy controller: from, to and why.
+        var policyChanges: [String] = []
         var stallCount = 0
         /// The same with their times, for the message when they differ.
         var timed: [String] = []
         var description: String {
-            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\nstalls \(stallCount)"
+            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\npolicy \(policyChanges)\nstalls \(stallCount)"
         }
         static func == (a: Self, b: Self) -> Bool {
-            (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.stallCount)
-                == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.stallCount)
+            (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.policyChanges, a.stallCount)
+                == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.policyChanges, b.stallCount)
         }
     }
 
@@ -66,6 +68,10 @@ import TestSupport
                 let line = "\(assessment?["verdict"] as? String ?? "?") \(assessment?["reason"] as? String ?? "?")"
                 d.trickle.append(line)
                 d.timed.append("\(t) trickle \(line)")
+            case "policy.change":
+                let line = "\(e["from"] ?? "?")→\(e["to"] ?? "?") \(e["reason"] ?? "?")"
+                d.policyChanges.append(line)
+                d.timed.append("\(t) policy \(line)")
             case "stall.start":
                 d.stallCount += 1
                 d.timed.append("\(t) stall")
@@ -98,7 +104,8 @@ import TestSupport
         let realLog = dir.appendingPathComponent("real.jsonl").path
         let real = try PlayerSession(
             configuration: configuration, logPath: realLog, harPath: nil, statusLine: false,
-            loader: ScriptedLoader(root: samples, link: link, clock: clock, chunkBytes: chunkBytes), clock: clock)
+            loader: ScriptedLoader(root: samples, link: link, clock: clock, chunkBytes: chunkBytes), clock: clock,
+            hostSignals: NoHostSignals())
         let realSummary = real.run()
 
         let virtualLog = dir.appendingPathComponent("virtual.jsonl").path
@@ -155,6 +162,19 @@ import TestSupport
         #expect(real.abandons.contains("over-selected") && real.stallCount >= 1, "an abandon and a stall to compare: \(real)")
     }
 
+    /// The policy controller (off by default) in both shells: its risk samples, policy changes and knobs are the
+    /// core's decisions, so a predictor that acts gives the same decisions in both, over the deep drop and a measured
+    /// mobile trace. The real shell reads no host pressure here (NoHostSignals): with the host's, the heuristic's
+    /// device penalty followed this machine's CPU pressure and moved its policy changes by up to 0.75 s.
+    @Test(arguments: [PredictorChoice.model, .heuristic, .threshold])
+    func policyController_sameDecisionsInBothShells(predictor: PredictorChoice) throws {
+        let drop = PiecewiseLink(pieces: [(0, 8_000_000), (3, 250_000), (20, 8_000_000)], delaySeconds: 0.01)
+        let (real, summary) = try Self.expectParity(drop) { $0.predictor = predictor }
+        #expect(summary.predictor != nil, "\(predictor): the controller ran")
+        #expect(!real.policyChanges.isEmpty, "\(predictor): a policy change to compare: \(real)")
+        _ = try Self.expectParity(try Self.trace("pensieve/hsdpa_norway/norway_bus_1")) { $0.predictor = predictor }
+    }
+
     /// Every ABR rule over the deep drop (BOLA-E's and DYNAMIC's own abandonment included).
     @Test(arguments: AbrRuleName.allCases.filter { $0 != .hlsplay })
     func everyAbrRule_deepDropLink_sameDecisionsInBothShells(rule: AbrRuleName) throws {
@@ -197,19 +217,35 @@ import TestSupport
     /// these two traces only (16 of 448 pairs): the virtual shell waited where the real one re-requested. Now it is
     /// the core's: on the 3G HSDPA report the first segment trickles past the rule's patience — re-requested on
     /// a fresh connection, then failed, the session ending — and on Verizon's EVDO drive a segment is waited for
-    /// over its budget (logged), the same judgements at the same instants in both.
+    /// over its budget (logged), the same judgements at the same instants in both. On the EVDO drive the policy
+    /// controller decides which: with it (`--predictor model`) the segment is waited for and the session completes;
+    /// without it (the default) the stall at 4.75 s is followed by a segment that trickles past the rule's patience,
+    /// is re-requested and fails — again the same in both shells.
     @Test(
         arguments: ["mahimahi/Verizon-EVDO-driving.down", "sabre/3G_hsdpa_norway/report.2011-02-01_1000CET.json"],
         [AbrRuleName.hlsplay, .bolaE])
     func trickleRule_sameJudgementsInBothShells(trace path: String, rule: AbrRuleName) throws {
-        let (real, summary) = try Self.expectParity(try Self.trace(path), chunkBytes: Self.trickleChunkBytes) { $0.abr = rule }
-        if path.hasPrefix("sabre") {
-            #expect(real.trickle == ["re-request over-patience", "fail over-patience"], "\(real)")
-            #expect(real.abandons == ["trickle-re-request", "trickle-failed"], "\(real)")
-            #expect(summary.exitReason == .error)
-        } else {
-            #expect(real.trickle == ["healthy over-budget-within-patience"], "\(real)")
-            #expect(summary.exitReason == .completed)
+        for predictor in [PredictorChoice.model, .off] {
+            let (real, summary) = try Self.expectParity(try Self.trace(path), chunkBytes: Self.trickleChunkBytes) {
+                $0.abr = rule
+                $0.predictor = predictor
+            }
+            if path.hasPrefix("sabre") {
+                #expect(real.trickle == ["re-request over-patience", "fail over-patience"], "\(predictor): \(real)")
+                #expect(real.abandons == ["trickle-re-request", "trickle-failed"], "\(predictor): \(real)")
+                #expect(summary.exitReason == .error)
+            } else if predictor == .model {
+                #expect(real.trickle == ["healthy over-budget-within-patience"], "\(real)")
+                #expect(summary.exitReason == .completed)
+            } else {
+                #expect(
+                    real.trickle == [
+                        "healthy over-budget-within-patience", "re-request over-patience",
+                        "healthy over-budget-within-patience", "fail over-patience"
+                    ], "\(real)")
+                #expect(real.abandons == ["trickle-re-request", "trickle-failed"], "\(real)")
+                #expect(summary.exitReason == .error)
+            }
         }
     }
 
