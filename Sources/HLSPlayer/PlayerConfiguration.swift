@@ -88,8 +88,9 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var session = SessionTunables()
     /// The retry policies for playlists and for media (RetryPolicy): attempts, backoff, Retry-After.
     public var retry = RetryPolicies()
-    /// The stall-risk predictor driving the playback policy controller (`off`: no controller).
-    public var predictor: PredictorChoice = .model
+    /// The stall-risk predictor driving the playback policy controller (`off`: no controller, the
+    /// default: on unseen networks the controller showed no QoE gain, docs/stall-prediction.md).
+    public var predictor: PredictorChoice = .off
     /// `--abr`: the adaptation rule (hlsplay's own by default; docs/abr.md).
     public var abr: AbrRuleName = .hlsplay
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.

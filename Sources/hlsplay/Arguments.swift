@@ -108,9 +108,10 @@ struct Arguments {
           --then URL2                afterwards play URL2 in the same process (a channel
                                      change, warm); its log goes to FILE-2.jsonl / -2.har
           --predictor NAME           stall-risk predictor for the playback policy controller:
-                                     model (default: models/stall-logistic-v2.json),
-                                     heuristic, threshold (buffer < 2 s), or off (no controller)
-          --model FILE               the stall model file for --predictor model
+                                     off (the default: no controller), model
+                                     (models/stall-logistic-v2.json), heuristic, or
+                                     threshold (buffer < 2 s)
+          --model FILE               the stall model file for --predictor model (implies it)
           --abr NAME                 adaptation rule: hlsplay (default), throughput, bola,
                                      bola-e, dynamic, mpc, robust-mpc, hlsplay-mpc (MPC
                                      priced with the stall predictor's risk), or
@@ -324,6 +325,19 @@ struct Arguments {
                 }
                 a.url = word
             }
+        }
+        // The policy controller is off by default; a flag that only means something with it must not be dropped silently.
+        if a.modelPath != nil {
+            // A model file asks for the model.
+            if a.predictor == nil { a.predictor = "model" }
+            guard a.predictor == "model" else {
+                throw UsageError(message: "--model FILE is the stall model of --predictor model; --predictor \(a.predictor!) takes none")
+            }
+        }
+        if a.policy != nil, a.predictor == nil || a.predictor == "off" {
+            let why = a.predictor == nil ? "by default" : "with --predictor off"
+            throw UsageError(
+                message: "--policy FILE tunes the policy controller, which is off \(why): add --predictor model (or heuristic, threshold)")
         }
         if a.logPath == "-" && (a.sessions > 1 || a.thenURL != nil) {
             throw UsageError(message: "--log -: standard output can take one session's log, and --sessions or --then makes several; name a file")

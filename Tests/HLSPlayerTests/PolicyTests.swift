@@ -117,13 +117,46 @@ import TestSupport
         #expect(run.summary?["predictor"] as? String == "heuristic")
     }
 
-    @Test func defaultPredictor_isTheShippedModel() throws {
+    /// The controller is off by default (docs/stall-prediction.md: no QoE gain on unseen networks); `--predictor model`
+    /// loads the shipped model, and `--model FILE` alone asks for the model.
+    @Test func defaultPredictor_isOff_theShippedModelIsOneFlagAway() throws {
         let samples = try Repo.requireSamples("short-2s")
-        let run = try withOrigin(samples) { base in
-            try runHlsplay([base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--duration", "3"])
+        let (byDefault, model, modelFile) = try withOrigin(samples) { base in
+            let url = base.appendingPathComponent("master.m3u8").absoluteString
+            return (
+                try runHlsplay([url, "--headless", "--json", "--duration", "2"]),
+                try runHlsplay([url, "--headless", "--json", "--duration", "2", "--predictor", "model"]),
+                try runHlsplay([url, "--headless", "--json", "--duration", "2", "--model", Self.shippedModel])
+            )
         }
-        #expect(run.status == 0)
-        let name: String = run.summary?["predictor"] as? String ?? ""
-        #expect(name.hasPrefix("model:stall-logistic"), "predictor \(name)")
+        #expect(byDefault.status == 0 && model.status == 0 && modelFile.status == 0)
+        #expect(byDefault.summary?["predictor"] == nil)
+        #expect(byDefault.events("risk.sample").isEmpty && byDefault.events("policy.change").isEmpty)
+        let header = try #require(byDefault.logLines.first, "the log begins with its header")
+        #expect((header["configuration"] as? [String: Any])?["predictor"] as? String == "off", "\(header)")
+        for run in [model, modelFile] {
+            let name: String = run.summary?["predictor"] as? String ?? ""
+            #expect(name.hasPrefix("model:stall-logistic"), "predictor \(name)")
+            #expect(!run.events("risk.sample").isEmpty)
+        }
+    }
+
+    /// A flag that means something only with the controller is refused, not dropped, when the controller is off.
+    @Test func controllerFlags_withTheControllerOff_areUsageErrors() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-policy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let policy = dir.appendingPathComponent("policy.json")
+        try Data(#"{"cooldownSeconds": 3}"#.utf8).write(to: policy)
+        let url = "http://127.0.0.1:9/master.m3u8"
+        let policyAlone = try runHlsplay([url, "--headless", "--policy", policy.path])
+        #expect(policyAlone.status == 64)
+        #expect(policyAlone.stderr.contains("off by default"), "\(policyAlone.stderr)")
+        let policyOff = try runHlsplay([url, "--headless", "--policy", policy.path, "--predictor", "off"])
+        #expect(policyOff.status == 64)
+        #expect(policyOff.stderr.contains("--predictor off"), "\(policyOff.stderr)")
+        let modelOff = try runHlsplay([url, "--headless", "--model", Self.shippedModel, "--predictor", "heuristic"])
+        #expect(modelOff.status == 64)
+        #expect(modelOff.stderr.contains("--predictor heuristic takes none"), "\(modelOff.stderr)")
     }
 }
