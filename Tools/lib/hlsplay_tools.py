@@ -58,26 +58,83 @@ def find_binary(name, build="release"):
     return path
 
 
+def product_source_folders(repo=None):
+    """product name -> the folders (relative to the repository) of every target it is built from, its
+    dependencies' transitively, from `swift package dump-package`; {} when the manifest cannot be read
+    (then every source counts for every binary)."""
+    repo = repo or REPO
+    try:
+        out = subprocess.run(["swift", "package", "dump-package"], cwd=repo, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=120)
+        manifest = json.loads(out.stdout) if out.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        manifest = None
+    if not manifest:
+        return {}
+    targets = {t["name"]: t for t in manifest.get("targets", [])}
+
+    def folder(t):
+        if t.get("path"):
+            return os.path.normpath(t["path"])
+        return os.path.join("Tests" if t.get("type") == "test" else "Sources", t["name"])
+
+    def closure(names):
+        seen, todo = set(), list(names)
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in targets:
+                continue
+            seen.add(name)
+            for dep in targets[name].get("dependencies", []):
+                # {"byName": [NAME, condition]} | {"target": [NAME, condition]} | {"product": [NAME, PACKAGE, …]}
+                for kind, value in dep.items():
+                    if kind in ("byName", "target") and value:
+                        todo.append(value[0])
+        return seen
+
+    return {p["name"]: sorted(folder(targets[t]) for t in closure(p.get("targets", [])))
+            for p in manifest.get("products", [])}
+
+
 def stale_binaries(binaries):
     """name -> the project's source files (Sources/, Package.swift) modified after that binary was built,
     newest first, for each of `binaries` (name -> path, in that order) that is older than any: such a
-    binary measures code that is no longer the tree's. One walk of Sources/ serves them all. A binary
-    outside this repository's .build is never stale (its sources are not these)."""
+    binary measures code that is no longer the tree's (sources: Sources/ and any target folder outside it,
+    such as the top-level CFFmpeg shim). A binary counts only the sources of the targets its
+    product is built from (product_source_folders: hls-origin is not stale for a change in hlsplay's own
+    target); a file in no known target, and every file when the manifest cannot be read, counts for all.
+    One walk of Sources/ serves them all. A binary outside this repository's .build is never stale (its
+    sources are not these)."""
     ours = {name: path for name, path in binaries.items()
             if os.path.abspath(path).startswith(os.path.join(REPO, ".build") + os.sep)}
     if not ours:
         return {}
+    folders = product_source_folders()
+    known = {f for fs in folders.values() for f in fs}
+    # Sources/, and any target kept outside it (the CFFmpeg shim's headers sit at the top level).
+    roots = ["Sources"] + sorted(d for d in known if d.split(os.sep)[0] not in ("Sources", "Tests"))
     found = []
-    for root, _, files in os.walk(os.path.join(REPO, "Sources")):
-        found += [os.path.join(root, f) for f in files if f.endswith((".swift", ".c", ".h", ".modulemap"))]
+    for top in roots:
+        for root, _, files in os.walk(os.path.join(REPO, top)):
+            found += [os.path.join(root, f) for f in files if f.endswith((".swift", ".c", ".h", ".modulemap"))]
     found.append(os.path.join(REPO, "Package.swift"))
-    modified = [(os.path.getmtime(f), f) for f in found if os.path.isfile(f)]
+    modified = [(os.path.getmtime(f), os.path.relpath(f, REPO)) for f in found if os.path.isfile(f)]
+
+    def under(rel, dirs):
+        return any(rel == d or rel.startswith(d + os.sep) for d in dirs)
+
+    def counts_for(product, rel):
+        if product not in folders or rel == "Package.swift" or not under(rel, known):
+            return True
+        return under(rel, folders[product])
+
     stale = {}
     for name, path in ours.items():
         built = os.path.getmtime(path)
-        newer = sorted(((m, f) for m, f in modified if m > built), reverse=True)
+        product = os.path.basename(path)
+        newer = sorted(((m, f) for m, f in modified if m > built and counts_for(product, f)), reverse=True)
         if newer:
-            stale[name] = [os.path.relpath(f, REPO) for _, f in newer]
+            stale[name] = [f for _, f in newer]
     return stale
 
 

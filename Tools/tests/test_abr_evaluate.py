@@ -26,7 +26,7 @@ from unittest import mock
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import ABR, ABR_DOC as DOC, BUILD, sample, temp_dir, write_spec  # noqa: E402
+from support import ABR, ABR_DOC as DOC, BUILD, REPO, sample, temp_dir, write_spec  # noqa: E402
 import evaluate  # noqa: E402
 import real  # noqa: E402
 import recording_groups  # noqa: E402  (Tools/train, on the path evaluate sets)
@@ -276,6 +276,35 @@ class StaleBinaryTests(unittest.TestCase):
         self.assertEqual((rc, self.walks), (0, 1))  # not once per binary
         self.assertEqual(real_run.call_args.args[3], {"hlsplay": self.newer, "hls-origin": self.newer})
         virtual.assert_not_called()
+
+    def test_a_binary_counts_only_the_sources_of_its_products_targets(self):
+        # hls-origin is built from Core and Origin; hlsplay also from Player and from a shim kept outside Sources/.
+        for rel, age in (("Sources/Player/p.swift", 10), ("Sources/Origin/o.swift", 20), ("Shim/shim.h", 30),
+                         ("Sources/Loose/l.swift", 40)):
+            path = os.path.join(self.repo, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("x\n")
+            os.utime(path, (time.time() - age, time.time() - age))
+        folders = {"hlsplay": ["Shim", "Sources/Core", "Sources/Origin", "Sources/Player"],
+                   "hls-origin": ["Sources/Core", "Sources/Origin"]}
+        with mock.patch.object(evaluate.tools, "product_source_folders", return_value=folders):
+            stale = evaluate.tools.stale_binaries({
+                "hlsplay": os.path.join(self.repo, ".build", "debug", "hlsplay"),
+                "hls-origin": os.path.join(self.repo, ".build", "debug", "hls-origin")})
+        # Sources/Loose is in no known target: it counts for both.
+        self.assertEqual(stale["hlsplay"], ["Sources/Core/a.swift", "Sources/Player/p.swift", "Sources/Origin/o.swift",
+                                            "Shim/shim.h", "Sources/Loose/l.swift", "Sources/Core/b.c"])
+        self.assertEqual(stale["hls-origin"], ["Sources/Core/a.swift", "Sources/Origin/o.swift", "Sources/Loose/l.swift",
+                                               "Sources/Core/b.c"])
+
+    def test_the_manifest_gives_each_product_its_targets_folders(self):
+        folders = evaluate.tools.product_source_folders(REPO)
+        self.assertIn("Sources/HLSPlayer", folders["hlsplay"])
+        self.assertIn("CFFmpeg", folders["hlsplay"])
+        self.assertIn("Sources/HLSOrigin", folders["hls-origin"])
+        self.assertNotIn("Sources/HLSPlayer", folders["hls-origin"])
+        self.assertNotIn("Sources/hlsplay", folders["hls-origin"])
 
     def test_binaries_newer_than_every_source_are_not_stale(self):
         for name in ("hlsplay", "hls-origin"):
