@@ -64,7 +64,16 @@ RECIPE_VERSION=2
 RUNG_4K_VERSION=1   # bump when the v4 line below changes
 ABR5_VERSION=1      # bump when the --abr5 rungs below change
 FFVER=$(ffmpeg -hide_banner -version | head -1)
-STAMP4="recipe=$RECIPE_VERSION duration=$DURATION segment=$SEGMENT ffmpeg=$FFVER"
+# x264's bytes depend on the SIMD code it runs, even with one thread: its AVX-512 code gives other
+# bytes than its AVX2 code (the 416x234 rung's peak BANDWIDTH 623408 against 621152). The committed
+# samples' ladders are AVX2's, so on an x86-64 CPU with AVX2 every encode is pinned to it (asm=avx2:
+# an AVX-512 CPU then gives AVX2's bytes); elsewhere x264 picks its own code, and the stamp says which,
+# so a ladder is never reused across the two.
+X264_ASM=native
+if [ "$(uname -m)" = x86_64 ] && grep -qw avx2 /proc/cpuinfo 2>/dev/null; then X264_ASM=avx2; fi
+X264_PARAMS="nal-hrd=cbr:force-cfr=1"
+[ "$X264_ASM" = native ] || X264_PARAMS="$X264_PARAMS:asm=$X264_ASM"
+STAMP4="recipe=$RECIPE_VERSION duration=$DURATION segment=$SEGMENT ffmpeg=$FFVER x264asm=$X264_ASM"
 # The four-rung stamp is unchanged by the 4K option, so existing ladders stay valid.
 STAMP=$STAMP4
 [ "$WITH_4K" -eq 0 ] || STAMP="$STAMP4 rung4k=$RUNG_4K_VERSION"
@@ -110,7 +119,7 @@ encode_rung() {
       -f lavfi -i "testsrc2=size=${w}x${h}:rate=${FPS}:duration=${LOOP}" -map 0:v:0 \
       -threads 1 -fflags +bitexact -flags:v +bitexact \
       -c:v libx264 -preset veryfast -profile:v high -pix_fmt yuv420p -bf 0 \
-      -x264-params "nal-hrd=cbr:force-cfr=1" \
+      -x264-params "$X264_PARAMS" \
       -b:v "${kbps}k" -minrate "${kbps}k" -maxrate "${kbps}k" -bufsize "$((kbps * 2))k" \
       -r $FPS -g $GOP -keyint_min $GOP -sc_threshold 0 \
       -force_key_frames "expr:gte(t,n_forced*2)" -f mpegts "$src"
@@ -143,7 +152,7 @@ encode_to() {
     -map 0:v:0 -map 1:a:0 \
     -threads 1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact \
     -c:v libx264 -preset veryfast -profile:v high -pix_fmt yuv420p \
-    -x264-params "nal-hrd=cbr:force-cfr=1" \
+    -x264-params "$X264_PARAMS" \
     -b:v "${kbps}k" -minrate "${kbps}k" -maxrate "${kbps}k" -bufsize "$((kbps * 2))k" \
     -r $FPS -g $GOP -keyint_min $GOP -sc_threshold 0 \
     -force_key_frames "expr:gte(t,n_forced*2)" \
