@@ -162,6 +162,19 @@ def derive_trace(rel: str, fraction: float, out_dir: str, scaling: dict) -> tupl
     return path, offset, scale
 
 
+def x264_params() -> str:
+    """make-ladder.sh's x264 parameters: on x86-64 with AVX2, pinned to x264's AVX2 code (its bytes depend
+    on the SIMD code it runs, AVX-512's differ: Samples/README.md), so the low rung is the same on any such
+    CPU."""
+    params = "nal-hrd=cbr:force-cfr=1"
+    try:
+        with open("/proc/cpuinfo") as f:
+            avx2 = os.uname().machine == "x86_64" and "avx2" in f.read().split()
+    except OSError:
+        avx2 = False
+    return params + (":asm=avx2" if avx2 else "")
+
+
 def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
     """The spec's ladder recipe: a VOD copy of ladder.source (v2: ladder-2s, 30 s) with each rung's
     segments concatenated ladder.loops times (v2: 8, 248 s) and re-segmented by ffmpeg with stream
@@ -205,7 +218,7 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
                         "-f", "lavfi", "-i", f"sine=frequency=440:beep_factor=4:sample_rate=48000:duration={seconds}",
                         "-map", "0:v:0", "-map", "1:a:0", "-threads", "1",
                         "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-pix_fmt", "yuv420p",
-                        "-x264-params", "nal-hrd=cbr:force-cfr=1", "-b:v", f"{kbps}k", "-minrate", f"{kbps}k",
+                        "-x264-params", x264_params(), "-b:v", f"{kbps}k", "-minrate", f"{kbps}k",
                         "-maxrate", f"{kbps}k", "-bufsize", f"{2 * kbps}k", "-r", "24", "-g", "48", "-keyint_min", "48",
                         "-sc_threshold", "0", "-force_key_frames", "expr:gte(t,n_forced*2)",
                         "-c:a", "aac", "-b:a", f"{r['audio_kbps']}k", "-ac", "2", "-ar", "48000",
