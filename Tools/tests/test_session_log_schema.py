@@ -117,8 +117,9 @@ class Logs:
         self.stdout = {}     # name -> stdout summaries (--json)
         self.status = {}     # name -> exit status
         for name, ladder, trace, args in [
-            ("simulate-ladder-2s-evdo", "ladder-2s", "mahimahi/Verizon-EVDO-driving.down", []),
-            ("simulate-ladder-6s-umts", "ladder-6s", "mahimahi/TMobile-UMTS-driving.down", []),
+            # The stall model and its controller (off by default) on, for their risk.sample and policy.change lines.
+            ("simulate-ladder-2s-evdo", "ladder-2s", "mahimahi/Verizon-EVDO-driving.down", ["--predictor", "model"]),
+            ("simulate-ladder-6s-umts", "ladder-6s", "mahimahi/TMobile-UMTS-driving.down", ["--predictor", "model"]),
             ("simulate-ladder-2s-norway-heuristic", "ladder-2s", "pensieve/hsdpa_norway/norway_bus_1",
              ["--predictor", "heuristic", "--duration", "20"]),
             ("simulate-ladder-6s-belgium-peak", "ladder-6s", "sabre/4G_lte_belgium/report_bus_0001.json",
