@@ -3,7 +3,6 @@ outcome and exit status; the kinds of log evidence, numbers left out)."""
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,8 +23,7 @@ def row_500(outcome, delay):
 
 class CompareTests(unittest.TestCase):
     def compare(self, before, after):
-        d = tempfile.mkdtemp()
-        self.addCleanup(lambda: subprocess.run(["rm", "-rf", d]))
+        d = support.temp_dir(self, "fault-matrix-compare-")
         paths = []
         for name, rows in (("before.md", before), ("after.md", after)):
             paths.append(os.path.join(d, name))
