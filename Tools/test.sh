@@ -44,8 +44,8 @@ if [ "$fast" -eq 0 ]; then
     Tools/reproduce.sh abr-sample-predictor  # the sample of a spec with arms (predictor on / off)
 fi
 if [ "$fast" -eq 1 ]; then
-    # The tags are read from the built tests (Tools/tagged-tests.py), not listed here.
-    skips=$("$py" -B Tools/tagged-tests.py realTime; "$py" -B Tools/tagged-tests.py long)
+    # The tags are read from the built tests (Tools/tagged-tests.py, one listing for both), not listed here.
+    skips=$("$py" -B Tools/tagged-tests.py realTime long)
     mapfile -t skip <<< "$skips"
     exec swift test --skip-build --disable-xctest "${skip[@]}" "$@"
 fi

@@ -66,7 +66,8 @@ METRICS = (  # key, heading, unit, digits: the paired figures (hlsplay − GStre
     ("timeToFirstFrameSeconds", "time to first frame", "s", 2),
 )
 # hlsplay arms against each other also compare the linear QoE of their summaries (docs/session-log.md,
-# `qoe.linearQoE`: the MPC/Pensieve score every virtual comparison uses); GStreamer has no such record.
+# `qoe.linearQoE`: the MPC/Pensieve score every virtual comparison uses, in hlsplay_record's record);
+# GStreamer has no such record.
 ARM_METRICS = METRICS + (("linearQoE", "linear QoE", "score", 1),)
 
 
@@ -300,7 +301,6 @@ def session_record(folder, entry, ladder, duration):
                               None, entry.get("endReason"), events)
     if rec["timeToPlayingSeconds"] is None:
         return None, "hlsplay never started playing"
-    rec["linearQoE"] = ((events[-1] or {}).get("qoe") or {}).get("linearQoE")
     return rec, None
 
 

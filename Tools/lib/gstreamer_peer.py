@@ -168,7 +168,8 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
                    version=None, wall_seconds=None, end_reason=None, session_events=()):
     """hlsplay's record in the same fields, from its summary and the origin's log of its run: time to
     playing is its timeToPlaybackStartSeconds, and the bitrate is read from the origin's log exactly as
-    GStreamer's is (its own averageBitrateBps is kept beside it as summaryAverageBitrateBps)."""
+    GStreamer's is (its own averageBitrateBps is kept beside it as summaryAverageBitrateBps). Beyond
+    RECORD_FIELDS it also keeps what only hlsplay records: startGate and its summary's linearQoE."""
     s = summary or {}
     played = s.get("playedSeconds")
     rec = {
@@ -187,6 +188,8 @@ def hlsplay_record(summary, requests, ladder, duration_seconds, origin_args=(), 
     out["summaryAverageBitrateBps"] = s.get("averageBitrateBps")
     # Whether the session started from a stored estimate ("warm") or without one ("cold"): its cap.gate.
     out["startGate"] = next((e.get("gate") for e in session_events if e.get("type") == "cap.gate"), None)
+    # The summary's linear QoE (docs/session-log.md, `qoe.linearQoE`); GStreamer has no such figure.
+    out["linearQoE"] = (s.get("qoe") or {}).get("linearQoE")
     return out
 
 

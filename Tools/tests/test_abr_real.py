@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from support import ABR, ABR_DOC as DOC, BUILD, REPO, sample, temp_dir, write_spec  # noqa: E402
 import evaluate  # noqa: E402
 import real  # noqa: E402
+import hlsplay_tools as tools  # noqa: E402  (Tools/lib, on the path once real is imported)
 
 _, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample-real")
 
@@ -63,6 +64,11 @@ class SampleTests(unittest.TestCase):
             # hlsplay's own summary figure agrees with the origin log's (same rungs, same media seconds).
             if e["player"] == "hlsplay":
                 self.assertIsNotNone(rec["summaryAverageBitrateBps"])
+                # The record as hlsplay_record builds it holds the summary's linear QoE, which the arm
+                # comparisons read.
+                summary = tools.read_jsonl(os.path.join(SAMPLE_RUN, e["folder"], "session.jsonl"))[-1]
+                self.assertEqual(rec["linearQoE"], summary["qoe"]["linearQoE"])
+                self.assertIsNotNone(rec["linearQoE"])
             self.assertEqual(data["perTrace"][f"{e['player']}|{e['trace']}"]["bitrateMbps"],
                              rec["playedBitrateBps"] / 1e6)
             self.assertGreater(rec["playedBitrateBps"], 0)

@@ -217,6 +217,11 @@ class CompareTests(unittest.TestCase):
                                    delta=0.01 * h["summaryAverageBitrateBps"], msg=h)
             self.assertTrue(os.path.isfile(os.path.join(d, "hlsplay", "session.jsonl")))
             self.assertEqual(len(h["stalls"]), h["stallCount"], h)
+            # hlsplay's record holds its summary's linear QoE as built (record.json and compare.json alike).
+            summary = tools.read_jsonl(os.path.join(d, "hlsplay", "session.jsonl"))[-1]
+            self.assertIsNotNone(h["linearQoE"], h)
+            self.assertEqual(h["linearQoE"], summary["qoe"]["linearQoE"], h)
+            self.assertEqual(json.loads(read(os.path.join(d, "hlsplay", "record.json")))["linearQoE"], h["linearQoE"])
             self.assertTrue(os.path.isfile(os.path.join(d, "gstreamer", "events.jsonl")))
 
 
