@@ -69,7 +69,7 @@ NAMES = {
 FILES = {
     "hlsplay": [
         ("PREFIX/share/hlsplay/models/stall-logistic-v2.json",
-         "The stall-risk model of --predictor model (the default). The first of these is used: "
+         "The stall-risk model of --predictor model (or --model FILE; the controller is off by default). The first of these is used: "
          "--model FILE; $HLSPLAY_MODEL; ../share/hlsplay/models/stall-logistic-v2.json from the folder of "
          "the executable, symbolic links resolved (an installed binary); models/stall-logistic-v2.json under "
          "the current directory, then under the executable's folder and each of its six parents (a source "

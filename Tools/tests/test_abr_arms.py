@@ -209,7 +209,7 @@ class ArmsSpecTests(unittest.TestCase):
         self.assertEqual(spec["ladder"], base["ladder"])
         self.assertEqual(spec["durationSeconds"], 120)
         self.assertEqual(spec["algorithms"], ["hlsplay-mpc", "hlsplay"])
-        self.assertEqual(evaluate.spec_arms(spec), [("on", []), ("off", ["--predictor", "off"])])
+        self.assertEqual(evaluate.spec_arms(spec), [("on", ["--predictor", "model"]), ("off", ["--predictor", "off"])])
         self.assertEqual(spec["pairedArms"], ["on", "off"])
 
 

@@ -187,7 +187,13 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
     lad = spec["ladder"]
     source = os.path.join(REPO, lad["source"])
     final = os.path.join(data, "ladder-low" if low_rung else "ladder")
-    if os.path.exists(os.path.join(final, "master.m3u8")):
+    # What the copy was made from: the source's own stamp and master, the recipe, and the low rung's x264
+    # code. A copy made from another source ladder (one encoded with other x264 code, say) is made again.
+    stamp = json.dumps({"sourceStamp": read_or_none(os.path.join(source, ".stamp")),
+                        "sourceMasterSha256": evaluate.sha256(os.path.join(source, "master.m3u8")),
+                        "ladder": lad, "lowRung": low_rung, "x264": x264_params() if low_rung else None},
+                       sort_keys=True)
+    if os.path.exists(os.path.join(final, "master.m3u8")) and read_or_none(os.path.join(final, ".source")) == stamp:
         return final
     # built in a private folder and renamed, so two collectors started together cannot mix files
     out = final + f".tmp{os.getpid()}"
@@ -242,11 +248,23 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
         master = "\n".join(lines) + "\n"
     with open(os.path.join(out, "master.m3u8"), "w") as dst:
         dst.write(master)
+    with open(os.path.join(out, ".source"), "w") as dst:
+        dst.write(stamp)
+    if read_or_none(os.path.join(final, ".source")) != stamp:
+        shutil.rmtree(final, ignore_errors=True)  # a copy of another source
     try:
         os.rename(out, final)
     except OSError:  # another collector finished first: use its copy
         shutil.rmtree(out)
     return final
+
+
+def read_or_none(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def loadavg() -> float:
