@@ -87,6 +87,20 @@ import Testing
         #expect(core.overSelectionCapBps == nil, "no cap: there is nothing lower")
     }
 
+    /// The loader was busy with the trickling transfer until the cut: the ABR rule's idle time (BOLA-E's
+    /// placeholder) counts from the cut, as after any other request cut short, not from the last segment landed.
+    @Test func trickleCut_endsTheRulesBusyTime_idleCountsFromTheCut() throws {
+        var core = SessionCoreTests.started(mode: .off)
+        SessionCoreAbrTests.land(&core, bytes: 200_000, seconds: 1, endedAt: 5)
+        let rung = 300_000.0
+        let found = try #require(Self.tick(&core, request: Self.request(5, rungBps: rung), rungBps: rung, bytes: Self.trickling))
+        #expect(found.judgement.cancel == .trickleReRequest)
+        #expect(core.abrRule.idleSeconds(at: found.at) > 5, "before the cut: idle since the landing at 5 s")
+        _ = core.inFlightJudged(requestID: 5, snapshot: found.snapshot, judgement: found.judgement, at: found.at)
+        #expect(core.abrRule.idleSeconds(at: found.at) == 0)
+        #expect(abs(core.abrRule.idleSeconds(at: found.at.advanced(bySeconds: 1)) - 1) < 1e-9)
+    }
+
     @Test func reRequestLimitReached_theRequestFails_withTheRuleInputsInTheMessage() throws {
         var core = SessionCoreTests.started(mode: .off)
         let rung = 300_000.0

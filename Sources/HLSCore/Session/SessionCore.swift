@@ -511,7 +511,11 @@ public struct SessionCore: Sendable {
         requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement,
         at now: MonotonicInstant
     ) -> [SessionCoreAction] {
-        if let trickle = judgement.trickle { return trickleJudged(trickle, at: now) }
+        if let trickle = judgement.trickle {
+            // A trickle cut ends a busy transfer too: idle time (BOLA-E's placeholder) counts from here.
+            if judgement.cancel != nil { abrRule.transferCutShort(at: now) }
+            return trickleJudged(trickle, at: now)
+        }
         guard judgement.cancel != nil else { return [] }
         abrRule.transferCutShort(at: now)
         if judgement.cancel == .abrAbandoned, let a = judgement.bolaAbandonment, var record = judgement.abr {
