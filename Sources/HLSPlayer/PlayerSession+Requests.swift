@@ -160,9 +160,10 @@ extension PlayerSession {
             case .failure(let error):
                 let exchange = wireExchange(of: error, request: request, startedAt: startedAt)
                 var end = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: error, exchange: exchange, abort: abort)
-                if error.kind == .cancelled, segment != nil, let cancel = abort?.inFlightCancel {
-                    // Cut by the monitor's judgement: why it ended is the rule both shells log by (CutShort).
-                    end = CutShort.segment(cancel).requestEnd(end)
+                if error.kind == .cancelled, let cancel = abort?.inFlightCancel {
+                    // Cut by the monitor's judgement — a segment's cut, or a segment's or playlist's trickle cut (a
+                    // wedged playlist is logged above): why it ended is the rule both shells log by (CutShort).
+                    end = CutShort.monitorCancelled(cancel).requestEnd(end)
                 }
                 recorder.record(.requestEnd(end))
                 recorder.addHAREntry(

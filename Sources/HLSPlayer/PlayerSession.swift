@@ -62,7 +62,9 @@ struct InFlightRequest {
             case .wedged: .wedged
             case .overSelected: .overSelected
             case .abrAbandoned: .abrAbandoned
-            case .liveResync, .trickleReRequest, .trickleFailed: nil
+            case .trickleReRequest: .trickleReRequest
+            case .trickleFailed: .trickleFailed
+            case .liveResync: nil
             }
         }
     }

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func segmentCancel_keepsTheWireFacts_andSaysWhyByTheRule() {
-        let end = CutShort.segment(.overSelected).requestEnd(Self.realWire())
+        let end = CutShort.monitorCancelled(.overSelected).requestEnd(Self.realWire())
         #expect(end.status == 200)
         #expect(end.bytes == 51_200)
         #expect(end.timings?.totalSeconds == 2.5)
@@ -34,7 +34,7 @@ import Testing
         // A virtual shell has no status, timings or version: everything the rule writes is the same.
         let virtual = RequestEnd(requestID: 7, url: "http://127.0.0.1/v2/s3.ts", purpose: .segment, status: nil, bytes: 51_200, ok: false)
         for reason in [InFlightCancel.wedged, .overSelected, .abrAbandoned] {
-            let (a, b) = (CutShort.segment(reason).requestEnd(Self.realWire()), CutShort.segment(reason).requestEnd(virtual))
+            let (a, b) = (CutShort.monitorCancelled(reason).requestEnd(Self.realWire()), CutShort.monitorCancelled(reason).requestEnd(virtual))
             #expect(a.errorKind == b.errorKind && a.errorMessage == b.errorMessage && a.cancelReason == b.cancelReason, "\(reason)")
             #expect(a.cancelReason == reason.requestCancelReason)
         }

@@ -31,15 +31,19 @@ import TestSupport
         var trickle: [String] = []
         /// Each policy.change of the policy controller: from, to and why.
         var policyChanges: [String] = []
+        /// The errorMessage of each request cut short or failed (the session's own end aside): one rule writes it
+        /// for both shells (CutShort).
+        var cutMessages: [String] = []
         var stallCount = 0
         /// The same with their times, for the message when they differ.
         var timed: [String] = []
         var description: String {
-            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\npolicy \(policyChanges)\nstalls \(stallCount)"
+            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\npolicy \(policyChanges)\ncut messages \(cutMessages)\nstalls \(stallCount)"
         }
         static func == (a: Self, b: Self) -> Bool {
-            (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.policyChanges, a.stallCount)
-                == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.policyChanges, b.stallCount)
+            (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.stallCount)
+                == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.stallCount)
+                && (a.policyChanges, a.cutMessages) == (b.policyChanges, b.cutMessages)
         }
     }
 
@@ -58,6 +62,7 @@ import TestSupport
                 if (e["errorMessage"] as? String)?.hasSuffix("re-requested") == true { why = "wedge-re-request" }
                 guard why != "session-stopping" else { break }
                 d.abandons.append(why)
+                d.cutMessages.append(e["errorMessage"] as? String ?? "?")
                 d.timed.append("\(t) end \(why)")
             case "cap.change":
                 let line = "\(e["capBps"].map { "\($0)" } ?? "none") \(e["reason"] as? String ?? "?")"

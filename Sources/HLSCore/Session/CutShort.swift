@@ -8,7 +8,7 @@
 public enum CutShort: Sendable, Equatable {
     /// A request the monitor cancelled: a segment wedged, over-selected, or abandoned by the ABR rule; a segment or
     /// playlist the trickle rule re-requested or failed.
-    case segment(InFlightCancel)
+    case monitorCancelled(InFlightCancel)
     /// A playlist (or key, or initialization section) request found wedged and asked for again at once.
     case playlistWedgeReRequested
     /// A playlist request wedged past its re-requests: a failed attempt of the retry policy with `error`.
@@ -21,7 +21,7 @@ public enum CutShort: Sendable, Equatable {
         var end = wire
         end.ok = false
         switch self {
-        case .segment(let reason):
+        case .monitorCancelled(let reason):
             end.errorKind = .cancelled
             end.errorMessage = reason.cutShortMessage
             end.cancelReason = reason.requestCancelReason
@@ -46,7 +46,7 @@ public enum CutShort: Sendable, Equatable {
 }
 
 extension InFlightCancel {
-    /// The `request.end.errorMessage` of a segment request cancelled for this.
+    /// The `request.end.errorMessage` of a request the monitor cancelled for this.
     public var cutShortMessage: String {
         switch self {
         case .wedged: "wedged (byte-progress monitor)"

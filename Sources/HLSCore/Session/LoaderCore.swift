@@ -267,12 +267,12 @@ public struct LoaderCore: Sendable {
             // The trickle rule, for a segment or a playlist: the same request again at once on a fresh connection (not
             // an attempt of the retry policy, nor a wedge).
             return [
-                .record(.requestEnd(CutShort.segment(reason).requestEnd(wire))),
+                .record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire))),
                 .record(.retryScheduled(CutShort.immediateRetry(requestID: wire.requestID, url: wire.url, attemptsMade: attempts - 1))),
                 .reRequest(work, attempt: attempts)
             ]
         case .trickleFailed:
-            return [.record(.requestEnd(CutShort.segment(reason).requestEnd(wire)))]
+            return [.record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire)))]
                 + fail(failure ?? "\(work.purpose.rawValue) \(wire.url) trickled: still too slow after its re-requests")
         case .wedged, .overSelected, .abrAbandoned:
             break
@@ -281,7 +281,7 @@ public struct LoaderCore: Sendable {
             return playlistWedged(wire: wire, at: now)
         }
         let (requestID, url) = (wire.requestID, wire.url)
-        var actions: [Action] = [.record(.requestEnd(CutShort.segment(reason).requestEnd(wire)))]
+        var actions: [Action] = [.record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire)))]
         let outcome: WedgeRules.SegmentOutcome =
             reason == .wedged
             ? cancels.segmentWedged(
