@@ -71,8 +71,9 @@ public enum URLRedaction {
     /// trailing punctuation of the sentence around it (`.`, `,`, `)`, ...) is not part of it.
     /// Redacting redacted text changes nothing.
     public static func redactingURLs(in text: String) -> String {
-        // Fast path: most log lines hold neither.
-        guard text.contains("://") || text.contains("?") else { return text }
+        // Fast path: most log lines hold neither. (Past it, a line whose runs of URL characters
+        // hold no URL comes out unchanged: each run is judged on its own, in redactedToken.)
+        guard mayHoldURLMarker(text) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count)
         let scalars = text.unicodeScalars
@@ -85,15 +86,40 @@ public enum URLRedaction {
             }
             var j = i
             while j < scalars.endIndex, isURLScalar(scalars[j]) { j = scalars.index(after: j) }
-            out += redactedToken(String(scalars[i..<j]))
+            let run = Substring(scalars[i..<j])
+            if mayHoldURLMarker(run) { out += redactedToken(String(run)) } else { out += run }
             i = j
         }
         return out
     }
 
+    /// False when `text` holds neither "?" nor "://": then no search finds either, so the
+    /// searches after it are skipped. A scan of the UTF-8 bytes (ASCII bytes never occur
+    /// inside a multi-byte sequence), where Foundation's `contains` / `range(of:)` bridge the
+    /// string to NSString: every session-log line passes here, and every run of URL characters
+    /// in a line that holds a URL, on the threads that load and decode, before the first frame
+    /// too. Only the runs that pass it meet Foundation's search.
+    static func mayHoldURLMarker(_ text: some StringProtocol) -> Bool {
+        let question = UInt8(ascii: "?"), colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+        // How much of "://" ends at the current byte: 0, 1 (":") or 2 (":/").
+        var matched = 0
+        for byte in text.utf8 {
+            if byte == question { return true }
+            if byte == colon {
+                matched = 1
+            } else if byte == slash, matched > 0 {
+                if matched == 2 { return true }
+                matched = 2
+            } else {
+                matched = 0
+            }
+        }
+        return false
+    }
+
     /// One run of URL characters: the URL inside it redacted, the text around it kept.
     static func redactedToken(_ token: String) -> String {
-        guard token.contains("?") || token.contains("://") else { return token }
+        guard mayHoldURLMarker(token), token.contains("?") || token.contains("://") else { return token }
         // Sentence punctuation after a URL ("(Location: ftp://x/?a=1)." ) is not part of it.
         var body = Substring(token)
         while let last = body.last, ".,;:!?')]".contains(last) { body.removeLast() }
@@ -131,7 +157,12 @@ public enum URLRedaction {
     static func isURLScalar(_ s: Unicode.Scalar) -> Bool {
         switch s.value {
         case 0x61...0x7A, 0x41...0x5A, 0x30...0x39: return true
-        case 0x00...0x7F: return "-._~:/?#[]@!$&'()*+,;=%".unicodeScalars.contains(s)
+        case 0x00...0x7F:
+            switch s {
+            case "-", ".", "_", "~", ":", "/", "?", "#", "[", "]", "@", "!", "$", "&", "'", "(", ")", "*", "+", ",", ";", "=", "%":
+                return true
+            default: return false
+            }
         default: return s.properties.isAlphabetic || s.properties.numericType != nil
         }
     }
