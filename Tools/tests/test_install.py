@@ -171,8 +171,9 @@ class InstallTests(unittest.TestCase):
             m = re.match(r"listening on (http://127\.0\.0\.1:\d+/)", line)
             self.assertIsNotNone(m, f"hls-origin printed {line!r}")
             log = os.path.join(self.tmp.name, "played.jsonl")
+            # The controller is off by default: --predictor model, so the installed model must be found.
             run = self.scrubbed([self.hlsplay, m.group(1) + "master.m3u8", "--headless", "--duration", "4", "--json",
-                                 "--cold", "--log", log])
+                                 "--cold", "--predictor", "model", "--log", log])
         finally:
             tools.stop_process(origin)
             origin.stdout.close()
@@ -186,7 +187,8 @@ class InstallTests(unittest.TestCase):
         if not os.path.isfile(os.path.join(self.usr, "share/hlsplay/samples/ladder-2s/master.m3u8")):
             self.skipTest(f"{LADDER} is not built (Samples/make-all.sh)")
         log = os.path.join(self.tmp.name, "default.jsonl")
-        run = self.scrubbed([self.hlsplay, "--headless", "--duration", "2", "--json", "--cold", "--log", log])
+        run = self.scrubbed([self.hlsplay, "--headless", "--duration", "2", "--json", "--cold", "--predictor", "model",
+                             "--log", log])
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertGreaterEqual(json.loads(run.stdout)["playedSeconds"], 1.9)
         self.assert_used_the_installed_model(log)
