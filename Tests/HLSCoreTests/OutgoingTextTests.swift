@@ -1,10 +1,22 @@
 import Foundation
-import HLSCore
+@testable import HLSCore
 import Testing
 
 /// URLs inside free text are redacted as `URLRedaction.redacted(_:)` redacts a URL.
 @Suite struct URLRedactionInTextTests {
     func r(_ text: String) -> String { URLRedaction.redactingURLs(in: text) }
+
+    /// The byte test before any search: it must say yes whenever Foundation's search would find "?" or "://", or a
+    /// URL would go out unredacted.
+    @Test func urlMarkerByteTest_agreesWithTheSearch() {
+        let cases = [
+            "", "plain", "a?b", "?", "http://h/p", "://", ":/", ":/x/", "::/", "::/x", ":://", "a:/:/b", ":/:/", "x:", "é://ü",
+            "日本?語", "\u{301}://", "c:\\dir", "/a/b:c", "a:b/c", "scheme:/path", "ftp://h/?a=1"
+        ]
+        for text in cases {
+            #expect(URLRedaction.mayHoldURLMarker(text) == (text.contains("?") || text.contains("://")), "\(text)")
+        }
+    }
 
     @Test func urlString_sameAsURLRedaction() {
         for s in [
