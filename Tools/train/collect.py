@@ -162,17 +162,13 @@ def derive_trace(rel: str, fraction: float, out_dir: str, scaling: dict) -> tupl
     return path, offset, scale
 
 
-def x264_params() -> str:
-    """make-ladder.sh's x264 parameters: on x86-64 with AVX2, pinned to x264's AVX2 code (its bytes depend
-    on the SIMD code it runs, AVX-512's differ: Samples/README.md), so the low rung is the same on any such
-    CPU."""
-    params = "nal-hrd=cbr:force-cfr=1"
-    try:
-        with open("/proc/cpuinfo") as f:
-            avx2 = os.uname().machine == "x86_64" and "avx2" in f.read().split()
-    except OSError:
-        avx2 = False
-    return params + (":asm=avx2" if avx2 else "")
+def x264_params(source: str) -> str:
+    """The low rung's x264 parameters: make-ladder.sh's, with x264's code pinned as the source ladder's own
+    stamp says it was (`x264asm=avx2`: its bytes depend on the SIMD code it runs, Samples/README.md), so the
+    low rung is encoded as the rungs beside it were."""
+    stamp = evaluate.read_text(os.path.join(source, ".stamp")) or ""
+    asm = next((w.split("=", 1)[1] for w in stamp.split() if w.startswith("x264asm=")), "native")
+    return "nal-hrd=cbr:force-cfr=1" + ("" if asm == "native" else f":asm={asm}")
 
 
 def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
@@ -189,11 +185,10 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
     final = os.path.join(data, "ladder-low" if low_rung else "ladder")
     # What the copy was made from: the source's own stamp and master, the recipe, and the low rung's x264
     # code. A copy made from another source ladder (one encoded with other x264 code, say) is made again.
-    stamp = json.dumps({"sourceStamp": read_or_none(os.path.join(source, ".stamp")),
+    stamp = json.dumps({"sourceStamp": evaluate.read_text(os.path.join(source, ".stamp")),
                         "sourceMasterSha256": evaluate.sha256(os.path.join(source, "master.m3u8")),
-                        "ladder": lad, "lowRung": low_rung, "x264": x264_params() if low_rung else None},
-                       sort_keys=True)
-    if os.path.exists(os.path.join(final, "master.m3u8")) and read_or_none(os.path.join(final, ".source")) == stamp:
+                        "ladder": lad, "lowRung": low_rung}, sort_keys=True)
+    if os.path.exists(os.path.join(final, "master.m3u8")) and evaluate.read_text(os.path.join(final, ".source")) == stamp:
         return final
     # built in a private folder and renamed, so two collectors started together cannot mix files
     out = final + f".tmp{os.getpid()}"
@@ -224,7 +219,7 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
                         "-f", "lavfi", "-i", f"sine=frequency=440:beep_factor=4:sample_rate=48000:duration={seconds}",
                         "-map", "0:v:0", "-map", "1:a:0", "-threads", "1",
                         "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-pix_fmt", "yuv420p",
-                        "-x264-params", x264_params(), "-b:v", f"{kbps}k", "-minrate", f"{kbps}k",
+                        "-x264-params", x264_params(source), "-b:v", f"{kbps}k", "-minrate", f"{kbps}k",
                         "-maxrate", f"{kbps}k", "-bufsize", f"{2 * kbps}k", "-r", "24", "-g", "48", "-keyint_min", "48",
                         "-sc_threshold", "0", "-force_key_frames", "expr:gte(t,n_forced*2)",
                         "-c:a", "aac", "-b:a", f"{r['audio_kbps']}k", "-ac", "2", "-ar", "48000",
@@ -250,21 +245,13 @@ def make_ladder(data: str, spec: dict, low_rung: bool = False) -> str:
         dst.write(master)
     with open(os.path.join(out, ".source"), "w") as dst:
         dst.write(stamp)
-    if read_or_none(os.path.join(final, ".source")) != stamp:
+    if evaluate.read_text(os.path.join(final, ".source")) != stamp:
         shutil.rmtree(final, ignore_errors=True)  # a copy of another source
     try:
         os.rename(out, final)
     except OSError:  # another collector finished first: use its copy
         shutil.rmtree(out)
     return final
-
-
-def read_or_none(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 def loadavg() -> float:

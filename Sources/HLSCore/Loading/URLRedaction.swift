@@ -119,7 +119,7 @@ public enum URLRedaction {
 
     /// One run of URL characters: the URL inside it redacted, the text around it kept.
     static func redactedToken(_ token: String) -> String {
-        guard mayHoldURLMarker(token), token.contains("?") || token.contains("://") else { return token }
+        guard mayHoldURLMarker(token) else { return token }
         // Sentence punctuation after a URL ("(Location: ftp://x/?a=1)." ) is not part of it.
         var body = Substring(token)
         while let last = body.last, ".,;:!?')]".contains(last) { body.removeLast() }
