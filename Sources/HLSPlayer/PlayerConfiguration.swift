@@ -91,8 +91,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// The stall-risk predictor driving the playback policy controller (`off`: no controller, the
     /// default: on unseen networks the controller showed no QoE gain, docs/stall-prediction.md).
     public var predictor: PredictorChoice = .off
-    /// `--abr`: the adaptation rule (hlsplay's own by default; docs/abr.md).
-    public var abr: AbrRuleName = .hlsplay
+    /// `--abr`: the adaptation rule (`AbrRuleName.default`, hlsplay-mpc; docs/abr.md).
+    public var abr: AbrRuleName = .default
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
     public var modelPath: String?
     /// Thresholds, cooldown, dwell and knobs of the playback policies.

@@ -112,11 +112,13 @@ struct Arguments {
                                      (models/stall-logistic-v2.json), heuristic, or
                                      threshold (buffer < 2 s)
           --model FILE               the stall model file for --predictor model (implies it)
-          --abr NAME                 adaptation rule: hlsplay (default), throughput, bola,
-                                     bola-e, dynamic, mpc, robust-mpc, hlsplay-mpc (MPC
-                                     priced with the stall predictor's risk), or
-                                     hlsplay-mpc-no-risk (the same without the risk: an
-                                     ablation); the caps still bind (docs/abr.md)
+          --abr NAME                 adaptation rule: hlsplay-mpc (the default: MPC with a
+                                     sustain floor, priced with the stall predictor's
+                                     risk when --predictor is on), hlsplay (the first
+                                     rule), throughput, bola, bola-e, dynamic, mpc,
+                                     robust-mpc, or hlsplay-mpc-no-risk (the default
+                                     without the risk: an ablation); the caps still
+                                     bind (docs/abr.md)
           --policy FILE              the policy controller's thresholds, cooldown, dwell and
                                      knobs as JSON (any subset; docs/stall-prediction.md)
           --cmcd query|header        send CMCD (CTA-5004) with every request

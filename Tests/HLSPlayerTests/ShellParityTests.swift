@@ -146,8 +146,11 @@ import TestSupport
 
     /// The link goes dead at 0.5 s, while the first up-switch's playlist is on its way, for longer than the
     /// playlist's wedge re-requests and retries last: the wedge rules, then the playlist retry policy, in both.
+    /// On the first rule (`--abr hlsplay`), whose up-switch puts a playlist in flight at 0.5 s on this link (the
+    /// default rule's is over by 0.35 s: its dead link catches a segment, `deadLinkDuringASegment_…`).
     @Test func deadLinkDuringAPlaylist_sameDecisionsInBothShells() throws {
-        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0), (40, 8_000_000)], delaySeconds: 0.01))
+        let (real, summary) = try Self.expectParity(
+            PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0), (40, 8_000_000)], delaySeconds: 0.01), configure: { $0.abr = .hlsplay })
         #expect(summary.exitReason == .completed)
         #expect(real.abandons.filter { $0 == "wedge-re-request" }.count == PlayerConfiguration(url: URL(string: "x:")!).wedge.maxPlaylistReRequests)
         #expect(real.abandons.count > real.abandons.filter { $0 == "wedge-re-request" }.count, "then the retry policy: \(real)")
@@ -155,9 +158,20 @@ import TestSupport
 
     /// The same, the link never back: the playlist retry policy runs out and the session ends in both.
     @Test func linkDeadForGoodDuringAPlaylist_sameDecisionsInBothShells() throws {
-        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0)], delaySeconds: 0.01))
+        let (real, summary) = try Self.expectParity(
+            PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0)], delaySeconds: 0.01), configure: { $0.abr = .hlsplay })
         #expect(summary.exitReason == .error, "\(summary.exitReason): \(summary.error ?? "")")
         #expect(real.segmentRequests.count == 3)
+    }
+
+    /// The default rule on the same dead link: its jump to rung 2 is on its way at 0.5 s, so a segment is caught.
+    /// The segment wedge rules (a fresh connection each window, at the bottom rung), then the media retry policy,
+    /// in both shells; the link is back only after the retries ran out.
+    @Test func deadLinkDuringASegment_sameDecisionsInBothShells() throws {
+        let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (0.5, 0), (40, 8_000_000)], delaySeconds: 0.01))
+        #expect(summary.exitReason == .error, "\(summary.exitReason): \(summary.error ?? "")")
+        #expect(real.abandons.filter { $0 == "wedged" }.count >= 2, "the wedge rule re-requested: \(real)")
+        #expect(real.segmentRequests.contains { $0.hasPrefix("v2/") }, "the default rule's jump was the request caught: \(real)")
     }
 
     /// 8 Mbit/s, then 0.25 Mbit/s from 3 s to 20 s, then 8 again: below the lowest rung for a while.

@@ -12,7 +12,8 @@
 
 /// `--abr NAME`: the adaptation rule of a session.
 public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
-    /// hlsplay's own rule (`VariantSelector`): the default.
+    /// hlsplay's first rule (`VariantSelector`): up-switch when a rung fits 0.7 × the estimate and the buffer
+    /// holds 4 s, keep it while it fits 0.9 × (the default until hlsplay-mpc replaced it; docs/abr.md).
     case hlsplay
     /// The highest rung within 0.9 × the estimate (`ThroughputRule`).
     case throughput
@@ -26,12 +27,16 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     case mpc
     /// MPC on the estimate divided by 1 + the largest recent prediction error (`PredictionErrorTracker`).
     case robustMPC = "robust-mpc"
-    /// hlsplay's candidate: RobustMPC priced in two futures weighted by the stall predictor's risk, its first rung
-    /// raised to the sustain floor (`RiskAwareMPC`).
+    /// hlsplay's own rule and the default: RobustMPC priced in two futures weighted by the stall predictor's risk
+    /// (none with the controller off), its first rung raised to the sustain floor (`RiskAwareMPC`).
     case hlsplayMPC = "hlsplay-mpc"
     /// hlsplay-mpc with the stall risk left out: its plans priced in the predicted future alone, its sustain floor
     /// never standing aside for risk (an ablation, docs/abr.md: what the risk term is worth).
     case hlsplayMPCNoRisk = "hlsplay-mpc-no-risk"
+
+    /// The rule a session uses when `--abr` is not given (docs/abr.md, "The default rule": on the evaluation
+    /// traces it beats the reference rules and hlsplay's first rule on QoE, paired by trace).
+    public static let `default`: AbrRuleName = .hlsplayMPC
 
     /// hlsplay-mpc and its ablation: the same rule but for the risk.
     var isHlsplayMPC: Bool { self == .hlsplayMPC || self == .hlsplayMPCNoRisk }

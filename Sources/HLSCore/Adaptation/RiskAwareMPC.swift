@@ -1,4 +1,4 @@
-// hlsplay's candidate rule (`--abr hlsplay-mpc`): model-predictive control whose rebuffer term is the stall
+// hlsplay's own rule and the default (`--abr hlsplay-mpc`): model-predictive control whose rebuffer term is the stall
 // predictor's risk. Pure.
 //
 // RobustMPC (ModelPredictive.swift) plans every rung sequence over a few segments against one throughput

@@ -124,8 +124,8 @@ public struct SessionCore: Sendable {
         /// The user set `--resume-buffer` / `--startup-buffer`: a policy's value does not override it.
         public var resumeBufferSetByUser: Bool
         public var startupBufferSetByUser: Bool
-        /// `--abr`: the adaptation rule (hlsplay's own by default).
-        public var abr: AbrRuleName = .hlsplay
+        /// `--abr`: the adaptation rule (`AbrRuleName.default` unless given).
+        public var abr: AbrRuleName = .default
 
         public init(
             playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
