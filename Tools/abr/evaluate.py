@@ -27,7 +27,8 @@ before pairing (stats.mean_by_key), so a trace counts once.
 The report pairs the spec's `default` rule against each of its `comparisons` and counts the issue's
 per-trace targets for it, naming the traces that miss each; a rule listed in `candidates` is judged the
 same way from the same sessions (so a rule that may become the default is judged by the committed report,
-not by editing a manifest).
+not by editing a manifest). A spec's `previous` (optional) names the rule the default replaced: the report
+pairs the default against it too, on every figure, outside the targets (which are against `comparisons`).
 
 A spec with `arms` (`[{"name", "hlsplayArgs"}]`) and `pairedArms` ([A, B]) instead of `default` and
 `comparisons` runs every algorithm once per arm (logs/ALGORITHM/ARM/TRACE.repN.jsonl) and reports arm A
@@ -84,9 +85,11 @@ def load_spec(path):
                               "comparisons"))
     if spec["default"] not in spec["algorithms"]:
         raise SystemExit(f"{path}: the default '{spec['default']}' is not one of the algorithms")
-    for c in spec["comparisons"] + spec.get("candidates", []):
+    for c in spec["comparisons"] + spec.get("candidates", []) + ([spec["previous"]] if "previous" in spec else []):
         if c not in spec["algorithms"]:
-            raise SystemExit(f"{path}: the comparison or candidate '{c}' is not one of the algorithms")
+            raise SystemExit(f"{path}: the comparison, candidate or previous default '{c}' is not one of the algorithms")
+    if spec.get("previous") == spec["default"]:
+        raise SystemExit(f"{path}: the previous default '{spec['previous']}' is the default")
     return spec
 
 
@@ -355,12 +358,17 @@ def report_data(folder):
     judged = {r: dict(comparisons=rule_comparisons(per, complete, r, spec["comparisons"], stats),
                       targets=rule_targets(per, complete, r, spec["comparisons"]) if "bola-e" in algorithms
                       else None) for r in rules}
-    return dict(name=spec["name"], traces=traces, complete=complete, algorithms=algorithms, default=d,
+    data = dict(name=spec["name"], traces=traces, complete=complete, algorithms=algorithms, default=d,
                 perTrace={f"{a}|{t}": v for (a, t), v in per.items()}, medians=medians,
                 bestOfComparisonsMedianQoE=max(medians[o]["qoe"] for o in spec["comparisons"]) if complete else None,
                 comparisons=judged[d]["comparisons"], targets=judged[d]["targets"],
                 candidates={r: judged[r] for r in rules[1:]}, problems=problems,
                 durationSeconds=spec["durationSeconds"], reps=spec["reps"])
+    if "previous" in spec:
+        # The rule the default replaced: paired on every figure, no targets (a spec without it reports as before).
+        data["previous"] = {"rule": spec["previous"],
+                            "comparisons": rule_comparisons(per, complete, d, [spec["previous"]], stats)}
+    return data
 
 
 def rule_comparisons(per, complete, rule, others, stats):
@@ -565,6 +573,10 @@ def render(data):
         out.append("| **median** | " + " | ".join(f"**{fmt(data['medians'][a][key], max(digits, 1) if key == 'switches' else digits)}**"
                                                  for a in algs) + " |")
     out += render_judged(data, d, data["comparisons"], data["targets"])
+    if "previous" in data:
+        out += ["", f"**The default `{d}` against the rule it replaced, `{data['previous']['rule']}`** (same sessions; "
+                "not a target):"]
+        out += render_judged(data, d, data["previous"]["comparisons"], None)
     for rule, judged in data.get("candidates", {}).items():
         out += ["", f"**The candidate `{rule}`**, judged as the default is (same sessions):"]
         out += render_judged(data, rule, judged["comparisons"], judged["targets"])

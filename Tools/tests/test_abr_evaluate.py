@@ -208,6 +208,34 @@ class ReportTests(unittest.TestCase):
         with self.assertRaisesRegex(SystemExit, "default 'nope'"):
             evaluate.load_spec(write_spec(self, spec))
 
+    def test_previous_default_must_be_another_algorithm_of_the_spec(self):
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec["previous"] = "nope"
+        with self.assertRaisesRegex(SystemExit, "previous default 'nope'"):
+            evaluate.load_spec(write_spec(self, spec))
+        spec["previous"] = spec["default"]
+        with self.assertRaisesRegex(SystemExit, "is the default"):
+            evaluate.load_spec(write_spec(self, spec))
+
+    def test_the_default_is_paired_against_the_previous_default_on_every_figure_outside_the_targets(self):
+        import stats
+        data = evaluate.report_data(SAMPLE_RUN)
+        spec = evaluate.load_spec(SAMPLE_SPEC)
+        self.assertEqual(data["previous"]["rule"], spec["previous"])
+        d, prev, traces = data["default"], spec["previous"], data["complete"]
+        for key, *_ in evaluate.METRICS:
+            self.assertEqual(data["previous"]["comparisons"][prev][key],
+                             stats.paired_comparison([data["perTrace"][f"{d}|{t}"][key] for t in traces],
+                                                     [data["perTrace"][f"{prev}|{t}"][key] for t in traces], traces))
+        # not among the rules the targets take the best of
+        self.assertNotIn(prev, data["comparisons"])
+        block = evaluate.render(data)
+        self.assertIn(f"**The default `{d}` against the rule it replaced, `{prev}`**", block)
+        # a spec without `previous` has no such block
+        del data["previous"]
+        self.assertNotIn("against the rule it replaced", evaluate.render(data))
+
     def test_committed_specs_load_and_evaluation_spec_uses_the_evaluation_side(self):
         spec = evaluate.load_spec(os.path.join(ABR, "specs", "abr-virtual.json"))
         self.assertEqual(spec["traces"], {"split": "Tools/abr/trace-split.json", "side": "evaluation",
