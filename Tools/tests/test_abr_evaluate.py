@@ -4,7 +4,7 @@
   the report step, exactly the block docs/abr.md shows between the sample's markers (byte for byte);
 - the runner re-runs the sample spec from scratch with the binary just built and gets the same
   figures and the same block (virtual time is deterministic), and the same raw logs apart from the
-  wall-clock fields;
+  header's when-and-where fields (its start time and host);
 - the sample spec run on a local Dask distributed cluster of 2 worker processes (`run --scheduler`)
   gives the same raw logs (but for the header's `startedAt`), the same manifest apart from times, load
   and where it ran, and the same report and docs block, byte for byte, as a run in one process;
@@ -37,20 +37,21 @@ except ImportError:
 
 _, SAMPLE_SPEC, SAMPLE_RUN, _ = sample("abr", "sample")
 REAL_SPEC = sample("abr", "sample-real").spec
-# The one header field that holds the wall clock: a simulated session's events and summary are in
-# virtual time and the same on every run (checked: two runs of one simulate differ in startedAt only).
-WALL_CLOCK_FIELDS = {"startedAt"}
+# The header fields that say when and where a session ran: the wall clock (a simulated session's events and
+# summary are in virtual time and the same on every run: two runs of one simulate differ in startedAt only) and
+# the host (its kernel release and name differ between machines; the committed samples were made on others).
+WHEN_AND_WHERE_FIELDS = {"startedAt", "host"}
 
 
 def comparable(path, ladder):
     """A raw log's lines as JSON, the ladder's absolute path (in every URL) replaced by <ladder> and
-    the header's wall-clock fields dropped: what must be equal between two runs of one spec."""
+    the header's when-and-where fields (WHEN_AND_WHERE_FIELDS) dropped: what must be equal between two runs of one spec."""
     out = []
     with open(path) as f:
         for line in f:
             e = json.loads(line.replace(ladder, "<ladder>"))
             if e.get("type") == "header":
-                e = {k: v for k, v in e.items() if k not in WALL_CLOCK_FIELDS}
+                e = {k: v for k, v in e.items() if k not in WHEN_AND_WHERE_FIELDS}
             out.append(e)
     return out
 
