@@ -202,22 +202,20 @@ class ReportTests(unittest.TestCase):
         self.assertEqual((fig["bitrateMbps"], fig["rebufferSeconds"], fig["switches"], fig["qoe"]),
                          (2.5, 1.5, 3.0, 12.25))
 
-    def test_spec_must_name_its_default_among_its_algorithms(self):
+    def assert_sample_spec_refused(self, refusal, **changes):
+        """load_spec refuses the CI sample's spec with `changes` applied, with a message matching `refusal`."""
         with open(SAMPLE_SPEC) as f:
             spec = json.load(f)
-        spec["default"] = "nope"
-        with self.assertRaisesRegex(SystemExit, "default 'nope'"):
+        spec.update(changes)
+        with self.assertRaisesRegex(SystemExit, refusal):
             evaluate.load_spec(write_spec(self, spec))
 
+    def test_spec_must_name_its_default_among_its_algorithms(self):
+        self.assert_sample_spec_refused("default 'nope'", default="nope")
+
     def test_previous_default_must_be_another_algorithm_of_the_spec(self):
-        with open(SAMPLE_SPEC) as f:
-            spec = json.load(f)
-        spec["previous"] = "nope"
-        with self.assertRaisesRegex(SystemExit, "previous default 'nope'"):
-            evaluate.load_spec(write_spec(self, spec))
-        spec["previous"] = spec["default"]
-        with self.assertRaisesRegex(SystemExit, "is the default"):
-            evaluate.load_spec(write_spec(self, spec))
+        self.assert_sample_spec_refused("previous default 'nope'", previous="nope")
+        self.assert_sample_spec_refused("is the default", previous=evaluate.load_spec(SAMPLE_SPEC)["default"])
 
     def test_the_default_is_paired_against_the_previous_default_on_every_figure_outside_the_targets(self):
         import stats
@@ -305,6 +303,14 @@ class StaleBinaryTests(unittest.TestCase):
         self.assertEqual((rc, self.walks), (0, 1))  # not once per binary
         self.assertEqual(real_run.call_args.args[3], {"hlsplay": self.newer, "hls-origin": self.newer})
         virtual.assert_not_called()
+
+    def test_a_missing_binary_is_a_clear_refusal_naming_the_build_command(self):
+        os.remove(os.path.join(self.repo, ".build", "debug", "hls-origin"))  # a real spec starts the origin
+        with self.assertRaises(SystemExit) as refused:
+            self.main(REAL_SPEC, "--allow-stale-binary")
+        self.assertEqual(str(refused.exception),
+                         f"evaluate.py: {self.repo}/.build/debug/hls-origin is missing: run "
+                         f"`swift build --product hls-origin` in {self.repo}")
 
     def test_a_binary_counts_only_the_sources_of_its_products_targets(self):
         # hls-origin is built from Core and Origin; hlsplay also from Player and from a shim kept outside Sources/.

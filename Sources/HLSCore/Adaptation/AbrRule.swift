@@ -34,7 +34,7 @@ public enum AbrRuleName: String, Sendable, Equatable, Codable, CaseIterable {
     /// never standing aside for risk (an ablation, docs/abr.md: what the risk term is worth).
     case hlsplayMPCNoRisk = "hlsplay-mpc-no-risk"
 
-    /// The rule a session uses when `--abr` is not given (docs/abr.md, "The default rule": on the evaluation
+    /// The rule a session uses when `--abr` is not given (docs/abr.md, "hlsplay's default rule": on the evaluation
     /// traces it beats the reference rules and hlsplay's first rule on QoE, paired by trace).
     public static let `default`: AbrRuleName = .hlsplayMPC
 
