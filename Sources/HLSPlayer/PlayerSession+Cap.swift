@@ -29,14 +29,12 @@ extension PlayerSession {
             networkKey = key
             storeSnapshot = snapshot
         }
-        recorder.record(
-            .capGate(
-                GateDecisionRecord(
-                    gate: gate, lookup: lookup, networkKey: key, mode: configuration.startupCap.mode,
-                    configuration: configuration.estimateStore)))
-        // The probe and the ramp step through the video rungs: a cold start probes the lowest video
-        // rung, not an audio-only fallback below it.
-        capEvent(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder()), at: clock.now()))
+        let rungs = ladder()
+        perform(
+            lock.withLock {
+                core.gateClassified(
+                    gate, lookup: lookup, networkKey: key, estimateStore: configuration.estimateStore, ladder: rungs, at: clock.now())
+            })
     }
 
     /// Performs what the session core asked for, in order (outside the lock: the recorder has its own).

@@ -156,14 +156,7 @@ extension PlayerSession {
             evaluatePolicy(at: clock.now(), bufferSeconds: landing.bufferSeconds, phase: .startingUp, atSegmentLanding: true)
         }
         let ahead = extendBuffered(.main, to: end)
-        if let previous = lastBufferedVariant, previous != variantIndex, let from = variants.first(where: { $0.index == previous }) {
-            recorder.record(
-                .variantSwitch(
-                    VariantSwitch(
-                        fromVariantIndex: previous, toVariantIndex: variantIndex, fromBandwidthBps: from.bandwidthBps,
-                        toBandwidthBps: variant.bandwidthBps, atPositionSeconds: start)))
-        }
-        lastBufferedVariant = variantIndex
+        perform(lock.withLock { core.segmentBuffered(variantIndex: variantIndex, bandwidthBps: variant.bandwidthBps, startSeconds: start) })
         firstSegmentFetched = true
         bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
         if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }

@@ -205,7 +205,6 @@ public final class PlayerSession: @unchecked Sendable {
     var vodTimelines: [Int: SegmentTimeline] = [:]
     var liveTimeline = SegmentTimeline()
     var nextMediaSequence = 0
-    var lastBufferedVariant: Int?
     /// The latest buffered segments of the variant: media sequence, timeline start, timestamp offset and
     /// discontinuity sequence (to find the segment at the playhead, and to align alternate audio on them).
     var bufferedSegments: [(mediaSequence: Int, startSeconds: Double, offsetSeconds: Double, discontinuity: Int)] = []
@@ -548,12 +547,8 @@ public final class PlayerSession: @unchecked Sendable {
             let latency = programDateAnchor.map { anchor in
                 Date().timeIntervalSince(anchor.date.addingTimeInterval(position - anchor.mediaSeconds))
             }
-            var sample = BufferSample(
-                phase: core.timeline.phase, positionSeconds: core.timeline.positionSeconds(at: now),
-                bufferedEndSeconds: core.timeline.bufferedEndSeconds, bufferSeconds: core.timeline.bufferSeconds(at: now),
-                estimateBps: core.estimator.estimateBps, variantIndex: core.currentVariant,
-                inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes,
-                liveLatencySeconds: (isLive ?? false) ? latency : nil)
+            var sample = core.bufferSample(
+                at: now, inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes, liveLatencySeconds: (isLive ?? false) ? latency : nil)
             if let audioEnd = audioBufferedEndSeconds {
                 sample.videoBufferedEndSeconds = mainBufferedEndSeconds
                 sample.audioBufferedEndSeconds = audioEnd

@@ -270,4 +270,53 @@ import Testing
         #expect(core.overSelectionCapBps == nil)
         #expect(!SessionCoreTests.records(actions).contains { if case .capNote(let n) = $0 { n.kind == .overSelectionCapMoved } else { false } })
     }
+
+    // MARK: - Session start, segment landing, the monitor's sample
+
+    @Test func gateClassified_recordsTheGateFirst_thenACapThatProbesTheLowestVideoRung() throws {
+        var core = SessionCore(configuration: SessionCoreTests.configuration(mode: .auto), predictor: nil)
+        // An audio-only rung below the video rungs: the probe does not go down to it.
+        let ladder = [LadderRung(variantIndex: 5, bandwidthBps: 64_000, audioOnly: true)] + SessionCoreTests.rungs
+        core.ladderKnown(ladder)
+        let actions = core.gateClassified(
+            .cold(.noEstimate), lookup: .absent, networkKey: nil, estimateStore: EstimateStoreConfiguration(), ladder: ladder,
+            at: SessionCoreTests.at(0.2))
+        let records = SessionCoreTests.records(actions)
+        guard case .capGate(let gate)? = records.first else {
+            Issue.record("the gate's record comes first: \(records)")
+            return
+        }
+        #expect(gate.gate == "cold" && gate.coldReason == .noEstimate && gate.lookup == "absent" && gate.mode == .auto)
+        let change = try #require(
+            records.lazy.compactMap { if case .capChange(let c) = $0 { c } else { nil } }.first, "the cap starts: \(records)")
+        #expect(change.capBps == 300_000, "the lowest video rung, not the 64 kbit/s audio-only one")
+        #expect(core.peakBitrateCaps.startupBps == 300_000)
+    }
+
+    @Test func segmentBuffered_ofAnotherVariant_isAVariantSwitch_fromTheLastBufferedOnesBandwidth() {
+        var core = SessionCoreTests.started()
+        #expect(core.segmentBuffered(variantIndex: 1, bandwidthBps: 620_000, startSeconds: 0).isEmpty, "the first segment is no switch")
+        #expect(core.segmentBuffered(variantIndex: 1, bandwidthBps: 620_000, startSeconds: 2).isEmpty, "nor is the same variant again")
+        let actions = core.segmentBuffered(variantIndex: 3, bandwidthBps: 3_720_000, startSeconds: 4)
+        #expect(
+            actions == [
+                .record(
+                    .variantSwitch(
+                        VariantSwitch(
+                            fromVariantIndex: 1, toVariantIndex: 3, fromBandwidthBps: 620_000, toBandwidthBps: 3_720_000,
+                            atPositionSeconds: 4)))
+            ])
+        #expect(core.lastBuffered == BufferedVariant(variantIndex: 3, bandwidthBps: 3_720_000))
+    }
+
+    @Test func bufferSample_isTheMediaClockAndEstimateAtThatInstant_withTheShellsInFlightFacts() {
+        var core = SessionCoreTests.started()
+        _ = core.timeline.appendBuffered(upTo: 6, at: SessionCoreTests.at(1))
+        core.currentVariant = 2
+        let sample = core.bufferSample(at: SessionCoreTests.at(1.5), inFlightIdleSeconds: 0.25, inFlightBytes: 4_096)
+        #expect(sample.phase == core.timeline.phase && sample.bufferedEndSeconds == 6)
+        #expect(sample.bufferSeconds == core.timeline.bufferSeconds(at: SessionCoreTests.at(1.5)))
+        #expect(sample.estimateBps == core.estimator.estimateBps && sample.variantIndex == 2)
+        #expect(sample.inFlightIdleSeconds == 0.25 && sample.inFlightBytes == 4_096 && sample.liveLatencySeconds == nil)
+    }
 }

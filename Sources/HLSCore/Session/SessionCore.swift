@@ -102,6 +102,13 @@ public struct InFlightRequestInfo: Sendable, Equatable {
     }
 }
 
+/// A variant as the segments buffered from it name it (`SessionCore.lastBuffered`).
+public struct BufferedVariant: Sendable, Equatable {
+    public var variantIndex: Int
+    /// Its BANDWIDTH, bits per second.
+    public var bandwidthBps: Int
+}
+
 public struct SessionCore: Sendable {
     /// The decision rules and their tunables: the parts of the player's configuration the core reads.
     public struct Configuration: Sendable, Equatable {
@@ -180,6 +187,9 @@ public struct SessionCore: Sendable {
     public private(set) var videoLadderBitratesBps: [Int] = []
     /// The trickle rule's state of the fetch in flight (nil before the rule first judged one).
     public private(set) var trickleFetch: TrickleFetch?
+    /// The variant of the last segment buffered, with its BANDWIDTH (nil before the first): a segment of another
+    /// variant is a `variant.switch` (`segmentBuffered`).
+    public private(set) var lastBuffered: BufferedVariant?
     /// The reference rule's state (`--abr`; unused with hlsplay's own rule).
     public private(set) var abrRule: AbrRuleState
     /// The wait the last decision asked for before its request (BOLA, BOLA-E: the buffer is above the chosen
@@ -278,6 +288,41 @@ public struct SessionCore: Sendable {
         case let .ended(at, position):
             return [.record(.playbackEnded(PlaybackChange(atSeconds: at.seconds(since: sessionStart), positionSeconds: position)))]
         }
+    }
+
+    /// The estimate-availability gate is known (`lookup`: what the estimate store said for `networkKey`; nil when
+    /// it was not read): its record, then the startup/recovery cap starts on `ladder`'s video rungs — a cold start
+    /// probes the lowest video rung, not an audio-only fallback below it.
+    public mutating func gateClassified(
+        _ gate: EstimateGate, lookup: EstimateLookup?, networkKey: NetworkKey?, estimateStore: EstimateStoreConfiguration,
+        ladder: [LadderRung], at now: MonotonicInstant
+    ) -> [SessionCoreAction] {
+        let record = GateDecisionRecord(
+            gate: gate, lookup: lookup, networkKey: networkKey, mode: configuration.startupCap.mode, configuration: estimateStore)
+        return [.record(.capGate(record))] + cap(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder), at: now))
+    }
+
+    /// A segment of variant `variantIndex` (BANDWIDTH `bandwidthBps`) was buffered from `startSeconds` on the
+    /// media timeline: a `variant.switch` record when the segment buffered before it was another variant's.
+    public mutating func segmentBuffered(variantIndex: Int, bandwidthBps: Int, startSeconds: Double) -> [SessionCoreAction] {
+        defer { lastBuffered = BufferedVariant(variantIndex: variantIndex, bandwidthBps: bandwidthBps) }
+        guard let previous = lastBuffered, previous.variantIndex != variantIndex else { return [] }
+        let change = VariantSwitch(
+            fromVariantIndex: previous.variantIndex, toVariantIndex: variantIndex, fromBandwidthBps: previous.bandwidthBps,
+            toBandwidthBps: bandwidthBps, atPositionSeconds: startSeconds)
+        return [.record(.variantSwitch(change))]
+    }
+
+    /// The monitor's buffer sample at `now`: the media clock, the estimate and the current variant, with what the
+    /// shell knows of the request in flight (seconds since its last byte, its body bytes so far) and, live, the
+    /// latency behind the program date.
+    public func bufferSample(
+        at now: MonotonicInstant, inFlightIdleSeconds: Double?, inFlightBytes: Int?, liveLatencySeconds: Double? = nil
+    ) -> BufferSample {
+        BufferSample(
+            phase: timeline.phase, positionSeconds: timeline.positionSeconds(at: now), bufferedEndSeconds: timeline.bufferedEndSeconds,
+            bufferSeconds: timeline.bufferSeconds(at: now), estimateBps: estimator.estimateBps, variantIndex: currentVariant,
+            inFlightIdleSeconds: inFlightIdleSeconds, inFlightBytes: inFlightBytes, liveLatencySeconds: liveLatencySeconds)
     }
 
     /// The ladder is known (the multivariant playlist, or a media playlist played alone).

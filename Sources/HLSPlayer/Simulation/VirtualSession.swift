@@ -59,7 +59,6 @@ public final class VirtualSession {
     private var nextRequestID = 1
     /// The request ID of the current fetch's first request.
     private var fetchID = 1
-    private var lastBufferedVariant: Int?
     private var stopReason: ExitReason?
     private var stopError: String?
 
@@ -155,12 +154,9 @@ public final class VirtualSession {
         record(core.timeline.advance(to: now))
         let t = nowSeconds
         let transfer = inFlight?.transfer
-        let sample = BufferSample(
-            phase: core.timeline.phase, positionSeconds: core.timeline.positionSeconds(at: now),
-            bufferedEndSeconds: core.timeline.bufferedEndSeconds, bufferSeconds: core.timeline.bufferSeconds(at: now),
-            estimateBps: core.estimator.estimateBps, variantIndex: core.currentVariant,
-            inFlightIdleSeconds: transfer.map { t - $0.lastByteAt(at: t, link: link) },
-            inFlightBytes: transfer.map { $0.bodyBytesReceived(at: t, link: link) }, liveLatencySeconds: nil)
+        let sample = core.bufferSample(
+            at: now, inFlightIdleSeconds: transfer.map { t - $0.lastByteAt(at: t, link: link) },
+            inFlightBytes: transfer.map { $0.bodyBytesReceived(at: t, link: link) })
         recorder.record(.bufferSample(sample))
         if let f = inFlight, f.cancel == nil {
             // The byte-progress and trickle rules on the request in flight (PlayerSession.checkInFlight).
@@ -309,13 +305,9 @@ public final class VirtualSession {
             .playlistLoaded(
                 PlaylistLoaded(url: configuration.url.absoluteString, kind: "multivariant", variants: ladder.variants.count, warnings: [])))
         // The gate: a simulated session has no estimate store, so it starts cold.
-        let gate = EstimateGate.classify(nil, forcedCold: true, configuration: configuration.estimateStore)
-        recorder.record(
-            .capGate(
-                GateDecisionRecord(
-                    gate: gate, lookup: nil, networkKey: nil, mode: configuration.startupCap.mode, configuration: configuration.estimateStore)))
-        // The probe and the ramp step through the video rungs, not an audio-only fallback below them.
-        perform(core.cap(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder.rungs), at: now)))
+        let store = configuration.estimateStore
+        let gate = EstimateGate.classify(nil, forcedCold: true, configuration: store)
+        perform(core.gateClassified(gate, lookup: nil, networkKey: nil, estimateStore: store, ladder: ladder.rungs, at: now))
         if core.predictor != nil {
             let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: core.videoLadderBitratesBps)
             if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem))) }
@@ -332,14 +324,7 @@ public final class VirtualSession {
             evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
         }
         record(core.timeline.appendBuffered(upTo: end, at: now))
-        if let previous = lastBufferedVariant, previous != v {
-            recorder.record(
-                .variantSwitch(
-                    VariantSwitch(
-                        fromVariantIndex: previous, toVariantIndex: v, fromBandwidthBps: ladder.variants[previous].bandwidthBps,
-                        toBandwidthBps: rung.bandwidthBps, atPositionSeconds: start)))
-        }
-        lastBufferedVariant = v
+        perform(core.segmentBuffered(variantIndex: v, bandwidthBps: rung.bandwidthBps, startSeconds: start))
         recorder.record(
             .segmentBuffered(
                 SegmentBuffered(
