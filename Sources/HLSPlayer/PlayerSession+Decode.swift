@@ -252,27 +252,12 @@ extension PlayerSession {
     /// The first frame playback waits for (`kind` video, or audio for a variant without video).
     func markFirstFrame(kind: String, width: Int?, height: Int?, pts: Double?, variantIndex: Int) {
         let now = clock.now()
-        let (record, actions): (FirstFrame?, [PlaybackAction]) = lock.withLock {
-            guard !core.timeline.firstFrameDecoded else { return (nil, []) }
-            let at = secondsSinceStart(now)
-            breakdown.firstFrameAtSeconds = at
-            if let last = breakdown.firstSegmentLastByteAtSeconds, let first = breakdown.firstSegmentFirstByteAtSeconds {
-                breakdown.firstSegmentFirstByteSeconds = first - (breakdown.mediaPlaylistAtSeconds ?? 0)
-                breakdown.firstSegmentLastByteSeconds = last - first
-            }
-            breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
-            let actions = core.timeline.markFirstFrameDecoded(at: now)
-            return (
-                FirstFrame(
-                    timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height,
-                    ptsSeconds: pts, breakdown: breakdown), actions
-            )
+        let (actions, clockActions) = lock.withLock {
+            core.firstFrame(
+                at: now, sessionStart: sessionStart, variantIndex: variantIndex, kind: kind, width: width, height: height, ptsSeconds: pts)
         }
-        if let record {
-            recorder.record(.firstFrame(record))
-            capEvent(.firstFrame(at: now))
-        }
-        self.record(actions)
+        perform(actions)
+        record(clockActions)
     }
 }
 

@@ -133,9 +133,8 @@ extension PlayerSession {
                     core.transferCompleted(purpose: purpose, sample: sample, rttSeconds: response.tcpInfo?.rttSeconds)
                 }
                 if purpose == .segment && !firstSegmentFetched {
-                    lock.withLock {
-                        breakdown.firstSegmentFirstByteAtSeconds = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
-                    }
+                    let firstByteAt = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
+                    lock.withLock { core.segmentFirstByte(atSeconds: firstByteAt) }
                 }
                 var end = RequestEnd(
                     requestID: requestID, url: sentURL, purpose: purpose, status: response.statusCode,

@@ -137,11 +137,8 @@ extension PlayerSession {
         }
         if !firstSegmentFetched {
             // Before the packets reach the decoder, which reports the first frame with this breakdown.
-            lock.withLock {
-                breakdown.firstSegmentLastByteAtSeconds = secondsSinceStart(response.finishedAt)
-                breakdown.demuxedAtSeconds = secondsSinceStart(demuxEnded)
-                breakdown.demuxSeconds = demuxSeconds
-            }
+            let (lastByteAt, demuxedAt) = (secondsSinceStart(response.finishedAt), secondsSinceStart(demuxEnded))
+            lock.withLock { core.segmentDemuxed(lastByteAtSeconds: lastByteAt, demuxedAtSeconds: demuxedAt, demuxSeconds: demuxSeconds) }
         }
         buffer.append(buffered)
         lastSegmentPacketBytes = kept.reduce(0) { $0 + $1.size }

@@ -304,7 +304,6 @@ public final class PlayerSession: @unchecked Sendable {
     var stopReason: ExitReason?
     var stopError: String?
     var stopCategory: SessionFailure.Category?
-    var breakdown = StartupBreakdown()
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
     /// Video packets the decode loop skipped so far waiting for an independent frame for a new decoder.
@@ -508,7 +507,7 @@ public final class PlayerSession: @unchecked Sendable {
             let actions = core.timeline.finish(at: now)
             return (
                 actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopReason ?? .completed,
-                stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, breakdown
+                stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, core.breakdown
             )
         }
         record(actions)
@@ -653,7 +652,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// buffer starved for CMCD.
     func record(_ actions: [PlaybackAction]) {
         for action in actions {
-            perform(lock.withLock { core.mediaClock(action, sessionStart: sessionStart, firstFrameAtSeconds: breakdown.firstFrameAtSeconds) })
+            perform(lock.withLock { core.mediaClock(action, sessionStart: sessionStart) })
             switch action {
             case let .started(at, _, _):
                 liveEvent(.playbackStarted(at: at))
@@ -693,10 +692,7 @@ public final class PlayerSession: @unchecked Sendable {
         ).value(orFailing: "multivariant playlist", url: shown(configuration.url))
         let parsed = try parsePlaylist(top)
         let doneAt = secondsSinceStart(top.finishedAt)
-        lock.withLock {
-            breakdown.multivariantPlaylistAtSeconds = doneAt
-            breakdown.multivariantPlaylistSeconds = doneAt
-        }
+        lock.withLock { core.multivariantPlaylistLoaded(atSeconds: doneAt) }
         switch parsed {
         case .multivariant(let mv):
             recorder.record(
@@ -732,10 +728,7 @@ public final class PlayerSession: @unchecked Sendable {
         case .media(let media):
             variants = [VariantInfo(index: 0, uri: top.effectiveURL, bandwidthBps: 0, resolution: nil)]
             adopt(media, variantIndex: 0, url: top.effectiveURL, changed: true)
-            lock.withLock {
-                breakdown.mediaPlaylistAtSeconds = doneAt
-                breakdown.mediaPlaylistSeconds = 0
-            }
+            lock.withLock { core.mediaPlaylistLoaded(atSeconds: doneAt, playedAlone: true) }
         }
         let allRungs = variants.map {
             LadderRung(
@@ -763,13 +756,8 @@ public final class PlayerSession: @unchecked Sendable {
             loadIndex = chooseRedundant(forRung: decision.variantIndex)
         }
         currentLoadIndex = loadIndex
-        lock.withLock {
-            if breakdown.mediaPlaylistAtSeconds == nil {
-                let at = secondsSinceStart(clock.now())
-                breakdown.mediaPlaylistAtSeconds = at
-                breakdown.mediaPlaylistSeconds = at - (breakdown.multivariantPlaylistAtSeconds ?? 0)
-            }
-        }
+        let mediaPlaylistAt = secondsSinceStart(clock.now())
+        lock.withLock { core.mediaPlaylistLoaded(atSeconds: mediaPlaylistAt) }
         guard !playlist.segments.isEmpty else {
             if playlist.endList {
                 throw SessionFailure(

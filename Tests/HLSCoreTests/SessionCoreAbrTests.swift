@@ -119,7 +119,7 @@ import Testing
         _ = core.decide(ladder: Self.rungs, at: SessionCoreTests.at(4), mediaSequence: 4, segmentDurationSeconds: 6)
         #expect((core.abrRule.bolaE?.placeholderSeconds ?? 0) > 0, "BOLA-E's start raises the placeholder to the throughput rung's level")
         _ = core.mediaClock(
-            .stallStarted(at: SessionCoreTests.at(5), positionSeconds: 1), sessionStart: SessionCoreTests.at(0), firstFrameAtSeconds: 1)
+            .stallStarted(at: SessionCoreTests.at(5), positionSeconds: 1), sessionStart: SessionCoreTests.at(0))
         #expect(core.abrRule.bolaE?.placeholderSeconds == 0)
     }
 

@@ -319,4 +319,64 @@ import Testing
         #expect(sample.estimateBps == core.estimator.estimateBps && sample.variantIndex == 2)
         #expect(sample.inFlightIdleSeconds == 0.25 && sample.inFlightBytes == 4_096 && sample.liveLatencySeconds == nil)
     }
+
+    // MARK: - The start's breakdown
+
+    @Test func breakdown_isFilledByTheStartsEvents_andTheFirstFrameCarriesIt_once() throws {
+        var core = SessionCoreTests.started()
+        core.multivariantPlaylistLoaded(atSeconds: 0.1)
+        core.mediaPlaylistLoaded(atSeconds: 0.3)
+        core.mediaPlaylistLoaded(atSeconds: 5) // a later playlist (a switch) is no part of the start
+        core.segmentFirstByte(atSeconds: 0.4) // a request abandoned before any segment was buffered…
+        core.segmentFirstByte(atSeconds: 0.45) // …is replaced by the one that was
+        core.segmentDemuxed(lastByteAtSeconds: 0.9, demuxedAtSeconds: 0.95, demuxSeconds: 0.05)
+        _ = core.timeline.appendBuffered(upTo: 2, at: SessionCoreTests.at(0.95))
+        _ = core.segmentBuffered(variantIndex: 0, bandwidthBps: 300_000, startSeconds: 0)
+        core.segmentFirstByte(atSeconds: 1.0) // the next segment's: after the first was buffered
+        core.segmentDemuxed(lastByteAtSeconds: 1.5, demuxedAtSeconds: 1.6, demuxSeconds: 0.1)
+
+        var reference = core
+        let (actions, _) = core.firstFrame(
+            at: SessionCoreTests.at(1.1), sessionStart: SessionCoreTests.at(0), variantIndex: 0, width: 640, height: 360, ptsSeconds: 0)
+        let records = SessionCoreTests.records(actions)
+        guard case .firstFrame(let frame)? = records.first else {
+            Issue.record("frame.first first: \(records)")
+            return
+        }
+        let b = frame.breakdown
+        #expect(frame.timeToFirstFrameSeconds == 1.1 && frame.width == 640 && frame.kind == "video")
+        #expect(b.multivariantPlaylistSeconds == 0.1 && b.mediaPlaylistAtSeconds == 0.3)
+        #expect(abs((b.mediaPlaylistSeconds ?? 0) - 0.2) < 1e-12, "since the multivariant playlist")
+        #expect(b.firstSegmentFirstByteAtSeconds == 0.45 && b.firstSegmentLastByteAtSeconds == 0.9 && b.demuxSeconds == 0.05)
+        #expect(abs((b.firstSegmentFirstByteSeconds ?? 0) - 0.15) < 1e-12 && abs((b.firstSegmentLastByteSeconds ?? 0) - 0.45) < 1e-12)
+        #expect(abs((b.firstFrameDecodeSeconds ?? 0) - 0.15) < 1e-12, "from the demux's end to the frame")
+        #expect(b.firstFrameAtSeconds == 1.1 && core.breakdown == b)
+        #expect(actions == [.record(.firstFrame(frame))] + reference.cap(.firstFrame(at: SessionCoreTests.at(1.1))), "then the cap hears of it")
+
+        let again = core.firstFrame(
+            at: SessionCoreTests.at(1.2), sessionStart: SessionCoreTests.at(0), variantIndex: 1, width: nil, height: nil, ptsSeconds: nil)
+        #expect(again.actions.isEmpty && again.clock.isEmpty && core.breakdown.firstFrameAtSeconds == 1.1, "only the first frame")
+    }
+
+    @Test func mediaPlaylistPlayedAlone_tookNoTimeOfItsOwn() {
+        var core = SessionCoreTests.started()
+        core.multivariantPlaylistLoaded(atSeconds: 0.2)
+        core.mediaPlaylistLoaded(atSeconds: 0.2, playedAlone: true)
+        #expect(core.breakdown.mediaPlaylistSeconds == 0 && core.breakdown.mediaPlaylistAtSeconds == 0.2)
+    }
+
+    @Test func firstFrame_withTheStartBufferFull_startsTheClock_andTheStartCarriesItsWaitSinceTheFrame() throws {
+        var core = SessionCoreTests.started()
+        _ = core.timeline.appendBuffered(upTo: 30, at: SessionCoreTests.at(0.5))
+        let (_, clock) = core.firstFrame(
+            at: SessionCoreTests.at(0.8), sessionStart: SessionCoreTests.at(0.3), variantIndex: 0, width: nil, height: nil, ptsSeconds: nil)
+        let started = try #require(clock.first { if case .started = $0 { true } else { false } }, "the clock starts: \(clock)")
+        let records = SessionCoreTests.records(core.mediaClock(started, sessionStart: SessionCoreTests.at(0.3)))
+        guard case .playbackStarted(let start)? = records.first else {
+            Issue.record("playback.started: \(records)")
+            return
+        }
+        #expect(abs(start.atSeconds - 0.5) < 1e-9, "session seconds")
+        #expect(start.timeToFirstFrameSeconds.map { abs($0 - 0.5) < 1e-9 } == true && start.startupWaitSeconds.map { abs($0) < 1e-9 } == true)
+    }
 }

@@ -190,6 +190,9 @@ public struct SessionCore: Sendable {
     /// The variant of the last segment buffered, with its BANDWIDTH (nil before the first): a segment of another
     /// variant is a `variant.switch` (`segmentBuffered`).
     public private(set) var lastBuffered: BufferedVariant?
+    /// Time to first frame and its parts, seconds since the session started: filled by the start's events
+    /// (`multivariantPlaylistLoaded` … `firstFrame`); the `frame.first` record and the summary carry it.
+    public private(set) var breakdown = StartupBreakdown()
     /// The reference rule's state (`--abr`; unused with hlsplay's own rule).
     public private(set) var abrRule: AbrRuleState
     /// The wait the last decision asked for before its request (BOLA, BOLA-E: the buffer is above the chosen
@@ -260,9 +263,10 @@ public struct SessionCore: Sendable {
     }
 
     /// The media clock did something (started, stalled, resumed, ended): its record, stamped in seconds since
-    /// `sessionStart`; the first start carries the wait since the first frame (`firstFrameAtSeconds`, session
-    /// seconds, nil before one); a stall also tells the startup/recovery cap.
-    public mutating func mediaClock(_ action: PlaybackAction, sessionStart: MonotonicInstant, firstFrameAtSeconds: Double?) -> [SessionCoreAction] {
+    /// `sessionStart`; the first start carries the wait since the first frame (`breakdown`); a stall also tells the
+    /// startup/recovery cap.
+    public mutating func mediaClock(_ action: PlaybackAction, sessionStart: MonotonicInstant) -> [SessionCoreAction] {
+        let firstFrameAtSeconds = breakdown.firstFrameAtSeconds
         switch action {
         case let .started(at, position, buffered):
             defer { playbackStartRecorded = true }
@@ -311,6 +315,61 @@ public struct SessionCore: Sendable {
             fromVariantIndex: previous.variantIndex, toVariantIndex: variantIndex, fromBandwidthBps: previous.bandwidthBps,
             toBandwidthBps: bandwidthBps, atPositionSeconds: startSeconds)
         return [.record(.variantSwitch(change))]
+    }
+
+    // MARK: - The start's breakdown (session seconds: since the session started)
+
+    /// The multivariant playlist (or a media playlist played alone) arrived at `atSeconds`.
+    public mutating func multivariantPlaylistLoaded(atSeconds: Double) {
+        breakdown.multivariantPlaylistAtSeconds = atSeconds
+        breakdown.multivariantPlaylistSeconds = atSeconds
+    }
+
+    /// The first variant's media playlist arrived at `atSeconds` (later ones change nothing); `playedAlone`: the
+    /// session's URL was this media playlist, so loading it took no time of its own.
+    public mutating func mediaPlaylistLoaded(atSeconds: Double, playedAlone: Bool = false) {
+        guard breakdown.mediaPlaylistAtSeconds == nil else { return }
+        breakdown.mediaPlaylistAtSeconds = atSeconds
+        breakdown.mediaPlaylistSeconds = playedAlone ? 0 : atSeconds - (breakdown.multivariantPlaylistAtSeconds ?? 0)
+    }
+
+    /// A segment request's first byte came at `atSeconds`, before any segment was buffered (a request abandoned
+    /// before the first segment was buffered is overwritten by the one that was).
+    public mutating func segmentFirstByte(atSeconds: Double) {
+        guard lastBuffered == nil else { return }
+        breakdown.firstSegmentFirstByteAtSeconds = atSeconds
+    }
+
+    /// The first segment to be buffered finished arriving at `lastByteAtSeconds` and was demuxed by
+    /// `demuxedAtSeconds` in `demuxSeconds` (before `segmentBuffered`; later segments change nothing).
+    public mutating func segmentDemuxed(lastByteAtSeconds: Double, demuxedAtSeconds: Double, demuxSeconds: Double) {
+        guard lastBuffered == nil else { return }
+        breakdown.firstSegmentLastByteAtSeconds = lastByteAtSeconds
+        breakdown.demuxedAtSeconds = demuxedAtSeconds
+        breakdown.demuxSeconds = demuxSeconds
+    }
+
+    /// The first frame playback waits for was decoded at `now` (a demux-only session: the first segment buffered):
+    /// the breakdown's last parts; returns the `frame.first` record and the cap's `firstFrame` actions, and what the
+    /// media clock did (it may start), which the shell passes to `mediaClock` with its own reactions (live, CMCD).
+    /// Nothing after the first.
+    public mutating func firstFrame(
+        at now: MonotonicInstant, sessionStart: MonotonicInstant, variantIndex: Int, kind: String = "video", width: Int?, height: Int?,
+        ptsSeconds: Double?
+    ) -> (actions: [SessionCoreAction], clock: [PlaybackAction]) {
+        guard !timeline.firstFrameDecoded else { return ([], []) }
+        let at = now.seconds(since: sessionStart)
+        breakdown.firstFrameAtSeconds = at
+        if let last = breakdown.firstSegmentLastByteAtSeconds, let first = breakdown.firstSegmentFirstByteAtSeconds {
+            breakdown.firstSegmentFirstByteSeconds = first - (breakdown.mediaPlaylistAtSeconds ?? 0)
+            breakdown.firstSegmentLastByteSeconds = last - first
+        }
+        breakdown.firstFrameDecodeSeconds = at - (breakdown.demuxedAtSeconds ?? at)
+        let clock = timeline.markFirstFrameDecoded(at: now)
+        let record = FirstFrame(
+            timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height, ptsSeconds: ptsSeconds,
+            breakdown: breakdown)
+        return ([.record(.firstFrame(record))] + cap(.firstFrame(at: now)), clock)
     }
 
     /// The monitor's buffer sample at `now`: the media clock, the estimate and the current variant, with what the

@@ -249,18 +249,3 @@ extension SimulatedLadder {
         }
     }
 }
-
-extension StartupBreakdown {
-    /// A demux-only virtual session: the first segment's last byte is its demux and its first frame, at `atSeconds`.
-    mutating func demuxOnlyFirstFrame(lastByteAtSeconds: Double, atSeconds: Double) {
-        firstSegmentLastByteAtSeconds = lastByteAtSeconds
-        demuxedAtSeconds = lastByteAtSeconds
-        demuxSeconds = 0
-        firstFrameAtSeconds = atSeconds
-        if let first = firstSegmentFirstByteAtSeconds {
-            firstSegmentFirstByteSeconds = first - (mediaPlaylistAtSeconds ?? 0)
-            firstSegmentLastByteSeconds = lastByteAtSeconds - first
-        }
-        firstFrameDecodeSeconds = 0
-    }
-}

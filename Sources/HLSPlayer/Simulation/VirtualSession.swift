@@ -34,6 +34,8 @@ public final class VirtualSession {
     static let loopbackRTTSeconds = 0.000_05
     /// A session that has not reached its end after this much virtual time stops (a dead link never delivers).
     static let virtualTimeLimitSeconds = 6 * 3600.0
+    /// The manual clock starts at its epoch: session seconds are the clock's.
+    static let sessionStart = MonotonicInstant(nanoseconds: 0)
 
     private let clock = ManualClock()
     private let recorder: SessionRecorder
@@ -41,7 +43,6 @@ public final class VirtualSession {
     private var link: any SimulatedLink { connection.link }
     private var core: SessionCore
     private var loader: LoaderCore
-    private var breakdown = StartupBreakdown()
 
     // I/O: the request on the link, the loader's timer, what the log has said.
     private struct InFlight {
@@ -138,7 +139,7 @@ public final class VirtualSession {
         }
         record(core.timeline.finish(at: now))
         recorder.record(.decodeStats(DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)))
-        recorder.setBreakdown(breakdown)
+        recorder.setBreakdown(core.breakdown)
         let (start, position) = (core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now))
         let estimate = core.estimator.hasEstimate ? core.estimator.estimateBps : nil
         return recorder.finish { builder in
@@ -198,7 +199,7 @@ public final class VirtualSession {
 
     private func record(_ actions: [PlaybackAction]) {
         for action in actions {
-            perform(core.mediaClock(action, sessionStart: MonotonicInstant(seconds: 0), firstFrameAtSeconds: breakdown.firstFrameAtSeconds))
+            perform(core.mediaClock(action, sessionStart: Self.sessionStart))
         }
     }
 
@@ -272,7 +273,7 @@ public final class VirtualSession {
         let transfer = f.transfer
         let (timings, sample) = transfer.measured
         let (verdict, throughput) = core.transferCompleted(purpose: f.work.purpose, sample: sample, rttSeconds: Self.loopbackRTTSeconds)
-        if f.work.segment != nil, breakdown.firstFrameAtSeconds == nil { breakdown.firstSegmentFirstByteAtSeconds = transfer.firstByteAt }
+        if f.work.segment != nil { core.segmentFirstByte(atSeconds: transfer.firstByteAt) }
         recorder.record(
             .requestEnd(
                 RequestEnd(
@@ -281,10 +282,7 @@ public final class VirtualSession {
                     throughputBps: throughput, sampleVerdict: verdict)))
         switch f.work {
         case .multivariant: multivariantLoaded(at: transfer.completesAt)
-        case .mediaPlaylist(_, let afterStartup, _) where afterStartup && breakdown.mediaPlaylistAtSeconds == nil:
-            breakdown.mediaPlaylistAtSeconds = nowSeconds
-            breakdown.mediaPlaylistSeconds = nowSeconds - (breakdown.multivariantPlaylistAtSeconds ?? 0)
-        case .mediaPlaylist: break
+        case .mediaPlaylist(_, let afterStartup, _): if afterStartup { core.mediaPlaylistLoaded(atSeconds: nowSeconds) }
         case .segment(let v, let i):
             let observation = TransferObservation(
                 bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
@@ -299,8 +297,7 @@ public final class VirtualSession {
     }
 
     private func multivariantLoaded(at t: Double) {
-        breakdown.multivariantPlaylistAtSeconds = t
-        breakdown.multivariantPlaylistSeconds = t
+        core.multivariantPlaylistLoaded(atSeconds: t)
         recorder.record(
             .playlistLoaded(
                 PlaylistLoaded(url: configuration.url.absoluteString, kind: "multivariant", variants: ladder.variants.count, warnings: [])))
@@ -324,6 +321,8 @@ public final class VirtualSession {
             evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
         }
         record(core.timeline.appendBuffered(upTo: end, at: now))
+        // Demux takes no virtual time: the first segment is demuxed as its last byte lands.
+        core.segmentDemuxed(lastByteAtSeconds: finishedAt, demuxedAtSeconds: nowSeconds, demuxSeconds: 0)
         perform(core.segmentBuffered(variantIndex: v, bandwidthBps: rung.bandwidthBps, startSeconds: start))
         recorder.record(
             .segmentBuffered(
@@ -331,17 +330,12 @@ public final class VirtualSession {
                     variantIndex: v, bandwidthBps: rung.bandwidthBps, mediaSequence: i, startSeconds: start,
                     durationSeconds: rung.segments[i].durationSeconds, bytes: bytes, videoPackets: 0, audioPackets: 0, corruptPackets: 0,
                     demuxSeconds: 0, bufferedEndSeconds: end, bufferSeconds: core.timeline.bufferSeconds(at: now))))
-        guard breakdown.firstFrameAtSeconds == nil else { return }
         // Demux only: the first buffered segment stands in for the first frame (PlayerSession.markFirstFrame).
-        breakdown.demuxOnlyFirstFrame(lastByteAtSeconds: finishedAt, atSeconds: nowSeconds)
-        let actions = core.timeline.markFirstFrameDecoded(at: now)
-        recorder.record(
-            .firstFrame(
-                FirstFrame(
-                    timeToFirstFrameSeconds: nowSeconds, variantIndex: v, width: rung.resolution?.width, height: rung.resolution?.height,
-                    ptsSeconds: nil, breakdown: breakdown)))
-        perform(core.cap(.firstFrame(at: now)))
-        record(actions)
+        let (actions, clockActions) = core.firstFrame(
+            at: now, sessionStart: Self.sessionStart, variantIndex: v, width: rung.resolution?.width, height: rung.resolution?.height,
+            ptsSeconds: nil)
+        perform(actions)
+        record(clockActions)
     }
 }
 
