@@ -24,8 +24,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// Stop after this much media has played, seconds (nil: VOD to the end, live until interrupted).
     public var durationLimitSeconds: Double?
     /// AVPlayerItem.preferredForwardBufferDuration: keep fetching while the
-    /// forward buffer is below this, seconds. 0 = automatic
-    /// (`automaticForwardBufferSeconds`).
+    /// forward buffer is below this, seconds. 0 = the policy's, else automatic
+    /// (`SessionCore.automaticForwardBufferSeconds`).
     public var preferredForwardBufferDurationSeconds: Double = 0
     /// AVPlayerItem.preferredPeakBitRate: variants whose BANDWIDTH exceeds this are not chosen, bits per second (nil = no cap).
     public var preferredPeakBitRateBps: Int?
@@ -132,25 +132,11 @@ public struct PlayerConfiguration: Sendable, Encodable {
     /// alone. Bytes.
     public static let defaultMaxForwardBufferBytes = 256 << 20
 
-    /// The forward buffer target used when preferredForwardBufferDuration is 0, seconds.
-    public static let automaticForwardBufferSeconds: Double = 30
-
-    /// The forward-buffer target in force, seconds: the user's
-    /// preferredForwardBufferDuration, else the playback policy's (if any),
-    /// else automatic — never below the startup and resume thresholds, since a
-    /// target under the resume threshold would stop fetching before playback
-    /// could ever resume after a stall.
-    public func forwardBufferTargetSeconds(policySeconds: Double?, startupSeconds: Double, resumeSeconds: Double) -> Double {
-        let preferred =
-            preferredForwardBufferDurationSeconds > 0
-            ? preferredForwardBufferDurationSeconds
-            : (policySeconds ?? Self.automaticForwardBufferSeconds)
-        return max(preferred, startupSeconds, resumeSeconds)
-    }
-
     /// The target with no playback policy in force.
     public var forwardBufferTargetSeconds: Double {
-        forwardBufferTargetSeconds(policySeconds: nil, startupSeconds: playback.startupBufferSeconds, resumeSeconds: playback.resumeBufferSeconds)
+        SessionCore.forwardBufferTargetSeconds(
+            preferredSeconds: preferredForwardBufferDurationSeconds, policySeconds: nil, startupSeconds: playback.startupBufferSeconds,
+            resumeSeconds: playback.resumeBufferSeconds)
     }
 
     public init(url: URL) { self.url = url }
@@ -165,6 +151,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             startupBufferSetByUser: startupBufferSetByUser)
         c.abr = abr
         c.trickle = trickle
+        c.preferredForwardBufferDurationSeconds = preferredForwardBufferDurationSeconds
         return c
     }
 

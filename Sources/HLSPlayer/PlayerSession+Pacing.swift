@@ -23,7 +23,7 @@ extension PlayerSession {
 
     /// The bound of `kind` for `track` now: from that track's playlist and the forward-buffer target.
     func requestRateLimit(_ kind: PacedRequestKind, track: String?) -> RequestRateLimit {
-        let target = lock.withLock { forwardBufferTarget() }
+        let target = lock.withLock { core.forwardBufferTargetSeconds }
         let playlist: MediaPlaylist? =
             track == "audio"
             ? audio?.playlist

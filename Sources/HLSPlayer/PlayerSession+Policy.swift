@@ -29,16 +29,6 @@ extension PlayerSession {
         logThresholdClamps()
     }
 
-    /// The forward-buffer target in force (under the lock): the user's
-    /// preferredForwardBufferDuration, else the policy's, else automatic —
-    /// never below the startup and resume thresholds.
-    func forwardBufferTarget() -> Double {
-        configuration.forwardBufferTargetSeconds(
-            policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
-            startupSeconds: core.timeline.configuration.startupBufferSeconds,
-            resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
-    }
-
     /// One predictor + controller step on the monitor: features → risk → policy (SessionCore.policyStep).
     func evaluatePolicy(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
         // A stall is the buffer running dry while playing: on the monitor, the

@@ -975,7 +975,7 @@ public final class PlayerSession: @unchecked Sendable {
                     bufferSeconds: core.timeline.bufferSeconds(at: now), bufferedBytes: bytes,
                     expectedSegmentBytes: lastSegmentPacketBytes),
                 ForwardBufferBounds(
-                    targetSeconds: forwardBufferTarget(), maxBytes: configuration.maxForwardBufferBytes,
+                    targetSeconds: core.forwardBufferTargetSeconds, maxBytes: configuration.maxForwardBufferBytes,
                     floorSeconds: max(core.timeline.startupThresholdSeconds, core.timeline.resumeThresholdSeconds))
             )
         }

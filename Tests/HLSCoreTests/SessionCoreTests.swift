@@ -379,4 +379,31 @@ import Testing
         #expect(abs(start.atSeconds - 0.5) < 1e-9, "session seconds")
         #expect(start.timeToFirstFrameSeconds.map { abs($0 - 0.5) < 1e-9 } == true && start.startupWaitSeconds.map { abs($0) < 1e-9 } == true)
     }
+
+    // MARK: - The forward-buffer target
+
+    @Test func forwardBufferTarget_isTheUsersElseAutomatic_neverBelowTheStartAndResumeThresholds() {
+        var configuration = SessionCoreTests.configuration()
+        var core = SessionCore(configuration: configuration, predictor: nil)
+        #expect(core.forwardBufferTargetSeconds == SessionCore.automaticForwardBufferSeconds, "no user target, no policy")
+        configuration.preferredForwardBufferDurationSeconds = 12
+        core = SessionCore(configuration: configuration, predictor: nil)
+        #expect(core.forwardBufferTargetSeconds == 12)
+        // A 1 s target under the resume threshold would stop loading before a stall could end.
+        configuration.preferredForwardBufferDurationSeconds = 1
+        core = SessionCore(configuration: configuration, predictor: nil)
+        let floor = max(core.timeline.configuration.startupBufferSeconds, core.timeline.configuration.resumeBufferSeconds)
+        #expect(floor > 1 && core.forwardBufferTargetSeconds == floor)
+        #expect(SessionCore.forwardBufferTargetSeconds(preferredSeconds: 0, policySeconds: 45, startupSeconds: 2, resumeSeconds: 4) == 45)
+        #expect(SessionCore.forwardBufferTargetSeconds(preferredSeconds: 20, policySeconds: 45, startupSeconds: 2, resumeSeconds: 4) == 20)
+    }
+
+    @Test func loaderInputs_areTheMediaClockTheTargetAndThePeakCapInForce() {
+        var core = SessionCoreTests.started()
+        _ = core.timeline.appendBuffered(upTo: 8, at: SessionCoreTests.at(1))
+        let inputs = core.loaderInputs(at: SessionCoreTests.at(1.5))
+        #expect(inputs.bufferSeconds == core.timeline.bufferSeconds(at: SessionCoreTests.at(1.5)) && inputs.bufferedEndSeconds == 8)
+        #expect(inputs.forwardBufferTargetSeconds == core.forwardBufferTargetSeconds && inputs.peakCapBps == core.peakBitrateCaps.effectiveBps)
+        #expect(!inputs.byteBoundHolds && core.loaderInputs(at: SessionCoreTests.at(1.5), byteBoundHolds: true).byteBoundHolds)
+    }
 }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct ConfigurationTests {
     @Test func forwardBufferTarget_zeroIsAutomatic() {
         let c = PlayerConfiguration(url: URL(string: "http://127.0.0.1/x.m3u8")!)
-        #expect(c.forwardBufferTargetSeconds == PlayerConfiguration.automaticForwardBufferSeconds)
+        #expect(c.forwardBufferTargetSeconds == SessionCore.automaticForwardBufferSeconds)
     }
 
     @Test func forwardBufferTarget_neverBelowResumeThreshold() {

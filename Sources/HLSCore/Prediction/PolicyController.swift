@@ -50,7 +50,7 @@ public struct PolicyController: Sendable, Equatable {
         public var failurePolicy: PlaybackPolicy = .preload
 
         /// Knobs per policy, seconds (the downshift's cap is computed on entry). lowLatency keeps the automatic
-        /// forward-buffer target (`PlayerConfiguration.automaticForwardBufferSeconds`) and the riskier policies add
+        /// forward-buffer target (`SessionCore.automaticForwardBufferSeconds`) and the riskier policies add
         /// to it: only buffer built before a throughput drop protects. Every policy resumes at most at the
         /// uncontrolled 4 s, since nearly every stall begins in defensiveDownshift and its resume threshold sets the
         /// stall length. The values that lost, and by how much: docs/stall-prediction.md, "Controller on vs off".

@@ -133,6 +133,9 @@ public struct SessionCore: Sendable {
         public var startupBufferSetByUser: Bool
         /// `--abr`: the adaptation rule (`AbrRuleName.default` unless given).
         public var abr: AbrRuleName = .default
+        /// `--forward-buffer` (AVPlayerItem.preferredForwardBufferDuration): keep loading while the forward buffer is
+        /// below this, seconds; 0: the policy's target, else `SessionCore.automaticForwardBufferSeconds`.
+        public var preferredForwardBufferDurationSeconds: Double = 0
 
         public init(
             playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
@@ -370,6 +373,37 @@ public struct SessionCore: Sendable {
             timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height, ptsSeconds: ptsSeconds,
             breakdown: breakdown)
         return ([.record(.firstFrame(record))] + cap(.firstFrame(at: now)), clock)
+    }
+
+    // MARK: - The forward-buffer target
+
+    /// The forward-buffer target when the user set none and no policy is in force, seconds.
+    public static let automaticForwardBufferSeconds: Double = 30
+
+    /// The forward-buffer target, seconds: the user's (`preferredSeconds` > 0), else the policy's
+    /// (`policySeconds`), else automatic; never below the startup and resume thresholds, since a target under the
+    /// resume threshold would stop loading before playback could ever resume after a stall.
+    public static func forwardBufferTargetSeconds(
+        preferredSeconds: Double, policySeconds: Double?, startupSeconds: Double, resumeSeconds: Double
+    ) -> Double {
+        let target = preferredSeconds > 0 ? preferredSeconds : (policySeconds ?? automaticForwardBufferSeconds)
+        return max(target, startupSeconds, resumeSeconds)
+    }
+
+    /// The forward-buffer target in force now: the user's, the policy's knobs, the media clock's thresholds (which a
+    /// policy may have moved).
+    public var forwardBufferTargetSeconds: Double {
+        Self.forwardBufferTargetSeconds(
+            preferredSeconds: configuration.preferredForwardBufferDurationSeconds,
+            policySeconds: policyKnobs?.preferredForwardBufferDurationSeconds, startupSeconds: timeline.configuration.startupBufferSeconds,
+            resumeSeconds: timeline.configuration.resumeBufferSeconds)
+    }
+
+    /// What the loader decides on at `now` (LoaderCore): the buffer, the target, the buffered end, the peak cap in force.
+    public func loaderInputs(at now: MonotonicInstant, byteBoundHolds: Bool = false) -> LoaderCore.Inputs {
+        LoaderCore.Inputs(
+            bufferSeconds: timeline.bufferSeconds(at: now), forwardBufferTargetSeconds: forwardBufferTargetSeconds,
+            bufferedEndSeconds: timeline.bufferedEndSeconds, peakCapBps: peakBitrateCaps.effectiveBps, byteBoundHolds: byteBoundHolds)
     }
 
     /// The monitor's buffer sample at `now`: the media clock, the estimate and the current variant, with what the

@@ -234,15 +234,7 @@ public final class VirtualSession {
         loader.variants.flatMap { $0.segmentDurationsSeconds ?? [] }.max()
     }
 
-    private var loaderInputs: LoaderCore.Inputs {
-        let target = configuration.forwardBufferTargetSeconds(
-            policySeconds: core.policyKnobs?.preferredForwardBufferDurationSeconds,
-            startupSeconds: core.timeline.configuration.startupBufferSeconds,
-            resumeSeconds: core.timeline.configuration.resumeBufferSeconds)
-        return LoaderCore.Inputs(
-            bufferSeconds: core.timeline.bufferSeconds(at: now), forwardBufferTargetSeconds: target,
-            bufferedEndSeconds: core.timeline.bufferedEndSeconds, peakCapBps: core.peakBitrateCaps.effectiveBps)
-    }
+    private var loaderInputs: LoaderCore.Inputs { core.loaderInputs(at: now) }
 
     // MARK: - Requests
 
