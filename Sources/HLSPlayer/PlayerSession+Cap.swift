@@ -73,23 +73,23 @@ extension PlayerSession {
     }
 
     /// The wall-clock byte-progress check of the in-flight request: the monitor builds its snapshot, the session
-    /// core judges it (`SessionCore.judgeInFlight(_:request:at:)`: wedged → abort and re-request on a fresh
+    /// core judges it (`SessionCore.checkInFlight(_:request:at:)`: wedged → abort and re-request on a fresh
     /// connection; over-selected → abandon and lower the cap; abandoned by the reference rule (BOLA-E) → abandon,
     /// re-request at its rung; otherwise the trickle rule on its projected completion → abandon lower, re-request
     /// on a fresh connection, fail), and this performs what it said. Runs on the monitor, never on the loader.
     func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
-        let judged: (requestID: Int, snapshot: InFlightSnapshot, judgement: InFlightJudgement)? = lock.withLock {
+        let actions: [SessionCoreAction] = lock.withLock {
             // Segments get every rule; playlists the wedge and trickle rules (no duration, no rung: never over-selected).
-            guard let f = inFlight, f.abort == nil else { return nil }
+            guard let f = inFlight, f.abort == nil else { return [] }
             let duration: Double
             switch f.purpose {
             case .segment:
-                guard let d = f.segmentDurationSeconds else { return nil }
+                guard let d = f.segmentDurationSeconds else { return [] }
                 duration = d
             case .mediaPlaylist, .multivariantPlaylist:
                 duration = 0
             case .initSection, .key, .steeringManifest:
-                return nil
+                return []
             }
             let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
             let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
@@ -100,7 +100,7 @@ extension PlayerSession {
             let request = InFlightRequestInfo(
                 requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence,
                 track: f.track, rungBitrateBps: f.rungBitrateBps)
-            let judgement = core.judgeInFlight(snapshot, request: request, at: now)
+            let (judgement, actions) = core.checkInFlight(snapshot, request: request, at: now)
             if let cancel = judgement.cancel {
                 inFlight?.abort =
                     switch cancel {
@@ -112,10 +112,9 @@ extension PlayerSession {
                     }
                 f.token.cancel()
             }
-            return (f.requestID, snapshot, judgement)
+            return actions
         }
-        guard let judged else { return }
-        perform(lock.withLock { core.inFlightJudged(requestID: judged.requestID, snapshot: judged.snapshot, judgement: judged.judgement, at: now) })
+        perform(actions)
     }
 
     /// Stores the session's final estimate for the next start on this network.

@@ -638,6 +638,15 @@ public struct SessionCore: Sendable {
         return judgement
     }
 
+    /// The monitor's check of the request in flight, whole: `judgeInFlight(_:request:at:)`, then `inFlightJudged`
+    /// on its judgement. The shell cancels the request when the judgement's `cancel` is set and performs the actions.
+    public mutating func checkInFlight(
+        _ snapshot: InFlightSnapshot, request: InFlightRequestInfo, at now: MonotonicInstant
+    ) -> (judgement: InFlightJudgement, actions: [SessionCoreAction]) {
+        let judgement = judgeInFlight(snapshot, request: request, at: now)
+        return (judgement, inFlightJudged(requestID: request.requestID, snapshot: snapshot, judgement: judgement, at: now))
+    }
+
     /// The shell performed the core's judgement of the request in flight (cancelled it when `cancel` was set): what
     /// follows. The trickle rule's judgement is logged with its inputs (`request.trickle`); its abandon-lower caps
     /// the choice below the rung at what is arriving (`abandonedForLowerRung`), its re-request puts the next request

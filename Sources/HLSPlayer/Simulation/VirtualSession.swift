@@ -169,13 +169,13 @@ public final class VirtualSession {
             let request = InFlightRequestInfo(
                 requestID: f.requestID, fetchID: f.fetchID, purpose: f.work.purpose, url: ladder.url(for: f.work, configuration.url),
                 mediaSequence: f.work.segment?.index, track: nil, rungBitrateBps: rungBps)
-            let judgement = core.judgeInFlight(snapshot, request: request, at: now)
+            let (judgement, actions) = core.checkInFlight(snapshot, request: request, at: now)
             if let cancel = judgement.cancel {
                 inFlight?.cancel = cancel
                 inFlight?.failure = judgement.failure
                 connection.cancel(f.transfer, at: t)
             }
-            perform(core.inFlightJudged(requestID: f.requestID, snapshot: snapshot, judgement: judgement, at: now))
+            perform(actions)
         }
         perform(core.cap(.tick(now)))
         evaluatePolicy(bufferSeconds: sample.bufferSeconds, phase: sample.phase)
