@@ -152,6 +152,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
         c.abr = abr
         c.trickle = trickle
         c.preferredForwardBufferDurationSeconds = preferredForwardBufferDurationSeconds
+        c.durationLimitSeconds = durationLimitSeconds
         return c
     }
 

@@ -539,7 +539,7 @@ public final class PlayerSession: @unchecked Sendable {
 
     func monitorTick() {
         let now = clock.now()
-        let (actions, observed, phase, played) = lock.withLock {
+        let (actions, observed, end) = lock.withLock {
             let actions = core.timeline.advance(to: now)
             let idle = inFlight.map { $0.idleSeconds(at: now) }
             let position = core.timeline.positionSeconds(at: now)
@@ -552,7 +552,7 @@ public final class PlayerSession: @unchecked Sendable {
                 sample.videoBufferedEndSeconds = mainBufferedEndSeconds
                 sample.audioBufferedEndSeconds = audioEnd
             }
-            return (actions, sample, core.timeline.phase, core.timeline.playedSeconds(at: now))
+            return (actions, sample, core.playbackEnd(at: now))
         }
         var sample = observed
         sample.bufferedBytes = buffer.bytes
@@ -571,14 +571,14 @@ public final class PlayerSession: @unchecked Sendable {
             evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
         if statusLine { drawStatus(sample, at: now) }
-        if phase == .ended {
+        if end == .completed {
             requestStop(reason: .completed, error: nil, category: nil)
         } else if endedWithoutFrame(at: now) {
             let message = noPlayableFrameMessage()
             recorder.record(
                 .error(ErrorRecord(fatal: true, category: SessionFailure.Category.media.rawValue, message: message, url: shown(configuration.url))))
             requestStop(reason: .error, error: message, category: .media)
-        } else if let limit = configuration.durationLimitSeconds, played >= limit {
+        } else if end == .durationReached {
             requestStop(reason: .durationReached, error: nil, category: nil)
         }
         buffer.poke()

@@ -406,4 +406,27 @@ import Testing
         #expect(inputs.forwardBufferTargetSeconds == core.forwardBufferTargetSeconds && inputs.peakCapBps == core.peakBitrateCaps.effectiveBps)
         #expect(!inputs.byteBoundHolds && core.loaderInputs(at: SessionCoreTests.at(1.5), byteBoundHolds: true).byteBoundHolds)
     }
+
+    // MARK: - The end of playback
+
+    @Test func playbackEnd_isTheDurationLimitPlayed_orTheStreamsEnd() {
+        var configuration = SessionCoreTests.configuration()
+        configuration.durationLimitSeconds = 3
+        var core = SessionCore(configuration: configuration, predictor: nil)
+        _ = core.timeline.appendBuffered(upTo: 10, at: SessionCoreTests.at(0))
+        _ = core.timeline.markFirstFrameDecoded(at: SessionCoreTests.at(0.5))
+        _ = core.timeline.advance(to: SessionCoreTests.at(1))
+        #expect(core.timeline.phase == .playing && core.playbackEnd(at: SessionCoreTests.at(1)) == nil)
+        let played = core.timeline.playedSeconds(at: SessionCoreTests.at(10))
+        #expect(played >= 3 && core.playbackEnd(at: SessionCoreTests.at(10)) == .durationReached, "\(played) s played")
+
+        configuration.durationLimitSeconds = nil
+        core = SessionCore(configuration: configuration, predictor: nil)
+        _ = core.timeline.appendBuffered(upTo: 2, at: SessionCoreTests.at(0))
+        _ = core.timeline.markEndOfStream(at: SessionCoreTests.at(0))
+        _ = core.timeline.markFirstFrameDecoded(at: SessionCoreTests.at(0.1))
+        #expect(core.playbackEnd(at: SessionCoreTests.at(1)) == nil, "still playing the last 2 s")
+        _ = core.timeline.advance(to: SessionCoreTests.at(5))
+        #expect(core.timeline.phase == .ended && core.playbackEnd(at: SessionCoreTests.at(5)) == .completed)
+    }
 }

@@ -136,6 +136,8 @@ public struct SessionCore: Sendable {
         /// `--forward-buffer` (AVPlayerItem.preferredForwardBufferDuration): keep loading while the forward buffer is
         /// below this, seconds; 0: the policy's target, else `SessionCore.automaticForwardBufferSeconds`.
         public var preferredForwardBufferDurationSeconds: Double = 0
+        /// `--duration`: the session ends once this much media has played, seconds (nil: at the stream's end).
+        public var durationLimitSeconds: Double?
 
         public init(
             playback: PlaybackConfiguration, estimator: BandwidthEstimator.Configuration, startupCap: StartupCapConfiguration,
@@ -373,6 +375,14 @@ public struct SessionCore: Sendable {
             timeToFirstFrameSeconds: at, variantIndex: variantIndex, kind: kind, width: width, height: height, ptsSeconds: ptsSeconds,
             breakdown: breakdown)
         return ([.record(.firstFrame(record))] + cap(.firstFrame(at: now)), clock)
+    }
+
+    /// Whether playback is over at `now`, and why: the media clock ended (`completed`: the stream's end played), or
+    /// `--duration`'s media has played (`durationReached`); nil while it goes on. The monitor asks on every tick.
+    public func playbackEnd(at now: MonotonicInstant) -> ExitReason? {
+        if timeline.phase == .ended { return .completed }
+        if let limit = configuration.durationLimitSeconds, timeline.playedSeconds(at: now) >= limit { return .durationReached }
+        return nil
     }
 
     // MARK: - The forward-buffer target

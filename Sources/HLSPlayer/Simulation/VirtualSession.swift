@@ -179,11 +179,7 @@ public final class VirtualSession {
         }
         perform(core.cap(.tick(now)))
         evaluatePolicy(bufferSeconds: sample.bufferSeconds, phase: sample.phase)
-        if core.timeline.phase == .ended {
-            stop(.completed)
-        } else if let limit = configuration.durationLimitSeconds, core.timeline.playedSeconds(at: now) >= limit {
-            stop(.durationReached)
-        }
+        if let end = core.playbackEnd(at: now) { stop(end) }
     }
 
     private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
