@@ -45,9 +45,6 @@ extension PlayerSession {
                 recorder.record(event)
             case .reconnectNext:
                 lock.withLock { freshConnectionNext = true }
-            case .policyChanged:
-                // A policy's thresholds may be more than the stream can hold: logged when lowered.
-                logThresholdClamps()
             }
         }
     }

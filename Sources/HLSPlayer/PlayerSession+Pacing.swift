@@ -65,30 +65,7 @@ extension PlayerSession {
 
     /// Sets what the stream can hold ahead (the live window, the rest of a VOD) and logs the thresholds it lowers.
     func setThresholdCeiling(_ ceiling: PlaybackThresholdCeiling?) {
-        lock.withLock { core.timeline.setThresholdCeiling(ceiling) }
-        logThresholdClamps()
-    }
-
-    /// Logs each start or resume threshold the ceiling lowers: when it starts
-    /// being lowered, and again when the threshold asked for changes (a policy's
-    /// knob) — not at every reload of a window that stays short.
-    func logThresholdClamps() {
-        let fresh: [ThresholdClamp] = lock.withLock {
-            let clamps = core.timeline.clampedThresholds
-            var fresh: [ThresholdClamp] = []
-            for threshold in [ThresholdClamp.Threshold.startup, .resume] {
-                guard let clamp = clamps.first(where: { $0.threshold == threshold }) else {
-                    loggedThresholdClamps[threshold] = nil
-                    continue
-                }
-                if loggedThresholdClamps[threshold] != clamp.requestedSeconds {
-                    loggedThresholdClamps[threshold] = clamp.requestedSeconds
-                    fresh.append(clamp)
-                }
-            }
-            return fresh
-        }
-        for clamp in fresh { recorder.record(.thresholdClamp(clamp)) }
+        perform(lock.withLock { core.thresholdCeilingSet(ceiling) })
     }
 
     /// After each load of the variant's live playlist: the ceiling follows the

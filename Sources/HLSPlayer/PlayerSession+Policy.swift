@@ -19,14 +19,8 @@ extension PlayerSession {
 
     /// Starts the policy controller once the ladder is known.
     func startPolicyController() {
-        guard lock.withLock({ core.predictor != nil }) else { return }
-        let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: videoLadderBitratesBps())
-        if let problem {
-            recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem)))
-        }
-        guard let controller = made else { return }
-        lock.withLock { core.policyControllerStarted(controller) }
-        logThresholdClamps()
+        let rungs = videoLadderBitratesBps()
+        perform(lock.withLock { core.startPolicyController(configuration.policy, ladderBitratesBps: rungs) })
     }
 
     /// One predictor + controller step on the monitor: features → risk → policy (SessionCore.policyStep).

@@ -273,8 +273,6 @@ public final class PlayerSession: @unchecked Sendable {
     var storeSnapshot: EstimateStoreSnapshot?
     /// The newest buffered segment with an EXT-X-PROGRAM-DATE-TIME: its media start and its date.
     var programDateAnchor: (mediaSeconds: Double, date: Date)?
-    /// The start and resume thresholds lowered to what the stream can hold, as last logged (the value asked for).
-    var loggedThresholdClamps: [ThresholdClamp.Threshold: Double] = [:]
     /// Live resync and restart (docs/startup-cap.md §5); nil until the stream is known to be live.
     var liveResync: LiveResyncPolicy?
     /// A resync or restart decided on the monitor, for the loader to perform.
@@ -814,7 +812,7 @@ public final class PlayerSession: @unchecked Sendable {
         if !live {
             setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
         } else {
-            logThresholdClamps()
+            perform(lock.withLock { core.thresholdClamps() })
         }
     }
 

@@ -1,6 +1,7 @@
 // Set-up shared by the real session (PlayerSession) and the virtual-time one
-// (VirtualSession): which predictor and policy controller a configuration
-// gets (reading the model file, falling back with a problem to log). The
+// (VirtualSession): which predictor a configuration gets (reading the model
+// file, falling back with a problem to log; the policy controller starts in
+// the core, `SessionCore.startPolicyController`). The
 // decisions themselves are in HLSCore: the caps combine through
 // `PeakBitrateCaps`, the over-selection cap moves by `OverSelectionCap`, a
 // wedge's outcome is `WedgeRules`, the knobs meet the user's thresholds in
@@ -37,22 +38,6 @@ enum SessionDecisions {
             } catch {
                 return (HeuristicPredictor(), "cannot load the stall model \(path): \(error); using the heuristic predictor")
             }
-        }
-    }
-
-    /// The policy controller for a ladder; an invalid configuration falls back to the defaults, with a problem to log.
-    static func makePolicyController(
-        _ configuration: PlayerConfiguration, ladderBitratesBps: [Int]
-    )
-        -> (controller: PolicyController?, problem: String?)
-    {
-        do {
-            return (try PolicyController(configuration: configuration.policy, ladderBitratesBps: ladderBitratesBps), nil)
-        } catch {
-            return (
-                try? PolicyController(ladderBitratesBps: ladderBitratesBps),
-                "invalid policy configuration (\(error)); using the defaults"
-            )
         }
     }
 }

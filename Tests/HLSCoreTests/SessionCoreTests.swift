@@ -187,10 +187,7 @@ import Testing
                 bufferSeconds: 1, phase: .playing, atSegmentLanding: false, currentRungBps: 7_230_000,
                 inFlight: nil, device: DeviceReadings(), at: Self.at(t))
             #expect(Self.records(actions).contains { if case .stallRisk(let r) = $0 { r.risk == 1 } else { false } })
-            changed = actions.contains(.policyChanged)
-            if changed {
-                #expect(Self.records(actions).contains { if case .policyChange = $0 { true } else { false } })
-            }
+            changed = Self.records(actions).contains { if case .policyChange = $0 { true } else { false } }
             t += 0.25
         }
         #expect(changed, "a sustained risk of 1 changes the policy")
@@ -428,5 +425,30 @@ import Testing
         #expect(core.playbackEnd(at: SessionCoreTests.at(1)) == nil, "still playing the last 2 s")
         _ = core.timeline.advance(to: SessionCoreTests.at(5))
         #expect(core.timeline.phase == .ended && core.playbackEnd(at: SessionCoreTests.at(5)) == .completed)
+    }
+
+    // MARK: - Thresholds the stream can hold
+
+    @Test func thresholdCeiling_lowersTheThresholds_loggedOncePerValue_andAgainAfterItLifted() throws {
+        var core = SessionCoreTests.started()
+        let startup = core.timeline.configuration.startupBufferSeconds
+        // A VOD with less left than the start threshold asks for.
+        let lowered = SessionCoreTests.records(core.thresholdCeilingSet(.vod(remainingSeconds: startup / 2)))
+        let clamp = try #require(lowered.lazy.compactMap { if case .thresholdClamp(let c) = $0 { c } else { nil } }.first, "\(lowered)")
+        #expect(clamp.threshold == .startup && clamp.requestedSeconds == startup && clamp.clampedSeconds < startup)
+        #expect(core.thresholdCeilingSet(.vod(remainingSeconds: startup / 2)).isEmpty, "said once")
+        #expect(core.thresholdClamps().isEmpty)
+        #expect(core.thresholdCeilingSet(nil).isEmpty, "lifted: nothing to say")
+        #expect(!core.thresholdCeilingSet(.vod(remainingSeconds: startup / 2)).isEmpty, "lowered again: said again")
+    }
+
+    @Test func startPolicyController_withoutAPredictor_startsNothing_withOne_appliesTheFirstPolicysKnobs() {
+        var core = SessionCoreTests.started()
+        #expect(core.startPolicyController(PolicyController.Configuration(), ladderBitratesBps: [300_000, 1_200_000]).isEmpty)
+        #expect(core.policyController == nil && core.policyKnobs == nil)
+        var withPredictor = SessionCoreTests.started(predictor: BufferThresholdPredictor())
+        let actions = withPredictor.startPolicyController(PolicyController.Configuration(), ladderBitratesBps: [300_000, 1_200_000])
+        #expect(!SessionCoreTests.records(actions).contains { if case .error = $0 { true } else { false } }, "a valid configuration")
+        #expect(withPredictor.policyController != nil && withPredictor.policyKnobs == withPredictor.policyController?.knobs)
     }
 }

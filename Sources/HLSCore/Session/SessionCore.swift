@@ -22,8 +22,6 @@ public enum SessionCoreAction: Sendable, Equatable {
     case record(SessionEvent)
     /// The next request goes on a fresh connection (a wedge, or the cap's reconnect).
     case reconnectNext
-    /// The policy controller changed the playback policy: the start and resume thresholds moved.
-    case policyChanged
 }
 
 /// Why the core wants the request in flight cancelled.
@@ -198,6 +196,8 @@ public struct SessionCore: Sendable {
     /// Time to first frame and its parts, seconds since the session started: filled by the start's events
     /// (`multivariantPlaylistLoaded` … `firstFrame`); the `frame.first` record and the summary carry it.
     public private(set) var breakdown = StartupBreakdown()
+    /// The start and resume thresholds lowered to what the stream holds, as last logged: the value asked for.
+    public private(set) var loggedThresholdClamps: [ThresholdClamp.Threshold: Double] = [:]
     /// The reference rule's state (`--abr`; unused with hlsplay's own rule).
     public private(set) var abrRule: AbrRuleState
     /// The wait the last decision asked for before its request (BOLA, BOLA-E: the buffer is above the chosen
@@ -383,6 +383,52 @@ public struct SessionCore: Sendable {
         if timeline.phase == .ended { return .completed }
         if let limit = configuration.durationLimitSeconds, timeline.playedSeconds(at: now) >= limit { return .durationReached }
         return nil
+    }
+
+    // MARK: - Thresholds the stream can hold
+
+    /// What the stream can hold ahead changed (a live window's reload, the rest of a VOD after the start): the media
+    /// clock's thresholds follow it; returns the `playback.threshold` records of the ones it lowers.
+    public mutating func thresholdCeilingSet(_ ceiling: PlaybackThresholdCeiling?) -> [SessionCoreAction] {
+        timeline.setThresholdCeiling(ceiling)
+        return thresholdClamps()
+    }
+
+    /// The start and resume thresholds the ceiling lowers that the log has not said yet (`playback.threshold`): each
+    /// once per value asked for; a threshold no longer lowered is forgotten, so a later lowering is said again.
+    public mutating func thresholdClamps() -> [SessionCoreAction] {
+        let clamps = timeline.clampedThresholds
+        var fresh: [SessionCoreAction] = []
+        for threshold in [ThresholdClamp.Threshold.startup, .resume] {
+            guard let clamp = clamps.first(where: { $0.threshold == threshold }) else {
+                loggedThresholdClamps[threshold] = nil
+                continue
+            }
+            if loggedThresholdClamps[threshold] != clamp.requestedSeconds {
+                loggedThresholdClamps[threshold] = clamp.requestedSeconds
+                fresh.append(.record(.thresholdClamp(clamp)))
+            }
+        }
+        return fresh
+    }
+
+    /// The policy controller starts (with a predictor; nothing without one) on `ladderBitratesBps`, the video rungs
+    /// the shell plays: an invalid `policy` configuration falls back to the defaults, logged; the first policy's
+    /// knobs apply, and the thresholds they ask for that the stream cannot hold are logged.
+    public mutating func startPolicyController(_ policy: PolicyController.Configuration, ladderBitratesBps: [Int]) -> [SessionCoreAction] {
+        guard predictor != nil else { return [] }
+        var out: [SessionCoreAction] = []
+        let controller: PolicyController?
+        do {
+            controller = try PolicyController(configuration: policy, ladderBitratesBps: ladderBitratesBps)
+        } catch {
+            controller = try? PolicyController(ladderBitratesBps: ladderBitratesBps)
+            let message = "invalid policy configuration (\(error)); using the defaults"
+            out.append(.record(.error(ErrorRecord(fatal: false, category: "policy", message: message))))
+        }
+        guard let controller else { return out }
+        policyControllerStarted(controller)
+        return out + thresholdClamps()
     }
 
     // MARK: - The forward-buffer target
@@ -784,7 +830,8 @@ public struct SessionCore: Sendable {
             case .predictorRecovered(let recovery): out.append(.record(.predictorRecovered(recovery)))
             }
         }
-        if changed { out.append(.policyChanged) }
+        // A policy's thresholds may be more than the stream can hold: logged when lowered.
+        if changed { out += thresholdClamps() }
         return out
     }
 

@@ -96,7 +96,7 @@ public final class VirtualSession {
         recorder.writeHeader(header)
         let (chosen, problem) = SessionDecisions.makePredictor(configuration, defaultModelPath: ModelLocator.defaultModelPath)
         core.predictor = chosen
-        if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "core.predictor", message: problem))) }
+        if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: problem))) }
 
         perform(loader.start())
         let interval = configuration.monitorIntervalSeconds
@@ -201,8 +201,8 @@ public final class VirtualSession {
 
     private func perform(_ actions: [SessionCoreAction]) {
         for case .record(let event) in actions { recorder.record(event) }
-        // reconnectNext, policyChanged: every simulated request after the first reuses the one connection, a fresh
-        // one costs nothing here, and the forward-buffer target is read from the core when the loader needs it.
+        // reconnectNext: every simulated request after the first reuses the one connection, and a fresh one costs
+        // nothing here.
     }
 
     private func perform(_ actions: [LoaderCore.Action]) {
@@ -270,7 +270,11 @@ public final class VirtualSession {
                     throughputBps: throughput, sampleVerdict: verdict)))
         switch f.work {
         case .multivariant: multivariantLoaded(at: transfer.completesAt)
-        case .mediaPlaylist(_, let afterStartup, _): if afterStartup { core.mediaPlaylistLoaded(atSeconds: nowSeconds) }
+        case .mediaPlaylist(let v, let afterStartup, _) where afterStartup:
+            core.mediaPlaylistLoaded(atSeconds: nowSeconds)
+            // A VOD cannot hold more than what is left after the start (PlayerSession.startup).
+            perform(core.thresholdCeilingSet(.vod(remainingSeconds: ladder.variants[v].segments.reduce(0) { $0 + $1.durationSeconds })))
+        case .mediaPlaylist: break
         case .segment(let v, let i):
             let observation = TransferObservation(
                 bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
@@ -293,11 +297,7 @@ public final class VirtualSession {
         let store = configuration.estimateStore
         let gate = EstimateGate.classify(nil, forcedCold: true, configuration: store)
         perform(core.gateClassified(gate, lookup: nil, networkKey: nil, estimateStore: store, ladder: ladder.rungs, at: now))
-        if core.predictor != nil {
-            let (made, problem) = SessionDecisions.makePolicyController(configuration, ladderBitratesBps: core.videoLadderBitratesBps)
-            if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "policy", message: problem))) }
-            core.policyControllerStarted(made)
-        }
+        perform(core.startPolicyController(configuration.policy, ladderBitratesBps: core.videoLadderBitratesBps))
     }
 
     private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
