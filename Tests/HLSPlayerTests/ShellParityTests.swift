@@ -34,16 +34,18 @@ import TestSupport
         /// The errorMessage of each request cut short or failed (the session's own end aside): one rule writes it
         /// for both shells (CutShort).
         var cutMessages: [String] = []
+        /// Each playback.threshold: which threshold the stream lowered, from what to what.
+        var thresholds: [String] = []
         var stallCount = 0
         /// The same with their times, for the message when they differ.
         var timed: [String] = []
         var description: String {
-            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\npolicy \(policyChanges)\ncut messages \(cutMessages)\nstalls \(stallCount)"
+            "segments \(segmentRequests)\nabandons \(abandons)\ncap \(capChanges)\ntrickle \(trickle)\npolicy \(policyChanges)\ncut messages \(cutMessages)\nthresholds \(thresholds)\nstalls \(stallCount)"
         }
         static func == (a: Self, b: Self) -> Bool {
             (a.segmentRequests, a.abandons, a.capChanges, a.trickle, a.stallCount)
                 == (b.segmentRequests, b.abandons, b.capChanges, b.trickle, b.stallCount)
-                && (a.policyChanges, a.cutMessages) == (b.policyChanges, b.cutMessages)
+                && (a.policyChanges, a.cutMessages, a.thresholds) == (b.policyChanges, b.cutMessages, b.thresholds)
         }
     }
 
@@ -52,6 +54,10 @@ import TestSupport
         for e in log {
             let t = String(format: "%.3f", e["t"] as? Double ?? -1)
             switch e["type"] as? String {
+            case "playback.threshold":
+                let line = "\(e["threshold"] as? String ?? "?") \(e["requestedSeconds"] ?? "?")→\(e["clampedSeconds"] ?? "?")"
+                d.thresholds.append(line)
+                d.timed.append("\(t) threshold \(line)")
             case "request.start" where e["purpose"] as? String == "segment":
                 let line = "v\(e["variantIndex"] as? Int ?? -1)/\(e["mediaSequence"] as? Int ?? -1)"
                 d.segmentRequests.append(line)
@@ -142,6 +148,21 @@ import TestSupport
         let (real, summary) = try Self.expectParity(PiecewiseLink(pieces: [(0, 8_000_000), (3, 800_000)], delaySeconds: 0.01))
         #expect(summary.exitReason == .completed)
         #expect(real.segmentRequests.count == 15 && Set(real.segmentRequests.map { $0.prefix(2) }).count >= 2, "up and down: \(real)")
+    }
+
+    /// Start and resume thresholds above the whole 30 s VOD: both shells lower them to what is left after the start
+    /// (the real one always did; the virtual one since the core owns the ceiling), log it, and play to the end.
+    @Test func thresholdsAboveTheVOD_loweredToItsLength_inBothShells() throws {
+        let (real, summary) = try Self.expectParity(
+            PiecewiseLink(pieces: [(0, 40_000_000)], delaySeconds: 0.01),
+            configure: {
+                $0.playback.startupBufferSeconds = 45
+                $0.playback.resumeBufferSeconds = 45
+                $0.startupBufferSetByUser = true
+                $0.resumeBufferSetByUser = true
+            })
+        #expect(summary.exitReason == .completed)
+        #expect(real.thresholds.count == 2 && real.thresholds.allSatisfy { $0.contains("45") }, "\(real.thresholds)")
     }
 
     /// The link goes dead at 0.5 s, while the first up-switch's playlist is on its way, for longer than the
