@@ -700,10 +700,8 @@ def main(argv=None):
                    help="run even when a source file is newer than the binary (the manifest says so)")
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        try:
+        with tools.refusing_tool_errors("evaluate.py"):
             binaries = binaries_of_run(a)
-        except tools.ToolError as e:  # a missing binary is the user's next command, not a traceback
-            raise SystemExit(f"evaluate.py: {e}")
         stale = tools.stale_binaries(binaries)  # the manifest records it too: one walk of Sources/
         if stale and not a.allow_stale_binary:
             name, files = next(iter(stale.items()))

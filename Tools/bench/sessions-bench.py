@@ -163,12 +163,10 @@ def classify_stall(at, samples):
 
 
 def run_once(args, mode, sessions, origin_binary, client_binary, work):
-    try:
+    with hlsplay_tools.refusing_tool_errors("sessions-bench"):
         origin = hlsplay_tools.Origin(args.root, ["--live", "--window", str(args.window),
                                                   "--max-connections", str(ORIGIN_MAX_CONNECTIONS)],
                                       binary=origin_binary)
-    except hlsplay_tools.ToolError as e:
-        raise SystemExit(str(e))
     base_url = origin.base
     log_dir = work / f"{mode}-{sessions}"
     log_dir.mkdir(parents=True)

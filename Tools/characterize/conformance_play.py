@@ -42,7 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from hlsplay_tools import (REPO as ROOT, INTERRUPT_GRACE_SECONDS as KILL_GRACE_SECONDS, Origin,  # noqa: E402
-                           ToolError, build_dir, find_binary, read_jsonl, run_hlsplay, validate_log)
+                           build_dir, find_binary, read_jsonl, refusing_tool_errors, run_hlsplay,
+                           validate_log)
 DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "playlists"))
 SAMPLES = os.path.join(ROOT, "Samples", "build")
 HLSPLAY = os.path.join(build_dir("debug"), "hlsplay")
@@ -742,10 +743,8 @@ def all_cases():
 
 def run_all(cases=None, jobs=DEFAULT_JOBS, keep=None, progress=None):
     cases = cases or all_cases()
-    try:
+    with refusing_tool_errors("conformance_play.py"):
         find_binary("hlsplay", "debug"), find_binary("hls-origin", "debug")
-    except ToolError as e:
-        raise SystemExit(str(e))
     for f in TS_SAMPLES + FMP4_SAMPLES + [FMP4_INIT, SAMPLE_KEY]:
         if not os.path.exists(f):
             raise SystemExit(f"{f} is missing: run Samples/make-all.sh and Samples/make-variants.sh")

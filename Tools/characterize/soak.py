@@ -32,7 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from hlsplay_tools import Origin, ToolError, find_binary, read_log  # noqa: E402
+from hlsplay_tools import Origin, find_binary, read_log, refusing_tool_errors  # noqa: E402
 
 FD_SLACK = 2  # descriptors a healthy session may hold above its warm-up peak (a request in flight)
 
@@ -127,13 +127,11 @@ def main():
     duration = args.minutes * 60
     tmp = tempfile.mkdtemp(prefix="hlsplay-soak-")
     log_path = args.log or os.path.join(tmp, "session.jsonl")
-    try:
+    with refusing_tool_errors("soak"):
         # start_new_session: a hangup of the caller's terminal reaches neither child
         origin = Origin(args.content, ["--live", "--window", str(args.window)], build=args.build,
                         stop_signal=signal.SIGINT, start_new_session=True)
         hlsplay = find_binary("hlsplay", args.build)
-    except ToolError as e:
-        sys.exit(f"soak: {e}")
     player = None
     try:
         url = origin.url("master.m3u8")

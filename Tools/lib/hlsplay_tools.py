@@ -12,6 +12,7 @@ a free loopback port, run hlsplay with a session log, and read JSON Lines logs b
 Nothing here decides anything about a stream: it starts processes, stops them, and parses what
 they wrote. The scripts keep their own analysis.
 """
+import contextlib
 import json
 import os
 import re
@@ -36,6 +37,17 @@ INTERRUPT_GRACE_SECONDS = 5
 
 class ToolError(RuntimeError):
     """A binary is missing or did not start; the message says which and what to run."""
+
+
+@contextlib.contextmanager
+def refusing_tool_errors(prog):
+    """A ToolError inside ends the program with one line on stderr, `prog: message`, and exit status 1,
+    not a traceback: what is missing and the command that makes it are the user's next step. Every
+    script's main uses it, so they all refuse alike."""
+    try:
+        yield
+    except ToolError as e:
+        raise SystemExit(f"{prog}: {e}") from None
 
 
 # ---------------------------------------------------------------- binaries

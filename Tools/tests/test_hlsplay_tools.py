@@ -6,7 +6,7 @@ what to build. HLSPLAY_TOOLS_TEST_BUILD=release|debug|DIR picks other binaries.
 
 Run: python3 -B -m unittest discover -s Tools/tests
 """
-import json, os, signal, sys, tempfile, unittest, urllib.request
+import json, os, signal, subprocess, sys, tempfile, unittest, urllib.request
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,6 +91,25 @@ class BinaryTests(unittest.TestCase):
             tools.find_binary("hls-origin", os.path.join(tools.REPO, "no-such", "release"))
         self.assertEqual(tools.build_dir("release"), os.path.join(tools.REPO, ".build", "release"))
         self.assertEqual(tools.build_dir("debug"), os.path.join(tools.REPO, ".build", "debug"))
+
+    def test_a_tool_error_is_one_line_naming_the_program_other_errors_pass(self):
+        with self.assertRaises(SystemExit) as refused:
+            with tools.refusing_tool_errors("grid.py"):
+                tools.find_binary("hlsplay", os.path.join(tools.REPO, "no-such", "debug"))
+        self.assertRegex(str(refused.exception.code), r"^grid\.py: .*hlsplay is missing: run `swift build --product hlsplay`")
+        self.assertNotIn("\n", str(refused.exception.code))
+        with self.assertRaises(KeyError):  # not the user's next step: a bug keeps its traceback
+            with tools.refusing_tool_errors("grid.py"):
+                raise KeyError("x")
+
+    def test_soak_without_its_binaries_refuses_in_one_line(self):
+        with tempfile.TemporaryDirectory() as empty:
+            run = subprocess.run([sys.executable, os.path.join(tools.REPO, "Tools", "characterize", "soak.py"),
+                                  "--build", empty, "--minutes", "0.01"],
+                                 capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertRegex(run.stderr, r"^soak: .* is missing: run `swift build --product hls-origin`")
+        self.assertNotIn("Traceback", run.stderr)
 
 
 def require_binaries(case):
