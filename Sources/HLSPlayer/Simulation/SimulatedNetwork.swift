@@ -249,3 +249,57 @@ extension SimulatedLadder {
         }
     }
 }
+
+// MARK: - A request of a virtual session on the link
+
+/// One request of a virtual session on its link: what the loader asked for, its transfer, and what the session core
+/// said of it; and the records and snapshots a real request gives (`request.start`, `request.end`, the in-flight
+/// snapshot the byte-progress and trickle rules read, the stall features).
+struct SimulatedRequest {
+    var requestID: Int
+    var work: LoaderCore.Work
+    var transfer: SimulatedTransfer
+    /// The request ID of the fetch's first request (a re-request or retry carries it: SessionCore's trickle rule).
+    var fetchID: Int
+    /// Why the session core cut it (nil: it runs to its last byte).
+    var cancel: InFlightCancel?
+    /// `trickleFailed`: why.
+    var failure: String?
+
+    /// The segment's duration and its rung's BANDWIDTH (nil for a playlist).
+    func segment(_ ladder: SimulatedLadder) -> (durationSeconds: Double, rungBps: Double)? {
+        work.segment.map { (ladder.variants[$0.variant].segments[$0.index].durationSeconds, Double(ladder.variants[$0.variant].bandwidthBps)) }
+    }
+
+    func start(attempt: Int, ladder: SimulatedLadder, sessionURL: URL) -> RequestStart {
+        var start = RequestStart(requestID: requestID, url: ladder.url(for: work, sessionURL), purpose: work.purpose, attempt: attempt)
+        if case .mediaPlaylist(let v, _, _) = work { start.variantIndex = v }
+        if let s = work.segment { (start.variantIndex, start.mediaSequence) = (s.variant, s.index) }
+        return start
+    }
+
+    /// What the session core's in-flight rules read at `t`.
+    func info(ladder: SimulatedLadder, sessionURL: URL) -> InFlightRequestInfo {
+        InFlightRequestInfo(
+            requestID: requestID, fetchID: fetchID, purpose: work.purpose, url: ladder.url(for: work, sessionURL),
+            mediaSequence: work.segment?.index, track: nil, rungBitrateBps: segment(ladder)?.rungBps)
+    }
+
+    func snapshot(
+        at t: Double, link: any SimulatedLink, ladder: SimulatedLadder, rttSeconds: Double?, forwardBufferSeconds: Double
+    )
+        -> InFlightSnapshot
+    {
+        let segment = segment(ladder)
+        return transfer.snapshot(
+            at: t, link: link, rttSeconds: rttSeconds, segmentDurationSeconds: segment?.durationSeconds ?? 0,
+            rungBitrateBps: segment?.rungBps ?? 0, forwardBufferSeconds: forwardBufferSeconds)
+    }
+
+    /// The `request.end` of a request cut short at `t` (by the core's judgement, or by the session's end).
+    func cutEnd(at t: Double, link: any SimulatedLink, ladder: SimulatedLadder, sessionURL: URL) -> RequestEnd {
+        RequestEnd(
+            requestID: requestID, url: ladder.url(for: work, sessionURL), purpose: work.purpose, status: nil,
+            bytes: transfer.bodyBytesReceived(at: t, link: link), ok: false)
+    }
+}

@@ -45,17 +45,7 @@ public final class VirtualSession {
     private var loader: LoaderCore
 
     // I/O: the request on the link, the loader's timer, what the log has said.
-    private struct InFlight {
-        var requestID: Int
-        var work: LoaderCore.Work
-        var transfer: SimulatedTransfer
-        /// The request ID of the fetch's first request (a re-request or retry carries it: SessionCore's trickle rule).
-        var fetchID: Int
-        var cancel: InFlightCancel?
-        /// `trickleFailed`: why.
-        var failure: String?
-    }
-    private var inFlight: InFlight?
+    private var inFlight: SimulatedRequest?
     private var wakeAt = 0.0
     private var nextRequestID = 1
     /// The request ID of the current fetch's first request.
@@ -129,13 +119,9 @@ public final class VirtualSession {
     }
 
     private func finish() -> SessionSummary {
-        if let f = inFlight {
-            recorder.record(
-                .requestEnd(
-                    RequestEnd(
-                        requestID: f.requestID, url: ladder.url(for: f.work, configuration.url), purpose: f.work.purpose, status: nil,
-                        bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link), ok: false, errorKind: .cancelled,
-                        errorMessage: "session stopped")))
+        if var end = inFlight?.cutEnd(at: nowSeconds, link: link, ladder: ladder, sessionURL: configuration.url) {
+            (end.errorKind, end.errorMessage) = (.cancelled, "session stopped")
+            recorder.record(.requestEnd(end))
         }
         record(core.timeline.finish(at: now))
         recorder.record(.decodeStats(DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)))
@@ -161,15 +147,9 @@ public final class VirtualSession {
         recorder.record(.bufferSample(sample))
         if let f = inFlight, f.cancel == nil {
             // The byte-progress and trickle rules on the request in flight (PlayerSession.checkInFlight).
-            let segment = f.work.segment.map { ladder.variants[$0.variant].segments[$0.index].durationSeconds }
-            let rungBps = f.work.segment.map { Double(ladder.variants[$0.variant].bandwidthBps) }
-            let snapshot = f.transfer.snapshot(
-                at: t, link: link, rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: segment ?? 0, rungBitrateBps: rungBps ?? 0,
-                forwardBufferSeconds: sample.bufferSeconds)
-            let request = InFlightRequestInfo(
-                requestID: f.requestID, fetchID: f.fetchID, purpose: f.work.purpose, url: ladder.url(for: f.work, configuration.url),
-                mediaSequence: f.work.segment?.index, track: nil, rungBitrateBps: rungBps)
-            let (judgement, actions) = core.checkInFlight(snapshot, request: request, at: now)
+            let snapshot = f.snapshot(
+                at: t, link: link, ladder: ladder, rttSeconds: core.lastRTTSeconds, forwardBufferSeconds: sample.bufferSeconds)
+            let (judgement, actions) = core.checkInFlight(snapshot, request: f.info(ladder: ladder, sessionURL: configuration.url), at: now)
             if let cancel = judgement.cancel {
                 inFlight?.cancel = cancel
                 inFlight?.failure = judgement.failure
@@ -238,26 +218,22 @@ public final class VirtualSession {
         guard let f = inFlight else { return perform(loader.wake(loaderInputs, at: now)) }
         inFlight = nil
         guard let cancel = f.cancel else { return completed(f) }
-        let wire = RequestEnd(
-            requestID: f.requestID, url: ladder.url(for: f.work, configuration.url), purpose: f.work.purpose, status: nil,
-            bytes: f.transfer.bodyBytesReceived(at: nowSeconds, link: link), ok: false)
+        let wire = f.cutEnd(at: nowSeconds, link: link, ladder: ladder, sessionURL: configuration.url)
         perform(loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs, at: now, failure: f.failure))
     }
 
     /// Starts `work` on the link; `sameFetch`: a re-request or a retry of the request before (PlayerSession.fetch's loop).
     private func request(_ work: LoaderCore.Work, attempt: Int, sameFetch: Bool) {
-        var start = RequestStart(requestID: nextRequestID, url: ladder.url(for: work, configuration.url), purpose: work.purpose, attempt: attempt)
-        if case .mediaPlaylist(let v, _, _) = work { start.variantIndex = v }
-        if let s = work.segment { (start.variantIndex, start.mediaSequence) = (s.variant, s.index) }
-        recorder.record(.requestStart(start))
         if !sameFetch { fetchID = nextRequestID }
-        inFlight = InFlight(
+        let request = SimulatedRequest(
             requestID: nextRequestID, work: work, transfer: connection.start(at: nowSeconds, bodyBytes: ladder.bytes(for: work)),
             fetchID: fetchID)
+        recorder.record(.requestStart(request.start(attempt: attempt, ladder: ladder, sessionURL: configuration.url)))
+        inFlight = request
         nextRequestID += 1
     }
 
-    private func completed(_ f: InFlight) {
+    private func completed(_ f: SimulatedRequest) {
         let transfer = f.transfer
         let (timings, sample) = transfer.measured
         let (verdict, throughput) = core.transferCompleted(purpose: f.work.purpose, sample: sample, rttSeconds: Self.loopbackRTTSeconds)
