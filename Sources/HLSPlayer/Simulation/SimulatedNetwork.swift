@@ -226,6 +226,16 @@ extension SimulatedLadder {
         }
     }
 
+    /// Where segment `index` of variant `variant` starts and ends on the media timeline, seconds.
+    func span(variant: Int, index: Int) -> (startSeconds: Double, endSeconds: Double) {
+        let segments = variants[variant].segments
+        let start = segments.prefix(index).reduce(0) { $0 + $1.durationSeconds }
+        return (start, start + segments[index].durationSeconds)
+    }
+
+    /// The whole of variant `variant`, seconds.
+    func durationSeconds(variant: Int) -> Double { variants[variant].segments.reduce(0) { $0 + $1.durationSeconds } }
+
     /// The rungs as the loader sees them.
     var loaderVariants: [LoaderCore.Variant] {
         variants.map { LoaderCore.Variant(bandwidthBps: $0.bandwidthBps, segmentDurationsSeconds: $0.segments.map(\.durationSeconds)) }
@@ -294,6 +304,22 @@ struct SimulatedRequest {
         return transfer.snapshot(
             at: t, link: link, rttSeconds: rttSeconds, segmentDurationSeconds: segment?.durationSeconds ?? 0,
             rungBitrateBps: segment?.rungBps ?? 0, forwardBufferSeconds: forwardBufferSeconds)
+    }
+
+    /// The `request.end` of a request that ran to its last byte: its timings, and the estimator's verdict on its sample.
+    func finishedEnd(ladder: SimulatedLadder, sessionURL: URL, verdict: SampleVerdict?, throughputBps: Double?) -> RequestEnd {
+        RequestEnd(
+            requestID: requestID, url: ladder.url(for: work, sessionURL), purpose: work.purpose, status: 200, bytes: transfer.bodyBytes,
+            ok: true, connectionReused: requestID > 1, timings: transfer.measured.0, throughputBps: throughputBps, sampleVerdict: verdict)
+    }
+
+    /// A finished segment's transfer as the network-limit classifier reads it (`rttSeconds`: the last TCP RTT).
+    func observation(ladder: SimulatedLadder, rttSeconds: Double?) -> TransferObservation {
+        let sample = transfer.measured.1
+        return TransferObservation(
+            bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
+            rttSeconds: rttSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false, mediaBitrateBps: segment(ladder)?.rungBps,
+            tcpAppLimited: nil)
     }
 
     /// The `request.end` of a request cut short at `t` (by the core's judgement, or by the session's end).

@@ -235,27 +235,19 @@ public final class VirtualSession {
 
     private func completed(_ f: SimulatedRequest) {
         let transfer = f.transfer
-        let (timings, sample) = transfer.measured
-        let (verdict, throughput) = core.transferCompleted(purpose: f.work.purpose, sample: sample, rttSeconds: Self.loopbackRTTSeconds)
+        let (verdict, throughput) = core.transferCompleted(
+            purpose: f.work.purpose, sample: transfer.measured.1, rttSeconds: Self.loopbackRTTSeconds)
         if f.work.segment != nil { core.segmentFirstByte(atSeconds: transfer.firstByteAt) }
-        recorder.record(
-            .requestEnd(
-                RequestEnd(
-                    requestID: f.requestID, url: ladder.url(for: f.work, configuration.url), purpose: f.work.purpose, status: 200,
-                    bytes: transfer.bodyBytes, ok: true, connectionReused: f.requestID > 1, timings: timings,
-                    throughputBps: throughput, sampleVerdict: verdict)))
+        recorder.record(.requestEnd(f.finishedEnd(ladder: ladder, sessionURL: configuration.url, verdict: verdict, throughputBps: throughput)))
         switch f.work {
         case .multivariant: multivariantLoaded(at: transfer.completesAt)
         case .mediaPlaylist(let v, let afterStartup, _) where afterStartup:
             core.mediaPlaylistLoaded(atSeconds: nowSeconds)
             // A VOD cannot hold more than what is left after the start (PlayerSession.startup).
-            perform(core.thresholdCeilingSet(.vod(remainingSeconds: ladder.variants[v].segments.reduce(0) { $0 + $1.durationSeconds })))
+            perform(core.thresholdCeilingSet(.vod(remainingSeconds: ladder.durationSeconds(variant: v))))
         case .mediaPlaylist: break
         case .segment(let v, let i):
-            let observation = TransferObservation(
-                bytes: sample.bytes, transferSeconds: sample.transferSeconds, firstByteSeconds: sample.firstByteSeconds,
-                rttSeconds: core.lastRTTSeconds, readPauseSeconds: 0, isLiveEdgeSegment: false,
-                mediaBitrateBps: Double(ladder.variants[v].bandwidthBps), tcpAppLimited: nil)
+            let observation = f.observation(ladder: ladder, rttSeconds: core.lastRTTSeconds)
             perform(
                 core.segmentTransferred(
                     requestID: f.requestID, observation: observation, startedAt: MonotonicInstant(seconds: transfer.startedAt), endedAt: now))
@@ -278,8 +270,7 @@ public final class VirtualSession {
 
     private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
         let rung = ladder.variants[v]
-        let start = rung.segments.prefix(i).reduce(0) { $0 + $1.durationSeconds }
-        let end = start + rung.segments[i].durationSeconds
+        let (start, end) = ladder.span(variant: v, index: i)
         if core.timeline.phase == .startingUp {
             // The controller judges the start itself (PlayerSession.fetchAndBuffer).
             evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
