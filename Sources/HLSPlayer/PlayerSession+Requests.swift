@@ -132,7 +132,8 @@ extension PlayerSession {
                 let (verdict, throughput) = lock.withLock {
                     core.transferCompleted(purpose: purpose, sample: sample, rttSeconds: response.tcpInfo?.rttSeconds)
                 }
-                if purpose == .segment && !firstSegmentFetched {
+                if purpose == .segment {
+                    // The start's breakdown keeps the first buffered segment's (the core ignores the rest).
                     let firstByteAt = secondsSinceStart(startedAt) + response.timings.firstByteSeconds
                     lock.withLock { core.segmentFirstByte(atSeconds: firstByteAt) }
                 }

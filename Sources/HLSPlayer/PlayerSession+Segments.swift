@@ -135,11 +135,9 @@ extension PlayerSession {
         if let date = segment.programDateTime {
             lock.withLock { programDateAnchor = (start, date) }
         }
-        if !firstSegmentFetched {
-            // Before the packets reach the decoder, which reports the first frame with this breakdown.
-            let (lastByteAt, demuxedAt) = (secondsSinceStart(response.finishedAt), secondsSinceStart(demuxEnded))
-            lock.withLock { core.segmentDemuxed(lastByteAtSeconds: lastByteAt, demuxedAtSeconds: demuxedAt, demuxSeconds: demuxSeconds) }
-        }
+        // Before the packets reach the decoder, which reports the first frame with this breakdown (the first segment's only).
+        let (lastByteAt, demuxedAt) = (secondsSinceStart(response.finishedAt), secondsSinceStart(demuxEnded))
+        lock.withLock { core.segmentDemuxed(lastByteAtSeconds: lastByteAt, demuxedAtSeconds: demuxedAt, demuxSeconds: demuxSeconds) }
         buffer.append(buffered)
         lastSegmentPacketBytes = kept.reduce(0) { $0 + $1.size }
         let end = start + segment.durationSeconds
@@ -154,7 +152,6 @@ extension PlayerSession {
         }
         let ahead = extendBuffered(.main, to: end)
         perform(lock.withLock { core.segmentBuffered(variantIndex: variantIndex, bandwidthBps: variant.bandwidthBps, startSeconds: start) })
-        firstSegmentFetched = true
         bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
         if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
         let indicated =

@@ -213,7 +213,8 @@ public final class PlayerSession: @unchecked Sendable {
     var nextRequestID = 1
     var lastReloadAt: MonotonicInstant?
     var lastReloadChanged = true
-    var firstSegmentFetched = false
+    /// A main segment has been buffered (the session core keeps the last one).
+    var firstSegmentFetched: Bool { lock.withLock { core.lastBuffered != nil } }
     /// The next request opens a new connection (set after a timeout or a broken transfer).
     var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
@@ -417,12 +418,9 @@ public final class PlayerSession: @unchecked Sendable {
 
     /// Plays until the end, the duration limit, a fatal error or `stop`. Blocks.
     public func run() -> SessionSummary {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         recorder.writeHeader(
-            SessionHeader(
-                hlsplayVersion: hlsplayVersion, url: shown(configuration.url),
-                startedAt: formatter.string(from: Date()), configuration: configuration,
+            .startingNow(
+                url: shown(configuration.url), configuration: configuration,
                 host: HostInfo.current(ffmpeg: FFmpegVersion.description, libcurl: HTTPClient.libcurlVersion)))
         if Self.routeFFmpegLog {
             FFmpegLog.install(minimumLevel: 24 /* AV_LOG_WARNING */) { [weak self] level, message in

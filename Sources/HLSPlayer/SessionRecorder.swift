@@ -20,6 +20,24 @@ public struct SessionHeader: Encodable, Sendable {
     public var host: HostInfo
     /// Set by `hlsplay simulate`: the log is from the virtual-time simulator.
     public var simulation: SimulationHeader?
+
+    /// The header of a session starting now (`startedAt`: this instant, ISO 8601 with fractional seconds).
+    static func startingNow(url: String, configuration: PlayerConfiguration, host: HostInfo, simulation: SimulationHeader? = nil) -> SessionHeader {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return SessionHeader(
+            hlsplayVersion: HLSPlayer.hlsplayVersion, url: url, startedAt: formatter.string(from: Date()), configuration: configuration,
+            host: host,
+            simulation: simulation)
+    }
+}
+
+/// What a simulated session's log header says about its inputs.
+public struct SimulationHeader: Encodable, Sendable {
+    /// The virtual-time simulator wrote this log (no real network, media or decoder).
+    public var virtualTime = true
+    public var ladder: String
+    public var link: String
 }
 
 public struct HostInfo: Encodable, Sendable {

@@ -100,7 +100,7 @@ public struct SimulatedLadder: Sendable, Equatable {
         public var resolution: Resolution?
         public var playlistBytes: Int
         public var segments: [Segment]
-        /// An audio-only fallback rung beside video rungs (AudioOnlyRungs), as PlayerSession reads it.
+        /// An audio-only fallback rung beside video rungs (AudioOnlyRungs), as the real session reads it.
         public var audioOnly: Bool
         public init(bandwidthBps: Int, resolution: Resolution?, playlistBytes: Int, segments: [Segment], audioOnly: Bool = false) {
             self.bandwidthBps = bandwidthBps
@@ -193,7 +193,7 @@ extension SimulatedTransfer {
         return (timings, ThroughputSample(bytes: bodyBytes, transferSeconds: max(0, total - firstByte), firstByteSeconds: firstByte))
     }
 
-    /// What the byte-progress rules read of the transfer at `t` (PlayerSession.checkInFlight).
+    /// What the byte-progress rules read of the transfer at `t` (what libcurl's progress tells the real session).
     func snapshot(
         at t: Double, link: any SimulatedLink, rttSeconds: Double?, segmentDurationSeconds: Double, rungBitrateBps: Double,
         forwardBufferSeconds: Double
@@ -208,7 +208,7 @@ extension SimulatedTransfer {
             forwardBufferSeconds: forwardBufferSeconds)
     }
 
-    /// What the stall features read of a segment transfer at `t` (PlayerSession.evaluatePolicy).
+    /// What the stall features read of a segment transfer at `t`.
     func stallFeatures(at t: Double, link: any SimulatedLink) -> StallFeatures.InFlight {
         StallFeatures.InFlight(
             bytesReceived: bodyBytesReceived(at: t, link: link), bytesExpected: t >= firstByteAt ? bodyBytes : nil,
@@ -257,6 +257,21 @@ extension SimulatedLadder {
         case .mediaPlaylist(let v, _, _): variants[v].playlistBytes
         case .segment(let v, let i): variants[v].segments[i].bytes
         }
+    }
+
+    /// The multivariant playlist's `playlist.loaded` (a simulated ladder's playlists carry no warnings).
+    func multivariantLoaded(sessionURL: URL) -> PlaylistLoaded {
+        PlaylistLoaded(url: sessionURL.absoluteString, kind: "multivariant", variants: variants.count, warnings: [])
+    }
+
+    /// The `segment.buffered` of segment `index` of variant `variant`, landed with `bufferSeconds` ahead of the media
+    /// clock: demux only, so no packets are counted and demux takes no time.
+    func buffered(variant v: Int, index i: Int, bufferSeconds: Double) -> SegmentBuffered {
+        let (rung, (start, end)) = (variants[v], span(variant: v, index: i))
+        return SegmentBuffered(
+            variantIndex: v, bandwidthBps: rung.bandwidthBps, mediaSequence: i, startSeconds: start,
+            durationSeconds: rung.segments[i].durationSeconds, bytes: rung.segments[i].bytes, videoPackets: 0, audioPackets: 0,
+            corruptPackets: 0, demuxSeconds: 0, bufferedEndSeconds: end, bufferSeconds: bufferSeconds)
     }
 }
 

@@ -1,24 +1,13 @@
-// A session in virtual time (issue 5 §4): the player's decisions — the
-// session core (SessionCore) and the loader's sequencing (LoaderCore), with
-// the configuration the real player would use — run against a trace-driven
-// link and a real ladder's segment sizes, as fast as the CPU goes. It writes
-// the same session log as a real session. This shell holds no decision state:
-// it moves a ManualClock to the next event (a monitor tick, a transfer's last
-// byte, a cancel, the loader's wake), feeds it to the cores and performs what
-// they return.
-//
-// It orders like a demux-only VOD PlayerSession (ShellParityTests plays the
-// same link through both and asserts the same decisions at the same
-// instants): the monitor runs every
-// `monitorIntervalSeconds` (the media clock, the buffer sample, the
-// byte-progress and trickle rules on the request in flight, the cap's tick, the predictor
-// and controller, the duration limit); a segment is playable once its last
-// byte arrives (demux takes no virtual time); the first frame is the first
-// segment buffered. It leaves out, on purpose: live and LL-HLS, alternate
-// audio, keys and init sections, HTTP errors and their retries (a playlist
-// wedged past its re-requests is the one failure it retries, as PlayerSession
-// does), failover, libcurl's own timeouts (the wedge rule fires first),
-// decoding, and the CPU (the gap docs/stall-prediction.md measures).
+// A session in virtual time (issue 5 §4): the session core (SessionCore) and
+// the loader's sequencing (LoaderCore), with the configuration a real session
+// would use, against a trace-driven link and a real ladder's segment sizes, as
+// fast as the CPU goes; it writes the same session log. This shell holds no
+// decision state: it moves a ManualClock to the next event (a monitor tick, a
+// transfer's last byte, a cancel, the loader's wake), feeds it to the cores and
+// performs what they return. It orders like a demux-only VOD session of the
+// real shell (ShellParityTests holds the two to the same decisions at the same
+// instants); what it leaves out, and why, is in docs/architecture.md ("The
+// session core and its two shells") and docs/stall-prediction.md.
 
 import Foundation
 import HLSCore
@@ -76,14 +65,11 @@ public final class VirtualSession {
 
     /// Plays the session to its end (the stream's end, `--duration`, or the virtual time limit).
     public func run() -> SessionSummary {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        var header = SessionHeader(
-            hlsplayVersion: hlsplayVersion, url: configuration.url.absoluteString,
-            startedAt: formatter.string(from: Date()), configuration: configuration,
-            host: HostInfo.current(ffmpeg: "none (virtual time)", libcurl: "none (virtual time)"))
-        header.simulation = SimulationHeader(ladder: ladder.name, link: linkDescription)
-        recorder.writeHeader(header)
+        recorder.writeHeader(
+            .startingNow(
+                url: configuration.url.absoluteString, configuration: configuration,
+                host: HostInfo.current(ffmpeg: "none (virtual time)", libcurl: "none (virtual time)"),
+                simulation: SimulationHeader(ladder: ladder.name, link: linkDescription)))
         let (chosen, problem) = SessionDecisions.makePredictor(configuration, defaultModelPath: ModelLocator.defaultModelPath)
         core.predictor = chosen
         if let problem { recorder.record(.error(ErrorRecord(fatal: false, category: "predictor", message: problem))) }
@@ -135,7 +121,7 @@ public final class VirtualSession {
         }
     }
 
-    // MARK: - Monitor (PlayerSession.monitorTick)
+    // MARK: - Monitor
 
     private func monitorTick() {
         record(core.timeline.advance(to: now))
@@ -146,7 +132,7 @@ public final class VirtualSession {
             inFlightBytes: transfer.map { $0.bodyBytesReceived(at: t, link: link) })
         recorder.record(.bufferSample(sample))
         if let f = inFlight, f.cancel == nil {
-            // The byte-progress and trickle rules on the request in flight (PlayerSession.checkInFlight).
+            // The byte-progress and trickle rules on the request in flight.
             let snapshot = f.snapshot(
                 at: t, link: link, ladder: ladder, rttSeconds: core.lastRTTSeconds, forwardBufferSeconds: sample.bufferSeconds)
             let (judgement, actions) = core.checkInFlight(snapshot, request: f.info(ladder: ladder, sessionURL: configuration.url), at: now)
@@ -222,7 +208,7 @@ public final class VirtualSession {
         perform(loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs, at: now, failure: f.failure))
     }
 
-    /// Starts `work` on the link; `sameFetch`: a re-request or a retry of the request before (PlayerSession.fetch's loop).
+    /// Starts `work` on the link; `sameFetch`: a re-request or a retry of the request before (one fetch, one fetch ID).
     private func request(_ work: LoaderCore.Work, attempt: Int, sameFetch: Bool) {
         if !sameFetch { fetchID = nextRequestID }
         let request = SimulatedRequest(
@@ -243,7 +229,7 @@ public final class VirtualSession {
         case .multivariant: multivariantLoaded(at: transfer.completesAt)
         case .mediaPlaylist(let v, let afterStartup, _) where afterStartup:
             core.mediaPlaylistLoaded(atSeconds: nowSeconds)
-            // A VOD cannot hold more than what is left after the start (PlayerSession.startup).
+            // A VOD cannot hold more than what is left after the start.
             perform(core.thresholdCeilingSet(.vod(remainingSeconds: ladder.durationSeconds(variant: v))))
         case .mediaPlaylist: break
         case .segment(let v, let i):
@@ -251,16 +237,14 @@ public final class VirtualSession {
             perform(
                 core.segmentTransferred(
                     requestID: f.requestID, observation: observation, startedAt: MonotonicInstant(seconds: transfer.startedAt), endedAt: now))
-            buffered(variant: v, index: i, bytes: transfer.bodyBytes, finishedAt: transfer.completesAt)
+            buffered(variant: v, index: i, finishedAt: transfer.completesAt)
         }
         perform(loader.transferFinished(loaderInputs, at: now))
     }
 
     private func multivariantLoaded(at t: Double) {
         core.multivariantPlaylistLoaded(atSeconds: t)
-        recorder.record(
-            .playlistLoaded(
-                PlaylistLoaded(url: configuration.url.absoluteString, kind: "multivariant", variants: ladder.variants.count, warnings: [])))
+        recorder.record(.playlistLoaded(ladder.multivariantLoaded(sessionURL: configuration.url)))
         // The gate: a simulated session has no estimate store, so it starts cold.
         let store = configuration.estimateStore
         let gate = EstimateGate.classify(nil, forcedCold: true, configuration: store)
@@ -268,36 +252,22 @@ public final class VirtualSession {
         perform(core.startPolicyController(configuration.policy, ladderBitratesBps: core.videoLadderBitratesBps))
     }
 
-    private func buffered(variant v: Int, index i: Int, bytes: Int, finishedAt: Double) {
-        let rung = ladder.variants[v]
-        let (start, end) = ladder.span(variant: v, index: i)
+    private func buffered(variant v: Int, index i: Int, finishedAt: Double) {
+        let (rung, (start, end)) = (ladder.variants[v], ladder.span(variant: v, index: i))
         if core.timeline.phase == .startingUp {
-            // The controller judges the start itself (PlayerSession.fetchAndBuffer).
+            // The controller judges the start itself, once per segment landing before it.
             evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
         }
         record(core.timeline.appendBuffered(upTo: end, at: now))
         // Demux takes no virtual time: the first segment is demuxed as its last byte lands.
         core.segmentDemuxed(lastByteAtSeconds: finishedAt, demuxedAtSeconds: nowSeconds, demuxSeconds: 0)
         perform(core.segmentBuffered(variantIndex: v, bandwidthBps: rung.bandwidthBps, startSeconds: start))
-        recorder.record(
-            .segmentBuffered(
-                SegmentBuffered(
-                    variantIndex: v, bandwidthBps: rung.bandwidthBps, mediaSequence: i, startSeconds: start,
-                    durationSeconds: rung.segments[i].durationSeconds, bytes: bytes, videoPackets: 0, audioPackets: 0, corruptPackets: 0,
-                    demuxSeconds: 0, bufferedEndSeconds: end, bufferSeconds: core.timeline.bufferSeconds(at: now))))
-        // Demux only: the first buffered segment stands in for the first frame (PlayerSession.markFirstFrame).
+        recorder.record(.segmentBuffered(ladder.buffered(variant: v, index: i, bufferSeconds: core.timeline.bufferSeconds(at: now))))
+        // Demux only: the first buffered segment stands in for the first frame.
         let (actions, clockActions) = core.firstFrame(
             at: now, sessionStart: Self.sessionStart, variantIndex: v, width: rung.resolution?.width, height: rung.resolution?.height,
             ptsSeconds: nil)
         perform(actions)
         record(clockActions)
     }
-}
-
-/// What a simulated session's log header says about its inputs.
-public struct SimulationHeader: Encodable, Sendable {
-    /// The virtual-time simulator wrote this log (no real network, media or decoder).
-    public var virtualTime = true
-    public var ladder: String
-    public var link: String
 }
