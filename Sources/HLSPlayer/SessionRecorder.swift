@@ -27,8 +27,7 @@ public struct SessionHeader: Encodable, Sendable {
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return SessionHeader(
             hlsplayVersion: HLSPlayer.hlsplayVersion, url: url, startedAt: formatter.string(from: Date()), configuration: configuration,
-            host: host,
-            simulation: simulation)
+            host: host, simulation: simulation)
     }
 }
 
