@@ -6,12 +6,13 @@
     python3 Tools/train/vsim.py run SPEC --out DIR [--work DIR] [--bin DIR] [--jobs N] [--results FILE]
     python3 Tools/train/vsim.py report DIR [--results FILE]
 
-compare  For every real session in the manifest (collect.py), one simulated
+compare  For every real session in the manifest (collect.py) that ended with a
+         summary (played to its end, or stopped by a network error), one simulated
          session on the very trace file hls-origin replayed, with the same
          predictor, model, policy constants and media duration. Prints, per
          arm and overall, stalls, time stalled, bitrate and time to first frame,
-         real against simulated, and writes them to results-v2.json
-         ("virtualSimVsReal").
+         real against simulated, the sessions with the same stall count and the
+         same ending, and writes them to results-v2.json ("virtualSimVsReal").
 onoff    The controller on (--predictor model) and off on the held-out traces
          (--traces train: the training traces, to tune on) at many start
          offsets: breadth the real runs cannot afford. Prints
@@ -100,9 +101,41 @@ def _ladder_of(row: dict) -> str:
     return "ladder-low" if row["id"].endswith("-low") else "ladder"
 
 
+# Exit statuses of a session that ended with a summary line: 0 (played to its end) and 69 (a network error).
+ENDED_EXIT_STATUSES = (0, 69)
+
+
+def ending(summary: dict) -> str:
+    """How a session ended, as the comparison reads it: "error" (a fatal error, e.g. the trickle rule gave up)
+    or "played" (completed, --duration reached)."""
+    return "error" if summary.get("exitReason") == "error" else "played"
+
+
+def compare_table(pairs: list) -> dict:
+    """Per controller arm and over all: real against simulated figures of [(real manifest row, simulated
+    summary)], the sessions with the same stall count and the same ending (both played to their end, or both
+    stopped by an error), the mean absolute difference in seconds stalled, and the real runs' mean load."""
+    by_arm = {}
+    for r, s in pairs:
+        by_arm.setdefault(r["controller"], []).append((r, s))
+    table = {}
+    for arm in sorted(by_arm) + ["all"]:
+        ps = [p for a in sorted(by_arm) for p in by_arm[a]] if arm == "all" else by_arm[arm]
+        table[arm] = dict(
+            real=figures([r for r, _ in ps]), simulated=figures([s for _, s in ps]),
+            sameStallCount=sum(1 for r, s in ps if r["stallCount"] == s["stallCount"]),
+            sameEnding=sum(1 for r, s in ps if ending(r) == ending(s)),
+            endedInError=dict(real=sum(1 for r, _ in ps if ending(r) == "error"), simulated=sum(1 for _, s in ps if ending(s) == "error")),
+            meanAbsStallSecondsDifference=round(sum(abs(r["stallSeconds"] - s["stallSeconds"]) for r, s in ps) / len(ps), 2),
+            meanRealLoadAverage1m=round(sum(r.get("loadAverage1mStart", 0) for r, _ in ps) / len(ps), 2))
+    return table
+
+
 def compare(args):
     spec = collect.load_spec(args.spec)
-    rows = [r for r in reallogs.load_manifest(args.data, set(args.phases.split(","))) if r.get("exitStatus") == 0]
+    # Sessions that ended with a summary: played to their end (exit 0) or stopped by a network error (exit 69, e.g.
+    # the trickle rule's failure). Both are outcomes the simulator must reproduce, so both are compared.
+    rows = [r for r in reallogs.load_manifest(args.data, set(args.phases.split(","))) if r.get("exitStatus") in ENDED_EXIT_STATUSES]
     logs = os.path.join(args.data, "vsim-logs")
     os.makedirs(logs, exist_ok=True)
 
@@ -122,30 +155,22 @@ def compare(args):
 
     with cf.ThreadPoolExecutor(args.jobs) as pool:
         pairs = list(pool.map(one, rows))
-    by_arm = {}
-    for r, s in pairs:
-        by_arm.setdefault(r["controller"], []).append((r, s))
-    table = {}
-    print(f"{'arm':10} {'n':>3} {'stalls r/s':>11} {'stall s r/s':>15} {'Mbit/s r/s':>11} {'TTFF r/s':>11} {'same stall count':>17}")
-    for arm in sorted(by_arm) + ["all"]:
-        ps = [p for a in by_arm for p in by_arm[a]] if arm == "all" else by_arm[arm]
-        real = figures([r for r, _ in ps])
-        simd = figures([s for _, s in ps])
-        same = sum(1 for r, s in ps if r["stallCount"] == s["stallCount"])
-        abs_stall_s = sum(abs(r["stallSeconds"] - s["stallSeconds"]) for r, s in ps) / len(ps)
-        table[arm] = dict(real=real, simulated=simd, sameStallCount=same, meanAbsStallSecondsDifference=round(abs_stall_s, 2),
-                          meanRealLoadAverage1m=round(sum(r.get("loadAverage1mStart", 0) for r, _ in ps) / len(ps), 2))
-        print(f"{arm:10} {len(ps):3} {real['stalls']:5}/{simd['stalls']:<5} {real['stallSeconds']:7.1f}/{simd['stallSeconds']:<7.1f} "
+    table = compare_table(pairs)
+    print(f"{'arm':10} {'n':>3} {'stalls r/s':>11} {'stall s r/s':>15} {'Mbit/s r/s':>11} {'TTFF r/s':>11} "
+          f"{'same stall count':>17} {'same ending':>12}")
+    for arm, row in table.items():
+        real, simd, n = row["real"], row["simulated"], row["real"]["sessions"]
+        print(f"{arm:10} {n:3} {real['stalls']:5}/{simd['stalls']:<5} {real['stallSeconds']:7.1f}/{simd['stallSeconds']:<7.1f} "
               f"{(real['averageBitrateBps'] or 0) / 1e6:5.2f}/{(simd['averageBitrateBps'] or 0) / 1e6:<5.2f} "
               f"{real['meanTimeToFirstFrameSeconds'] or 0:5.2f}/{simd['meanTimeToFirstFrameSeconds'] or 0:<5.2f} "
-              f"{same:>10}/{len(ps)}")
+              f"{row['sameStallCount']:>10}/{n} {row['sameEnding']:>8}/{n}")
     sessions = [dict(id=r["id"], trace=r["trace"], offsetSeconds=r["offsetSeconds"], controller=r["controller"],
                      real=dict(stalls=r["stallCount"], stallSeconds=round(r["stallSeconds"], 2),
                                averageBitrateBps=round(r["averageBitrateBps"] or 0),
-                               timeToFirstFrameSeconds=r.get("timeToFirstFrameSeconds")),
+                               timeToFirstFrameSeconds=r.get("timeToFirstFrameSeconds"), ending=ending(r)),
                      simulated=dict(stalls=s["stallCount"], stallSeconds=round(s["stallSeconds"], 2),
                                     averageBitrateBps=round(s.get("averageBitrateBps") or 0),
-                                    timeToFirstFrameSeconds=s.get("timeToFirstFrameSeconds")))
+                                    timeToFirstFrameSeconds=s.get("timeToFirstFrameSeconds"), ending=ending(s)))
                 for r, s in pairs]
     if args.results:
         results_file.update(args.results, {args.results_key: dict(
