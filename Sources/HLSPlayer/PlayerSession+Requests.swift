@@ -164,6 +164,9 @@ extension PlayerSession {
                     // Cut by the monitor's judgement — a segment's cut, or a segment's or playlist's trickle cut (a
                     // wedged playlist is logged above): why it ended is the rule both shells log by (CutShort).
                     end = CutShort.monitorCancelled(cancel).requestEnd(end)
+                } else if end.cancelReason == .sessionStopping {
+                    // In flight when the session stopped: logged in the same words as a virtual session's.
+                    end = CutShort.sessionStopped.requestEnd(end)
                 }
                 recorder.record(.requestEnd(end))
                 recorder.addHAREntry(

@@ -30,6 +30,20 @@ import Testing
         #expect(end.errorMessage == "abandoned: over-selected")
     }
 
+    @Test func sessionStopped_isACancelForTheSessionsEnd_inTheSameWordsFromBothShells() {
+        let virtual = RequestEnd(requestID: 9, url: "v1/segment-4", purpose: .segment, status: nil, bytes: 8_000, ok: false)
+        let (real, simulated) = (CutShort.sessionStopped.requestEnd(Self.realWire()), CutShort.sessionStopped.requestEnd(virtual))
+        for end in [real, simulated] {
+            #expect(end.ok == false)
+            #expect(end.errorKind == .cancelled)
+            #expect(end.cancelReason == .sessionStopping)
+            #expect(end.errorMessage == "cancelled: the session stopped")
+        }
+        // What went over the wire stays each shell's own.
+        #expect(real.bytes == 51_200 && real.status == 200 && real.aborted == true)
+        #expect(simulated.bytes == 8_000 && simulated.status == nil)
+    }
+
     @Test func sameCut_sameRecord_whateverTheShellMeasured() {
         // A virtual shell has no status, timings or version: everything the rule writes is the same.
         let virtual = RequestEnd(requestID: 7, url: "http://127.0.0.1/v2/s3.ts", purpose: .segment, status: nil, bytes: 51_200, ok: false)

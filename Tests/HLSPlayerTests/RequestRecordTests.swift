@@ -167,6 +167,7 @@ import TestSupport
         Self.expectRecordsAgree(run)
         let end = try #require(
             run.events("request.end").first { $0["cancelReason"] as? String == "session-stopping" }, "a request.end cut by the session's end")
+        #expect(end["errorMessage"] as? String == "cancelled: the session stopped")
         #expect(end["status"] as? Int == 200)
         #expect((end["bytes"] as? Int ?? 0) >= 20_000)
         #expect(end["aborted"] as? Bool == true)

@@ -13,6 +13,8 @@ public enum CutShort: Sendable, Equatable {
     case playlistWedgeReRequested
     /// A playlist request wedged past its re-requests: a failed attempt of the retry policy with `error`.
     case playlistWedgeFailed(LoadError)
+    /// A request still in flight when the session stopped (`--duration` reached, a signal, a fatal error).
+    case sessionStopped
 
     /// The attempt's `request.end`: `wire` (the shell's record of what went over the wire, its `ok` false) with
     /// why it ended — `errorKind`, `errorMessage`, and `cancelReason` for a request cancelled (`errorKind`
@@ -33,6 +35,10 @@ public enum CutShort: Sendable, Equatable {
             end.errorKind = error.kind
             end.errorMessage = error.message
             end.cancelReason = nil
+        case .sessionStopped:
+            end.errorKind = .cancelled
+            end.errorMessage = "cancelled: the session stopped"
+            end.cancelReason = .sessionStopping
         }
         return end
     }

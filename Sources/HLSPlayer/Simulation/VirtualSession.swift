@@ -105,9 +105,8 @@ public final class VirtualSession {
     }
 
     private func finish() -> SessionSummary {
-        if var end = inFlight?.cutEnd(at: nowSeconds, link: link, ladder: ladder, sessionURL: configuration.url) {
-            (end.errorKind, end.errorMessage) = (.cancelled, "session stopped")
-            recorder.record(.requestEnd(end))
+        if let end = inFlight?.cutEnd(at: nowSeconds, link: link, ladder: ladder, sessionURL: configuration.url) {
+            recorder.record(.requestEnd(CutShort.sessionStopped.requestEnd(end)))
         }
         record(core.timeline.finish(at: now))
         recorder.record(.decodeStats(DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)))
