@@ -61,10 +61,14 @@ extension PlayerSession {
         let url = client.requestURL(throughputBps: measuredEstimate())
         let response: HTTPResponse
         do {
-            response = try fetch(
-                url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                policy: RetryPolicy(maxAttempts: 1)
-            ).value(orFailing: "steering manifest", url: shown(url))
+            // Cut for a live step: not the manifest's failure; it is due again on the next turn.
+            guard
+                let loaded = try fetch(
+                    url, purpose: .steeringManifest, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                    policy: RetryPolicy(maxAttempts: 1)
+                ).value(unlessLiveStepDropped: "steering manifest", url: shown(url))
+            else { return }
+            response = loaded
         } catch {
             let failure = error as? SessionFailure
             let loadError = LoadError(

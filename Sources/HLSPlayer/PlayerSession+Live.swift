@@ -141,10 +141,11 @@ extension PlayerSession {
         let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
         guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age, deltaUpdates: !deltaUpdatesOff) else {
             lastBlockingReloadStartedAt = clock.now()
-            _ = try liveMediaPlaylist(for: variantIndex, forceReload: true)
+            // Cut for a live step or failed over: the next step either way.
+            _ = try mediaPlaylist(for: variantIndex, forceReload: true)
             return
         }
-        var (media, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex)
+        guard var (media, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex) else { return }
         if media.skip != nil {
             do {
                 media = try LowLatencyRules.merge(delta: media, into: playlist)
@@ -160,8 +161,9 @@ extension PlayerSession {
                                 url: shown(url))))
                     var full = request
                     full.skip = nil
-                    guard waitBeforeReload(of: playlist) else { return }
-                    (media, url) = try loadBlocking(full, variant: variant, variantIndex: variantIndex)
+                    guard waitBeforeReload(of: playlist), let whole = try loadBlocking(full, variant: variant, variantIndex: variantIndex)
+                    else { return }
+                    (media, url) = whole
                 }
                 if media.skip != nil {
                     if let merged = try? LowLatencyRules.merge(delta: media, into: playlist) {
@@ -200,16 +202,14 @@ extension PlayerSession {
         return true
     }
 
-    /// One blocking reload request, parsed.
-    func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL) {
+    /// One blocking reload request, parsed; nil when it was cut for a live step or its URI failed over (the next
+    /// step decides again).
+    func loadBlocking(_ request: BlockingReloadRequest, variant: VariantInfo, variantIndex: Int) throws -> (MediaPlaylist, URL)? {
         guard
             case .loaded(let response) = try fetch(
                 request.url(playlistURL: variant.uri), purpose: .mediaPlaylist, variantIndex: variantIndex,
                 mediaSequence: request.msn, byteRange: nil, policy: configuration.retry.playlist)
-        else {
-            // The URI failed over: the next step decides again.
-            throw LiveStepInterrupt()
-        }
+        else { return nil }
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(
                 category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
@@ -306,12 +306,6 @@ extension PlayerSession {
         }
     }
 
-    /// A live media playlist (re)loaded; a URI that failed over drops the live step (the next one decides again).
-    func liveMediaPlaylist(for variantIndex: Int, forceReload: Bool) throws -> MediaPlaylist {
-        guard let playlist = try mediaPlaylist(for: variantIndex, forceReload: forceReload).value else { throw LiveStepInterrupt() }
-        return playlist
-    }
-
     /// Performs a resync or restart decided by the policy, under the recovery cap. A step whose
     /// episode ended before the loader got to it (playback resumed meanwhile) is not performed:
     /// seeking then would drop the media that just resumed it.
@@ -323,7 +317,8 @@ extension PlayerSession {
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
             let decision = decide(mediaSequence: nil)
             let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            let playlist = try liveMediaPlaylist(for: loadIndex, forceReload: true)
+            // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
+            guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
             currentLoadIndex = loadIndex
             pendingDecision = decision
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
@@ -333,10 +328,12 @@ extension PlayerSession {
             lock.withLock { freshConnectionNext = true }
             mediaPlaylists.removeAll()
             initCache = nil
-            let top = try fetch(
-                configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                policy: configuration.retry.playlist
-            ).value(orFailing: "multivariant playlist", url: shown(configuration.url))
+            guard
+                let top = try fetch(
+                    configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                    policy: configuration.retry.playlist
+                ).value(unlessLiveStepDropped: "multivariant playlist", url: shown(configuration.url))
+            else { return }
             switch try parsePlaylist(top) {
             case .multivariant(let mv):
                 recorder.record(
@@ -354,7 +351,8 @@ extension PlayerSession {
             }
             let decision = decide(mediaSequence: nil)
             let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            let playlist = try liveMediaPlaylist(for: loadIndex, forceReload: true)
+            // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
+            guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
             currentLoadIndex = loadIndex
             pendingDecision = decision
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)

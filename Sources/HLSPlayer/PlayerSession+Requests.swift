@@ -24,7 +24,7 @@ extension PlayerSession {
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
-            // After the retries, fetchSegments reloads: a segment no longer listed has expired (resync to the edge).
+            // After the retries, fetchLoop reloads: a segment no longer listed has expired (resync to the edge).
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {
@@ -177,7 +177,7 @@ extension PlayerSession {
                 if error.kind == .cancelled, let abort {
                     switch abort {
                     case .liveResync:
-                        throw LiveStepInterrupt()
+                        return .cancelled(.liveStepDropped)
                     case .trickleReRequest:
                         // The trickle rule: the rest would arrive too late and there is nothing lower; try a
                         // fresh connection at once (not a failed attempt of the retry policy).

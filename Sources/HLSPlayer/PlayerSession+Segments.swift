@@ -32,7 +32,11 @@ extension PlayerSession {
             record(actions)
             return .loaded(())
         }
-        let aes = try segmentKey(segment, variantIndex: variantIndex)
+        let aes: (key: [UInt8], iv: [UInt8]?)?
+        switch try segmentKey(segment, variantIndex: variantIndex) {
+        case .loaded(let key): aes = key
+        case .cancelled(let cancel): return .cancelled(cancel)
+        }
         let initData: Data?
         switch try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil) {
         case .loaded(let data): initData = data
@@ -236,16 +240,19 @@ extension PlayerSession {
     /// The segment's AES-128 key and IV (nil: clear) (RFC 8216 §5.2): fetched like a
     /// segment and cached, its bytes never logged. SAMPLE-AES and DRM key formats
     /// are a clear "not supported" error.
-    func segmentKey(_ segment: MediaSegment, variantIndex: Int) throws -> (key: [UInt8], iv: [UInt8]?)? {
-        guard let key = segment.key else { return nil }
+    func segmentKey(_ segment: MediaSegment, variantIndex: Int) throws -> Loaded<(key: [UInt8], iv: [UInt8]?)?> {
+        guard let key = segment.key else { return .loaded(nil) }
         switch key.method {
         case .none:
-            return nil
+            return .loaded(nil)
         case .aes128:
             guard let keyURI = key.uri else {
                 throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
             }
-            return (try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence), key.iv)
+            switch try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence) {
+            case .loaded(let bytes): return .loaded((bytes, key.iv))
+            case .cancelled(let cancel): return .cancelled(cancel)
+            }
         case .sampleAES, .sampleAESCTR, .other:
             let name: String
             switch key.method {
@@ -287,17 +294,19 @@ extension PlayerSession {
     }
 
     /// The 16 key bytes behind a key URI, fetched once per URI.
-    func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> [UInt8] {
-        if let cached = keyCache[uri] { return cached }
-        let response = try fetch(
-            uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment
-        ).value(orFailing: "key", url: shown(uri))
+    func keyBytes(_ uri: URL, variantIndex: Int, mediaSequence: Int) throws -> Loaded<[UInt8]> {
+        if let cached = keyCache[uri] { return .loaded(cached) }
+        guard
+            let response = try fetch(
+                uri, purpose: .key, variantIndex: variantIndex, mediaSequence: mediaSequence, byteRange: nil, policy: configuration.retry.segment
+            ).value(unlessLiveStepDropped: "key", url: shown(uri))
+        else { return .cancelled(.liveStepDropped) }
         guard response.body.count == 16 else {
             throw SessionFailure(category: .media, message: "AES-128 key \(shown(uri)) is \(response.body.count) bytes, not 16", url: shown(uri))
         }
         let bytes = [UInt8](response.body)
         keyCache[uri] = bytes
-        return bytes
+        return .loaded(bytes)
     }
 
     func decrypt(_ data: Data, key: [UInt8], iv: [UInt8], what: String, url: URL) throws -> Data {

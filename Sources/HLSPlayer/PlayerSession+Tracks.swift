@@ -108,11 +108,14 @@ extension PlayerSession {
         guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
 
         // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
+        // A request cut for a live step ends the turn (true: the fetch loop performs the step).
         func reload() throws {
-            let response = try fetch(
-                track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist,
-                track: "audio"
-            ).value(orFailing: "audio playlist", url: shown(track.uri))
+            guard
+                let response = try fetch(
+                    track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                    policy: configuration.retry.playlist, track: "audio"
+                ).value(unlessLiveStepDropped: "audio playlist", url: shown(track.uri))
+            else { return }
             guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
                 throw SessionFailure(
                     category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))",
@@ -182,19 +185,24 @@ extension PlayerSession {
         // Fetch, decrypt, demux, and place it: with the variant's timestamp offset at the same moment when
         // there is one (shared MPEG-TS clock: exact A/V alignment), else anchored on its own start.
         do {
-            let response = try fetch(
-                segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
-                byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false), track: "audio"
-            ).value(orFailing: "audio segment", url: shown(segment.uri))
-            let aes = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
+            guard
+                let response = try fetch(
+                    segment.uri, purpose: .segment, variantIndex: nil, mediaSequence: segment.mediaSequence,
+                    byteRange: segment.byteRange, policy: configuration.retry.segment, segment: (segment.durationSeconds, nil, false),
+                    track: "audio"
+                ).value(unlessLiveStepDropped: "audio segment", url: shown(segment.uri)),
+                case .loaded(let aes) = try segmentKey(segment, variantIndex: AudioTrack.packetVariantIndex)
+            else { return true }
             var body = response.body
             if let aes {
                 body = try decrypt(
                     body, key: aes.key, iv: aes.iv ?? SegmentDecryptor.iv(forMediaSequence: segment.mediaSequence),
                     what: "audio segment \(segment.mediaSequence)", url: segment.uri)
             }
-            let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
-                .value(orFailing: "audio initialization section", url: shown(segment.uri))
+            guard
+                let initData = try initSection(for: segment, key: aes, variantIndex: nil, cache: &track.initCache, track: "audio")
+                    .value(unlessLiveStepDropped: "audio initialization section", url: shown(segment.uri))
+            else { return true }
             let demuxStarted = clock.now()
             let hint = Self.containerHint(for: segment, body: body, initializationSection: initData)
             let result = try SegmentDemuxer.demux(

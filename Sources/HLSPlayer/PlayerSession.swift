@@ -111,6 +111,9 @@ enum LoaderCancel: String, Sendable, Equatable {
     case reDecide = "re-decide"
     /// The URI was excluded and its rung has a redundant variant still usable: decided again.
     case failedOver = "failed over"
+    /// Live: the monitor asked for a resync or restart and cut the request for it; the fetch loop drops the
+    /// step under way and performs the new one at its top (`pendingLiveStep`).
+    case liveStepDropped = "live step dropped"
 
     /// Counted against the segment (`LoaderCore.Cancels.abandoned`).
     var isAbandonment: Bool { self == .overSelected || self == .wedgedAgain || self == .abrAbandoned }
@@ -131,12 +134,14 @@ enum Loaded<Value> {
         case .cancelled(let c): throw SessionFailure(category: .network, message: "\(what) \(url) \(c.rawValue)", url: url)
         }
     }
-}
 
-/// The live loader's step is dropped and the fetch loop starts its next one: the monitor asked for a
-/// live resync or restart (performed at the top of the loop), or a live playlist's URI failed over
-/// (the next step decides again). The live paths' control flow; VOD returns `Loaded.cancelled`.
-struct LiveStepInterrupt: Error {}
+    /// The value, for a caller on a path a live step can cut: nil when it did (`LoaderCancel.liveStepDropped`: the
+    /// caller drops what it was doing, and the fetch loop performs the step); any other cancel fails as above.
+    func value(unlessLiveStepDropped what: String, url: String) throws -> Value? {
+        if case .cancelled(.liveStepDropped) = self { return nil }
+        return try value(orFailing: what, url: url)
+    }
+}
 
 /// One variant of the ladder as the session uses it.
 struct VariantInfo: Sendable {
@@ -977,20 +982,10 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
+    /// The loader: one decision, playlist or segment per turn until the stream ends or the session stops. A
+    /// request cut short comes back as `Loaded.cancelled`, and the turn ends there: the next one decides
+    /// again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
     func fetchLoop() throws {
-        while !isStopping {
-            do {
-                try fetchSegments()
-                return
-            } catch is LiveStepInterrupt {
-                // A live step dropped (a resync or restart the monitor asked for, performed at the top of
-                // fetchSegments; or a live playlist's URI failed over): the next step.
-                continue
-            }
-        }
-    }
-
-    func fetchSegments() throws {
         while !isStopping {
             if let step = lock.withLock({ () -> LiveResyncAction? in
                 defer { pendingLiveStep = nil }; return pendingLiveStep

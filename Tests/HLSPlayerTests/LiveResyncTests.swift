@@ -65,6 +65,12 @@ import TestSupport
         #expect(run.events("cap.change").contains { $0["reason"] as? String == "recovery-probe" && ($0["t"] as? Double ?? 0) >= resyncAt - 0.001 })
         // The stall the collapse caused ended.
         #expect(run.events("stall.end").count == run.events("stall.start").count)
+        // The step cut the request hanging on the collapsed link; the loop came back to its top and performed the
+        // step (a seek after the cut), and the cut was no failure of the session.
+        let cuts = run.events("request.end").filter { $0["cancelReason"] as? String == "live-resync" }
+        let cutAt = try #require(cuts.first?["t"] as? Double, "a request was in flight when the resync was asked for")
+        #expect(seeks.contains { ($0["t"] as? Double ?? 0) >= cutAt })
+        #expect(!run.events("error").contains { $0["fatal"] as? Bool == true })
     }
 
     /// hls-origin serving ladder-2s live (6-segment window) whose playlist freezes at `staleAt`
