@@ -24,10 +24,6 @@ struct BufferedPacket: @unchecked Sendable {
     var segmentHasVideo = true
 }
 
-/// Where a packet came from: the variant's own segments, or an alternate
-/// audio rendition's (EXT-X-MEDIA TYPE=AUDIO with a URI).
-enum BufferTrack: Sendable { case main, alternateAudio }
-
 final class ForwardBuffer: @unchecked Sendable {
     /// One track's packets in decode order. Taken slots are set to nil at once
     /// so their packet memory is freed as soon as the decoder is done with it;

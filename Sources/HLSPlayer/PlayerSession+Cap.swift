@@ -69,49 +69,60 @@ extension PlayerSession {
             })
     }
 
-    /// The wall-clock byte-progress check of the in-flight request: the monitor builds its snapshot, the session
-    /// core judges it (`SessionCore.checkInFlight(_:request:at:)`: wedged → abort and re-request on a fresh
-    /// connection; over-selected → abandon and lower the cap; abandoned by the reference rule (BOLA-E) → abandon,
-    /// re-request at its rung; otherwise the trickle rule on its projected completion → abandon lower, re-request
-    /// on a fresh connection, fail), and this performs what it said. Runs on the monitor, never on the loader.
-    func checkInFlight(at now: MonotonicInstant, bufferSeconds: Double) {
+    /// The monitor's decisions after its buffer sample (SessionCore.monitorDecisions): the byte-progress and
+    /// trickle rules on the request in flight — cut here when judged —, the cap's tick, and while playing the
+    /// predictor and controller. Runs on the monitor, never on the loader.
+    func monitorDecisions(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase) {
+        // The machine's readings are files of the kernel's: read outside the lock, and only when the predictor runs.
+        let predicting = phase == .playing && lock.withLock { core.predictor != nil && core.policyController != nil }
+        let (cpu, thermal) = predicting ? (hostSignals.cpuPressureAvg10Percent(), hostSignals.thermalMaxCelsius()) : (nil, nil)
         let actions: [SessionCoreAction] = lock.withLock {
-            // Segments get every rule; playlists the wedge and trickle rules (no duration, no rung: never over-selected).
-            guard let f = inFlight, f.abort == nil else { return [] }
-            let duration: Double
-            switch f.purpose {
-            case .segment:
-                guard let d = f.segmentDurationSeconds else { return [] }
-                duration = d
-            case .mediaPlaylist, .multivariantPlaylist:
-                duration = 0
-            case .initSection, .key, .steeringManifest:
-                return []
-            }
-            let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
-            let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
-            let snapshot = InFlightSnapshot(
-                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
-                elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
-                rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
-            let request = InFlightRequestInfo(
-                requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence,
-                track: f.track, rungBitrateBps: f.rungBitrateBps)
-            let (judgement, actions) = core.checkInFlight(snapshot, request: request, at: now)
-            if let cancel = judgement.cancel {
+            let (judgement, actions) = core.monitorDecisions(
+                bufferSeconds: bufferSeconds, phase: phase, inFlight: inFlight.map { monitored($0, at: now, bufferSeconds: bufferSeconds) },
+                currentRungBps: currentRungBps, at: now, sessionStart: sessionStart
+            ) { deviceReadings(cpuPressureAvg10Percent: cpu, thermalMaxCelsius: thermal) }
+            if let cancel = judgement?.cancel, let f = inFlight {
                 inFlight?.abort =
                     switch cancel {
                     case .wedged: .wedged
                     case .overSelected: .overSelected
                     case .abrAbandoned: .abrAbandoned
                     case .trickleReRequest: .trickleReRequest
-                    case .trickleFailed: .trickleFailed(judgement.failure ?? "")
+                    case .trickleFailed: .trickleFailed(judgement?.failure ?? "")
                     }
                 f.token.cancel()
             }
             return actions
         }
         perform(actions)
+    }
+
+    /// Under `lock`: the request in flight as the monitor's rules see it. Segments get every rule; playlists the
+    /// wedge and trickle rules (no duration, no rung: never over-selected); keys, init sections and steering
+    /// manifests none, nor a request already being cut.
+    func monitored(_ f: InFlightRequest, at now: MonotonicInstant, bufferSeconds: Double) -> MonitoredRequest {
+        let request = InFlightRequestInfo(
+            requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence, track: f.track,
+            rungBitrateBps: f.rungBitrateBps)
+        let features =
+            f.purpose == .segment
+            ? StallFeatures.InFlight(
+                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, elapsedSeconds: f.elapsedSeconds(at: now),
+                secondsSinceLastByte: f.idleSeconds(at: now)) : nil
+        let duration: Double?
+        switch f.purpose {
+        case .segment: duration = f.segmentDurationSeconds
+        case .mediaPlaylist, .multivariantPlaylist: duration = 0
+        case .initSection, .key, .steeringManifest: duration = nil
+        }
+        guard f.abort == nil, let duration else { return MonitoredRequest(request: request, snapshot: nil, features: features) }
+        let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
+        let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
+        let snapshot = InFlightSnapshot(
+            bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
+            elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
+            rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
+        return MonitoredRequest(request: request, snapshot: snapshot, features: features)
     }
 
     /// Stores the session's final estimate for the next start on this network.

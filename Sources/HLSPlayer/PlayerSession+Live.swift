@@ -54,7 +54,7 @@ extension PlayerSession {
                 )
             } else {
                 if case .cancelled(let cancel) = try fetchAndBuffer(
-                    segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { mainBufferedEndSeconds })
+                    segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { core.tracks.mainEndSeconds })
                 {
                     if cancel.isAbandonment { try countLowLatencyAbandon(msn: msn, uri: segment.uri) }
                     return
@@ -123,7 +123,7 @@ extension PlayerSession {
             durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
             byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
             programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
-        let placeAt = lock.withLock { mainBufferedEndSeconds }
+        let placeAt = lock.withLock { core.tracks.mainEndSeconds }
         return try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
     }
 
@@ -434,8 +434,7 @@ extension PlayerSession {
             let (actions, dropped) = lock.withLock {
                 let dropped = core.timeline.bufferSeconds(at: now)
                 let actions = core.timeline.discardBuffered(at: now)
-                mainBufferedEndSeconds = core.timeline.bufferedEndSeconds
-                if audioBufferedEndSeconds != nil { audioBufferedEndSeconds = core.timeline.bufferedEndSeconds }
+                core.tracksPlaced(at: core.timeline.bufferedEndSeconds)
                 resyncFromSequence = to
                 return (actions, dropped)
             }

@@ -23,39 +23,17 @@ extension PlayerSession {
         perform(lock.withLock { core.startPolicyController(configuration.policy, ladderBitratesBps: rungs) })
     }
 
-    /// One predictor + controller step on the monitor: features → risk → policy (SessionCore.policyStep).
-    func evaluatePolicy(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
-        // A stall is the buffer running dry while playing: on the monitor, the
-        // controller runs only then. Before the first start it also runs once per
-        // segment that lands, with the buffer that segment makes, to judge the start.
-        guard phase == .playing || atSegmentLanding && phase == .startingUp,
-            lock.withLock({ core.predictor != nil && core.policyController != nil })
-        else { return }
-        let cpu = hostSignals.cpuPressureAvg10Percent()
-        let thermal = hostSignals.thermalMaxCelsius()
-        // The controller runs on session time, so its change records read as seconds since start.
-        let sessionNow = MonotonicInstant(seconds: now.seconds(since: sessionStart))
-        perform(
-            lock.withLock {
-                let segmentInFlight = inFlight.flatMap { $0.purpose == .segment ? $0 : nil }
-                let busyDelta = decodeBusySeconds - lastDecodeSample.busy
-                let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
-                lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
-                return core.policyStep(
-                    bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
-                    currentRungBps: core.currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps,
-                    inFlight: segmentInFlight.map { f in
-                        StallFeatures.InFlight(
-                            bytesReceived: f.bytes, bytesExpected: f.expectedBytes,
-                            elapsedSeconds: f.elapsedSeconds(at: now),
-                            secondsSinceLastByte: f.idleSeconds(at: now))
-                    },
-                    device: DeviceReadings(
-                        cpuPressureAvg10Percent: cpu,
-                        decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
-                        thermalMaxCelsius: thermal),
-                    at: sessionNow)
-            })
+    /// Under `lock`: the BANDWIDTH of the variant decided last.
+    var currentRungBps: Int? { core.currentVariant.flatMap { i in variants.first { $0.index == i } }?.bandwidthBps }
+
+    /// Under `lock`: what the predictor reads of the machine, with the decode lag since the last reading.
+    func deviceReadings(cpuPressureAvg10Percent cpu: Double?, thermalMaxCelsius thermal: Double?) -> DeviceReadings {
+        let busyDelta = decodeBusySeconds - lastDecodeSample.busy
+        let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
+        lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
+        return DeviceReadings(
+            cpuPressureAvg10Percent: cpu, decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
+            thermalMaxCelsius: thermal)
     }
 }
 

@@ -117,7 +117,7 @@ extension PlayerSession {
 
         // Place the segment's packets on the media timeline: its earliest video
         // timestamp (else audio) lands on the segment's playlist start.
-        let bufferedEndBefore = lock.withLock { mainBufferedEndSeconds }
+        let bufferedEndBefore = lock.withLock { core.tracks.mainEndSeconds }
         if live && placeAt == nil && abs(start - bufferedEndBefore) > 0.5 && firstSegmentFetched {
             // A jump in the live window or a resync to the edge: keep the clock continuous.
             start = bufferedEndBefore
@@ -145,17 +145,19 @@ extension PlayerSession {
         buffer.append(buffered)
         lastSegmentPacketBytes = kept.reduce(0) { $0 + $1.size }
         let end = start + segment.durationSeconds
-        // Before the first start, the controller judges the start itself: a risky
-        // start waits for the policy's resume threshold instead of the startup one.
-        let landing: (startingUp: Bool, bufferSeconds: Double) = lock.withLock {
-            let audioEnd = audioTrackEnded ? end : (audioBufferedEndSeconds ?? end)
-            return (core.timeline.phase == .startingUp, max(0, min(end, audioEnd) - core.timeline.positionSeconds(at: clock.now())))
+        // Landed (SessionCore.segmentLanded): before the first start the controller judges the start (a risky start
+        // waits for the policy's resume threshold instead of the startup one); the main track reaches `end`.
+        let landing = SegmentLanding(variantIndex: variantIndex, bandwidthBps: variant.bandwidthBps, startSeconds: start, endSeconds: end)
+        let now = clock.now()
+        let (landed, ahead) = lock.withLock {
+            let landed = core.segmentLanded(landing, currentRungBps: currentRungBps, at: now, sessionStart: sessionStart) {
+                deviceReadings(cpuPressureAvg10Percent: hostSignals.cpuPressureAvg10Percent(), thermalMaxCelsius: hostSignals.thermalMaxCelsius())
+            }
+            return (landed, core.timeline.bufferSeconds(at: now))
         }
-        if landing.startingUp {
-            evaluatePolicy(at: clock.now(), bufferSeconds: landing.bufferSeconds, phase: .startingUp, atSegmentLanding: true)
-        }
-        let ahead = extendBuffered(.main, to: end)
-        perform(lock.withLock { core.segmentBuffered(variantIndex: variantIndex, bandwidthBps: variant.bandwidthBps, startSeconds: start) })
+        perform(landed.policy)
+        record(landed.clock)
+        perform(landed.buffered)
         bufferedSegments.append((segment.mediaSequence, start, offset, segment.discontinuitySequence))
         if bufferedSegments.count > Self.bufferedSegmentsKept { bufferedSegments.removeFirst(bufferedSegments.count - Self.bufferedSegmentsKept) }
         let indicated =

@@ -25,44 +25,20 @@ extension PlayerSession {
         }
     }
 
-    /// One track's media now reaches `end`: the timeline gets the minimum of
-    /// the tracks (a track that has ended no longer holds it back). Returns the buffer ahead.
+    /// One track's media now reaches `end` (SessionCore.trackExtended: the timeline gets the minimum of the
+    /// tracks). Returns the buffer ahead.
     @discardableResult
     func extendBuffered(_ track: BufferTrack, to end: Double) -> Double {
         let now = clock.now()
-        let (actions, ahead) = lock.withLock {
-            switch track {
-            case .main: mainBufferedEndSeconds = max(mainBufferedEndSeconds, end)
-            case .alternateAudio: audioBufferedEndSeconds = max(audioBufferedEndSeconds ?? end, end)
-            }
-            let actions = core.timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
-            return (actions, core.timeline.bufferSeconds(at: now))
-        }
+        let (actions, ahead) = lock.withLock { (core.trackExtended(track, to: end, at: now), core.timeline.bufferSeconds(at: now)) }
         record(actions)
         return ahead
     }
 
-    /// Under `lock`: the end of what can play, the minimum of the tracks still loading.
-    func combinedBufferedEnd() -> Double {
-        guard let audioEnd = audioBufferedEndSeconds, !audioTrackEnded else { return mainBufferedEndSeconds }
-        return min(mainBufferedEndSeconds, audioEnd)
-    }
-
-    /// A track has no more media (VOD); when every track has ended, so has the stream.
+    /// A track has no more media (VOD); when every track has ended, so has the stream (SessionCore.trackEnded).
     func endTrack(_ track: BufferTrack) {
         let now = clock.now()
-        let actions: [PlaybackAction] = lock.withLock {
-            switch track {
-            case .main: mainTrackEnded = true
-            case .alternateAudio: audioTrackEnded = true
-            }
-            var actions = core.timeline.appendBuffered(upTo: combinedBufferedEnd(), at: now)
-            if mainTrackEnded && (audioBufferedEndSeconds == nil || audioTrackEnded) {
-                actions += core.timeline.markEndOfStream(at: now)
-            }
-            return actions
-        }
-        record(actions)
+        record(lock.withLock { core.trackEnded(track, at: now) })
     }
 
     /// Picks the audio for the variant's AUDIO group with AudioRenditionSelector
@@ -100,10 +76,10 @@ extension PlayerSession {
     /// the variant's (or the variant's has ended). Returns true when it did
     /// something (loaded a playlist or a segment, or ended the track).
     func loadAudioIfBehind(live: Bool) throws -> Bool {
-        guard var track = audio, !lock.withLock({ audioTrackEnded }) else { return false }
+        guard var track = audio, !lock.withLock({ core.tracks.audioEnded }) else { return false }
         defer { audio = track }
         let (mainEnd, audioEnd, mainEnded) = lock.withLock {
-            (mainBufferedEndSeconds, audioBufferedEndSeconds ?? mainBufferedEndSeconds, mainTrackEnded)
+            (core.tracks.mainEndSeconds, core.tracks.audioEndSeconds ?? core.tracks.mainEndSeconds, core.tracks.mainEnded)
         }
         guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
 

@@ -263,13 +263,6 @@ public final class PlayerSession: @unchecked Sendable {
 
     // Shared state, guarded by `lock`.
     let lock = NSLock()
-    /// Buffered ends of the variant's track and of the alternate audio track
-    /// (nil without one), seconds of media time; the timeline gets the minimum.
-    var mainBufferedEndSeconds = 0.0
-    var audioBufferedEndSeconds: Double?
-    /// The variant's segments are all buffered (VOD) / the audio rendition's are.
-    var mainTrackEnded = false
-    var audioTrackEnded = false
     /// The decision state and its rules (SessionCore): the media clock, estimator, caps,
     /// predictor and controller, current variant. Fed events; its actions performed by `perform`.
     var core: SessionCore
@@ -549,8 +542,8 @@ public final class PlayerSession: @unchecked Sendable {
             }
             var sample = core.bufferSample(
                 at: now, inFlightIdleSeconds: idle, inFlightBytes: inFlight?.bytes, liveLatencySeconds: (isLive ?? false) ? latency : nil)
-            if let audioEnd = audioBufferedEndSeconds {
-                sample.videoBufferedEndSeconds = mainBufferedEndSeconds
+            if let audioEnd = core.tracks.audioEndSeconds {
+                sample.videoBufferedEndSeconds = core.tracks.mainEndSeconds
                 sample.audioBufferedEndSeconds = audioEnd
             }
             return (actions, sample, core.playbackEnd(at: now))
@@ -564,12 +557,10 @@ public final class PlayerSession: @unchecked Sendable {
             checkProgress(at: now, sample: sample)
         }
         if !isStopping {
-            checkInFlight(at: now, bufferSeconds: sample.bufferSeconds)
+            monitorDecisions(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
             checkDecodeHang(at: now, phase: sample.phase)
             if !configuration.decode { buffer.discard(decodedBefore: sample.positionSeconds) }
-            capEvent(.tick(now))
             liveEvent(.tick(now))
-            evaluatePolicy(at: now, bufferSeconds: sample.bufferSeconds, phase: sample.phase)
         }
         if statusLine { drawStatus(sample, at: now) }
         if end == .completed {
@@ -799,8 +790,7 @@ public final class PlayerSession: @unchecked Sendable {
         lock.withLock {
             isLive = live
             core.timeline.setStartPosition(lowLatencyPlayStart ?? startSeconds)
-            mainBufferedEndSeconds = startSeconds
-            if audio != nil { audioBufferedEndSeconds = startSeconds }
+            core.tracksPlaced(at: startSeconds, alternateAudio: audio != nil)
             if live, Self.isLowLatency(playlist), let partTarget = playlist.partTargetSeconds {
                 // LL-HLS: waiting for the usual 2 s (4 s to resume) would add them to the latency;
                 // start with PART-HOLD-BACK buffered, resume with twice that.
@@ -1005,9 +995,9 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
             if audio != nil, try loadAudioIfBehind(live: live) { continue }
-            if lock.withLock({ mainTrackEnded }) {
+            if lock.withLock({ core.tracks.mainEnded }) {
                 // Only the audio rendition may still be loading: wait for it (it runs above).
-                if lock.withLock({ audioTrackEnded || audio == nil }) { return }
+                if lock.withLock({ core.tracks.audioEnded || audio == nil }) { return }
                 sleepUnlessStopping(0.05)
                 continue
             }

@@ -160,6 +160,8 @@ public struct SessionCore: Sendable {
     public let configuration: Configuration
     /// The media clock: position, buffered end, phase (startingUp, playing, stalled, ended).
     public var timeline: PlaybackTimeline
+    /// How far each track's media reaches, and which have ended; the media clock gets their minimum.
+    public private(set) var tracks = BufferedTracks()
     public var estimator: BandwidthEstimator
     public var capController: StartupCapController
     /// nil with `--predictor off`; set once, before the first event that uses it.
@@ -309,6 +311,51 @@ public struct SessionCore: Sendable {
         let record = GateDecisionRecord(
             gate: gate, lookup: lookup, networkKey: networkKey, mode: configuration.startupCap.mode, configuration: estimateStore)
         return [.record(.capGate(record))] + cap(.sessionStarted(gate: gate, ladder: AudioOnlyRungs.videoRungs(ladder), at: now))
+    }
+
+    // MARK: - Tracks and segment landings
+
+    /// Both tracks start at `seconds`: the start, or a seek that dropped what was buffered (`alternateAudio`:
+    /// whether an audio rendition loads beside the variant; unchanged when nil).
+    public mutating func tracksPlaced(at seconds: Double, alternateAudio: Bool? = nil) {
+        tracks.placed(at: seconds, alternateAudio: alternateAudio)
+    }
+
+    /// `track`'s media now reaches `end`: the media clock gets the tracks' minimum (it may start or resume).
+    public mutating func trackExtended(_ track: BufferTrack, to end: Double, at now: MonotonicInstant) -> [PlaybackAction] {
+        tracks.extend(track, to: end)
+        return timeline.appendBuffered(upTo: tracks.combinedEndSeconds, at: now)
+    }
+
+    /// `track` has no more media (VOD): it no longer holds the other back, and when every track has ended the
+    /// stream has.
+    public mutating func trackEnded(_ track: BufferTrack, at now: MonotonicInstant) -> [PlaybackAction] {
+        tracks.end(track)
+        var actions = timeline.appendBuffered(upTo: tracks.combinedEndSeconds, at: now)
+        if tracks.allEnded { actions += timeline.markEndOfStream(at: now) }
+        return actions
+    }
+
+    /// A variant's segment, demuxed (`segmentDemuxed` came first), lands in the forward buffer: before the first
+    /// start the controller judges the start with the buffer this segment makes (`device()` read only then); the
+    /// main track reaches the segment's end; a `variant.switch` when the segment before was another variant's. In
+    /// that order, as the shell performs them: the controller's records, what the media clock did (which the shell
+    /// passes to `mediaClock` with its own reactions), the switch.
+    public mutating func segmentLanded(
+        _ landing: SegmentLanding, currentRungBps: Int?, at now: MonotonicInstant, sessionStart: MonotonicInstant,
+        device: () -> DeviceReadings
+    ) -> (policy: [SessionCoreAction], clock: [PlaybackAction], buffered: [SessionCoreAction]) {
+        var policy: [SessionCoreAction] = []
+        if timeline.phase == .startingUp, predictor != nil, policyController != nil {
+            // No request is in flight as a segment lands: the loader fetches one thing at a time.
+            let bufferSeconds = tracks.bufferSeconds(mainEndingAt: landing.endSeconds, positionSeconds: timeline.positionSeconds(at: now))
+            policy = policyStep(
+                bufferSeconds: bufferSeconds, phase: .startingUp, atSegmentLanding: true, currentRungBps: currentRungBps, inFlight: nil,
+                device: device(), at: MonotonicInstant(seconds: now.seconds(since: sessionStart)))
+        }
+        let clock = trackExtended(.main, to: landing.endSeconds, at: now)
+        let buffered = segmentBuffered(variantIndex: landing.variantIndex, bandwidthBps: landing.bandwidthBps, startSeconds: landing.startSeconds)
+        return (policy, clock, buffered)
     }
 
     /// A segment of variant `variantIndex` (BANDWIDTH `bandwidthBps`) was buffered from `startSeconds` on the
@@ -694,6 +741,29 @@ public struct SessionCore: Sendable {
         return judgement
     }
 
+    /// A monitor tick's decisions after its buffer sample, in order: the byte-progress and trickle rules on the
+    /// request in flight (`checkInFlight`; the shell cuts it when the judgement's `cancel` is set), the cap's tick,
+    /// and while playing one predictor and controller step (`policyStep`, on session time; `device()` read only
+    /// then). Both shells' monitors.
+    public mutating func monitorDecisions(
+        bufferSeconds: Double, phase: PlaybackPhase, inFlight: MonitoredRequest?, currentRungBps: Int?, at now: MonotonicInstant,
+        sessionStart: MonotonicInstant, device: () -> DeviceReadings
+    ) -> (judgement: InFlightJudgement?, actions: [SessionCoreAction]) {
+        var judgement: InFlightJudgement?
+        var out: [SessionCoreAction] = []
+        if let inFlight, let snapshot = inFlight.snapshot {
+            let checked = checkInFlight(snapshot, request: inFlight.request, at: now)
+            (judgement, out) = (checked.judgement, checked.actions)
+        }
+        out += cap(.tick(now))
+        if phase == .playing, predictor != nil, policyController != nil {
+            out += policyStep(
+                bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: false, currentRungBps: currentRungBps,
+                inFlight: inFlight?.features, device: device(), at: MonotonicInstant(seconds: now.seconds(since: sessionStart)))
+        }
+        return (judgement, out)
+    }
+
     /// The monitor's check of the request in flight, whole: `judgeInFlight(_:request:at:)`, then `inFlightJudged`
     /// on its judgement. The shell cancels the request when the judgement's `cancel` is set and performs the actions.
     public mutating func checkInFlight(
@@ -841,6 +911,38 @@ public struct SessionCore: Sendable {
         knobs.apply(
             to: &timeline, resumeSetByUser: configuration.resumeBufferSetByUser, startupSetByUser: configuration.startupBufferSetByUser,
             configuredStartupSeconds: configuration.playback.startupBufferSeconds, gatesStart: policyGatesStart)
+    }
+}
+
+/// The request in flight as the monitor sees it (SessionCore.monitorDecisions): what the byte-progress and trickle
+/// rules judge (`snapshot`; nil where no rule applies — a key, an init section, a steering manifest — or while the
+/// request is being cut), and what the stall predictor reads of a segment's transfer (`features`; nil otherwise).
+public struct MonitoredRequest: Sendable, Equatable {
+    public var request: InFlightRequestInfo
+    public var snapshot: InFlightSnapshot?
+    public var features: StallFeatures.InFlight?
+
+    public init(request: InFlightRequestInfo, snapshot: InFlightSnapshot?, features: StallFeatures.InFlight?) {
+        self.request = request
+        self.snapshot = snapshot
+        self.features = features
+    }
+}
+
+/// A variant's segment as it lands in the forward buffer (SessionCore.segmentLanded).
+public struct SegmentLanding: Sendable, Equatable {
+    public var variantIndex: Int
+    /// The variant's BANDWIDTH, bits per second.
+    public var bandwidthBps: Int
+    /// Where the segment's media starts and ends on the media timeline, seconds.
+    public var startSeconds: Double
+    public var endSeconds: Double
+
+    public init(variantIndex: Int, bandwidthBps: Int, startSeconds: Double, endSeconds: Double) {
+        self.variantIndex = variantIndex
+        self.bandwidthBps = bandwidthBps
+        self.startSeconds = startSeconds
+        self.endSeconds = endSeconds
     }
 }
 

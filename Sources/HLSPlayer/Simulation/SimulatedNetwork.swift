@@ -303,6 +303,18 @@ struct SimulatedRequest {
         return start
     }
 
+    /// The request as the monitor's rules see it at `t` (SessionCore.monitorDecisions): no snapshot once it is being
+    /// cut, the stall features for a segment.
+    func monitored(
+        at t: Double, link: any SimulatedLink, ladder: SimulatedLadder, rttSeconds: Double?, forwardBufferSeconds: Double, sessionURL: URL
+    ) -> MonitoredRequest {
+        MonitoredRequest(
+            request: info(ladder: ladder, sessionURL: sessionURL),
+            snapshot: cancel != nil
+                ? nil : snapshot(at: t, link: link, ladder: ladder, rttSeconds: rttSeconds, forwardBufferSeconds: forwardBufferSeconds),
+            features: work.segment == nil ? nil : transfer.stallFeatures(at: t, link: link))
+    }
+
     /// What the session core's in-flight rules read at `t`.
     func info(ladder: SimulatedLadder, sessionURL: URL) -> InFlightRequestInfo {
         InFlightRequestInfo(

@@ -130,30 +130,20 @@ public final class VirtualSession {
             at: now, inFlightIdleSeconds: transfer.map { t - $0.lastByteAt(at: t, link: link) },
             inFlightBytes: transfer.map { $0.bodyBytesReceived(at: t, link: link) })
         recorder.record(.bufferSample(sample))
-        if let f = inFlight, f.cancel == nil {
-            // The byte-progress and trickle rules on the request in flight.
-            let snapshot = f.snapshot(
-                at: t, link: link, ladder: ladder, rttSeconds: core.lastRTTSeconds, forwardBufferSeconds: sample.bufferSeconds)
-            let (judgement, actions) = core.checkInFlight(snapshot, request: f.info(ladder: ladder, sessionURL: configuration.url), at: now)
-            if let cancel = judgement.cancel {
-                inFlight?.cancel = cancel
-                inFlight?.failure = judgement.failure
-                connection.cancel(f.transfer, at: t)
-            }
-            perform(actions)
+        let (judgement, actions) = core.monitorDecisions(
+            bufferSeconds: sample.bufferSeconds, phase: sample.phase,
+            inFlight: inFlight?.monitored(
+                at: t, link: link, ladder: ladder, rttSeconds: core.lastRTTSeconds, forwardBufferSeconds: sample.bufferSeconds,
+                sessionURL: configuration.url),
+            currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, at: now, sessionStart: Self.sessionStart
+        ) { DeviceReadings() }
+        if let cancel = judgement?.cancel, let f = inFlight {
+            inFlight?.cancel = cancel
+            inFlight?.failure = judgement?.failure
+            connection.cancel(f.transfer, at: t)
         }
-        perform(core.cap(.tick(now)))
-        evaluatePolicy(bufferSeconds: sample.bufferSeconds, phase: sample.phase)
+        perform(actions)
         if let end = core.playbackEnd(at: now) { stop(end) }
-    }
-
-    private func evaluatePolicy(bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool = false) {
-        let segmentInFlight = inFlight.flatMap { $0.work.segment == nil ? nil : $0.transfer.stallFeatures(at: nowSeconds, link: link) }
-        perform(
-            core.policyStep(
-                bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: atSegmentLanding,
-                currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, inFlight: segmentInFlight,
-                device: DeviceReadings(), at: now))
     }
 
     // MARK: - The cores' actions
@@ -184,7 +174,7 @@ public final class VirtualSession {
             case .record(let event): recorder.record(event)
             case .loadFailed: perform(core.cap(.loadFailed(estimateBps: core.measuredEstimateBps, at: now)))
             case .wait(let seconds): wakeAt = seconds
-            case .endOfStream: record(core.timeline.markEndOfStream(at: now))
+            case .endOfStream: record(core.trackEnded(.main, at: now))
             case .fail(let message): stop(.error, message)
             }
         }
@@ -253,14 +243,15 @@ public final class VirtualSession {
 
     private func buffered(variant v: Int, index i: Int, finishedAt: Double) {
         let (rung, (start, end)) = (ladder.variants[v], ladder.span(variant: v, index: i))
-        if core.timeline.phase == .startingUp {
-            // The controller judges the start itself, once per segment landing before it.
-            evaluatePolicy(bufferSeconds: max(0, end - core.timeline.positionSeconds(at: now)), phase: .startingUp, atSegmentLanding: true)
-        }
-        record(core.timeline.appendBuffered(upTo: end, at: now))
-        // Demux takes no virtual time: the first segment is demuxed as its last byte lands.
+        // Demux takes no virtual time: the segment is demuxed as its last byte lands.
         core.segmentDemuxed(lastByteAtSeconds: finishedAt, demuxedAtSeconds: nowSeconds, demuxSeconds: 0)
-        perform(core.segmentBuffered(variantIndex: v, bandwidthBps: rung.bandwidthBps, startSeconds: start))
+        let landed = core.segmentLanded(
+            SegmentLanding(variantIndex: v, bandwidthBps: rung.bandwidthBps, startSeconds: start, endSeconds: end),
+            currentRungBps: core.currentVariant.map { ladder.variants[$0].bandwidthBps }, at: now, sessionStart: Self.sessionStart
+        ) { DeviceReadings() }
+        perform(landed.policy)
+        record(landed.clock)
+        perform(landed.buffered)
         recorder.record(.segmentBuffered(ladder.buffered(variant: v, index: i, bufferSeconds: core.timeline.bufferSeconds(at: now))))
         // Demux only: the first buffered segment stands in for the first frame.
         let (actions, clockActions) = core.firstFrame(
