@@ -104,25 +104,19 @@ extension PlayerSession {
         let request = InFlightRequestInfo(
             requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence, track: f.track,
             rungBitrateBps: f.rungBitrateBps)
-        let features =
-            f.purpose == .segment
-            ? StallFeatures.InFlight(
-                bytesReceived: f.bytes, bytesExpected: f.expectedBytes, elapsedSeconds: f.elapsedSeconds(at: now),
-                secondsSinceLastByte: f.idleSeconds(at: now)) : nil
         let duration: Double?
         switch f.purpose {
         case .segment: duration = f.segmentDurationSeconds
         case .mediaPlaylist, .multivariantPlaylist: duration = 0
         case .initSection, .key, .steeringManifest: duration = nil
         }
-        guard f.abort == nil, let duration else { return MonitoredRequest(request: request, snapshot: nil, features: features) }
         let sinceFirst = f.firstByteAt.map { now.seconds(since: $0) } ?? 0
         let throughput: Double? = f.bytes > 0 && sinceFirst > 0 ? Double(f.bytes) * 8 / sinceFirst : nil
-        let snapshot = InFlightSnapshot(
+        let progress = InFlightSnapshot(
             bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
-            elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration,
+            elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration ?? 0,
             rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
-        return MonitoredRequest(request: request, snapshot: snapshot, features: features)
+        return MonitoredRequest(request: request, progress: progress, judged: f.abort == nil && duration != nil)
     }
 
     /// Stores the session's final estimate for the next start on this network.

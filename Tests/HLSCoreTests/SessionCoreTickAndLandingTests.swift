@@ -126,8 +126,7 @@ import Testing
         let request = InFlightRequestInfo(
             requestID: 7, fetchID: 7, purpose: .segment, url: "http://127.0.0.1/v4/3.ts", mediaSequence: 3, track: nil,
             rungBitrateBps: 7_230_000)
-        let monitored = MonitoredRequest(
-            request: request, snapshot: Helpers.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2), features: nil)
+        let monitored = MonitoredRequest(request: request, progress: Helpers.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2), judged: true)
         let (judgement, actions) = core.monitorDecisions(
             bufferSeconds: 0, phase: .startingUp, inFlight: monitored, currentRungBps: 7_230_000, at: Self.at(3.2), sessionStart: Self.at(0)
         ) { DeviceReadings() }
@@ -142,7 +141,8 @@ import Testing
             requestID: 7, fetchID: 7, purpose: .segment, url: "http://127.0.0.1/v4/3.ts", mediaSequence: 3, track: nil,
             rungBitrateBps: 7_230_000)
         let (judgement, _) = core.monitorDecisions(
-            bufferSeconds: 0, phase: .startingUp, inFlight: MonitoredRequest(request: request, snapshot: nil, features: nil),
+            bufferSeconds: 0, phase: .startingUp,
+            inFlight: MonitoredRequest(request: request, progress: Helpers.topRungInFlight(throughputBps: 2_000_000, elapsed: 3.2), judged: false),
             currentRungBps: nil, at: Self.at(3.2), sessionStart: Self.at(0)
         ) { DeviceReadings() }
         #expect(judgement == nil)
@@ -161,9 +161,11 @@ import Testing
         #expect(Self.risks(starting.actions) == 0 && deviceReads == 0)
         let request = InFlightRequestInfo(
             requestID: 9, fetchID: 9, purpose: .segment, url: "http://127.0.0.1/v0/5.ts", mediaSequence: 5, track: nil, rungBitrateBps: 300_000)
-        let transfer = StallFeatures.InFlight(bytesReceived: 1000, bytesExpected: 75_000, elapsedSeconds: 0.5, secondsSinceLastByte: 0.1)
+        let progress = InFlightSnapshot(
+            bytesReceived: 1000, bytesExpected: 75_000, secondsSinceLastByte: 0.1, elapsedSeconds: 0.5, rttSeconds: nil,
+            segmentDurationSeconds: 2, rungBitrateBps: 300_000, measuredThroughputBps: nil, forwardBufferSeconds: 1)
         let playing = core.monitorDecisions(
-            bufferSeconds: 1, phase: .playing, inFlight: MonitoredRequest(request: request, snapshot: nil, features: transfer),
+            bufferSeconds: 1, phase: .playing, inFlight: MonitoredRequest(request: request, progress: progress, judged: false),
             currentRungBps: 300_000, at: Self.at(101), sessionStart: Self.at(100)
         ) {
             deviceReads += 1
@@ -173,5 +175,8 @@ import Testing
         #expect(deviceReads == 1)
         #expect(risk.features.inFlightBytesReceived == 1000, "the segment's transfer reaches the predictor")
         #expect(risk.features.cpuPressureAvg10Percent == 12)
+        var playlist = request
+        playlist.purpose = .mediaPlaylist
+        #expect(MonitoredRequest(request: playlist, progress: progress, judged: true).features == nil, "the predictor reads segments only")
     }
 }

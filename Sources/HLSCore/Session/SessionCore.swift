@@ -751,8 +751,8 @@ public struct SessionCore: Sendable {
     ) -> (judgement: InFlightJudgement?, actions: [SessionCoreAction]) {
         var judgement: InFlightJudgement?
         var out: [SessionCoreAction] = []
-        if let inFlight, let snapshot = inFlight.snapshot {
-            let checked = checkInFlight(snapshot, request: inFlight.request, at: now)
+        if let inFlight, inFlight.judged {
+            let checked = checkInFlight(inFlight.progress, request: inFlight.request, at: now)
             (judgement, out) = (checked.judgement, checked.actions)
         }
         out += cap(.tick(now))
@@ -914,18 +914,27 @@ public struct SessionCore: Sendable {
     }
 }
 
-/// The request in flight as the monitor sees it (SessionCore.monitorDecisions): what the byte-progress and trickle
-/// rules judge (`snapshot`; nil where no rule applies — a key, an init section, a steering manifest — or while the
-/// request is being cut), and what the stall predictor reads of a segment's transfer (`features`; nil otherwise).
+/// The request in flight as the monitor sees it (SessionCore.monitorDecisions): which request, and its progress at
+/// the tick. The in-flight rules judge it when `judged` (a segment of known duration or a playlist, not already
+/// being cut; a key, an init section or a steering manifest never); the stall predictor reads a segment's progress.
 public struct MonitoredRequest: Sendable, Equatable {
     public var request: InFlightRequestInfo
-    public var snapshot: InFlightSnapshot?
-    public var features: StallFeatures.InFlight?
+    /// Its bytes and times at the tick (a playlist's segment duration and rung bitrate are 0).
+    public var progress: InFlightSnapshot
+    public var judged: Bool
 
-    public init(request: InFlightRequestInfo, snapshot: InFlightSnapshot?, features: StallFeatures.InFlight?) {
+    public init(request: InFlightRequestInfo, progress: InFlightSnapshot, judged: Bool) {
         self.request = request
-        self.snapshot = snapshot
-        self.features = features
+        self.progress = progress
+        self.judged = judged
+    }
+
+    /// What the stall predictor reads of a segment's transfer; nil for anything else.
+    public var features: StallFeatures.InFlight? {
+        guard request.purpose == .segment else { return nil }
+        return StallFeatures.InFlight(
+            bytesReceived: progress.bytesReceived, bytesExpected: progress.bytesExpected, elapsedSeconds: progress.elapsedSeconds,
+            secondsSinceLastByte: progress.secondsSinceLastByte)
     }
 }
 

@@ -207,13 +207,6 @@ extension SimulatedTransfer {
             measuredThroughputBps: body > 0 && sinceFirst > 0 ? Double(body) * 8 / sinceFirst : nil,
             forwardBufferSeconds: forwardBufferSeconds)
     }
-
-    /// What the stall features read of a segment transfer at `t`.
-    func stallFeatures(at t: Double, link: any SimulatedLink) -> StallFeatures.InFlight {
-        StallFeatures.InFlight(
-            bytesReceived: bodyBytesReceived(at: t, link: link), bytesExpected: t >= firstByteAt ? bodyBytes : nil,
-            elapsedSeconds: t - startedAt, secondsSinceLastByte: t - lastByteAt(at: t, link: link))
-    }
 }
 
 extension SimulatedLadder {
@@ -303,16 +296,14 @@ struct SimulatedRequest {
         return start
     }
 
-    /// The request as the monitor's rules see it at `t` (SessionCore.monitorDecisions): no snapshot once it is being
-    /// cut, the stall features for a segment.
+    /// The request as the monitor's rules see it at `t` (SessionCore.monitorDecisions): not judged once it is being cut.
     func monitored(
         at t: Double, link: any SimulatedLink, ladder: SimulatedLadder, rttSeconds: Double?, forwardBufferSeconds: Double, sessionURL: URL
     ) -> MonitoredRequest {
         MonitoredRequest(
             request: info(ladder: ladder, sessionURL: sessionURL),
-            snapshot: cancel != nil
-                ? nil : snapshot(at: t, link: link, ladder: ladder, rttSeconds: rttSeconds, forwardBufferSeconds: forwardBufferSeconds),
-            features: work.segment == nil ? nil : transfer.stallFeatures(at: t, link: link))
+            progress: snapshot(at: t, link: link, ladder: ladder, rttSeconds: rttSeconds, forwardBufferSeconds: forwardBufferSeconds),
+            judged: cancel == nil)
     }
 
     /// What the session core's in-flight rules read at `t`.
