@@ -1,0 +1,66 @@
+"""The published real runs' figures derived again from their raw logs (results/*.tar.xz, Tools/results/rederive.py):
+the ABR block of docs/abr.md and the characterization report in docs/characterization.md come out byte for byte
+from the archived logs, and a change to those logs is caught. (The third on/off round's re-run simulates 192
+sessions again: `rederive.py check held-out-third-round-rerun`, not run here.)
+
+Run: python3 -B -m unittest Tools.tests.test_results_rederive
+"""
+import json, os, sys, tempfile, unittest
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "results"))
+import rederive  # noqa: E402
+
+
+class RederiveTests(unittest.TestCase):
+    def unpacked(self, name):
+        tmp = tempfile.TemporaryDirectory(prefix=f"rederive-test-{name}.")
+        self.addCleanup(tmp.cleanup)
+        return rederive.unpack(name, tmp.name)
+
+    def test_every_published_run_has_its_archive(self):
+        for name in rederive.RUNS:
+            self.assertTrue(os.path.exists(rederive.archive_path(name)), name)
+
+    def test_abr_block_is_derived_again_from_the_archived_logs(self):
+        self.assertIsNone(rederive.check_abr("abr-real-predictor-mpc", self.unpacked("abr-real-predictor-mpc"), None))
+
+    def test_abr_block_differs_when_the_logs_do(self):
+        folder = self.unpacked("abr-real-predictor-mpc")
+        path = os.path.join(folder, "manifest.json")
+        with open(path) as fh:
+            manifest = json.load(fh)
+        manifest["sessions"][0]["loadAverageAtStart"][0] = 0.99  # the block's load-average range
+        with open(path, "w") as fh:
+            json.dump(manifest, fh)
+        self.assertIsNotNone(rederive.check_abr("abr-real-predictor-mpc", folder, None))
+
+    def test_characterization_report_is_derived_again_from_the_archived_shards(self):
+        self.assertIsNone(rederive.check_grid("characterization-grid", self.unpacked("characterization-grid"), None))
+
+    def test_characterization_report_differs_when_a_session_is_missing(self):
+        folder = self.unpacked("characterization-grid")
+        path = os.path.join(folder, "s1", "sessions.jsonl")
+        with open(path) as fh:
+            lines = fh.readlines()
+        with open(path, "w") as fh:
+            fh.writelines(lines[1:])
+        self.assertIsNotNone(rederive.check_grid("characterization-grid", folder, None))
+
+    def test_an_archive_is_the_same_bytes_when_packed_again(self):
+        folder = self.unpacked("characterization-grid")
+        with tempfile.TemporaryDirectory() as out:
+            saved = rederive.RESULTS
+            rederive.RESULTS = out
+            try:
+                rederive.pack("characterization-grid", folder)
+            finally:
+                rederive.RESULTS = saved
+            with open(os.path.join(out, "characterization-grid.tar.xz"), "rb") as a, \
+                    open(rederive.archive_path("characterization-grid"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
