@@ -23,7 +23,7 @@ import TestSupport
     struct Decisions: Equatable, CustomStringConvertible {
         /// Each segment request: variant and media sequence number.
         var segmentRequests: [String] = []
-        /// Each request cut short or failed, with why (the session's own end aside).
+        /// Each request cut short or failed, with why (the session's own end included).
         var abandons: [String] = []
         /// Each cap.change: the cap and why.
         var capChanges: [String] = []
@@ -31,8 +31,7 @@ import TestSupport
         var trickle: [String] = []
         /// Each policy.change of the policy controller: from, to and why.
         var policyChanges: [String] = []
-        /// The errorMessage of each request cut short or failed (the session's own end aside): one rule writes it
-        /// for both shells (CutShort).
+        /// The errorMessage of each request cut short or failed: one rule writes it for both shells (CutShort).
         var cutMessages: [String] = []
         /// Each playback.threshold: which threshold the stream lowered, from what to what.
         var thresholds: [String] = []
@@ -63,10 +62,10 @@ import TestSupport
                 d.segmentRequests.append(line)
                 d.timed.append("\(t) request \(line)")
             case "request.end" where e["ok"] as? Bool == false:
-                // Cut short by the session (why), a wedged playlist asked for again, or failed (how).
+                // Cut short by the session (why; its own end too: both shells log a request in flight then by one
+                // rule, CutShort.sessionStopped), a wedged playlist asked for again, or failed (how).
                 var why = e["cancelReason"] as? String ?? e["errorKind"] as? String ?? "?"
                 if (e["errorMessage"] as? String)?.hasSuffix("re-requested") == true { why = "wedge-re-request" }
-                guard why != "session-stopping" else { break }
                 d.abandons.append(why)
                 d.cutMessages.append(e["errorMessage"] as? String ?? "?")
                 d.timed.append("\(t) end \(why)")
@@ -193,6 +192,16 @@ import TestSupport
         #expect(summary.exitReason == .error, "\(summary.exitReason): \(summary.error ?? "")")
         #expect(real.abandons.filter { $0 == "wedged" }.count >= 2, "the wedge rule re-requested: \(real)")
         #expect(real.segmentRequests.contains { $0.hasPrefix("v2/") }, "the default rule's jump was the request caught: \(real)")
+    }
+
+    /// `--duration` reached with a segment in flight on a slow link: both shells cut it by one rule
+    /// (CutShort.sessionStopped), at the same instant, and end the same way.
+    @Test func durationReachedMidRequest_theCutIsTheSameInBothShells() throws {
+        let (real, summary) = try Self.expectParity(
+            PiecewiseLink(pieces: [(0, 8_000_000), (3, 1_000_000)], delaySeconds: 0.01), configure: { $0.durationLimitSeconds = 8 })
+        #expect(summary.exitReason == .durationReached)
+        #expect(real.abandons.last == "session-stopping", "a request was in flight at the end: \(real)")
+        #expect(real.cutMessages.last == "cancelled: the session stopped")
     }
 
     /// 8 Mbit/s, then 0.25 Mbit/s from 3 s to 20 s, then 8 again: below the lowest rung for a while.
