@@ -74,7 +74,7 @@ extension PlayerSession {
     /// predictor and controller. Runs on the monitor, never on the loader.
     func monitorDecisions(at now: MonotonicInstant, bufferSeconds: Double, phase: PlaybackPhase) {
         // The machine's readings are files of the kernel's: read outside the lock, and only when the predictor runs.
-        let predicting = phase == .playing && lock.withLock { core.predictor != nil && core.policyController != nil }
+        let predicting = phase == .playing && lock.withLock { core.runsPolicy }
         let (cpu, thermal) = predicting ? (hostSignals.cpuPressureAvg10Percent(), hostSignals.thermalMaxCelsius()) : (nil, nil)
         let actions: [SessionCoreAction] = lock.withLock {
             let (judgement, actions) = core.monitorDecisions(

@@ -148,10 +148,13 @@ extension PlayerSession {
         // Landed (SessionCore.segmentLanded): before the first start the controller judges the start (a risky start
         // waits for the policy's resume threshold instead of the startup one); the main track reaches `end`.
         let landing = SegmentLanding(variantIndex: variantIndex, bandwidthBps: variant.bandwidthBps, startSeconds: start, endSeconds: end)
+        // The machine's readings are files of the kernel's: read outside the lock, and only when the start is judged.
+        let judgesStart = lock.withLock { core.timeline.phase == .startingUp && core.runsPolicy }
+        let (cpu, thermal) = judgesStart ? (hostSignals.cpuPressureAvg10Percent(), hostSignals.thermalMaxCelsius()) : (nil, nil)
         let now = clock.now()
         let (landed, ahead) = lock.withLock {
             let landed = core.segmentLanded(landing, currentRungBps: currentRungBps, at: now, sessionStart: sessionStart) {
-                deviceReadings(cpuPressureAvg10Percent: hostSignals.cpuPressureAvg10Percent(), thermalMaxCelsius: hostSignals.thermalMaxCelsius())
+                deviceReadings(cpuPressureAvg10Percent: cpu, thermalMaxCelsius: thermal)
             }
             return (landed, core.timeline.bufferSeconds(at: now))
         }

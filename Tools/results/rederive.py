@@ -19,7 +19,6 @@ collected.
 """
 
 import argparse
-import io
 import json
 import os
 import subprocess
@@ -65,8 +64,7 @@ def pack(name: str, folder: str) -> None:
     if missing:
         raise SystemExit(f"pack {name}: {folder} has no {', '.join(missing)}")
     os.makedirs(RESULTS, exist_ok=True)
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:xz", preset=9) as tar:
+    with tarfile.open(archive_path(name), mode="w:xz", preset=9) as tar:
         for member in run["members"]:
             top = os.path.join(folder, member)
             paths = [top] if os.path.isfile(top) else sorted(
@@ -74,9 +72,7 @@ def pack(name: str, folder: str) -> None:
             for path in paths:
                 arcname = os.path.join(name, os.path.relpath(path, folder))
                 tar.add(path, arcname=arcname, recursive=False, filter=_normalized)
-    with open(archive_path(name), "wb") as fh:
-        fh.write(buffer.getvalue())
-    print(f"{archive_path(name)}: {len(buffer.getvalue()) / 1e6:.1f} MB")
+    print(f"{archive_path(name)}: {os.path.getsize(archive_path(name)) / 1e6:.1f} MB")
 
 
 def unpack(name: str, into: str) -> str:

@@ -346,7 +346,7 @@ public struct SessionCore: Sendable {
         device: () -> DeviceReadings
     ) -> (policy: [SessionCoreAction], clock: [PlaybackAction], buffered: [SessionCoreAction]) {
         var policy: [SessionCoreAction] = []
-        if timeline.phase == .startingUp, predictor != nil, policyController != nil {
+        if timeline.phase == .startingUp, runsPolicy {
             // No request is in flight as a segment lands: the loader fetches one thing at a time.
             let bufferSeconds = tracks.bufferSeconds(mainEndingAt: landing.endSeconds, positionSeconds: timeline.positionSeconds(at: now))
             policy = policyStep(
@@ -741,6 +741,9 @@ public struct SessionCore: Sendable {
         return judgement
     }
 
+    /// Whether the predictor and the policy controller run (`policyStep` does something): both exist.
+    public var runsPolicy: Bool { predictor != nil && policyController != nil }
+
     /// A monitor tick's decisions after its buffer sample, in order: the byte-progress and trickle rules on the
     /// request in flight (`checkInFlight`; the shell cuts it when the judgement's `cancel` is set), the cap's tick,
     /// and while playing one predictor and controller step (`policyStep`, on session time; `device()` read only
@@ -756,7 +759,7 @@ public struct SessionCore: Sendable {
             (judgement, out) = (checked.judgement, checked.actions)
         }
         out += cap(.tick(now))
-        if phase == .playing, predictor != nil, policyController != nil {
+        if phase == .playing, runsPolicy {
             out += policyStep(
                 bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: false, currentRungBps: currentRungBps,
                 inFlight: inFlight?.features, device: device(), at: MonotonicInstant(seconds: now.seconds(since: sessionStart)))
