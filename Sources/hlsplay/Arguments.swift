@@ -31,6 +31,8 @@ struct Arguments {
     /// `--no-progress-timeout`: nil = the default; 0 = off.
     var noProgressTimeoutSeconds: Double?
     var startupCap: String?
+    /// `--cap-release-buffer`: nil = the default; 0 = off (the ramp ends only when earned).
+    var capReleaseBufferSeconds: Double?
     var cold = false
     var estimateStorePath: String?
     var thenURL: String?
@@ -103,6 +105,9 @@ struct Arguments {
           --startup-cap MODE         auto (default: no cap when a fresh estimate is stored,
                                      else probe the lowest rung and ramp on evidence),
                                      off, or first-variant (startsOnFirstEligibleVariant)
+          --cap-release-buffer SECONDS|off  the startup cap's ramp ends once the forward
+                                     buffer holds this much media (default 20; off: only
+                                     when deliveries earn each rung)
           --cold                     ignore the estimate store: a true cold start
           --estimate-store FILE      the estimate store (default ~/.cache/hlsplay/estimates.json)
           --then URL2                afterwards play URL2 in the same process (a channel
@@ -295,6 +300,16 @@ struct Arguments {
                     }
                     a.noProgressTimeoutSeconds = v
                 }
+            case "--cap-release-buffer":
+                let w = try value(for: word)
+                if w == "off" {
+                    a.capReleaseBufferSeconds = 0
+                } else {
+                    guard let v = OptionValue.seconds(w), v > 0, v <= Self.maxOptionSeconds else {
+                        throw UsageError(message: "--cap-release-buffer: '\(w)' is not a duration > 0 and ≤ 1e9 s (e.g. 20, 20s) or 'off'")
+                    }
+                    a.capReleaseBufferSeconds = v
+                }
             case "--peak-bitrate":
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else {
@@ -383,6 +398,7 @@ extension Arguments {
         if let v = stallTimeoutSeconds { configuration.requestStallTimeoutSeconds = v }
         if let v = noProgressTimeoutSeconds { configuration.noProgressTimeoutSeconds = v > 0 ? v : nil }
         if let v = startupCap, let mode = StartupCapMode(rawValue: v) { configuration.startupCap.mode = mode }
+        if let v = capReleaseBufferSeconds { configuration.startupCap.rampReleaseBufferSeconds = v > 0 ? v : nil }
         configuration.forceCold = cold
         configuration.requestHeaders = headers
         configuration.userAgent = userAgent

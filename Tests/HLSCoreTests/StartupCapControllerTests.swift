@@ -130,6 +130,37 @@ import Testing
             ])
     }
 
+    @Test func ramp_healthyBuffer_justUnderRelease_capHeld_atRelease_noCap() {
+        var (c, _) = controller(.cold(.noEstimate))
+        _ = c.event(.firstFrame(at: t(0.8)))
+        #expect(c.phase == .ramping && c.capBps == 988_000)
+        let release = StartupCapConfiguration().rampReleaseBufferSeconds!
+        #expect(caps(c.event(.bufferLevel(seconds: release - 0.001, at: t(30)))).isEmpty)
+        #expect(c.capBps == 988_000)
+        let a = c.event(.bufferLevel(seconds: release, at: t(31)))
+        #expect(caps(a).map(\.reason) == [.releasedOnHealthyBuffer])
+        #expect(c.capBps == nil && c.phase == .uncapped)
+        #expect(caps(c.event(.bufferLevel(seconds: 40, at: t(32)))).isEmpty, "once")
+    }
+
+    @Test func recovery_healthyBuffer_keepsItsCap_untilDeliveryConfirmsIt() {
+        var (c, _) = controller(warmGate())
+        _ = c.event(.stallStarted(estimateBps: 19e6, at: t(20)))
+        #expect(c.phase == .recovering)
+        #expect(caps(c.event(.bufferLevel(seconds: 60, at: t(25)))).isEmpty)
+        #expect(c.capBps == 988_000)
+    }
+
+    @Test func ramp_healthyBuffer_withoutARelease_capHeld() {
+        var configuration = StartupCapConfiguration()
+        configuration.rampReleaseBufferSeconds = nil
+        var c = StartupCapController(configuration: configuration)
+        _ = c.event(.sessionStarted(gate: .cold(.noEstimate), ladder: Self.ladder, at: t(0)))
+        _ = c.event(.firstFrame(at: t(0.8)))
+        #expect(caps(c.event(.bufferLevel(seconds: 1000, at: t(30)))).isEmpty)
+        #expect(c.capBps == 988_000)
+    }
+
     @Test func ramp_safetyFactor_justUnderSupports_lowerRung_atSupports_higher() {
         // The 4.5 Mbps rung needs a streak minimum ≥ 4.5 Mbps ÷ 0.7 = 6 428 571.43 bps.
         for (bps, expected) in [(6_428_571.0, 2_500_000), (6_428_572.0, 4_500_000)] {

@@ -385,6 +385,32 @@ struct PiecewiseLink: SimulatedLink {
         #expect(run.stdout.contains("\"stallCount\""))
     }
 
+    /// `--cap-release-buffer` sets when the startup cap's ramp ends on a healthy buffer, and `off` keeps the ramp
+    /// until each rung is earned (what builds before the release did; `vsim.py compare` runs a real session's twin
+    /// with its header's value): on this trace the ramp earns 1.3 Mbit/s and no more in 30 s.
+    @Test func capReleaseBuffer_endsTheRampAtThatBuffer_orNeverWhenOff() throws {
+        let ladder = try Repo.requireSamples("ladder-2s")
+        func capReasons(_ run: Run) -> [String] { run.events("cap.change").compactMap { $0["reason"] as? String } }
+        func releaseSetting(_ run: Run) -> Any? {
+            ((run.logLines.first?["configuration"] as? [String: Any])?["startupCap"] as? [String: Any])?["rampReleaseBufferSeconds"]
+        }
+        let early = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "30", "--cap-release-buffer", "6s"])
+        #expect(early.status == 0, "stderr: \(early.stderr)")
+        expectValidLog(early)
+        #expect(capReasons(early).last == "released-on-healthy-buffer")
+        #expect(releaseSetting(early) as? Double == 6)
+        let released = try #require(early.events("cap.change").last)
+        #expect(released["phase"] as? String == "uncapped" && released["capBps"] == nil)
+        let off = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "30", "--cap-release-buffer", "off"])
+        #expect(off.status == 0, "stderr: \(off.stderr)")
+        #expect(!capReasons(off).contains("released-on-healthy-buffer"))
+        #expect(capReasons(off).last == "earned-step")
+        #expect(releaseSetting(off) == nil, "off: the header has no release buffer")
+        let zero = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--cap-release-buffer", "0"])
+        #expect(zero.status == 64)
+        #expect(zero.stderr.contains("--cap-release-buffer"))
+    }
+
     @Test func simulateCommand_badInput_clearErrors() throws {
         let ladder = try Repo.requireSamples("ladder-2s")
         let noTrace = try simulate([ladder.path])

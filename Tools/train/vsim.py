@@ -62,20 +62,31 @@ DEFAULT_MODEL = os.path.join(REPO, "models", "stall-logistic-v2.json")
 
 
 def simulate_command(bin_dir: str, ladder: str, trace_file: str, log: str, duration: float, predictor: str,
-                     model: str | None = None, policy: str | None = None) -> list:
+                     model: str | None = None, policy: str | None = None, cap_release: str | None = None) -> list:
+    """cap_release: `--cap-release-buffer`'s value (seconds or "off"); None: the binary's default."""
     cmd = [os.path.join(bin_dir, "hlsplay"), "simulate", ladder, "--trace", trace_file, "--trace-format", "sabre",
            "--duration", str(duration), "--predictor", predictor, "--log", log, "--json"]
     if model and predictor == "model":
         cmd += ["--model", model]
     if policy and predictor != "off":
         cmd += ["--policy", policy]
+    if cap_release is not None:
+        cmd += ["--cap-release-buffer", cap_release]
     return cmd
 
 
+def cap_release_of(header: dict) -> str:
+    """The startup cap's release buffer a session ran with, as `--cap-release-buffer` takes it: its header's
+    `configuration.startupCap.rampReleaseBufferSeconds`, or "off" when the header has none (release off, or a
+    build from before the release existed)."""
+    seconds = header["configuration"]["startupCap"].get("rampReleaseBufferSeconds")
+    return "off" if seconds is None else repr(float(seconds))
+
+
 def simulate(bin_dir: str, ladder: str, trace_file: str, log: str, duration: float, predictor: str,
-             model: str | None = None, policy: str | None = None) -> dict:
+             model: str | None = None, policy: str | None = None, cap_release: str | None = None) -> dict:
     """One `hlsplay simulate` run; returns its summary."""
-    cmd = simulate_command(bin_dir, ladder, trace_file, log, duration, predictor, model, policy)
+    cmd = simulate_command(bin_dir, ladder, trace_file, log, duration, predictor, model, policy, cap_release)
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode not in (0, 69):
         raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr.strip()}")
@@ -140,18 +151,19 @@ def compare(args):
     os.makedirs(logs, exist_ok=True)
 
     def one(r):
-        # The real session's own binary decides its policy constants: ask it (its header) for them.
+        # The real session's own binary decides its policy constants and its startup cap's release: ask it (its
+        # header) for them, so the twin plays with the configuration the real session had.
+        with open(os.path.join(args.data, r["log"])) as fh:
+            header = json.loads(fh.readline())
         policy = None
         if r["predictor"] != "off":
-            with open(os.path.join(args.data, r["log"])) as fh:
-                header = json.loads(fh.readline())
             policy = os.path.join(logs, r["id"] + ".policy.json")
             with open(policy, "w") as fh:
                 json.dump(header["configuration"]["policy"], fh)
         # The ladder the real session played (manifests before the low-rung ladder do not name it).
         ladder = os.path.join(args.data, r.get("ladder") or _ladder_of(r))
         return r, simulate(args.bin, ladder, r["traceFile"], os.path.join(logs, r["id"] + ".jsonl"),
-                           spec["sessionMediaSeconds"], r["predictor"], r.get("model"), policy)
+                           spec["sessionMediaSeconds"], r["predictor"], r.get("model"), policy, cap_release_of(header))
 
     with cf.ThreadPoolExecutor(args.jobs) as pool:
         pairs = list(pool.map(one, rows))

@@ -71,6 +71,8 @@ public enum CapReason: String, Sendable, Equatable, Codable {
     case recoveryConfirmed = "recovery-confirmed"
     /// An in-flight request was over-selected: downshift by capping.
     case overSelectionDownshift = "over-selection-downshift"
+    /// The ramp ended: the forward buffer held `rampReleaseBufferSeconds`.
+    case releasedOnHealthyBuffer = "released-on-healthy-buffer"
 }
 
 /// One cap change, with its inputs.

@@ -759,6 +759,7 @@ public struct SessionCore: Sendable {
             (judgement, out) = (checked.judgement, checked.actions)
         }
         out += cap(.tick(now))
+        out += cap(.bufferLevel(seconds: bufferSeconds, at: now))
         if phase == .playing, runsPolicy {
             out += policyStep(
                 bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: false, currentRungBps: currentRungBps,

@@ -70,6 +70,12 @@ public struct StartupCapConfiguration: Sendable, Equatable, Codable {
     /// the link has not come back at its old rate; from then on the ramp is
     /// earned on evidence only.
     public var recoveryPriorLifetimeSeconds: Double = 30
+    /// A ramp (not a recovery) ends — no cap — once the forward buffer holds this many seconds: the buffer is
+    /// the margin then, and the rule's own choice may go above what two deliveries at 1/`rampSafetyFactor` of a
+    /// rung have earned (on a link carrying 1.0–1.43× the next rung the ramp never earns it). nil: the ramp
+    /// ends only when earned. Seconds of media ahead of the playhead. 20 s: chosen on the ABR tuning traces
+    /// (docs/startup-cap.md, "Release on a healthy buffer").
+    public var rampReleaseBufferSeconds: Double? = 20
 
     public init(mode: StartupCapMode = .auto, preferredPeakBitRateBps: Int? = nil) {
         self.mode = mode
@@ -106,6 +112,8 @@ public enum StartupCapEvent: Sendable, Equatable {
     case overSelected(suggestedCapBps: Double, ratio: Double, measuredBps: Double? = nil, at: MonotonicInstant)
     /// The wall-clock monitor's tick.
     case tick(MonotonicInstant)
+    /// The monitor's reading of the forward buffer, seconds of media ahead of the playhead.
+    case bufferLevel(seconds: Double, at: MonotonicInstant)
 
     public static func stallStarted(estimateBps: Double?, at: MonotonicInstant) -> Self { .failure(.stall, estimateBps: estimateBps, at: at) }
     public static func wedgeDetected(estimateBps: Double?, at: MonotonicInstant) -> Self { .failure(.wedge, estimateBps: estimateBps, at: at) }
@@ -180,7 +188,16 @@ public struct StartupCapController: Sendable, Equatable {
             return overSelected(suggestedCapBps: suggested, ratio: ratio, measuredBps: measured, at: at)
         case .tick(let now):
             return tick(now)
+        case .bufferLevel(let seconds, _):
+            return bufferLevel(seconds)
         }
+    }
+
+    /// A ramp ends once the buffer holds `rampReleaseBufferSeconds`; a recovery keeps its cap until fresh
+    /// delivery confirms or earns it.
+    private mutating func bufferLevel(_ seconds: Double) -> [StartupCapAction] {
+        guard phase == .ramping, capBps != nil, let release = configuration.rampReleaseBufferSeconds, seconds >= release else { return [] }
+        return [setCap(nil, reason: .releasedOnHealthyBuffer, phase: .uncapped)]
     }
 
     // MARK: - Events
