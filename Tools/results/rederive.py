@@ -35,6 +35,9 @@ RUNS = {
     "abr-real-predictor-mpc": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the default rule's predictor on and off against GStreamer, 12 traces in real time"),
+    "abr-real-cap-release": dict(
+        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
+        what="the default rule with the startup cap's release against GStreamer, 12 traces in real time"),
     "characterization-grid": dict(
         kind="grid", members=["s1", "s2"], doc="docs/characterization.md",
         what="the characterization grid (162 sessions) and its scenarios, as two shards"),
