@@ -1,8 +1,10 @@
-import Dispatch
 import Foundation
 import Glibc
 import HLSCore
 import HLSOrigin
+
+// First of all, before any thread starts: see blockStopSignals.
+let stopSignals = blockStopSignals()
 
 let usage = """
     usage: hls-origin ROOT [--bind ADDR] [--port N] [--rate RATE | --trace FILE [--trace-format F]] [--rtt DURATION]
@@ -247,8 +249,19 @@ for file in scenarioFiles {
 scenario.apply(to: &configuration)
 
 signal(SIGPIPE, SIG_IGN)
-signal(SIGINT, SIG_IGN)
-signal(SIGTERM, SIG_IGN)
+
+/// SIGINT and SIGTERM blocked in this thread and so in every thread started after it: a signal that comes
+/// before the main thread waits for it (the end of this file) stays pending instead of being lost or killing
+/// the process.
+nonisolated func blockStopSignals() -> sigset_t {
+    var set = sigset_t()
+    sigemptyset(&set)
+    sigaddset(&set, SIGINT)
+    sigaddset(&set, SIGTERM)
+    let rc = pthread_sigmask(SIG_BLOCK, &set, nil)
+    if rc != 0 { fail("cannot block SIGINT/SIGTERM: \(String(cString: strerror(rc)))") }
+    return set
+}
 
 let server = OriginServer(root: URL(fileURLWithPath: root), configuration: configuration)
 do {
@@ -260,19 +273,12 @@ do {
 print("listening on \(server.baseURL.absoluteString)")
 fflush(nil)
 
-/// Stops the server and exits 0 on SIGINT/SIGTERM. Nonisolated so the handler does not claim the main actor.
-nonisolated func installSignalHandlers(stopping server: OriginServer) -> [any DispatchSourceSignal] {
-    let signalQueue = DispatchQueue(label: "hls-origin.signals")
-    return [SIGINT, SIGTERM].map { sig in
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: signalQueue)
-        source.setEventHandler { @Sendable in
-            server.stop()
-            exit(0)
-        }
-        source.resume()
-        return source
-    }
-}
-
-let signalSources = installSignalHandlers(stopping: server)
-withExtendedLifetime(signalSources) { dispatchMain() }
+// The main thread waits for SIGINT/SIGTERM (blocked since the start, so one that came already is pending),
+// then stops the server and exits 0. (Dispatch signal sources were used before, installed after the listening
+// line with the signals ignored until then: a harness that stopped the origin as soon as it read that line
+// could find it running long after, the signal lost.)
+var waitedSignals = stopSignals
+var receivedSignal: Int32 = 0
+while sigwait(&waitedSignals, &receivedSignal) != 0 {}
+server.stop()
+exit(0)

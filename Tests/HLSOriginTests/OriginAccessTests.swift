@@ -82,6 +82,26 @@ extension OriginTests {
         #expect(unnamed.host == "127.0.0.1")
     }
 
+    /// A harness stops the origin as soon as it reads the listening line: the origin exits 0 every time. Its
+    /// signal sources used to be installed after that line, and a SIGTERM in between (the signals ignored, no
+    /// source yet) was lost: the origin lived on after its test (one was found running 15 minutes later).
+    @Test func sigtermRightAfterTheListeningLine_exitsEveryTime() throws {
+        let f = try Fixture()
+        for attempt in 0..<20 {
+            let (process, _) = try launchOrigin([f.root.path])
+            kill(process.processIdentifier, attempt.isMultiple(of: 2) ? SIGTERM : SIGINT)
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            let stillRunning = process.isRunning
+            if stillRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            #expect(!stillRunning, "attempt \(attempt): still running 5 s after the signal")
+            #expect(stillRunning || process.terminationStatus == 0, "attempt \(attempt): exit \(process.terminationStatus)")
+        }
+    }
+
     @Test func bind_hostNameOrJunk_isAUsageErrorNamingIt() throws {
         let dir = FileManager.default.temporaryDirectory.path
         for bad in ["localhost", "example.com", "127.0.0.256", "::g", "[127.0.0.1]", ""] {
