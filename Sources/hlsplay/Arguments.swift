@@ -166,10 +166,18 @@ struct Arguments {
         func value(for option: String) throws(UsageError) -> String {
             try words.value(for: option)
         }
-        func seconds(_ option: String, allowZero: Bool = true) throws(UsageError) -> Double {
+        /// A duration (bounded by maxOptionSeconds); with `offAllowed`, also `off`, returned as 0 (which each such
+        /// option reads as its own "off").
+        func seconds(
+            _ option: String, allowZero: Bool = true, offAllowed: Bool = false, example: String = "2.5, 2s, 500ms"
+        ) throws(UsageError) -> Double {
             let word = try value(for: option)
+            if offAllowed, word == "off" { return 0 }
             guard let v = OptionValue.seconds(word), v > 0 || (allowZero && v == 0), v <= Self.maxOptionSeconds else {
-                throw UsageError(message: "\(option): '\(word)' is not a duration\(allowZero ? " ≥ 0" : " > 0") and ≤ 1e9 s (e.g. 2.5, 2s, 500ms)")
+                throw UsageError(
+                    message:
+                        "\(option): '\(word)' is not a duration\(allowZero ? " ≥ 0" : " > 0") and ≤ 1e9 s (e.g. \(example))\(offAllowed ? " or 'off'" : "")"
+                )
             }
             return v
         }
@@ -290,26 +298,8 @@ struct Arguments {
             case "--monitor-interval": a.monitorIntervalSeconds = try seconds(word, allowZero: false)
             case "--first-byte-timeout": a.firstByteTimeoutSeconds = try seconds(word, allowZero: false)
             case "--stall-timeout": a.stallTimeoutSeconds = try seconds(word, allowZero: false)
-            case "--no-progress-timeout":
-                let w = try value(for: word)
-                if w == "off" {
-                    a.noProgressTimeoutSeconds = 0
-                } else {
-                    guard let v = OptionValue.seconds(w), v <= Self.maxOptionSeconds else {
-                        throw UsageError(message: "--no-progress-timeout: '\(w)' is not a duration ≥ 0 and ≤ 1e9 s (e.g. 60, 90s, 2min) or 'off'")
-                    }
-                    a.noProgressTimeoutSeconds = v
-                }
-            case "--cap-release-buffer":
-                let w = try value(for: word)
-                if w == "off" {
-                    a.capReleaseBufferSeconds = 0
-                } else {
-                    guard let v = OptionValue.seconds(w), v > 0, v <= Self.maxOptionSeconds else {
-                        throw UsageError(message: "--cap-release-buffer: '\(w)' is not a duration > 0 and ≤ 1e9 s (e.g. 20, 20s) or 'off'")
-                    }
-                    a.capReleaseBufferSeconds = v
-                }
+            case "--no-progress-timeout": a.noProgressTimeoutSeconds = try seconds(word, offAllowed: true, example: "60, 90s, 2min")
+            case "--cap-release-buffer": a.capReleaseBufferSeconds = try seconds(word, allowZero: false, offAllowed: true, example: "20, 20s")
             case "--peak-bitrate":
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else {

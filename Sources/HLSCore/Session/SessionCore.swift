@@ -745,8 +745,8 @@ public struct SessionCore: Sendable {
     public var runsPolicy: Bool { predictor != nil && policyController != nil }
 
     /// A monitor tick's decisions after its buffer sample, in order: the byte-progress and trickle rules on the
-    /// request in flight (`checkInFlight`; the shell cuts it when the judgement's `cancel` is set), the cap's tick,
-    /// and while playing one predictor and controller step (`policyStep`, on session time; `device()` read only
+    /// request in flight (`checkInFlight`; the shell cuts it when the judgement's `cancel` is set), the cap's tick
+    /// and its buffer reading (a ramp ends on a healthy buffer), and while playing one predictor and controller step (`policyStep`, on session time; `device()` read only
     /// then). Both shells' monitors.
     public mutating func monitorDecisions(
         bufferSeconds: Double, phase: PlaybackPhase, inFlight: MonitoredRequest?, currentRungBps: Int?, at now: MonotonicInstant,
