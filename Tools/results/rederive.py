@@ -38,6 +38,9 @@ RUNS = {
     "abr-real-cap-release": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the default rule with the startup cap's release against GStreamer, 12 traces in real time"),
+    "abr-real-predictor-release": dict(
+        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
+        what="the default rule's predictor on and off with the startup cap's release, against GStreamer, 12 traces in real time"),
     "characterization-grid": dict(
         kind="grid", members=["s1", "s2"], doc="docs/characterization.md",
         what="the characterization grid (162 sessions) and its scenarios, as two shards"),
