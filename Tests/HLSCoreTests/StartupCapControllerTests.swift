@@ -135,19 +135,19 @@ import Testing
         _ = c.event(.firstFrame(at: t(0.8)))
         #expect(c.phase == .ramping && c.capBps == 988_000)
         let release = StartupCapConfiguration().rampReleaseBufferSeconds!
-        #expect(caps(c.event(.bufferLevel(seconds: release - 0.001, at: t(30)))).isEmpty)
+        #expect(caps(c.event(.tick(t(30), bufferSeconds: release - 0.001))).isEmpty)
         #expect(c.capBps == 988_000)
-        let a = c.event(.bufferLevel(seconds: release, at: t(31)))
+        let a = c.event(.tick(t(31), bufferSeconds: release))
         #expect(caps(a).map(\.reason) == [.releasedOnHealthyBuffer])
         #expect(c.capBps == nil && c.phase == .uncapped)
-        #expect(caps(c.event(.bufferLevel(seconds: 40, at: t(32)))).isEmpty, "once")
+        #expect(caps(c.event(.tick(t(32), bufferSeconds: 40))).isEmpty, "once")
     }
 
     @Test func recovery_healthyBuffer_keepsItsCap_untilDeliveryConfirmsIt() {
         var (c, _) = controller(warmGate())
         _ = c.event(.stallStarted(estimateBps: 19e6, at: t(20)))
         #expect(c.phase == .recovering)
-        #expect(caps(c.event(.bufferLevel(seconds: 60, at: t(25)))).isEmpty)
+        #expect(caps(c.event(.tick(t(25), bufferSeconds: 60))).isEmpty)
         #expect(c.capBps == 988_000)
     }
 
@@ -157,7 +157,7 @@ import Testing
         var c = StartupCapController(configuration: configuration)
         _ = c.event(.sessionStarted(gate: .cold(.noEstimate), ladder: Self.ladder, at: t(0)))
         _ = c.event(.firstFrame(at: t(0.8)))
-        #expect(caps(c.event(.bufferLevel(seconds: 1000, at: t(30)))).isEmpty)
+        #expect(caps(c.event(.tick(t(30), bufferSeconds: 1000))).isEmpty)
         #expect(c.capBps == 988_000)
     }
 

@@ -758,8 +758,7 @@ public struct SessionCore: Sendable {
             let checked = checkInFlight(inFlight.progress, request: inFlight.request, at: now)
             (judgement, out) = (checked.judgement, checked.actions)
         }
-        out += cap(.tick(now))
-        out += cap(.bufferLevel(seconds: bufferSeconds, at: now))
+        out += cap(.tick(now, bufferSeconds: bufferSeconds))
         if phase == .playing, runsPolicy {
             out += policyStep(
                 bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: false, currentRungBps: currentRungBps,

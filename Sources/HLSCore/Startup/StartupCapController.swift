@@ -110,10 +110,9 @@ public enum StartupCapEvent: Sendable, Equatable {
     /// The byte-progress classifier found the in-flight request over-selected.
     /// `measuredBps`: the abandoned transfer's own throughput, when known.
     case overSelected(suggestedCapBps: Double, ratio: Double, measuredBps: Double? = nil, at: MonotonicInstant)
-    /// The wall-clock monitor's tick.
-    case tick(MonotonicInstant)
-    /// The monitor's reading of the forward buffer, seconds of media ahead of the playhead.
-    case bufferLevel(seconds: Double, at: MonotonicInstant)
+    /// The wall-clock monitor's tick, with its reading of the forward buffer: seconds of media ahead of the playhead
+    /// (nil: not read; a ramp's release on a healthy buffer needs it).
+    case tick(MonotonicInstant, bufferSeconds: Double? = nil)
 
     public static func stallStarted(estimateBps: Double?, at: MonotonicInstant) -> Self { .failure(.stall, estimateBps: estimateBps, at: at) }
     public static func wedgeDetected(estimateBps: Double?, at: MonotonicInstant) -> Self { .failure(.wedge, estimateBps: estimateBps, at: at) }
@@ -186,10 +185,8 @@ public struct StartupCapController: Sendable, Equatable {
             return failure(reason, estimateBps: estimate, at: at)
         case .overSelected(let suggested, let ratio, let measured, let at):
             return overSelected(suggestedCapBps: suggested, ratio: ratio, measuredBps: measured, at: at)
-        case .tick(let now):
-            return tick(now)
-        case .bufferLevel(let seconds, _):
-            return bufferLevel(seconds)
+        case .tick(let now, let bufferSeconds):
+            return tick(now) + (bufferSeconds.map { bufferLevel($0) } ?? [])
         }
     }
 
