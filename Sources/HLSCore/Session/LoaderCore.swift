@@ -162,7 +162,7 @@ public struct LoaderCore: Sendable {
     public var wedgeReRequests: Int { cancels.wedgeReRequests }
     /// Attempts of the retry policy made for the request in flight or waiting (re-requests are not attempts).
     public private(set) var attempts = 1
-    /// Times each segment (by index) was abandoned.
+    /// Times each segment (by media sequence number) was abandoned.
     public var abandonments: [Int: Int] { cancels.abandonments }
     /// `work` waits for its retry: sent when the loader wakes.
     private var retryPending = false
@@ -300,9 +300,11 @@ public struct LoaderCore: Sendable {
             nextReason = .reDecide
         case .abandon:
             // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
-            if cancels.abandoned(segment: i) {
+            // Counted by media sequence number, as the real shell names segments in its log.
+            let number = mediaSequence(ofSegment: i, variant: v)
+            if cancels.abandoned(segment: number) {
                 return actions
-                    + fail("segment \(i) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")
+                    + fail("segment \(number) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")
             }
             nextReason = .abandoned
         }
