@@ -12,15 +12,21 @@ extension PlayerSession {
     /// request the monitor cancelled, or one excluded by failover, ends `.cancelled` with what the
     /// loader does next (`LoaderCancel`); wedges are re-requested, decided again or abandoned by
     /// `loaderCancels` (`LoaderCore.Cancels`, the count the virtual session keeps too).
+    ///
+    /// `handsCutsToLoader` (a VOD main-track segment, which the loader core sequences): a request the
+    /// monitor cut ends `.cut` with its judgement and the `request.end` of what went over the wire, unlogged,
+    /// and `LoaderCore.transferCancelled` says what comes next. `continuing`: this fetch asks again for the
+    /// request the loader core re-requested (`LoaderCore.Action.reRequest`, or a retry): the same fetch for the
+    /// trickle rule's count, starting at `firstAttempt`.
     func fetch(
         _ url: URL, purpose: RequestPurpose, variantIndex: Int?, mediaSequence: Int?, byteRange: ByteRange?, policy: RetryPolicy,
         segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
-        isPart: Bool = false
+        isPart: Bool = false, handsCutsToLoader: Bool = false, continuing: Bool = false, firstAttempt: Int = 1
     ) throws -> Loaded<HTTPResponse> {
-        var attempts = 0
+        var attempts = firstAttempt - 1
         loaderCancels.newRequest()
         // The first attempt's request ID names the fetch: the trickle rule counts its re-requests per fetch (SessionCore).
-        var fetchID: Int?
+        var fetchID: Int? = continuing ? loaderFetchID : nil
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
@@ -36,6 +42,7 @@ extension PlayerSession {
             let requestID = nextRequestID
             nextRequestID += 1
             if fetchID == nil { fetchID = requestID }
+            if handsCutsToLoader { loaderFetchID = fetchID }
             var request = HTTPRequest(url: url)
             request.byteRange = byteRange
             // After a timeout or a broken transfer, do not trust the old connection.
@@ -103,6 +110,16 @@ extension PlayerSession {
                 return inFlight?.abort
             }
             var result = fetched
+            if case .failure(let e) = fetched, e.kind == .cancelled, let cancel = abort?.inFlightCancel, handsCutsToLoader, !isStopping {
+                // The loader core judges the cut (re-request, decide again, abandon, fail) and logs its request.end.
+                let exchange = wireExchange(of: e, request: request, startedAt: startedAt)
+                let wire = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: e, exchange: exchange, abort: abort)
+                recorder.addHAREntry(
+                    harEntry(requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
+                var failure: String?
+                if case .trickleFailed(let message) = abort { failure = message }
+                return .cut(cancel, wire: wire, failure: failure)
+            }
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
                 switch loaderCancels.playlistWedged(url: e.url, bytesReceived: e.bytesReceived) {
                 case .reRequest:

@@ -8,9 +8,12 @@ import HLSNet
 extension PlayerSession {
     /// Fetches, decrypts and demuxes one segment (or one LL-HLS part, `part`
     /// set, placed at `placeAt`) into the forward buffer.
+    ///
+    /// `handsCutsToLoader`, `continuing`, `firstAttempt`: the media request's, as `fetch` takes them (a VOD
+    /// main-track segment, sequenced by the loader core).
     func fetchAndBuffer(
         _ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
-        part: Int? = nil, placeAt: Double? = nil
+        part: Int? = nil, placeAt: Double? = nil, handsCutsToLoader: Bool = false, continuing: Bool = false, firstAttempt: Int = 1
     ) throws -> Loaded<Void> {
         guard let variant = variants.first(where: { $0.index == variantIndex }),
             var start = placeAt ?? segmentStart(variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
@@ -32,27 +35,17 @@ extension PlayerSession {
             record(actions)
             return .loaded(())
         }
-        let aes: (key: [UInt8], iv: [UInt8]?)?
-        switch try segmentKey(segment, variantIndex: variantIndex) {
-        case .loaded(let key): aes = key
-        case .cancelled(let cancel): return .cancelled(cancel)
-        }
-        let initData: Data?
-        switch try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil) {
-        case .loaded(let data): initData = data
-        case .cancelled(let cancel): return .cancelled(cancel)
-        }
+        let keyLoaded = try segmentKey(segment, variantIndex: variantIndex)
+        guard case .loaded(let aes) = keyLoaded else { return keyLoaded.passedOn()! }
+        let initLoaded = try initSection(for: segment, key: aes, variantIndex: variantIndex, cache: &initCache, track: nil)
+        guard case .loaded(let initData) = initLoaded else { return initLoaded.passedOn()! }
         let rungBps = Double(variant.bandwidthBps > 0 ? variant.bandwidthBps : 0)
-        let response: HTTPResponse
-        switch try fetch(
+        let loaded = try fetch(
             segment.uri, purpose: .segment, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
             byteRange: segment.byteRange, policy: configuration.retry.segment,
             segment: (segment.durationSeconds, rungBps > 0 ? rungBps : nil, live && isNewest),
-            isPart: part != nil)
-        {
-        case .loaded(let r): response = r
-        case .cancelled(let cancel): return .cancelled(cancel)
-        }
+            isPart: part != nil, handsCutsToLoader: handsCutsToLoader, continuing: continuing, firstAttempt: firstAttempt)
+        guard case .loaded(let response) = loaded else { return loaded.passedOn()! }
 
         var body = response.body
         if let aes {
@@ -254,10 +247,9 @@ extension PlayerSession {
             guard let keyURI = key.uri else {
                 throw SessionFailure(category: .playlist, message: "EXT-X-KEY METHOD=AES-128 without a URI", url: shown(segment.uri))
             }
-            switch try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence) {
-            case .loaded(let bytes): return .loaded((bytes, key.iv))
-            case .cancelled(let cancel): return .cancelled(cancel)
-            }
+            let loaded = try keyBytes(keyURI, variantIndex: variantIndex, mediaSequence: segment.mediaSequence)
+            guard case .loaded(let bytes) = loaded else { return loaded.passedOn()! }
+            return .loaded((bytes, key.iv))
         case .sampleAES, .sampleAESCTR, .other:
             let name: String
             switch key.method {
@@ -282,14 +274,11 @@ extension PlayerSession {
     ) throws -> Loaded<Data?> {
         guard let map = segment.initializationSection else { return .loaded(nil) }
         if let cached = cache, cached.map == map { return .loaded(cached.data) }
-        var data: Data
-        switch try fetch(
+        let loaded = try fetch(
             map.uri, purpose: .initSection, variantIndex: variantIndex, mediaSequence: segment.mediaSequence,
             byteRange: map.byteRange, policy: configuration.retry.segment, track: track)
-        {
-        case .loaded(let response): data = response.body
-        case .cancelled(let cancel): return .cancelled(cancel)
-        }
+        guard case .loaded(let response) = loaded else { return loaded.passedOn()! }
+        var data = response.body
         if let key, let iv = key.iv {
             // An init section under an AES-128 key is encrypted with the key's explicit IV (RFC 8216 §4.3.2.5).
             data = try decrypt(data, key: key.key, iv: iv, what: "the initialization section", url: map.uri)

@@ -123,15 +123,30 @@ enum LoaderCancel: String, Sendable, Equatable {
 enum Loaded<Value> {
     case loaded(Value)
     case cancelled(LoaderCancel)
+    /// The monitor cut the request (a VOD main-track segment's, for the loader core to judge:
+    /// `LoaderCore.transferCancelled`): why, what went over the wire (`request.end`, not yet logged), and for
+    /// `trickleFailed` the session's error. Only a fetch asked to hand its cuts over (`handsCutsToLoader`) gives it.
+    case cut(InFlightCancel, wire: RequestEnd, failure: String?)
 
     /// The value, nil when cancelled.
     var value: Value? { if case .loaded(let v) = self { v } else { nil } }
+
+    /// The same outcome for a caller whose value is of another type (nil: it loaded).
+    func passedOn<Other>() -> Loaded<Other>? {
+        switch self {
+        case .loaded: nil
+        case .cancelled(let c): .cancelled(c)
+        case .cut(let c, let wire, let failure): .cut(c, wire: wire, failure: failure)
+        }
+    }
 
     /// The value, for a caller with no decision to go back to: a cancel is a network failure of `what` at `url`.
     func value(orFailing what: String, url: String) throws -> Value {
         switch self {
         case .loaded(let v): return v
         case .cancelled(let c): throw SessionFailure(category: .network, message: "\(what) \(url) \(c.rawValue)", url: url)
+        case .cut(let c, _, let failure):
+            throw SessionFailure(category: .network, message: failure ?? "\(what) \(url) cut: \(c.rawValue)", url: url)
         }
     }
 
@@ -224,6 +239,14 @@ public final class PlayerSession: @unchecked Sendable {
     var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     var pendingDecision: SelectionDecision?
+    /// VOD: the loader core sequencing the main track (set up by `startup()`, run by `vodLoop`); nil for live.
+    var vodLoader: LoaderCore?
+    /// VOD: the loader core's first actions after the start's media playlist (the first segment's request).
+    var vodStartActions: [LoaderCore.Action] = []
+    /// The request ID of the first request of the loader core's current fetch: its re-requests carry it.
+    var loaderFetchID: Int?
+    /// The URL (as logged) of the loader core's current request, for a failure it ends the session with.
+    var loaderWorkURL: String?
     /// The wedges of the request in flight and the abandoned fetches (over-selected, or wedged twice) per media
     /// sequence number, with what they lead to: the virtual session's loader keeps the same (`LoaderCore.Cancels`).
     lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
@@ -735,17 +758,24 @@ public final class PlayerSession: @unchecked Sendable {
 
         startGate()
         startPolicyController()
+        // The loader core is told of the start's steps as they complete; a VOD goes on with it (`vodLoop`).
+        var loader = makeVODLoaderCore()
+        try expectLoader(loader.start(), .fetch(.multivariant, attempt: 1))
+        try expectLoader(loader.transferFinished(loaderInputs(), at: clock.now()), .decide(mediaSequence: nil, because: .startup))
         let decision = decide(mediaSequence: nil)
         pendingDecision = decision
         var loadIndex = chooseRedundant(forRung: decision.variantIndex)
+        var loaderNext = loader.decided(variant: loadIndex, inputs: loaderInputs(), at: clock.now())
         var playlist: MediaPlaylist
         while true {
+            try expectLoader(loaderNext, .fetch(.mediaPlaylist(variant: loadIndex, afterStartup: true, capAtDecisionBps: nil), attempt: 1))
             if let loaded = try mediaPlaylist(for: loadIndex, forceReload: false).value {
                 playlist = loaded
                 break
             }
             // The playlist's URI failed over: the rung's next redundant variant.
             loadIndex = chooseRedundant(forRung: decision.variantIndex)
+            loaderNext = loader.failedOver(redundantVariant: loadIndex, inputs: loaderInputs(), at: clock.now())
         }
         currentLoadIndex = loadIndex
         let mediaPlaylistAt = secondsSinceStart(clock.now())
@@ -804,6 +834,13 @@ public final class PlayerSession: @unchecked Sendable {
         // A VOD cannot hold more than what is left after the start (a live window's ceiling follows each reload).
         if !live {
             setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
+            // From here the loader core sequences the main track (`vodLoop`), from EXT-X-START's segment.
+            vodStartActions = loader.playlistLoaded(
+                variant: loadIndex, firstMediaSequence: playlist.segments[0].mediaSequence,
+                segmentDurationsSeconds: playlist.segments.map(\.durationSeconds), startSegmentIndex: startIndex, inputs: loaderInputs(),
+                at: clock.now())
+            vodLoader = loader
+            pendingDecision = nil
         } else {
             perform(lock.withLock { core.thresholdClamps() })
         }
@@ -872,14 +909,10 @@ public final class PlayerSession: @unchecked Sendable {
         guard let variant = variants.first(where: { $0.index == variantIndex }) else {
             throw SessionFailure(category: .internalError, message: "no variant \(variantIndex)", url: nil)
         }
-        let response: HTTPResponse
-        switch try fetch(
+        let loaded = try fetch(
             variant.uri, purpose: .mediaPlaylist, variantIndex: variantIndex, mediaSequence: nil, byteRange: nil, policy: configuration.retry.playlist
         )
-        {
-        case .loaded(let r): response = r
-        case .cancelled(let cancel): return .cancelled(cancel)
-        }
+        guard case .loaded(let response) = loaded else { return loaded.passedOn()! }
         guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
             throw SessionFailure(
                 category: .playlist, message: "expected a media playlist at \(shown(variant.uri)), got a multivariant playlist",
@@ -976,6 +1009,7 @@ public final class PlayerSession: @unchecked Sendable {
     /// request cut short comes back as `Loaded.cancelled`, and the turn ends there: the next one decides
     /// again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
     func fetchLoop() throws {
+        if vodLoader != nil { return try vodLoop() }
         while !isStopping {
             if let step = lock.withLock({ () -> LiveResyncAction? in
                 defer { pendingLiveStep = nil }; return pendingLiveStep
