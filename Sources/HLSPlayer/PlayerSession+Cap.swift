@@ -82,14 +82,7 @@ extension PlayerSession {
                 currentRungBps: currentRungBps, at: now, sessionStart: sessionStart
             ) { deviceReadings(cpuPressureAvg10Percent: cpu, thermalMaxCelsius: thermal) }
             if let cancel = judgement?.cancel, let f = inFlight {
-                inFlight?.abort =
-                    switch cancel {
-                    case .wedged: .wedged
-                    case .overSelected: .overSelected
-                    case .abrAbandoned: .abrAbandoned
-                    case .trickleReRequest: .trickleReRequest
-                    case .trickleFailed: .trickleFailed(judgement?.failure ?? "")
-                    }
+                inFlight?.abort = InFlightRequest.Abort(cancel, failure: judgement?.failure)
                 f.token.cancel()
             }
             return actions
@@ -101,11 +94,8 @@ extension PlayerSession {
     /// wedge and trickle rules (no duration, no rung: never over-selected); keys, init sections and steering
     /// manifests none, nor a request already being cut.
     func monitored(_ f: InFlightRequest, at now: MonotonicInstant, bufferSeconds: Double) -> MonitoredRequest {
-        let request = InFlightRequestInfo(
-            requestID: f.requestID, fetchID: f.fetchID, purpose: f.purpose, url: f.url, mediaSequence: f.mediaSequence, track: f.track,
-            rungBitrateBps: f.rungBitrateBps)
         let duration: Double?
-        switch f.purpose {
+        switch f.info.purpose {
         case .segment: duration = f.segmentDurationSeconds
         case .mediaPlaylist, .multivariantPlaylist: duration = 0
         case .initSection, .key, .steeringManifest: duration = nil
@@ -115,8 +105,8 @@ extension PlayerSession {
         let progress = InFlightSnapshot(
             bytesReceived: f.bytes, bytesExpected: f.expectedBytes, secondsSinceLastByte: f.idleSeconds(at: now),
             elapsedSeconds: f.elapsedSeconds(at: now), rttSeconds: core.lastRTTSeconds, segmentDurationSeconds: duration ?? 0,
-            rungBitrateBps: f.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
-        return MonitoredRequest(request: request, progress: progress, judged: f.abort == nil && duration != nil)
+            rungBitrateBps: f.info.rungBitrateBps ?? 0, measuredThroughputBps: throughput, forwardBufferSeconds: bufferSeconds)
+        return MonitoredRequest(request: f.info, progress: progress, judged: f.abort == nil && duration != nil)
     }
 
     /// Stores the session's final estimate for the next start on this network.

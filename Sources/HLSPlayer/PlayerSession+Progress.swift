@@ -75,10 +75,10 @@ extension PlayerSession {
             record.phase = sample.phase
             record.bufferSeconds = sample.bufferSeconds
             record.inFlight = inFlight.map { f in
-                var what = f.purpose.rawValue
-                if let msn = f.mediaSequence { what += " \(msn)" }
-                if let track = f.track { what += " (\(track))" }
-                return String(format: "%@ %@: %d bytes, last byte %.1f s ago", what, f.url, f.bytes, f.idleSeconds(at: now))
+                var what = f.info.purpose.rawValue
+                if let msn = f.info.mediaSequence { what += " \(msn)" }
+                if let track = f.info.track { what += " (\(track))" }
+                return String(format: "%@ %@: %d bytes, last byte %.1f s ago", what, f.info.url, f.bytes, f.idleSeconds(at: now))
             }
             return record
         }

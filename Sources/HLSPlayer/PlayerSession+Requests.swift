@@ -73,13 +73,10 @@ extension PlayerSession {
             let token = CancellationToken()
             lock.withLock {
                 inFlight = InFlightRequest(
-                    requestID: requestID, purpose: purpose, startedAt: startedAt, lastByteAt: startedAt,
-                    segmentDurationSeconds: segment?.durationSeconds, rungBitrateBps: segment?.rungBitrateBps,
-                    token: token)
-                inFlight?.url = start.url
-                inFlight?.mediaSequence = mediaSequence
-                inFlight?.track = track
-                inFlight?.fetchID = fetchID ?? requestID
+                    info: InFlightRequestInfo(
+                        requestID: requestID, fetchID: fetchID ?? requestID, purpose: purpose, url: start.url, mediaSequence: mediaSequence,
+                        track: track, rungBitrateBps: segment?.rungBitrateBps),
+                    startedAt: startedAt, lastByteAt: startedAt, segmentDurationSeconds: segment?.durationSeconds, token: token)
             }
             if isStopping { token.cancel() }
             var lastLogged: MonotonicInstant?

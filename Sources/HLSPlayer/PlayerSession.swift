@@ -48,7 +48,8 @@ struct SessionFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// The in-flight request as the wall-clock monitor sees it.
+/// The in-flight request as the wall-clock monitor sees it: who it is (the core's `InFlightRequestInfo`), its bytes
+/// and times as the transfer notes them, its cancellation token, and the monitor's cut.
 struct InFlightRequest {
     enum Abort: Equatable {
         case wedged, overSelected, abrAbandoned, liveResync
@@ -67,27 +68,31 @@ struct InFlightRequest {
             case .liveResync: nil
             }
         }
+
+        /// The abort that carries out the session core's cut (`InFlightJudgement.cancel`, and its `failure`).
+        init(_ cancel: InFlightCancel, failure: String?) {
+            switch cancel {
+            case .wedged: self = .wedged
+            case .overSelected: self = .overSelected
+            case .abrAbandoned: self = .abrAbandoned
+            case .trickleReRequest: self = .trickleReRequest
+            case .trickleFailed: self = .trickleFailed(failure ?? "")
+            }
+        }
     }
-    var requestID: Int
-    var purpose: RequestPurpose
+    /// Which request, as `request.start` logged it and as the core's in-flight rules read it (the fetch it belongs
+    /// to, for the trickle rule's re-request count; a segment's media sequence and rung; the track).
+    var info: InFlightRequestInfo
     var startedAt: MonotonicInstant
     var bytes = 0
     var expectedBytes: Int?
     var firstByteAt: MonotonicInstant?
     var lastByteAt: MonotonicInstant
-    /// For segments: the segment's duration and the rung's BANDWIDTH.
+    /// For segments: the segment's duration (the rung's BANDWIDTH is `info`'s).
     var segmentDurationSeconds: Double?
-    var rungBitrateBps: Double?
     var token: CancellationToken
     /// Why the monitor cancelled it, if it did.
     var abort: Abort?
-    /// For the trickle rule and its log (SessionCore keeps the rule's state): the URL as logged, the
-    /// segment's media sequence, the track (`audio` for an alternate rendition), and the request ID of
-    /// the fetch's first request (re-requests and retries of the same fetch carry it).
-    var url = ""
-    var mediaSequence: Int?
-    var track: String?
-    var fetchID = 0
 
     // The monitor reads its clock before it takes the lock under which the transfer notes its bytes, so a
     // byte may carry a later instant than the monitor's `now`: durations are never below 0.

@@ -177,6 +177,6 @@ import Testing
         #expect(risk.features.cpuPressureAvg10Percent == 12)
         var playlist = request
         playlist.purpose = .mediaPlaylist
-        #expect(MonitoredRequest(request: playlist, progress: progress, judged: true).features == nil, "the predictor reads segments only")
+        #expect(MonitoredRequest(request: playlist, progress: progress, judged: true).segmentProgress == nil, "the predictor reads segments only")
     }
 }

@@ -40,7 +40,9 @@ import Testing
         estimator.seed(estimateBps: 4_000_000, weightSeconds: 1)
         let features = StallFeatures.atTick(
             bufferSeconds: 7, estimator: estimator, ladderBitratesBps: [3_720_000, 620_000, 1_310_000], currentRungBps: 620_000,
-            inFlight: StallFeatures.InFlight(bytesReceived: 1000, bytesExpected: nil, elapsedSeconds: 1.5, secondsSinceLastByte: 0.2),
+            inFlight: InFlightSnapshot(
+                bytesReceived: 1000, bytesExpected: nil, secondsSinceLastByte: 0.2, elapsedSeconds: 1.5, rttSeconds: 0.01,
+                segmentDurationSeconds: 2, rungBitrateBps: 620_000, measuredThroughputBps: nil, forwardBufferSeconds: 7),
             firstByteSeconds: 0.05, rttSeconds: 0.01, cpuPressureAvg10Percent: 12, decodeLagRatio: nil, thermalMaxCelsius: 55)
         #expect(features.bufferSeconds == 7)
         #expect(features.currentRungBitrateBps == 620_000)

@@ -75,27 +75,12 @@ public struct StallFeatures: Sendable, Equatable, Codable {
         self.thermalMaxCelsius = thermalMaxCelsius
     }
 
-    /// The in-flight segment request, as the features see it.
-    public struct InFlight: Sendable, Equatable {
-        public var bytesReceived: Int
-        public var bytesExpected: Int?
-        public var elapsedSeconds: Double
-        public var secondsSinceLastByte: Double
-
-        public init(bytesReceived: Int, bytesExpected: Int?, elapsedSeconds: Double, secondsSinceLastByte: Double) {
-            self.bytesReceived = bytesReceived
-            self.bytesExpected = bytesExpected
-            self.elapsedSeconds = elapsedSeconds
-            self.secondsSinceLastByte = secondsSinceLastByte
-        }
-    }
-
     /// The features from a session's state at one monitor tick: the estimator's two EWMAs,
     /// the rung being fetched (0 before the first decision) and the next one up the ladder,
     /// the in-flight segment request (nil: idle), and the last request's and device's readings.
     public static func atTick(
         bufferSeconds: Double, estimator: BandwidthEstimator, ladderBitratesBps: [Int], currentRungBps: Int?,
-        inFlight: InFlight?, firstByteSeconds: Double?, rttSeconds: Double?,
+        inFlight: InFlightSnapshot?, firstByteSeconds: Double?, rttSeconds: Double?,
         cpuPressureAvg10Percent: Double?, decodeLagRatio: Double?, thermalMaxCelsius: Double?
     ) -> StallFeatures {
         let rungBps = Double(currentRungBps ?? 0)

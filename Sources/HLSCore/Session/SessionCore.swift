@@ -762,7 +762,7 @@ public struct SessionCore: Sendable {
         if phase == .playing, runsPolicy {
             out += policyStep(
                 bufferSeconds: bufferSeconds, phase: phase, atSegmentLanding: false, currentRungBps: currentRungBps,
-                inFlight: inFlight?.features, device: device(), at: MonotonicInstant(seconds: now.seconds(since: sessionStart)))
+                inFlight: inFlight?.segmentProgress, device: device(), at: MonotonicInstant(seconds: now.seconds(since: sessionStart)))
         }
         return (judgement, out)
     }
@@ -872,7 +872,7 @@ public struct SessionCore: Sendable {
     /// shell read about the machine (nil fields where it has none).
     public mutating func policyStep(
         bufferSeconds: Double, phase: PlaybackPhase, atSegmentLanding: Bool, currentRungBps: Int?,
-        inFlight: StallFeatures.InFlight?, device: DeviceReadings, at now: MonotonicInstant
+        inFlight: InFlightSnapshot?, device: DeviceReadings, at now: MonotonicInstant
     ) -> [SessionCoreAction] {
         guard let predictor, phase == .playing || atSegmentLanding && phase == .startingUp, var controller = policyController else { return [] }
         let features = StallFeatures.atTick(
@@ -932,13 +932,8 @@ public struct MonitoredRequest: Sendable, Equatable {
         self.judged = judged
     }
 
-    /// What the stall predictor reads of a segment's transfer; nil for anything else.
-    public var features: StallFeatures.InFlight? {
-        guard request.purpose == .segment else { return nil }
-        return StallFeatures.InFlight(
-            bytesReceived: progress.bytesReceived, bytesExpected: progress.bytesExpected, elapsedSeconds: progress.elapsedSeconds,
-            secondsSinceLastByte: progress.secondsSinceLastByte)
-    }
+    /// What the stall predictor reads of a segment's transfer (its bytes and times); nil for anything else.
+    public var segmentProgress: InFlightSnapshot? { request.purpose == .segment ? progress : nil }
 }
 
 /// A variant's segment as it lands in the forward buffer (SessionCore.segmentLanded).
