@@ -13,7 +13,8 @@
 #   alt-audio-fmp4/  the same as fMP4/CMAF
 #   alt-audio-packed/  v0 with the English rendition as packed ADTS audio (.aac)
 #   redundant/   v0+v1 listed twice (a/ and b/); steering.m3u8 adds PATHWAY-IDs
-#                and EXT-X-CONTENT-STEERING to a static steering.json
+#                and EXT-X-CONTENT-STEERING to a static steering.json (steering-clones.m3u8:
+#                to one whose PATHWAY-CLONES add pathway c)
 # The AES keys are fixed test keys (written next to the playlists), so the
 # output is the same every run. Input: Samples/build/short-2s (make-all.sh).
 set -euo pipefail
@@ -21,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src="$here/build/short-2s/v1/prog.m3u8"
 out="${1:-$here/build/variants}"
 [ -f "$src" ] || { echo "make-variants.sh: $src missing (run make-ladder.sh first)" >&2; exit 1; }
-stamp="recipe=4 src=$(stat -c %Y "$src")"
+stamp="recipe=5 src=$(stat -c %Y "$src")"
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then exit 0; fi
 rm -rf "$out"; mkdir -p "$out"/{fmp4,byterange,aes-iv,aes-msn}
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -i "$src" -c copy -f hls -hls_time 2 -hls_playlist_type vod "$@"; }
@@ -153,6 +154,10 @@ for p in a b; do cp -r "$ladder/v0" "$ladder/v1" "$red/$p/"; done
     done; done
 } > "$red/steering.m3u8"
 printf '{\n  "VERSION": 1,\n  "TTL": 4,\n  "PATHWAY-PRIORITY": ["b", "a"]\n}\n' > "$red/steering.json"
+# steering-clones.m3u8: the same, its manifest (steering-clones.json) cloning pathway "b" as "c" (PATHWAY-CLONES,
+# URI-REPLACEMENT PARAMS cdn=c: the same files with a query) and preferring "c": variants added by the manifest.
+sed 's/SERVER-URI="steering.json"/SERVER-URI="steering-clones.json"/' "$red/steering.m3u8" > "$red/steering-clones.m3u8"
+printf '{\n  "VERSION": 1,\n  "TTL": 4,\n  "PATHWAY-PRIORITY": ["c", "b", "a"],\n  "PATHWAY-CLONES": [{"BASE-ID": "b", "ID": "c", "URI-REPLACEMENT": {"PARAMS": {"cdn": "c"}}}]\n}\n' > "$red/steering-clones.json"
 
 # aes-rotate/: short-2s v1 looped once (remux, 8 segments, 16 s), media
 # sequence from 10, encrypted with openssl:

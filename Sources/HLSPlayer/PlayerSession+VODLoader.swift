@@ -84,7 +84,13 @@ extension PlayerSession {
         case .decide(let mediaSequence, let reason):
             // A wedge decided again: the next request does not trust the old connection.
             if reason == .reDecide { lock.withLock { freshConnectionNext = true } }
-            if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
+            if steering?.isReloadDue(at: clock.now()) == true {
+                loadSteeringManifest()
+                // PATHWAY-CLONES: the clones are variants the decision may pick.
+                if variants.count > loader.variants.count {
+                    loader.variantsAdded(bandwidthsBps: variants[loader.variants.count...].map(\.bandwidthBps))
+                }
+            }
             let decision = decide(mediaSequence: mediaSequence)
             // The rung chosen, on a variant of it still usable (failover), for the loader to load.
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)

@@ -763,6 +763,9 @@ public final class PlayerSession: @unchecked Sendable {
 
         startGate()
         startPolicyController()
+        // Content steering: the manifest's pathway priority before the first decision, so the first playlist and
+        // segment come from the pathway it prefers (and its PATHWAY-CLONES are variants from the start).
+        if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
         // The loader core is told of the start's steps as they complete; a VOD goes on with it (`vodLoop`).
         var loader = makeVODLoaderCore()
         try expectLoader(loader.start(), .fetch(.multivariant, attempt: 1))

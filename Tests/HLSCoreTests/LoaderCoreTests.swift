@@ -398,6 +398,29 @@ import Testing
         #expect(loader.segmentIndex(ofMediaSequence: 43, variant: 0) == nil)
     }
 
+    /// Content steering's PATHWAY-CLONES mid-stream: the clone (variant 3, a copy of rung 1) is a variant a decision
+    /// can pick, its playlist loaded then and continued at the segment holding the buffered end.
+    @Test func variantsAdded_aCloneIsLoadableByTheNextDecision() {
+        var loader = Self.lazyLoader()
+        _ = loader.start()
+        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
+        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.playlistLoaded(
+            variant: 1, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6), inputs: Self.inputs(), at: Self.at(0.2))
+        #expect(
+            loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+        loader.variantsAdded(bandwidthsBps: [Self.variants[1].bandwidthBps])
+        #expect(loader.variants.count == 4)
+        #expect(loader.variants[3].bandwidthBps == Self.variants[1].bandwidthBps && loader.variants[3].segmentDurationsSeconds == nil)
+        #expect(
+            loader.decided(variant: 3, inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
+                == [.fetch(.mediaPlaylist(variant: 3, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+        #expect(
+            loader.playlistLoaded(
+                variant: 3, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6),
+                inputs: Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1.1)) == [.fetch(.segment(variant: 3, index: 1), attempt: 1)])
+    }
+
     @Test func lazyPlaylists_lastSegmentOfTheStartPlaylist_endsTheStream() {
         var loader = Self.lazyLoader()
         _ = loader.start()

@@ -196,6 +196,21 @@ import TestSupport
         #expect(!segments.isEmpty && segments.allSatisfy { $0.hasPrefix("/b/") }, "\(segments)")
     }
 
+    /// PATHWAY-CLONES: the manifest clones pathway b as c (b's URIs with cdn=c) and prefers c: the clones are
+    /// variants from the start, and every media playlist loads from them.
+    @Test func contentSteering_pathwayClones_loadFromTheClone() throws {
+        let run = try play(try variants().appendingPathComponent("redundant"), "steering-clones.m3u8")
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        #expect(run.events("steering").contains { $0["kind"] as? String == "pathway" && $0["pathway"] as? String == "c" })
+        // PARAMS go on the clone's playlist URIs; its segments are relative to them, so on b's paths.
+        let playlists = run.events("request.start").filter { $0["purpose"] as? String == "media-playlist" }.compactMap { $0["url"] as? String }
+        #expect(!playlists.isEmpty && playlists.allSatisfy { $0.contains("/b/") && $0.contains("cdn=c") }, "\(playlists)")
+        let segments = paths(run, purpose: "segment")
+        #expect(!segments.isEmpty && segments.allSatisfy { $0.hasPrefix("/b/") }, "\(segments)")
+        #expect(run.events("segment.buffered").count >= 4)
+    }
+
     // MARK: Key rotation
 
     /// A new EXT-X-KEY every two segments (explicit IV, media-sequence IV,

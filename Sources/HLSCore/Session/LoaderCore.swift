@@ -226,6 +226,12 @@ public struct LoaderCore: Sendable {
         return transferFinished(inputs, at: now)
     }
 
+    /// Variants joined the ladder after the start (content steering's PATHWAY-CLONES), numbered after the ones the
+    /// loader has, by BANDWIDTH: a decision may pick one from now on, and its playlist loads then, like any other's.
+    public mutating func variantsAdded(bandwidthsBps: [Int]) {
+        variants += bandwidthsBps.map { Variant(bandwidthBps: $0, segmentDurationsSeconds: nil) }
+    }
+
     /// `work` finished with its body; the shell has logged it and buffered a segment's media.
     public mutating func transferFinished(_ inputs: Inputs, at now: MonotonicInstant) -> [Action] {
         guard let work, !isDone else { return [] }
