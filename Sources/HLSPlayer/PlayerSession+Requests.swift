@@ -30,7 +30,7 @@ extension PlayerSession {
         var policy = policy
         if purpose == .mediaPlaylist || purpose == .multivariantPlaylist || purpose == .segment {
             // Live: a 404 may be a segment or playlist that has not reached this server yet; retried like a 5xx.
-            // After the retries, fetchLoop reloads: a segment no longer listed has expired (resync to the edge).
+            // After the retries, liveLoop reloads: a segment no longer listed has expired (resync to the edge).
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
         while true {

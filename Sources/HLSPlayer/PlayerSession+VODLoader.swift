@@ -7,7 +7,7 @@
 // failed over, a variant's media playlist loaded, a wait over. Which request comes next, when to decide, and
 // what a cut leads to are the core's; this file is I/O and the glue around it: the decision through
 // `SessionCore` and the failover's choice of a redundant variant, the alternate audio rendition and the
-// steering manifest between the main track's requests. A live stream goes to `fetchLoop` instead.
+// steering manifest between the main track's requests. A live stream goes to `liveLoop` instead.
 //
 // What stays in `fetch`: HTTP errors and their retries with backoff, and the wedges of keys, initialization
 // sections and playlists (re-requested, then retried by the playlist retry policy).

@@ -692,7 +692,8 @@ public final class PlayerSession: @unchecked Sendable {
     func loaderMain() {
         do {
             try startup()
-            try fetchLoop()
+            // A VOD's main track is sequenced by the loader core (`vodLoop`); a live stream by `liveLoop`.
+            if vodLoader != nil { try vodLoop() } else { try liveLoop() }
         } catch let failure as SessionFailure {
             if !isStopping {
                 recorder.record(.error(ErrorRecord(fatal: true, category: failure.category.rawValue, message: failure.message, url: failure.url)))
@@ -1013,11 +1014,11 @@ public final class PlayerSession: @unchecked Sendable {
         }
     }
 
-    /// The loader: one decision, playlist or segment per turn until the stream ends or the session stops. A
-    /// request cut short comes back as `Loaded.cancelled`, and the turn ends there: the next one decides
-    /// again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
-    func fetchLoop() throws {
-        if vodLoader != nil { return try vodLoop() }
+    /// The live loader: one decision, playlist reload or segment per turn until the stream ends (ENDLIST) or
+    /// the session stops. A request cut short comes back as `Loaded.cancelled`, and the turn ends there: the
+    /// next one decides again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
+    /// A VOD never comes here: the loader core sequences it (`vodLoop`).
+    func liveLoop() throws {
         while !isStopping {
             if let step = lock.withLock({ () -> LiveResyncAction? in
                 defer { pendingLiveStep = nil }; return pendingLiveStep
@@ -1027,7 +1028,6 @@ public final class PlayerSession: @unchecked Sendable {
             }
             let now = clock.now()
             let (level, bounds) = forwardBufferState(at: now)
-            let live = lock.withLock { isLive ?? false }
             let gate = ForwardBufferRule.gate(level, bounds)
             if let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
                 recorder.record(.byteBound(episode))
@@ -1036,49 +1036,28 @@ public final class PlayerSession: @unchecked Sendable {
                 sleepUnlessStopping(configuration.session.loaderPollSeconds)
                 continue
             }
-            if audio != nil, try loadAudioIfBehind(live: live) { continue }
+            if audio != nil, try loadAudioIfBehind(live: true) { continue }
             if lock.withLock({ core.tracks.mainEnded }) {
                 // Only the audio rendition may still be loading: wait for it (it runs above).
                 if lock.withLock({ core.tracks.audioEnded || audio == nil }) { return }
                 sleepUnlessStopping(0.05)
                 continue
             }
-            // VOD: the variant loading has no segment after the last one loaded — the track is over, before any
-            // decision (LoaderCore's rule: no decision, and no playlist loaded, for a segment that does not exist).
-            // Judged on that variant's own playlist: after a switch `nextMediaSequence` is in its numbering (found by
-            // time), so this holds whether or not the rungs share segment boundaries.
-            if !live, let current = currentLoadIndex, mediaPlaylists[current]?.hasEnded(before: nextMediaSequence) == true {
-                endTrack(.main)
-                if lock.withLock({ core.timeline.endOfStream }) { return }
-                continue
-            }
             if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
             let previousVariant = currentLoadIndex ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
-            let freshDecision = pendingDecision == nil
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
             pendingDecision = nil
-            // BOLA / BOLA-E (--abr): the buffer is above the chosen rung's full level; wait before the request.
-            if freshDecision, !live, case let wait = lock.withLock({ core.decisionWaitSeconds }), wait > 0 { sleepUnlessStopping(wait) }
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
             if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
-                let bufferedEnd = lock.withLock { core.timeline.bufferedEndSeconds }
                 // Its URI failed over: decide again (the rung's next redundant variant).
-                guard try mediaPlaylist(for: variantIndex, forceReload: live).value != nil else { continue }
-                if !live, let p = mediaPlaylists[variantIndex], let t = vodTimelines[variantIndex] {
-                    // VOD ladders may not share media sequence numbers: continue by time (a binary search).
-                    if let i = t.firstSegmentIndex(in: p, endingAfter: bufferedEnd, toleranceSeconds: 0.001) {
-                        nextMediaSequence = p.segments[i].mediaSequence
-                    } else {
-                        nextMediaSequence = (p.segments.last?.mediaSequence ?? 0) + 1
-                    }
-                }
+                guard try mediaPlaylist(for: variantIndex, forceReload: true).value != nil else { continue }
                 currentLoadIndex = variantIndex
                 // The cap moved while the playlist loaded (a stall or wedge meanwhile): decide again.
                 if lock.withLock({ core.capMoved(since: capAtDecision) }) { continue }
             }
             guard var playlist = mediaPlaylists[variantIndex] else { continue }
-            if live && Self.isLowLatency(playlist) {
+            if Self.isLowLatency(playlist) {
                 try lowLatencyStep(playlist, variantIndex: variantIndex)
                 continue
             }
@@ -1118,8 +1097,8 @@ public final class PlayerSession: @unchecked Sendable {
             let loaded: Loaded<Void>
             do {
                 loaded = try fetchAndBuffer(
-                    segment, variantIndex: variantIndex, live: live, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
-            } catch let failure as SessionFailure where live && (failure.httpStatus == 404 || failure.httpStatus == 410) {
+                    segment, variantIndex: variantIndex, live: true, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
+            } catch let failure as SessionFailure where failure.httpStatus == 404 || failure.httpStatus == 410 {
                 // A live segment that is gone: expired (left the window) or missing while still listed.
                 guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
                 if let first = reloaded.segments.first, segment.mediaSequence < first.mediaSequence {

@@ -152,17 +152,6 @@ import Testing
         #expect(window(first: 0, count: 0).segmentIndex(ofMediaSequence: 0) == nil)
     }
 
-    /// The end of a VOD track: a complete playlist with no segment numbered `msn` or after; never a live one.
-    @Test func hasEndedBefore_completePlaylistPastItsLastSegment() {
-        let vod = window(first: 10, count: 4, endList: true) // segments 10…13
-        #expect(!vod.hasEnded(before: 10))
-        #expect(!vod.hasEnded(before: 13))
-        #expect(vod.hasEnded(before: 14))
-        #expect(vod.hasEnded(before: 20))
-        #expect(!window(first: 10, count: 4).hasEnded(before: 14), "live: the next segment may still come")
-        #expect(window(first: 10, count: 0, endList: true).hasEnded(before: 10), "a complete playlist with no segment")
-    }
-
     /// A hand-built playlist whose numbers are not consecutive is still searched correctly.
     @Test func segmentByNumber_nonConsecutiveNumbers_found() {
         var p = window(first: 10, count: 3)

@@ -557,14 +557,6 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// True when the playlist can still change (no EXT-X-ENDLIST).
     public var isLive: Bool { !endList }
 
-    /// The end of a track: the playlist is complete (EXT-X-ENDLIST) and lists no segment numbered `msn` or after.
-    /// A track loading this playlist, `msn` next, is over — before a decision for `msn` (`LoaderCore`'s
-    /// `endOfStream`: the loading variant's own playlist has no segment after the last one loaded). An earlier
-    /// number than the first listed is not the end.
-    public func hasEnded(before msn: Int) -> Bool {
-        endList && msn > (segments.last?.mediaSequence ?? mediaSequence - 1)
-    }
-
     public init(
         baseURL: URL, version: Int? = nil, independentSegments: Bool = false, start: StartPoint? = nil,
         definitions: [VariableDefinition] = [], variables: [String: String] = [:],
