@@ -54,9 +54,19 @@ extension PlayerSession {
         for action in actions { recorder.record(.steering(action.logNote)) }
     }
 
+    /// Loads the steering manifest when its reload is due (TTL or RELOAD-URI): before the first decision and then
+    /// between requests. Returns the variants its PATHWAY-CLONES added (the VOD loader core is told of them).
+    @discardableResult
+    func reloadSteeringIfDue() -> ArraySlice<VariantInfo> {
+        guard steering?.isReloadDue(at: clock.now()) == true else { return [] }
+        let known = variants.count
+        loadSteeringManifest()
+        return variants[known...]
+    }
+
     /// Loads the steering manifest (with _HLS_pathway and _HLS_throughput) and applies it:
     /// the pathway priority, and PATHWAY-CLONES as new variants.
-    func loadSteeringManifest() {
+    private func loadSteeringManifest() {
         guard var client = steering, let mv = multivariant else { return }
         let url = client.requestURL(throughputBps: measuredEstimate())
         let response: HTTPResponse

@@ -29,11 +29,7 @@ extension PlayerSession {
     /// whether the forward buffer's byte bound holds loading (an episode of it is logged as it starts and ends).
     func loaderInputs() -> LoaderCore.Inputs {
         let now = clock.now()
-        let (level, bounds) = forwardBufferState(at: now)
-        let gate = ForwardBufferRule.gate(level, bounds)
-        if let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
-            recorder.record(.byteBound(episode))
-        }
+        let gate = forwardBufferGate(at: now, logsByteBound: true)
         return lock.withLock { core.loaderInputs(at: now, byteBoundHolds: gate == .holdBytes) }
     }
 
@@ -46,13 +42,11 @@ extension PlayerSession {
         }
     }
 
-    /// Loads the VOD main track from its first segment to its end, as `vodLoader` sequences it, then what is
-    /// left of an alternate audio rendition.
-    func vodLoop() throws {
-        guard var loader = vodLoader else { return }
-        defer { vodLoader = loader }
-        var pending = vodStartActions
-        vodStartActions = []
+    /// Loads the VOD main track from its first segment to its end, as `loader` sequences it from `firstActions`
+    /// (what `startup()` left it asking for), then what is left of an alternate audio rendition.
+    func vodLoop(_ startLoader: LoaderCore, _ firstActions: [LoaderCore.Action]) throws {
+        var loader = startLoader
+        var pending = firstActions
         while !pending.isEmpty, !isStopping {
             let action = pending.removeFirst()
             // Actions come in order; an event's own actions go before what was left (each event ends its list with
@@ -84,13 +78,9 @@ extension PlayerSession {
         case .decide(let mediaSequence, let reason):
             // A wedge decided again: the next request does not trust the old connection.
             if reason == .reDecide { lock.withLock { freshConnectionNext = true } }
-            if steering?.isReloadDue(at: clock.now()) == true {
-                loadSteeringManifest()
-                // PATHWAY-CLONES: the clones are variants the decision may pick.
-                if variants.count > loader.variants.count {
-                    loader.variantsAdded(bandwidthsBps: variants[loader.variants.count...].map(\.bandwidthBps))
-                }
-            }
+            // PATHWAY-CLONES: the clones are variants the decision may pick.
+            let clones = reloadSteeringIfDue()
+            if !clones.isEmpty { loader.variantsAdded(bandwidthsBps: clones.map(\.bandwidthBps)) }
             let decision = decide(mediaSequence: mediaSequence)
             // The rung chosen, on a variant of it still usable (failover), for the loader to load.
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
@@ -154,8 +144,7 @@ extension PlayerSession {
 
     /// The forward buffer takes more (`ForwardBufferRule.gate` is `.load`).
     private func bufferTakesMore() -> Bool {
-        let (level, bounds) = forwardBufferState(at: clock.now())
-        return ForwardBufferRule.gate(level, bounds) == .load
+        forwardBufferGate(at: clock.now(), logsByteBound: false) == .load
     }
 
     /// Between the main track's requests: the alternate audio rendition's segments while it is behind the

@@ -244,10 +244,6 @@ public final class PlayerSession: @unchecked Sendable {
     var freshConnectionNext = false
     /// The startup decision, used for the first segment instead of deciding twice.
     var pendingDecision: SelectionDecision?
-    /// VOD: the loader core sequencing the main track (set up by `startup()`, run by `vodLoop`); nil for live.
-    var vodLoader: LoaderCore?
-    /// VOD: the loader core's first actions after the start's media playlist (the first segment's request).
-    var vodStartActions: [LoaderCore.Action] = []
     /// The request ID of the first request of the loader core's current fetch: its re-requests carry it.
     var loaderFetchID: Int?
     /// The URL (as logged) of the loader core's current request, for a failure it ends the session with.
@@ -691,9 +687,11 @@ public final class PlayerSession: @unchecked Sendable {
 
     func loaderMain() {
         do {
-            try startup()
             // A VOD's main track is sequenced by the loader core (`vodLoop`); a live stream by `liveLoop`.
-            if vodLoader != nil { try vodLoop() } else { try liveLoop() }
+            switch try startup() {
+            case .vod(let loader, let firstActions): try vodLoop(loader, firstActions)
+            case .live: try liveLoop()
+            }
         } catch let failure as SessionFailure {
             if !isStopping {
                 recorder.record(.error(ErrorRecord(fatal: true, category: failure.category.rawValue, message: failure.message, url: failure.url)))
@@ -706,7 +704,15 @@ public final class PlayerSession: @unchecked Sendable {
 
     func secondsSinceStart(_ instant: MonotonicInstant) -> Double { instant.seconds(since: sessionStart) }
 
-    func startup() throws {
+    /// How the session goes on after `startup()`.
+    enum Started {
+        /// A VOD: the loader core that sequences its main track, and the core's first actions (the first segment's request).
+        case vod(LoaderCore, [LoaderCore.Action])
+        /// A live stream (its playlist may have no segments yet): `liveLoop` loads it.
+        case live
+    }
+
+    func startup() throws -> Started {
         let top = try fetch(
             configuration.url, purpose: .multivariantPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
             policy: configuration.retry.playlist
@@ -766,7 +772,7 @@ public final class PlayerSession: @unchecked Sendable {
         startPolicyController()
         // Content steering: the manifest's pathway priority before the first decision, so the first playlist and
         // segment come from the pathway it prefers (and its PATHWAY-CLONES are variants from the start).
-        if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
+        reloadSteeringIfDue()
         // The loader core is told of the start's steps as they complete; a VOD goes on with it (`vodLoop`).
         var loader = makeVODLoaderCore()
         try expectLoader(loader.start(), .fetch(.multivariant, attempt: 1))
@@ -795,7 +801,7 @@ public final class PlayerSession: @unchecked Sendable {
                     category: .playlist, message: "media playlist has no segments",
                     url: variants.first { $0.index == loadIndex }.map { shown($0.uri) })
             }
-            return
+            return .live
         }
         let live = !playlist.endList
         // VOD: EXT-X-START's segment and how far into it the clock starts, in one pass over the playlist.
@@ -844,15 +850,15 @@ public final class PlayerSession: @unchecked Sendable {
         if !live {
             setThresholdCeiling(.vod(remainingSeconds: playlist.totalDurationSeconds - startSeconds))
             // From here the loader core sequences the main track (`vodLoop`), from EXT-X-START's segment.
-            vodStartActions = loader.playlistLoaded(
+            let firstActions = loader.playlistLoaded(
                 variant: loadIndex, firstMediaSequence: playlist.segments[0].mediaSequence,
                 segmentDurationsSeconds: playlist.segments.map(\.durationSeconds), startSegmentIndex: startIndex, inputs: loaderInputs(),
                 at: clock.now())
-            vodLoader = loader
             pendingDecision = nil
-        } else {
-            perform(lock.withLock { core.thresholdClamps() })
+            return .vod(loader, firstActions)
         }
+        perform(lock.withLock { core.thresholdClamps() })
+        return .live
     }
 
     /// Leaves the rungs whose RESOLUTION is above `--max-resolution` out of the ladder, each
@@ -997,12 +1003,17 @@ public final class PlayerSession: @unchecked Sendable {
         return decision
     }
 
-    /// The forward buffer's level and the bounds in force: the seconds target, the byte bound,
-    /// and the floor under which the byte bound never holds loading (the start and resume
-    /// thresholds in force, so neither a start nor a resume waits for bytes that cannot come).
-    func forwardBufferState(at now: MonotonicInstant) -> (ForwardBufferLevel, ForwardBufferBounds) {
+    /// Whether loading goes on (`ForwardBufferRule.gate`: load, or hold on the seconds or the byte bound), from the
+    /// forward buffer's level and the bounds in force: the seconds target, the byte bound, and the floor under
+    /// which the byte bound never holds loading (the start and resume thresholds in force, so neither a start nor
+    /// a resume waits for bytes that cannot come).
+    ///
+    /// With
+    /// `logsByteBound`, an episode of the byte bound holding loading is logged as it starts and ends; the main
+    /// track's loops observe it, the alternate audio's checks between main requests do not.
+    func forwardBufferGate(at now: MonotonicInstant, logsByteBound: Bool) -> ForwardBufferGate {
         let bytes = buffer.bytes
-        return lock.withLock {
+        let (level, bounds) = lock.withLock {
             (
                 ForwardBufferLevel(
                     bufferSeconds: core.timeline.bufferSeconds(at: now), bufferedBytes: bytes,
@@ -1012,6 +1023,11 @@ public final class PlayerSession: @unchecked Sendable {
                     floorSeconds: max(core.timeline.startupThresholdSeconds, core.timeline.resumeThresholdSeconds))
             )
         }
+        let gate = ForwardBufferRule.gate(level, bounds)
+        if logsByteBound, let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
+            recorder.record(.byteBound(episode))
+        }
+        return gate
     }
 
     /// The live loader: one decision, playlist reload or segment per turn until the stream ends (ENDLIST) or
@@ -1026,13 +1042,7 @@ public final class PlayerSession: @unchecked Sendable {
                 try performLiveStep(step)
                 continue
             }
-            let now = clock.now()
-            let (level, bounds) = forwardBufferState(at: now)
-            let gate = ForwardBufferRule.gate(level, bounds)
-            if let episode = byteBoundEpisodes.observe(gate, level: level, bounds: bounds, at: now) {
-                recorder.record(.byteBound(episode))
-            }
-            if gate != .load {
+            if forwardBufferGate(at: clock.now(), logsByteBound: true) != .load {
                 sleepUnlessStopping(configuration.session.loaderPollSeconds)
                 continue
             }
@@ -1043,7 +1053,7 @@ public final class PlayerSession: @unchecked Sendable {
                 sleepUnlessStopping(0.05)
                 continue
             }
-            if steering?.isReloadDue(at: clock.now()) == true { loadSteeringManifest() }
+            reloadSteeringIfDue()
             let previousVariant = currentLoadIndex ?? variants[0].index
             let capAtDecision = effectivePeakCapBps()
             let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)

@@ -336,11 +336,18 @@ import Testing
         LoaderCore(bandwidthsBps: variants.map(\.bandwidthBps), wedge: WedgeRules(), playlistRetry: .playlist, pollSeconds: 0.25)
     }
 
-    @Test func lazyPlaylists_startPlaylistLands_firstSegmentIsTheStartSegment_andDecisionsNameMediaSequenceNumbers() {
-        var loader = Self.lazyLoader()
+    /// A lazy loader past its start: the multivariant playlist landed and the start decision picked `variant`, whose
+    /// playlist is now in flight.
+    static func lazyLoaderAwaitingPlaylist(of variant: Int) -> LoaderCore {
+        var loader = lazyLoader()
         _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        _ = loader.transferFinished(inputs(), at: at(0.1))
+        _ = loader.decided(variant: variant, inputs: inputs(), at: at(0.1))
+        return loader
+    }
+
+    @Test func lazyPlaylists_startPlaylistLands_firstSegmentIsTheStartSegment_andDecisionsNameMediaSequenceNumbers() {
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 1)
         #expect(loader.nextMediaSequence == nil, "no variant loading before its playlist lands")
         // EXT-X-MEDIA-SEQUENCE 100; EXT-X-START in the third segment.
         #expect(
@@ -353,10 +360,7 @@ import Testing
     }
 
     @Test func lazyPlaylists_switchToAVariantNotLoaded_continuesAtItsSegmentHoldingTheBufferedEndWhenItLands() {
-        var loader = Self.lazyLoader()
-        _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 0)
         _ = loader.playlistLoaded(
             variant: 0, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6), inputs: Self.inputs(), at: Self.at(0.2))
         _ = loader.transferFinished(Self.inputs(buffer: 4, bufferedEnd: 4), at: Self.at(1))
@@ -375,10 +379,7 @@ import Testing
     }
 
     @Test func lazyPlaylists_aPlaylistNotInFlight_isIgnored() {
-        var loader = Self.lazyLoader()
-        _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 1)
         #expect(
             loader.playlistLoaded(
                 variant: 2, firstMediaSequence: 0, segmentDurationsSeconds: [6], inputs: Self.inputs(), at: Self.at(0.2)) == [])
@@ -386,11 +387,8 @@ import Testing
     }
 
     @Test func mediaSequenceMapping_offsetByTheFirstNumber_nilOutsideThePlaylistOrBeforeItLoads() {
-        var loader = Self.lazyLoader()
-        #expect(loader.segmentIndex(ofMediaSequence: 0, variant: 0) == nil, "not loaded")
-        _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 0, inputs: Self.inputs(), at: Self.at(0.1))
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 0)
+        #expect(loader.segmentIndex(ofMediaSequence: 0, variant: 0) == nil, "its playlist still in flight")
         _ = loader.playlistLoaded(variant: 0, firstMediaSequence: 40, segmentDurationsSeconds: [4, 4, 4], inputs: Self.inputs(), at: Self.at(0.2))
         #expect(loader.mediaSequence(ofSegment: 2, variant: 0) == 42)
         #expect(loader.segmentIndex(ofMediaSequence: 42, variant: 0) == 2)
@@ -401,10 +399,7 @@ import Testing
     /// Content steering's PATHWAY-CLONES mid-stream: the clone (variant 3, a copy of rung 1) is a variant a decision
     /// can pick, its playlist loaded then and continued at the segment holding the buffered end.
     @Test func variantsAdded_aCloneIsLoadableByTheNextDecision() {
-        var loader = Self.lazyLoader()
-        _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 1)
         _ = loader.playlistLoaded(
             variant: 1, firstMediaSequence: 0, segmentDurationsSeconds: Array(repeating: 4, count: 6), inputs: Self.inputs(), at: Self.at(0.2))
         #expect(
@@ -422,10 +417,7 @@ import Testing
     }
 
     @Test func lazyPlaylists_lastSegmentOfTheStartPlaylist_endsTheStream() {
-        var loader = Self.lazyLoader()
-        _ = loader.start()
-        _ = loader.transferFinished(Self.inputs(), at: Self.at(0.1))
-        _ = loader.decided(variant: 1, inputs: Self.inputs(), at: Self.at(0.1))
+        var loader = Self.lazyLoaderAwaitingPlaylist(of: 1)
         _ = loader.playlistLoaded(
             variant: 1, firstMediaSequence: 5, segmentDurationsSeconds: [4, 4], startSegmentIndex: 1, inputs: Self.inputs(), at: Self.at(0.2))
         #expect(loader.transferFinished(Self.inputs(buffer: 8, bufferedEnd: 8), at: Self.at(1)) == [.endOfStream])
