@@ -14,7 +14,8 @@
 #   alt-audio-packed/  v0 with the English rendition as packed ADTS audio (.aac)
 #   redundant/   v0+v1 listed twice (a/ and b/); steering.m3u8 adds PATHWAY-IDs
 #                and EXT-X-CONTENT-STEERING to a static steering.json (steering-clones.m3u8:
-#                to one whose PATHWAY-CLONES add pathway c)
+#                to one whose PATHWAY-CLONES add pathway c; steering-later.m3u8: to one preferring
+#                "b" whose RELOAD-URI, a second later, is that one: the clones join mid-stream)
 # The AES keys are fixed test keys (written next to the playlists), so the
 # output is the same every run. Input: Samples/build/short-2s (make-all.sh).
 set -euo pipefail
@@ -22,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src="$here/build/short-2s/v1/prog.m3u8"
 out="${1:-$here/build/variants}"
 [ -f "$src" ] || { echo "make-variants.sh: $src missing (run make-ladder.sh first)" >&2; exit 1; }
-stamp="recipe=5 src=$(stat -c %Y "$src")"
+stamp="recipe=6 src=$(stat -c %Y "$src")"
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then exit 0; fi
 rm -rf "$out"; mkdir -p "$out"/{fmp4,byterange,aes-iv,aes-msn}
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -i "$src" -c copy -f hls -hls_time 2 -hls_playlist_type vod "$@"; }
@@ -158,6 +159,10 @@ printf '{\n  "VERSION": 1,\n  "TTL": 4,\n  "PATHWAY-PRIORITY": ["b", "a"]\n}\n' 
 # URI-REPLACEMENT PARAMS cdn=c: the same files with a query) and preferring "c": variants added by the manifest.
 sed 's/SERVER-URI="steering.json"/SERVER-URI="steering-clones.json"/' "$red/steering.m3u8" > "$red/steering-clones.m3u8"
 printf '{\n  "VERSION": 1,\n  "TTL": 4,\n  "PATHWAY-PRIORITY": ["c", "b", "a"],\n  "PATHWAY-CLONES": [{"BASE-ID": "b", "ID": "c", "URI-REPLACEMENT": {"PARAMS": {"cdn": "c"}}}]\n}\n' > "$red/steering-clones.json"
+# steering-later.m3u8: its manifest (steering-later.json) prefers "b" for a second (TTL 1) and names
+# steering-clones.json as its RELOAD-URI: pathway c's clones join the ladder mid-stream, after the start.
+sed 's/SERVER-URI="steering.json"/SERVER-URI="steering-later.json"/' "$red/steering.m3u8" > "$red/steering-later.m3u8"
+printf '{\n  "VERSION": 1,\n  "TTL": 1,\n  "RELOAD-URI": "steering-clones.json",\n  "PATHWAY-PRIORITY": ["b", "a"]\n}\n' > "$red/steering-later.json"
 
 # aes-rotate/: short-2s v1 looped once (remux, 8 segments, 16 s), media
 # sequence from 10, encrypted with openssl:

@@ -10,7 +10,8 @@ import TestSupport
     func variants() throws -> URL {
         _ = try Repo.requireSamples("short-2s")
         let dir = Repo.samples("variants")
-        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("redundant/steering.json").path) else {
+        // The newest recipe's file: an older build of the samples lacks it.
+        guard FileManager.default.fileExists(atPath: dir.appendingPathComponent("redundant/steering-later.json").path) else {
             throw TestSetupError("\(dir.path) is missing the coverage samples: run Samples/make-all.sh (Tools/test.sh does)")
         }
         return dir
@@ -209,6 +210,44 @@ import TestSupport
         let segments = paths(run, purpose: "segment")
         #expect(!segments.isEmpty && segments.allSatisfy { $0.hasPrefix("/b/") }, "\(segments)")
         #expect(run.events("segment.buffered").count >= 4)
+    }
+
+    /// Mid-stream PATHWAY-CLONES: the first steering manifest prefers pathway b for a second and names, as its
+    /// RELOAD-URI, the one that clones b as c and prefers c. On a 2 Mbit/s link the 8 s stream loads for seconds,
+    /// so that reload comes between segments: the clones join the ladder then (variants 4 and 5, after a/v0,
+    /// a/v1, b/v0, b/v1), and the next decision loads from them — the segments before the reload from b's
+    /// variants, the ones after from c's, the media sequence unbroken.
+    @Test func contentSteering_clonesAddedMidStream_theNextDecisionLoadsFromThem() throws {
+        var config = OriginConfiguration()
+        config.rateBitsPerSecond = 2_000_000
+        let root = try variants().appendingPathComponent("redundant")
+        let run = try withOrigin(root, configuration: config) { server in
+            try runHlsplay([
+                URL(string: "steering-later.m3u8", relativeTo: server.baseURL)!.absoluteString, "--headless", "--json", "--cold", "--no-redact"
+            ])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let lines = run.logLines
+        func isRequest(_ e: [String: Any], _ purpose: String) -> Bool {
+            e["type"] as? String == "request.start" && e["purpose"] as? String == purpose
+        }
+        let manifests = lines.indices.filter { isRequest(lines[$0], "steering-manifest") }
+        let reload = try #require(
+            manifests.first { (lines[$0]["url"] as? String ?? "").contains("steering-clones.json") }, "the RELOAD-URI was never loaded")
+        #expect((lines[manifests[0]]["url"] as? String ?? "").contains("steering-later.json"))
+        let segments = lines.indices.filter { isRequest(lines[$0], "segment") }
+        let before = segments.filter { $0 < reload }.compactMap { lines[$0]["variantIndex"] as? Int }
+        let after = segments.filter { $0 > reload }.compactMap { lines[$0]["variantIndex"] as? Int }
+        #expect(!before.isEmpty && before.allSatisfy { $0 == 2 || $0 == 3 }, "before the reload, pathway b: \(before)")
+        #expect(!after.isEmpty && after.allSatisfy { $0 == 4 || $0 == 5 }, "after it, the clones: \(after)")
+        // The clones' playlists carry the URI-REPLACEMENT's PARAMS; their segments are b's files.
+        let clonePlaylists = lines.indices.filter { $0 > reload && isRequest(lines[$0], "media-playlist") }.compactMap { lines[$0]["url"] as? String }
+        #expect(!clonePlaylists.isEmpty && clonePlaylists.allSatisfy { $0.contains("/b/") && $0.contains("cdn=c") }, "\(clonePlaylists)")
+        #expect(run.events("steering").contains { $0["kind"] as? String == "pathway" && $0["pathway"] as? String == "c" })
+        // Every segment of the stream once, in order, across the change of pathway.
+        let buffered = run.events("segment.buffered").compactMap { $0["mediaSequence"] as? Int }
+        #expect(buffered == Array(0..<4), "\(buffered)")
     }
 
     // MARK: Key rotation
