@@ -115,7 +115,7 @@ extension PlayerSession {
                     harEntry(requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
                 var failure: String?
                 if case .trickleFailed(let message) = abort { failure = message }
-                return .cut(cancel, wire: wire, failure: failure)
+                return .cut(cancel, wire: wire, attempt: attempts, failure: failure)
             }
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
                 switch loaderCancels.playlistWedged(url: e.url, bytesReceived: e.bytesReceived) {

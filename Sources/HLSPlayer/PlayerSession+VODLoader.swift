@@ -111,7 +111,7 @@ extension PlayerSession {
                 return loader.failedOver(redundantVariant: v, inputs: loaderInputs(), at: clock.now())
             case .cancelled(let cancel):
                 throw unexpected(cancel.rawValue, of: work)
-            case .cut(let cancel, _, _):
+            case .cut(let cancel, _, _, _):
                 throw unexpected(cancel.rawValue, of: work)
             }
         case .segment(let v, let i):
@@ -128,8 +128,8 @@ extension PlayerSession {
                 nextMediaSequence = segment.mediaSequence + 1
                 try loadAlternateAudioWhileBehind()
                 return loader.transferFinished(loaderInputs(), at: clock.now())
-            case .cut(let cancel, let wire, let failure):
-                return loader.transferCancelled(cancel, wire: wire, inputs: loaderInputs(), at: clock.now(), failure: failure)
+            case .cut(let cancel, let wire, let attempt, let failure):
+                return loader.transferCancelled(cancel, wire: wire, attempt: attempt, inputs: loaderInputs(), at: clock.now(), failure: failure)
             case .cancelled(.failedOver):
                 return loader.failedOver(redundantVariant: v, inputs: loaderInputs(), at: clock.now())
             case .cancelled(let cancel):

@@ -129,9 +129,10 @@ enum Loaded<Value> {
     case loaded(Value)
     case cancelled(LoaderCancel)
     /// The monitor cut the request (a VOD main-track segment's, for the loader core to judge:
-    /// `LoaderCore.transferCancelled`): why, what went over the wire (`request.end`, not yet logged), and for
-    /// `trickleFailed` the session's error. Only a fetch asked to hand its cuts over (`handsCutsToLoader`) gives it.
-    case cut(InFlightCancel, wire: RequestEnd, failure: String?)
+    /// `LoaderCore.transferCancelled`): why, what went over the wire (`request.end`, not yet logged), the retry
+    /// policy's attempt it was (HTTP errors before it were retried by `fetch`), and for `trickleFailed` the
+    /// session's error. Only a fetch asked to hand its cuts over (`handsCutsToLoader`) gives it.
+    case cut(InFlightCancel, wire: RequestEnd, attempt: Int, failure: String?)
 
     /// The value, nil when cancelled.
     var value: Value? { if case .loaded(let v) = self { v } else { nil } }
@@ -141,7 +142,7 @@ enum Loaded<Value> {
         switch self {
         case .loaded: nil
         case .cancelled(let c): .cancelled(c)
-        case .cut(let c, let wire, let failure): .cut(c, wire: wire, failure: failure)
+        case .cut(let c, let wire, let attempt, let failure): .cut(c, wire: wire, attempt: attempt, failure: failure)
         }
     }
 
@@ -150,7 +151,7 @@ enum Loaded<Value> {
         switch self {
         case .loaded(let v): return v
         case .cancelled(let c): throw SessionFailure(category: .network, message: "\(what) \(url) \(c.rawValue)", url: url)
-        case .cut(let c, _, let failure):
+        case .cut(let c, _, _, let failure):
             throw SessionFailure(category: .network, message: failure ?? "\(what) \(url) cut: \(c.rawValue)", url: url)
         }
     }

@@ -192,6 +192,19 @@ import Testing
         #expect(Self.withoutRecords(actions) == [.reRequest(.segment(variant: 0, index: 0), attempt: 1)])
     }
 
+    /// The real shell retries HTTP errors itself: a segment wedged on the retry policy's third attempt is
+    /// re-requested as attempt 3 (2 made), not as the first attempt the loader asked for.
+    @Test func wedgedSegment_onALaterAttemptOfTheShell_isReRequestedAsThatAttempt() {
+        var loader = Self.startedOn(0)
+        let actions = loader.transferCancelled(
+            .wedged, wire: Self.wire(6, "v0/s0", bytes: 100), attempt: 3, inputs: Self.inputs(buffer: 20, bufferedEnd: 20), at: Self.at(5))
+        #expect(Self.withoutRecords(actions) == [.reRequest(.segment(variant: 0, index: 0), attempt: 3)])
+        #expect(
+            Self.records(actions).last
+                == .retryScheduled(RetryScheduled(requestID: 6, url: "v0/s0", attemptsMade: 2, delaySeconds: 0, errorKind: .transferTimeout)))
+        #expect(loader.attempts == 3)
+    }
+
     @Test func overSelectedSegment_isAbandoned_andDecidedAgain() {
         var loader = Self.startedOn(2)
         let actions = loader.transferCancelled(.overSelected, wire: Self.wire(4, "v2/s0", bytes: 900), inputs: Self.inputs(buffer: 1), at: Self.at(3))

@@ -227,6 +227,33 @@ import TestSupport
         #expect(run.summary?["exitReason"] as? String == "completed")
     }
 
+    /// A segment whose first attempt gets a 500 and whose second wedges (100 bytes, then silence): the retry
+    /// policy's second attempt, then the wedge's re-request of it — which is not an attempt, so it is logged as
+    /// attempt 2 again, with 1 attempt made (the loader core counts from the attempt the cut request was, not
+    /// from its own count, which saw only the first).
+    @Test func segmentWedgedOnItsSecondAttempt_reRequestKeepsTheAttemptNumber() throws {
+        let samples = try Repo.requireSamples("ladder-2s")
+        let segment = "*/v0/seg_00006.ts"
+        let faults = [
+            FaultRule(pathPattern: segment, requestIndex: 0, action: .status(code: 500, retryAfterSeconds: nil)),
+            FaultRule(pathPattern: segment, requestIndex: 1, action: .stallAfterBytes(bytes: 100, seconds: nil))
+        ]
+        let run = try withOrigin(samples, faults: faults) { base in
+            // The lowest rung pinned: a wedge there has no rung below to decide again for, so it is re-requested.
+            try runHlsplay([
+                base.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--variant", "0", "--duration", "16"
+            ])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let starts = run.events("request.start").filter { ($0["url"] as? String ?? "").hasSuffix("/v0/seg_00006.ts") }
+        #expect(starts.compactMap { $0["attempt"] as? Int } == [1, 2, 2], "\(starts)")
+        let retries = run.events("request.retry").filter { ($0["url"] as? String ?? "").hasSuffix("/v0/seg_00006.ts") }
+        #expect(retries.compactMap { $0["errorKind"] as? String } == ["httpStatus", "transferTimeout"], "\(retries)")
+        #expect(retries.compactMap { $0["attemptsMade"] as? Int } == [1, 1], "\(retries)")
+        #expect(run.events("segment.buffered").contains { $0["mediaSequence"] as? Int == 6 })
+    }
+
     @Test func decodeHang_monitorKeepsTicking_andReportsItWithinBoundedTime() throws {
         let samples = try Repo.requireSamples("short-2s")
         let hangSeconds = 4.0

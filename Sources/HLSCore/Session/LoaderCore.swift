@@ -263,11 +263,14 @@ public struct LoaderCore: Sendable {
 
     /// The shell cancelled `work` for `reason`. `wire`: the shell's `request.end` of the attempt as far as it went
     /// (request, URL, body bytes in, and what else it measured); the loader logs it with why it ended (`CutShort`).
-    /// `failure`: for `trickleFailed`, why (`InFlightJudgement.failure`), the session's error.
+    /// `failure`: for `trickleFailed`, why (`InFlightJudgement.failure`), the session's error. `attempt`: the retry
+    /// policy's attempt the cut request was, when the shell's own retries (of HTTP errors, which stay in the
+    /// real shell's I/O) moved it past the one the loader asked for; a re-request is that attempt again.
     public mutating func transferCancelled(
-        _ reason: InFlightCancel, wire: RequestEnd, inputs: Inputs, at now: MonotonicInstant, failure: String? = nil
+        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int? = nil, inputs: Inputs, at now: MonotonicInstant, failure: String? = nil
     ) -> [Action] {
         guard let work, !isDone else { return [] }
+        if let attempt { attempts = attempt }
         switch reason {
         case .trickleReRequest:
             // The trickle rule, for a segment or a playlist: the same request again at once on a fresh connection (not
