@@ -1073,31 +1073,29 @@ public final class PlayerSession: @unchecked Sendable {
                 continue
             }
 
-            // By number, in constant time: this runs once per segment, and a VOD may list 100,000.
-            guard let segment = playlist.segment(withMediaSequence: nextMediaSequence) else {
-                if playlist.endList {
-                    endTrack(.main)
-                    if lock.withLock({ core.timeline.endOfStream }) { return }
-                    continue
-                }
-                // Live: the next segment is not published yet, or has left the window.
-                if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
-                    recorder.record(
-                        .error(
-                            ErrorRecord(
-                                fatal: false, category: "live",
-                                message:
-                                    "fell behind the live window (next \(nextMediaSequence), window starts at \(first.mediaSequence)); resyncing to the live edge under the recovery cap",
-                                url: nil)))
-                    fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
-                    continue
-                }
-                let delay = LivePlaylistRules.reloadDelaySeconds(
-                    targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: playlist),
-                    playlistChanged: lastReloadChanged)
-                let due = (lastReloadAt ?? clock.now()).advanced(bySeconds: delay)
-                let wait = due.seconds(since: clock.now())
-                if wait > 0 { sleepUnlessStopping(wait) }
+            let segment: MediaSegment
+            let step = LivePlaylistRules.nextStep(
+                for: nextMediaSequence, in: playlist, secondsSinceLastReload: lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0,
+                lastReloadChanged: lastReloadChanged)
+            switch step {
+            case .load(let index):
+                segment = playlist.segments[index]
+            case .endOfTrack:
+                endTrack(.main)
+                if lock.withLock({ core.timeline.endOfStream }) { return }
+                continue
+            case .fellBehind(let windowStart):
+                recorder.record(
+                    .error(
+                        ErrorRecord(
+                            fatal: false, category: "live",
+                            message:
+                                "fell behind the live window (next \(nextMediaSequence), window starts at \(windowStart)); resyncing to the live edge under the recovery cap",
+                            url: nil)))
+                fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
+                continue
+            case .reload(let waitSeconds):
+                if waitSeconds > 0 { sleepUnlessStopping(waitSeconds) }
                 if isStopping { return }
                 if lock.withLock({ pendingLiveStep != nil }) { continue }
                 guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
@@ -1112,7 +1110,7 @@ public final class PlayerSession: @unchecked Sendable {
             } catch let failure as SessionFailure where failure.httpStatus == 404 || failure.httpStatus == 410 {
                 // A live segment that is gone: expired (left the window) or missing while still listed.
                 guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
-                if let first = reloaded.segments.first, segment.mediaSequence < first.mediaSequence {
+                if LivePlaylistRules.hasExpired(segment.mediaSequence, in: reloaded), let first = reloaded.segments.first {
                     recorder.record(
                         .error(
                             ErrorRecord(

@@ -149,3 +149,52 @@ import Testing
         #expect(full.part == 2)
     }
 }
+
+/// The live loader's next step (`LivePlaylistRules.nextStep`) and a gone segment's expiry (`hasExpired`): what
+/// `PlayerSession.liveLoop` performs for the segment it wants next.
+@Suite struct LiveLoaderStepTests {
+    /// A 6 s live window, segments 40…45 of 1 s (TARGETDURATION 1).
+    static func window(first: Int = 40, count: Int = 6, ended: Bool = false) throws -> MediaPlaylist {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:1", "#EXT-X-MEDIA-SEQUENCE:\(first)"]
+        for k in first..<(first + count) { lines += ["#EXTINF:1.0,", "seg_\(k).ts"] }
+        if ended { lines.append("#EXT-X-ENDLIST") }
+        return try media(lines.joined(separator: "\n") + "\n")
+    }
+
+    @Test func listedSegment_isLoaded_atItsIndex() throws {
+        let p = try Self.window()
+        #expect(LivePlaylistRules.nextStep(for: 43, in: p, secondsSinceLastReload: 0.2, lastReloadChanged: true) == .load(segmentIndex: 3))
+        #expect(LivePlaylistRules.nextStep(for: 40, in: p, secondsSinceLastReload: 0.2, lastReloadChanged: true) == .load(segmentIndex: 0))
+    }
+
+    @Test func nextNotPublished_reloadsATargetDurationAfterAChangedReload_halfAfterAnUnchangedOne() throws {
+        let p = try Self.window()
+        #expect(LivePlaylistRules.nextStep(for: 46, in: p, secondsSinceLastReload: 0.25, lastReloadChanged: true) == .reload(afterSeconds: 0.75))
+        #expect(LivePlaylistRules.nextStep(for: 46, in: p, secondsSinceLastReload: 0.25, lastReloadChanged: false) == .reload(afterSeconds: 0.25))
+        // Already due: at once, never a negative wait.
+        #expect(LivePlaylistRules.nextStep(for: 46, in: p, secondsSinceLastReload: 3, lastReloadChanged: true) == .reload(afterSeconds: 0))
+    }
+
+    @Test func belowTheWindow_fellBehind_namingWhereTheWindowStarts() throws {
+        let p = try Self.window(first: 40)
+        #expect(LivePlaylistRules.nextStep(for: 37, in: p, secondsSinceLastReload: 0, lastReloadChanged: true) == .fellBehind(windowStartsAt: 40))
+    }
+
+    @Test func pastTheLastOfAnEndedPlaylist_endsTheTrack_evenBelowItsWindow() throws {
+        let p = try Self.window(ended: true)
+        #expect(LivePlaylistRules.nextStep(for: 46, in: p, secondsSinceLastReload: 0, lastReloadChanged: true) == .endOfTrack)
+        // An ended playlist is not reloaded, and a number it does not list is not a resync either.
+        #expect(LivePlaylistRules.nextStep(for: 12, in: p, secondsSinceLastReload: 0, lastReloadChanged: true) == .endOfTrack)
+    }
+
+    @Test func emptyWindow_reloads() throws {
+        let p = try Self.window(count: 0)
+        #expect(LivePlaylistRules.nextStep(for: 40, in: p, secondsSinceLastReload: 0, lastReloadChanged: false) == .reload(afterSeconds: 0.5))
+    }
+
+    @Test func goneSegment_expiredOnlyWhenTheReloadedWindowStartsAfterIt() throws {
+        #expect(LivePlaylistRules.hasExpired(41, in: try Self.window(first: 42)))
+        #expect(!LivePlaylistRules.hasExpired(42, in: try Self.window(first: 42)), "still listed: a broken stream")
+        #expect(!LivePlaylistRules.hasExpired(41, in: try Self.window(first: 42, count: 0)), "an empty window says nothing")
+    }
+}

@@ -185,4 +185,42 @@ public enum LivePlaylistRules {
     public static func vodStartSegmentIndex(for playlist: MediaPlaylist, start: StartPoint?) -> Int {
         vodStartPosition(for: playlist, start: start).segmentIndex
     }
+
+    /// What a live loader does next for the segment it wants, numbered `nextMediaSequence`, in its variant's
+    /// current playlist: load it where it is listed (found by number, in constant time); end the track past
+    /// the last segment of an ended playlist; resync when it has left the window (numbered below the first
+    /// listed); else it is not published yet, and the playlist is reloaded `reloadDelaySeconds` after the
+    /// last reload (`secondsSinceLastReload` ago; 0 when there was none).
+    public static func nextStep(
+        for nextMediaSequence: Int, in playlist: MediaPlaylist, secondsSinceLastReload: Double, lastReloadChanged: Bool
+    ) -> LiveLoaderStep {
+        if let index = playlist.segmentIndex(ofMediaSequence: nextMediaSequence) { return .load(segmentIndex: index) }
+        if playlist.endList { return .endOfTrack }
+        if let first = playlist.segments.first, nextMediaSequence < first.mediaSequence {
+            return .fellBehind(windowStartsAt: first.mediaSequence)
+        }
+        let delay = reloadDelaySeconds(targetDurationSeconds: targetDurationSeconds(for: playlist), playlistChanged: lastReloadChanged)
+        return .reload(afterSeconds: max(0, delay - secondsSinceLastReload))
+    }
+
+    /// A live segment numbered `mediaSequence` answered 404 or 410 after its retries, and its playlist was
+    /// loaded again (`reloaded`): true when the window now starts after it — it expired, and the loader resyncs
+    /// to the live edge; false when it is still listed (or the window is empty): a broken stream, not an expiry.
+    public static func hasExpired(_ mediaSequence: Int, in reloaded: MediaPlaylist) -> Bool {
+        guard let first = reloaded.segments.first else { return false }
+        return mediaSequence < first.mediaSequence
+    }
+}
+
+/// A live loader's next step for the segment it wants (`LivePlaylistRules.nextStep`).
+public enum LiveLoaderStep: Sendable, Equatable {
+    /// The segment is listed: load it (its index in the playlist's `segments`).
+    case load(segmentIndex: Int)
+    /// The playlist has ended (EXT-X-ENDLIST) and the segment is past its last: the track has ended.
+    case endOfTrack
+    /// The segment is numbered below the window's first (`windowStartsAt`): it has left the window, and the
+    /// loader resyncs to the live edge under the recovery cap.
+    case fellBehind(windowStartsAt: Int)
+    /// Not published yet: reload the playlist `afterSeconds` from now (0: at once).
+    case reload(afterSeconds: Double)
 }
