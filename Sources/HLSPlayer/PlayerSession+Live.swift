@@ -100,11 +100,7 @@ extension PlayerSession {
     /// fetch loop does for whole segments; the same bounded number of times per segment.
     func countLowLatencyAbandon(msn: Int, uri: URL) throws {
         if loaderCancels.abandoned(segment: msn) {
-            throw SessionFailure(
-                category: .network,
-                message:
-                    "segment \(msn) could not be loaded part by part: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
-                url: shown(uri))
+            throw SessionFailure(category: .network, message: configuration.wedge.givingUpMessage(segment: msn, partByPart: true), url: shown(uri))
         }
     }
 

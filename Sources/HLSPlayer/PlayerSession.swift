@@ -1129,10 +1129,7 @@ public final class PlayerSession: @unchecked Sendable {
                 // of times (LoaderCore.Cancels) —, under the recovery cap after a wedge, or on a redundant variant.
                 if cancel.isAbandonment, loaderCancels.abandoned(segment: segment.mediaSequence) {
                     throw SessionFailure(
-                        category: .network,
-                        message:
-                            "segment \(segment.mediaSequence) could not be loaded: wedged or abandoned \(configuration.wedge.maxAbandonmentsPerSegment) times on every rung tried",
-                        url: shown(segment.uri))
+                        category: .network, message: configuration.wedge.givingUpMessage(segment: segment.mediaSequence), url: shown(segment.uri))
                 }
                 continue
             }

@@ -188,5 +188,10 @@ import Testing
         #expect(!rules.givesUp(afterAbandonments: 4))
         #expect(rules.givesUp(afterAbandonments: 5))
         #expect(WedgeRules(maxAbandonmentsPerSegment: 1).givesUp(afterAbandonments: 1))
+        // One wording for every loader: VOD and live segments, and an LL-HLS segment loaded as parts.
+        #expect(rules.givingUpMessage(segment: 17) == "segment 17 could not be loaded: wedged or abandoned 5 times on every rung tried")
+        #expect(
+            rules.givingUpMessage(segment: 17, partByPart: true)
+                == "segment 17 could not be loaded part by part: wedged or abandoned 5 times on every rung tried")
     }
 }

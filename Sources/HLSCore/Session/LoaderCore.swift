@@ -312,8 +312,7 @@ public struct LoaderCore: Sendable {
             // Counted by media sequence number, as the real shell names segments in its log.
             let number = mediaSequence(ofSegment: i, variant: v)
             if cancels.abandoned(segment: number) {
-                return actions
-                    + fail("segment \(number) could not be loaded: wedged or abandoned \(wedge.maxAbandonmentsPerSegment) times on every rung tried")
+                return actions + fail(wedge.givingUpMessage(segment: number))
             }
             nextReason = .abandoned
         }

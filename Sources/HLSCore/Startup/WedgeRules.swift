@@ -87,4 +87,10 @@ public struct WedgeRules: Sendable, Equatable, Codable {
     public func givesUp(afterAbandonments abandonments: Int) -> Bool {
         abandonments >= maxAbandonmentsPerSegment
     }
+
+    /// The session's error when it gives up on segment `mediaSequence` (`givesUp`); `partByPart` for an LL-HLS
+    /// segment loaded as parts. One wording for every loader (VOD, live, LL-HLS).
+    public func givingUpMessage(segment mediaSequence: Int, partByPart: Bool = false) -> String {
+        "segment \(mediaSequence) could not be loaded\(partByPart ? " part by part" : ""): wedged or abandoned \(maxAbandonmentsPerSegment) times on every rung tried"
+    }
 }
