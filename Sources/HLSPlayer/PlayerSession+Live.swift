@@ -8,11 +8,6 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Low-Latency HLS
 
-    /// A live playlist with parts whose server blocks reloads: loaded part by part.
-    static func isLowLatency(_ p: MediaPlaylist) -> Bool {
-        !p.endList && p.partTargetSeconds != nil && (p.serverControl?.canBlockReload ?? false)
-    }
-
     /// One step on the LL-HLS path: the next part (listed or preload-hinted),
     /// a whole segment when it is complete and we are at its start, or a
     /// blocking reload (`_HLS_msn`/`_HLS_part`, `_HLS_skip` delta updates) when
@@ -34,7 +29,7 @@ extension PlayerSession {
             // A preload hint is requested like a listed part; the server holds it until it exists.
             if case .cancelled(let cancel) = try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex) {
                 // Nothing loaded: the next step decides again (under the lowered cap after an abandonment).
-                if cancel.isAbandonment { try countLowLatencyAbandon(msn: position.msn, uri: uri) }
+                _ = try failIfGivenUp(liveLoader.segmentCut(mediaSequence: position.msn, abandoned: cancel.isAbandonment, partByPart: true), uri: uri)
                 return
             }
             lowLatencyLoaded = position
@@ -56,12 +51,13 @@ extension PlayerSession {
                 if case .cancelled(let cancel) = try fetchAndBuffer(
                     segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { core.tracks.mainEndSeconds })
                 {
-                    if cancel.isAbandonment { try countLowLatencyAbandon(msn: msn, uri: segment.uri) }
+                    _ = try failIfGivenUp(
+                        liveLoader.segmentCut(mediaSequence: msn, abandoned: cancel.isAbandonment, partByPart: true), uri: segment.uri)
                     return
                 }
             }
             lowLatencyLoaded = LowLatencyPosition(msn: msn)
-            nextMediaSequence = msn + 1
+            liveLoader.segmentLoaded(mediaSequence: msn)
         case .waitForReload:
             try blockingReload(after: playlist, variantIndex: variantIndex)
         case .fellBehind(let position, let first):
@@ -93,15 +89,6 @@ extension PlayerSession {
                     distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
                     partTargetSeconds: playlist.partTargetSeconds ?? 0)))
         return start
-    }
-
-    /// A part or segment fetch abandoned (over-selected, or wedged twice): nothing was loaded, so the
-    /// next step decides again — under the lowered cap — and asks for the same position, as the
-    /// fetch loop does for whole segments; the same bounded number of times per segment.
-    func countLowLatencyAbandon(msn: Int, uri: URL) throws {
-        if loaderCancels.abandoned(segment: msn) {
-            throw SessionFailure(category: .network, message: configuration.wedge.givingUpMessage(segment: msn, partByPart: true), url: shown(uri))
-        }
     }
 
     /// Loads one part as a small segment placed right after what is buffered.
@@ -316,7 +303,7 @@ extension PlayerSession {
             // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
             guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
             currentLoadIndex = loadIndex
-            pendingDecision = decision
+            liveLoader.resyncDecided(rung: decision.variantIndex, variant: loadIndex)
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
         case .restart(let r):
             // Start over: multivariant playlist, fresh connection, recovery cap again.
@@ -350,7 +337,7 @@ extension PlayerSession {
             // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
             guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
             currentLoadIndex = loadIndex
-            pendingDecision = decision
+            liveLoader.resyncDecided(rung: decision.variantIndex, variant: loadIndex)
             seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
         case .resolved, .giveUp:
             break
@@ -367,7 +354,7 @@ extension PlayerSession {
         let now = clock.now()
         // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping
         // it made the seek a no-op: loading went on from the old part, a stall's length behind live).
-        let lowLatencyStart = Self.isLowLatency(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
+        let lowLatencyStart = LowLatencyRules.loadsPartByPart(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
         let edge =
             lowLatencyStart?.position
             ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
@@ -375,7 +362,7 @@ extension PlayerSession {
         if lowLatencyStart != nil {
             lastLoaded = lowLatencyLoaded
         } else {
-            lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil
+            lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: liveLoader.nextMediaSequence - 1) : nil
         }
         let (position, unchanged, td) = lock.withLock {
             (
@@ -388,7 +375,9 @@ extension PlayerSession {
             edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
             windowFirstMediaSequence: playlist.segments[0].mediaSequence)
         // The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
-        let from = lowLatencyStart != nil ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? nextMediaSequence) : nextMediaSequence
+        let from =
+            lowLatencyStart != nil
+            ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? liveLoader.nextMediaSequence) : liveLoader.nextMediaSequence
         var log = LiveResyncLog(
             action: landing == .hold ? .held : .seeked,
             record: r
@@ -437,7 +426,7 @@ extension PlayerSession {
             record(actions)
             bufferedSegments.removeAll()
             audio?.nextMediaSequence = nil
-            nextMediaSequence = to
+            liveLoader.moved(to: to)
             log.toMediaSequence = to
             log.droppedBufferSeconds = dropped
             if case .seek = landing, lowLatencyStart != nil {

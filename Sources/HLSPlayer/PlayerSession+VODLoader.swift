@@ -131,7 +131,6 @@ extension PlayerSession {
                 segment, variantIndex: v, live: false, isNewest: false, handsCutsToLoader: true, continuing: continuing, firstAttempt: attempt)
             switch loaded {
             case .loaded:
-                nextMediaSequence = segment.mediaSequence + 1
                 try loadAlternateAudioWhileBehind()
                 return loader.transferFinished(loaderInputs(), at: clock.now())
             case .cut(let cancel, let wire, let attempt, let failure):

@@ -230,7 +230,8 @@ public final class PlayerSession: @unchecked Sendable {
     var mediaPlaylists: [Int: MediaPlaylist] = [:]
     var vodTimelines: [Int: SegmentTimeline] = [:]
     var liveTimeline = SegmentTimeline()
-    var nextMediaSequence = 0
+    /// Live: the main track's loader (`liveLoop`); the start's replaces this placeholder.
+    lazy var liveLoader = makeLiveLoaderCore(startingAt: 0, variant: 0, decidedRung: nil)
     /// The latest buffered segments of the variant: media sequence, timeline start, timestamp offset and
     /// discontinuity sequence (to find the segment at the playhead, and to align alternate audio on them).
     var bufferedSegments: [(mediaSequence: Int, startSeconds: Double, offsetSeconds: Double, discontinuity: Int)] = []
@@ -243,14 +244,13 @@ public final class PlayerSession: @unchecked Sendable {
     var firstSegmentFetched: Bool { lock.withLock { core.lastBuffered != nil } }
     /// The next request opens a new connection (set after a timeout or a broken transfer).
     var freshConnectionNext = false
-    /// The startup decision, used for the first segment instead of deciding twice.
-    var pendingDecision: SelectionDecision?
     /// The request ID of the first request of the loader core's current fetch: its re-requests carry it.
     var loaderFetchID: Int?
     /// The URL (as logged) of the loader core's current request, for a failure it ends the session with.
     var loaderWorkURL: String?
-    /// The wedges of the request in flight and the abandoned fetches (over-selected, or wedged twice) per media
-    /// sequence number, with what they lead to: the virtual session's loader keeps the same (`LoaderCore.Cancels`).
+    /// The wedges of the request in flight that `fetch` judges (playlists, keys, init sections, live segments and
+    /// parts), with what they lead to: the loader cores count the same way (`LoaderCore.Cancels`); the
+    /// abandonments per segment are the loader cores' (`LoaderCore`, `LiveLoaderCore`).
     lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
     /// AES-128 keys by URI (loader-owned; never logged).
     var keyCache: [URL: [UInt8]] = [:]
@@ -779,7 +779,6 @@ public final class PlayerSession: @unchecked Sendable {
         try expectLoader(loader.start(), .fetch(.multivariant, attempt: 1))
         try expectLoader(loader.transferFinished(loaderInputs(), at: clock.now()), .decide(mediaSequence: nil, because: .startup))
         let decision = decide(mediaSequence: nil)
-        pendingDecision = decision
         var loadIndex = chooseRedundant(forRung: decision.variantIndex)
         var loaderNext = loader.decided(variant: loadIndex, inputs: loaderInputs(), at: clock.now())
         var playlist: MediaPlaylist
@@ -802,17 +801,19 @@ public final class PlayerSession: @unchecked Sendable {
                     category: .playlist, message: "media playlist has no segments",
                     url: variants.first { $0.index == loadIndex }.map { shown($0.uri) })
             }
+            // The first turn loads the start's variant with the start's decision, once its playlist lists segments.
+            liveLoader = makeLiveLoaderCore(startingAt: 0, variant: loadIndex, decidedRung: decision.variantIndex)
             return .live
         }
         let live = !playlist.endList
         // VOD: EXT-X-START's segment and how far into it the clock starts, in one pass over the playlist.
         let vodStart = live ? nil : LivePlaylistRules.vodStartPosition(for: playlist, start: topLevelStart ?? playlist.start)
         let startIndex = vodStart?.segmentIndex ?? LivePlaylistRules.startSegmentIndex(for: playlist)
-        nextMediaSequence = playlist.segments[startIndex].mediaSequence
-        var segmentStartSeconds = segmentStart(variantIndex: loadIndex, mediaSequence: nextMediaSequence) ?? 0
+        var startMediaSequence = playlist.segments[startIndex].mediaSequence
+        var segmentStartSeconds = segmentStart(variantIndex: loadIndex, mediaSequence: startMediaSequence) ?? 0
         /// LL-HLS: where the clock starts, PART-HOLD-BACK from the end, when that is after the INDEPENDENT part loading starts at.
         var lowLatencyPlayStart: Double?
-        if live, Self.isLowLatency(playlist), let llStart = LowLatencyRules.startPosition(for: playlist) {
+        if live, LowLatencyRules.loadsPartByPart(playlist), let llStart = LowLatencyRules.startPosition(for: playlist) {
             // LL-HLS: start at an INDEPENDENT part PART-HOLD-BACK from the end (or a whole segment).
             let first = playlist.segments[0]
             let end = playlist.segments.reduce(0) { $0 + $1.durationSeconds } + playlist.trailingParts.reduce(0) { $0 + $1.durationSeconds }
@@ -821,7 +822,7 @@ public final class PlayerSession: @unchecked Sendable {
             // Independent parts may be a whole GOP apart: load from one, but start the clock at PART-HOLD-BACK
             // from the end (the frames before it are decoded, not shown, as for EXT-X-START PRECISE=YES).
             lowLatencyPlayStart = max(segmentStartSeconds, firstStart + end - llStart.holdBackSeconds)
-            nextMediaSequence = llStart.position.msn
+            startMediaSequence = llStart.position.msn
             pendingLowLatencyStart = llStart
             recorder.record(
                 .lowLatencyStart(
@@ -837,7 +838,7 @@ public final class PlayerSession: @unchecked Sendable {
             isLive = live
             core.timeline.setStartPosition(lowLatencyPlayStart ?? startSeconds)
             core.tracksPlaced(at: startSeconds, alternateAudio: audio != nil)
-            if live, Self.isLowLatency(playlist), let partTarget = playlist.partTargetSeconds {
+            if live, LowLatencyRules.loadsPartByPart(playlist), let partTarget = playlist.partTargetSeconds {
                 // LL-HLS: waiting for the usual 2 s (4 s to resume) would add them to the latency;
                 // start with PART-HOLD-BACK buffered, resume with twice that.
                 let holdBack = playlist.serverControl?.partHoldBackSeconds ?? LowLatencyRules.defaultPartHoldBackPartTargets * partTarget
@@ -855,10 +856,11 @@ public final class PlayerSession: @unchecked Sendable {
                 variant: loadIndex, firstMediaSequence: playlist.segments[0].mediaSequence,
                 segmentDurationsSeconds: playlist.segments.map(\.durationSeconds), startSegmentIndex: startIndex, inputs: loaderInputs(),
                 at: clock.now())
-            pendingDecision = nil
             return .vod(loader, firstActions)
         }
         perform(lock.withLock { core.thresholdClamps() })
+        // The first turn uses the start's decision (not deciding twice) on the start's variant.
+        liveLoader = makeLiveLoaderCore(startingAt: startMediaSequence, variant: loadIndex, decidedRung: decision.variantIndex)
         return .live
     }
 
@@ -1029,112 +1031,6 @@ public final class PlayerSession: @unchecked Sendable {
             recorder.record(.byteBound(episode))
         }
         return gate
-    }
-
-    /// The live loader: one decision, playlist reload or segment per turn until the stream ends (ENDLIST) or
-    /// the session stops. A request cut short comes back as `Loaded.cancelled`, and the turn ends there: the
-    /// next one decides again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
-    /// A VOD never comes here: the loader core sequences it (`vodLoop`).
-    func liveLoop() throws {
-        while !isStopping {
-            if let step = lock.withLock({ () -> LiveResyncAction? in
-                defer { pendingLiveStep = nil }; return pendingLiveStep
-            }) {
-                try performLiveStep(step)
-                continue
-            }
-            if forwardBufferGate(at: clock.now(), logsByteBound: true) != .load {
-                sleepUnlessStopping(configuration.session.loaderPollSeconds)
-                continue
-            }
-            if audio != nil, try loadAudioIfBehind(live: true) { continue }
-            if lock.withLock({ core.tracks.mainEnded }) {
-                // Only the audio rendition may still be loading: wait for it (it runs above).
-                if lock.withLock({ core.tracks.audioEnded || audio == nil }) { return }
-                sleepUnlessStopping(0.05)
-                continue
-            }
-            reloadSteeringIfDue()
-            let previousVariant = currentLoadIndex ?? variants[0].index
-            let capAtDecision = effectivePeakCapBps()
-            let decision = pendingDecision ?? decide(mediaSequence: nextMediaSequence)
-            pendingDecision = nil
-            let variantIndex = chooseRedundant(forRung: decision.variantIndex)
-            if variantIndex != previousVariant || mediaPlaylists[variantIndex] == nil {
-                // Its URI failed over: decide again (the rung's next redundant variant).
-                guard try mediaPlaylist(for: variantIndex, forceReload: true).value != nil else { continue }
-                currentLoadIndex = variantIndex
-                // The cap moved while the playlist loaded (a stall or wedge meanwhile): decide again.
-                if lock.withLock({ core.capMoved(since: capAtDecision) }) { continue }
-            }
-            guard var playlist = mediaPlaylists[variantIndex] else { continue }
-            if Self.isLowLatency(playlist) {
-                try lowLatencyStep(playlist, variantIndex: variantIndex)
-                continue
-            }
-
-            let segment: MediaSegment
-            let step = LivePlaylistRules.nextStep(
-                for: nextMediaSequence, in: playlist, secondsSinceLastReload: lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0,
-                lastReloadChanged: lastReloadChanged)
-            switch step {
-            case .load(let index):
-                segment = playlist.segments[index]
-            case .endOfTrack:
-                endTrack(.main)
-                if lock.withLock({ core.timeline.endOfStream }) { return }
-                continue
-            case .fellBehind(let windowStart):
-                recorder.record(
-                    .error(
-                        ErrorRecord(
-                            fatal: false, category: "live",
-                            message:
-                                "fell behind the live window (next \(nextMediaSequence), window starts at \(windowStart)); resyncing to the live edge under the recovery cap",
-                            url: nil)))
-                fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
-                continue
-            case .reload(let waitSeconds):
-                if waitSeconds > 0 { sleepUnlessStopping(waitSeconds) }
-                if isStopping { return }
-                if lock.withLock({ pendingLiveStep != nil }) { continue }
-                guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
-                playlist = reloaded
-                checkPlayheadInLiveWindow(playlist, variantIndex: variantIndex)
-                continue
-            }
-            let loaded: Loaded<Void>
-            do {
-                loaded = try fetchAndBuffer(
-                    segment, variantIndex: variantIndex, live: true, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
-            } catch let failure as SessionFailure where failure.httpStatus == 404 || failure.httpStatus == 410 {
-                // A live segment that is gone: expired (left the window) or missing while still listed.
-                guard let reloaded = try mediaPlaylist(for: variantIndex, forceReload: true).value else { continue }
-                if LivePlaylistRules.hasExpired(segment.mediaSequence, in: reloaded), let first = reloaded.segments.first {
-                    recorder.record(
-                        .error(
-                            ErrorRecord(
-                                fatal: false, category: "live",
-                                message:
-                                    "segment \(segment.mediaSequence) expired (HTTP \(failure.httpStatus!)); the window now starts at \(first.mediaSequence); resyncing to the live edge under the recovery cap",
-                                url: failure.url)))
-                    fellOutOfLiveWindow(.expiredSegment, playlist: reloaded, variantIndex: variantIndex)
-                    continue
-                }
-                // Still listed after every retry: not an expiry but a broken stream.
-                throw failure
-            }
-            if case .cancelled(let cancel) = loaded {
-                // Decide again for the same segment: under the lowered cap after an abandonment — a bounded number
-                // of times (LoaderCore.Cancels) —, under the recovery cap after a wedge, or on a redundant variant.
-                if cancel.isAbandonment, loaderCancels.abandoned(segment: segment.mediaSequence) {
-                    throw SessionFailure(
-                        category: .network, message: configuration.wedge.givingUpMessage(segment: segment.mediaSequence), url: shown(segment.uri))
-                }
-                continue
-            }
-            nextMediaSequence = segment.mediaSequence + 1
-        }
     }
 }
 

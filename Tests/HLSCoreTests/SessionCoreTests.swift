@@ -115,14 +115,15 @@ import Testing
         #expect(core.overSelectionCapBps == nil, "a wedge is not an over-selection")
     }
 
-    // MARK: - Decide again when the cap moved
+    // MARK: - The cap a loader compares a decision's against
 
-    @Test func capMovedWhileAPlaylistLoaded_decisionIsMadeAgain() {
+    /// The loader cores decide again when the cap in force differs from the one a decision was taken under
+    /// (`LoaderCoreTests`, `LiveLoaderCoreTests`): a stall moves it.
+    @Test func stall_movesTheCapInForce() {
         var core = Self.started()
         let capAtDecision = core.peakBitrateCaps.effectiveBps
-        #expect(!core.capMoved(since: capAtDecision))
         _ = core.cap(.stallStarted(estimateBps: 1_000_000, at: Self.at(10)))
-        #expect(core.capMoved(since: capAtDecision), "a stall put the cap into recovery")
+        #expect(core.peakBitrateCaps.effectiveBps != capAtDecision, "a stall put the cap into recovery")
     }
 
     @Test func userCap_alwaysInForce() {

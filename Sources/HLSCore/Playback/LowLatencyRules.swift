@@ -110,6 +110,12 @@ public enum LowLatencyRules {
     /// Slack when comparing positions on the timeline, seconds.
     static let toleranceSeconds = 1e-6
 
+    /// A live playlist with parts whose server blocks reloads (CAN-BLOCK-RELOAD=YES): loaded part by part, with
+    /// blocking reloads. Any other live playlist is loaded segment by segment.
+    public static func loadsPartByPart(_ playlist: MediaPlaylist) -> Bool {
+        !playlist.endList && playlist.partTargetSeconds != nil && (playlist.serverControl?.canBlockReload ?? false)
+    }
+
     /// Media Sequence Number of the last complete segment (segments before a delta's EXT-X-SKIP count).
     static func lastCompleteMSN(_ playlist: MediaPlaylist) -> Int {
         playlist.segments.last?.mediaSequence ?? (playlist.mediaSequence + (playlist.skip?.skippedSegments ?? 0) - 1)

@@ -229,10 +229,6 @@ public struct SessionCore: Sendable {
             overSelectionBps: overSelectionCapBps, startupBps: capController.capBps)
     }
 
-    /// Whether the cap in force differs from the one a decision was made under: a decision made before the
-    /// cap moved (while a playlist loaded, say) is made again.
-    public func capMoved(since capAtDecisionBps: Int?) -> Bool { peakBitrateCaps.effectiveBps != capAtDecisionBps }
-
     // MARK: - Events
 
     /// Chooses a variant from `ladder` (the rungs selection may use) with the estimate, the buffer at `now`,

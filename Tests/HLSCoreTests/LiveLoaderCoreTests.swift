@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+@testable import HLSCore
+
+/// The live loader's sequencing (`LiveLoaderCore`), turn by turn in virtual time: each outcome the real shell's
+/// `liveLoop` performs — the start's decision used once, a switch's playlist first, the decision again when the
+/// cap moved while it loaded, a segment where it is listed, a reload when it is not published, the end of an
+/// ended playlist, a resync when the segment left the window or expired, abandonments counted and bounded.
+@Suite struct LiveLoaderCoreTests {
+    /// Segments `first..<first+count` of 1 s (TARGETDURATION 1).
+    static func window(first: Int = 40, count: Int = 6, ended: Bool = false) throws -> MediaPlaylist {
+        try LiveLoaderStepTests.window(first: first, count: count, ended: ended)
+    }
+
+    static func view(_ playlist: MediaPlaylist, sinceReload: Double = 0.25, changed: Bool = true) -> LiveLoaderCore.PlaylistView {
+        LiveLoaderCore.PlaylistView(playlist: playlist, secondsSinceReload: sinceReload, reloadChanged: changed)
+    }
+
+    /// A loader past its first turn: loading variant 1 from segment `next`, no decision pending.
+    static func loading(next: Int = 43, wedge: WedgeRules = WedgeRules()) throws -> LiveLoaderCore {
+        var loader = LiveLoaderCore(startingAt: next, variant: 1, decidedRung: 1, wedge: wedge)
+        #expect(loader.turn(peakCapBps: nil) == [.useDecision(rung: 1)])
+        #expect(loader.decided(variant: 1, playlist: view(try window())) == [.fetch(variant: 1, segmentIndex: next - 40, mediaSequence: next)])
+        loader.segmentLoaded(mediaSequence: next)
+        return loader
+    }
+
+    @Test func firstTurn_usesTheStartsDecision_thenDecidesForEachSegment() throws {
+        var loader = try Self.loading(next: 43)
+        #expect(loader.nextMediaSequence == 44)
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .nextSegment)])
+        #expect(loader.decided(variant: 1, playlist: Self.view(try Self.window())) == [.fetch(variant: 1, segmentIndex: 4, mediaSequence: 44)])
+    }
+
+    @Test func switchToAnotherVariant_loadsItsPlaylistFirst_thenTheSameSegmentOnIt() throws {
+        var loader = try Self.loading()
+        _ = loader.turn(peakCapBps: 3_000_000)
+        // Variant 2's playlist is cached from earlier: a switch still reloads it (a live playlist moves on).
+        #expect(loader.decided(variant: 2, playlist: Self.view(try Self.window())) == [.loadPlaylist(variant: 2)])
+        #expect(loader.currentVariant == 1, "not switched before its playlist lands")
+        let landed = Self.view(try Self.window(first: 41), sinceReload: 0)
+        #expect(
+            loader.playlistLoaded(variant: 2, playlist: landed, peakCapBps: 3_000_000) == [.fetch(variant: 2, segmentIndex: 3, mediaSequence: 44)])
+        #expect(loader.currentVariant == 2)
+    }
+
+    @Test func sameVariantWithoutAPlaylist_loadsIt() throws {
+        var loader = try Self.loading()
+        _ = loader.turn(peakCapBps: nil)
+        #expect(loader.decided(variant: 1, playlist: nil) == [.loadPlaylist(variant: 1)])
+    }
+
+    @Test func capMovedWhileASwitchsPlaylistLoaded_decidesAgain() throws {
+        var loader = try Self.loading()
+        _ = loader.turn(peakCapBps: 3_000_000)
+        _ = loader.decided(variant: 2, playlist: nil)
+        // A stall meanwhile put the cap into recovery: nothing is fetched on the old decision.
+        #expect(loader.playlistLoaded(variant: 2, playlist: Self.view(try Self.window()), peakCapBps: 800_000) == [])
+        #expect(loader.currentVariant == 2, "its playlist is loaded: the variant is the loader's")
+        #expect(loader.turn(peakCapBps: 800_000) == [.decide(mediaSequence: 44, because: .capMoved)])
+        // Decided once again: the next turn's reason is the plain one.
+        _ = loader.decided(variant: 0, playlist: nil)
+        _ = loader.playlistLoaded(variant: 0, playlist: Self.view(try Self.window()), peakCapBps: 800_000)
+        #expect(loader.turn(peakCapBps: 800_000) == [.decide(mediaSequence: 44, because: .nextSegment)])
+    }
+
+    @Test func switchsPlaylistNotLoaded_turnEnds_onTheVariantItWasOn() throws {
+        var loader = try Self.loading()
+        _ = loader.turn(peakCapBps: nil)
+        _ = loader.decided(variant: 2, playlist: nil)
+        // Its URI failed over, or the request was cut for a live step.
+        #expect(loader.playlistLoaded(variant: 2, playlist: nil, peakCapBps: nil) == [])
+        #expect(loader.currentVariant == 1)
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .nextSegment)])
+        // A late answer for a playlist the turn no longer waits for moves nothing.
+        #expect(loader.playlistLoaded(variant: 2, playlist: Self.view(try Self.window()), peakCapBps: nil) == [])
+        #expect(loader.currentVariant == 1)
+    }
+
+    @Test func nextNotPublished_reloadsWhenDue() throws {
+        var loader = try Self.loading(next: 45)
+        _ = loader.turn(peakCapBps: nil)
+        #expect(
+            loader.decided(variant: 1, playlist: Self.view(try Self.window(), sinceReload: 0.25, changed: true)) == [
+                .reload(variant: 1, afterSeconds: 0.75)
+            ])
+        _ = loader.turn(peakCapBps: nil)
+        #expect(
+            loader.decided(variant: 1, playlist: Self.view(try Self.window(), sinceReload: 0.25, changed: false)) == [
+                .reload(variant: 1, afterSeconds: 0.25)
+            ])
+    }
+
+    @Test func pastTheEndOfAnEndedPlaylist_endsTheTrack() throws {
+        var loader = try Self.loading(next: 45)
+        _ = loader.turn(peakCapBps: nil)
+        #expect(loader.decided(variant: 1, playlist: Self.view(try Self.window(ended: true))) == [.endOfTrack])
+    }
+
+    @Test func segmentLeftTheWindow_resyncs_sayingWhereTheWindowStarts() throws {
+        var loader = try Self.loading(next: 41)
+        _ = loader.turn(peakCapBps: nil)
+        let actions = loader.decided(variant: 1, playlist: Self.view(try Self.window(first: 50)))
+        #expect(
+            actions == [
+                .resync(
+                    .segmentRolledOff, variant: 1,
+                    message: "fell behind the live window (next 42, window starts at 50); resyncing to the live edge under the recovery cap",
+                    url: nil)
+            ])
+    }
+
+    @Test func goneSegment_expiredWhenTheReloadedWindowStartsAfterIt_elseTheFailureStands() throws {
+        var loader = try Self.loading(next: 43)
+        let expired = loader.segmentGone(
+            mediaSequence: 44, variant: 1, httpStatus: 410, url: "http://127.0.0.1/v1/seg_44.ts", reloaded: try Self.window(first: 47))
+        #expect(
+            expired == [
+                .resync(
+                    .expiredSegment, variant: 1,
+                    message: "segment 44 expired (HTTP 410); the window now starts at 47; resyncing to the live edge under the recovery cap",
+                    url: "http://127.0.0.1/v1/seg_44.ts")
+            ])
+        #expect(loader.segmentGone(mediaSequence: 44, variant: 1, httpStatus: 404, url: nil, reloaded: try Self.window(first: 40)) == nil)
+        #expect(loader.segmentGone(mediaSequence: 44, variant: 1, httpStatus: 404, url: nil, reloaded: try Self.window(count: 0)) == nil)
+    }
+
+    @Test func abandonment_decidesAgainForTheSameSegment_andTheLastOneTheRulesAllowFails() throws {
+        var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 3))
+        for _ in 0..<2 {
+            _ = loader.turn(peakCapBps: nil)
+            #expect(loader.segmentCut(mediaSequence: 44, abandoned: true) == [])
+            #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .abandoned)])
+        }
+        #expect(loader.abandonments.isEmpty == false)
+        #expect(
+            loader.segmentCut(mediaSequence: 44, abandoned: true) == [
+                .fail("segment 44 could not be loaded: wedged or abandoned 3 times on every rung tried")
+            ])
+        #expect(loader.isDone)
+        #expect(loader.turn(peakCapBps: nil) == [], "done: no more actions")
+    }
+
+    @Test func cutWithoutAbandonment_decidesAgain_notCounted() throws {
+        var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 1))
+        _ = loader.turn(peakCapBps: nil)
+        #expect(loader.segmentCut(mediaSequence: 44, abandoned: false) == [])
+        #expect(loader.abandonments.isEmpty)
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .cutShort)])
+    }
+
+    @Test func partAbandonments_countAgainstTheirSegment_withTheSegments() throws {
+        var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 2))
+        #expect(loader.segmentCut(mediaSequence: 44, abandoned: true) == [])
+        #expect(
+            loader.segmentCut(mediaSequence: 44, abandoned: true, partByPart: true)
+                == [.fail("segment 44 could not be loaded part by part: wedged or abandoned 2 times on every rung tried")])
+    }
+
+    @Test func lowLatencyPlaylist_goesToThePartLoader() throws {
+        var loader = try Self.loading()
+        let ll = try PlaylistParser.parse(
+            data: Data(LowLatencyRulesTests.text().utf8), baseURL: LowLatencyRulesTests.base)
+        guard case .media(let p) = ll else {
+            Issue.record("not a media playlist")
+            return
+        }
+        _ = loader.turn(peakCapBps: nil)
+        #expect(loader.decided(variant: 1, playlist: Self.view(p)) == [.lowLatencyStep(variant: 1)])
+        // Whole segments the part loader completes move the loader on.
+        loader.segmentLoaded(mediaSequence: 15)
+        #expect(loader.nextMediaSequence == 16)
+    }
+
+    @Test func resyncDecision_isTheNextTurns_onTheVariantItLoaded_fromWhereTheResyncMovedLoading() throws {
+        var loader = try Self.loading(next: 43)
+        loader.resyncDecided(rung: 0, variant: 3)
+        loader.moved(to: 48)
+        #expect(loader.currentVariant == 3)
+        #expect(loader.turn(peakCapBps: nil) == [.useDecision(rung: 0)])
+        #expect(
+            loader.decided(variant: 3, playlist: Self.view(try Self.window(first: 45))) == [.fetch(variant: 3, segmentIndex: 3, mediaSequence: 48)])
+        // Used once.
+        loader.segmentLoaded(mediaSequence: 48)
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 49, because: .nextSegment)])
+    }
+}
