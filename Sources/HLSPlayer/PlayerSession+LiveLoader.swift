@@ -8,8 +8,9 @@
 // performs each and feeds back what it gave. A request cut short ends the turn (`Loaded.cancelled`); the next
 // one decides again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
 //
-// What stays in `fetch`: HTTP errors and their retries with backoff, and the wedges of every request (re-requested,
-// decided again, abandoned — the abandonment then counted here, by the core).
+// A segment the monitor cut comes back as `Loaded.cut` and the core judges it, as VOD's loader core does (re-request,
+// decide again, abandon, fail). What stays in `fetch`: HTTP errors and their retries with backoff, and the wedges of
+// playlists, keys, init sections and LL-HLS parts (a part's abandonment is then counted by the core).
 
 import Foundation
 import HLSCore
@@ -65,7 +66,9 @@ extension PlayerSession {
 
     private func performLive(_ action: LiveLoaderCore.Action) throws -> [LiveLoaderCore.Action] {
         switch action {
-        case .decide(let mediaSequence, _):
+        case .decide(let mediaSequence, let reason):
+            // A wedge decided again: the next request does not trust the old connection.
+            if reason == .reDecide { lock.withLock { freshConnectionNext = true } }
             let decision = decide(mediaSequence: mediaSequence)
             let v = chooseRedundant(forRung: decision.variantIndex)
             return liveLoader.decided(variant: v, playlist: livePlaylistView(v))
@@ -81,34 +84,14 @@ extension PlayerSession {
             try lowLatencyStep(playlist, variantIndex: v)
             return []
         case .fetch(let v, let index, let mediaSequence):
-            guard let playlist = mediaPlaylists[v], playlist.segments.indices.contains(index) else {
-                throw SessionFailure(
-                    category: .internalError, message: "the live loader asked for segment \(index) of variant \(v), not in its playlist", url: nil)
-            }
-            let segment = playlist.segments[index]
-            let loaded: Loaded<Void>
-            do {
-                loaded = try fetchAndBuffer(
-                    segment, variantIndex: v, live: true, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence)
-            } catch let failure as SessionFailure where failure.httpStatus == 404 || failure.httpStatus == 410 {
-                // A live segment that is gone: expired (left the window) or missing while still listed.
-                guard let reloaded = try mediaPlaylist(for: v, forceReload: true).value else { return [] }
-                guard
-                    let expired = liveLoader.segmentGone(
-                        mediaSequence: mediaSequence, variant: v, httpStatus: failure.httpStatus!, url: failure.url, reloaded: reloaded)
-                else {
-                    // Still listed after every retry: not an expiry but a broken stream.
-                    throw failure
-                }
-                return expired
-            }
-            guard case .cancelled(let cancel) = loaded else {
-                liveLoader.segmentLoaded(mediaSequence: mediaSequence)
-                return []
-            }
-            // Decided again for the same segment: under the lowered cap after an abandonment (bounded per segment),
-            // under the recovery cap after a wedge, or on a redundant variant.
-            return try failIfGivenUp(liveLoader.segmentCut(mediaSequence: mediaSequence, abandoned: cancel.isAbandonment), uri: segment.uri)
+            return try loadLiveSegment(variant: v, index: index, mediaSequence: mediaSequence, attempt: 1, continuing: false)
+        case .reRequest(let v, let index, let mediaSequence, let attempt):
+            // A wedged or trickling request again at once, on a fresh connection: the same fetch.
+            lock.withLock { freshConnectionNext = true }
+            return try loadLiveSegment(variant: v, index: index, mediaSequence: mediaSequence, attempt: attempt, continuing: true)
+        case .record(let event):
+            recorder.record(event)
+            return []
         case .reload(let v, let afterSeconds):
             if afterSeconds > 0 { sleepUnlessStopping(afterSeconds) }
             if isStopping || lock.withLock({ pendingLiveStep != nil }) { return [] }
@@ -124,7 +107,51 @@ extension PlayerSession {
             fellOutOfLiveWindow(trigger, playlist: playlist, variantIndex: v)
             return []
         case .fail(let message):
-            throw SessionFailure(category: .network, message: message, url: nil)
+            throw SessionFailure(category: .network, message: message, url: loaderWorkURL)
+        }
+    }
+
+    /// Segment `index` of variant `v`'s playlist (numbered `mediaSequence`), as `attempt` of the retry policy
+    /// (`continuing`: a re-request of the fetch before), and what it gave, to the loader core: buffered, cut by the
+    /// monitor (`Loaded.cut`, judged by the core), ended otherwise without its segment, or gone (404/410 after its
+    /// retries: the playlist reloaded to tell an expiry from a broken stream).
+    private func loadLiveSegment(variant v: Int, index: Int, mediaSequence: Int, attempt: Int, continuing: Bool) throws -> [LiveLoaderCore.Action] {
+        guard let playlist = mediaPlaylists[v], playlist.segments.indices.contains(index) else {
+            throw SessionFailure(
+                category: .internalError, message: "the live loader asked for segment \(index) of variant \(v), not in its playlist", url: nil)
+        }
+        let segment = playlist.segments[index]
+        loaderWorkURL = shown(segment.uri)
+        let loaded: Loaded<Void>
+        do {
+            loaded = try fetchAndBuffer(
+                segment, variantIndex: v, live: true, isNewest: segment.mediaSequence == playlist.segments.last?.mediaSequence,
+                handsCutsToLoader: true, continuing: continuing, firstAttempt: attempt)
+        } catch let failure as SessionFailure where failure.httpStatus == 404 || failure.httpStatus == 410 {
+            // A live segment that is gone: expired (left the window) or missing while still listed.
+            guard let reloaded = try mediaPlaylist(for: v, forceReload: true).value else { return [] }
+            guard
+                let expired = liveLoader.segmentGone(
+                    mediaSequence: mediaSequence, variant: v, httpStatus: failure.httpStatus!, url: failure.url, reloaded: reloaded)
+            else {
+                // Still listed after every retry: not an expiry but a broken stream.
+                throw failure
+            }
+            return expired
+        }
+        switch loaded {
+        case .loaded:
+            liveLoader.segmentLoaded(mediaSequence: mediaSequence)
+            return []
+        case .cut(let cancel, let wire, let attempt, let failure):
+            let now = clock.now()
+            return liveLoader.transferCancelled(
+                cancel, wire: wire, attempt: attempt, bufferSeconds: lock.withLock { core.timeline.bufferSeconds(at: now) },
+                segmentDurationSeconds: segment.durationSeconds, rungBps: variants.first(where: { $0.index == v })?.bandwidthBps,
+                ladderBitratesBps: variants.map(\.bandwidthBps), failure: failure)
+        case .cancelled(let cancel):
+            // Its URI failed over, or it was cut for a live step: decided again, not counted.
+            return try failIfGivenUp(liveLoader.segmentCut(mediaSequence: mediaSequence, abandoned: cancel.isAbandonment), uri: segment.uri)
         }
     }
 

@@ -13,9 +13,9 @@ extension PlayerSession {
     /// loader does next (`LoaderCancel`); wedges are re-requested, decided again or abandoned by
     /// `loaderCancels` (`LoaderCore.Cancels`, the count the virtual session keeps too).
     ///
-    /// `handsCutsToLoader` (a VOD main-track segment, which the loader core sequences): a request the
+    /// `handsCutsToLoader` (a main-track segment, which a loader core sequences): a request the
     /// monitor cut ends `.cut` with its judgement and the `request.end` of what went over the wire, unlogged,
-    /// and `LoaderCore.transferCancelled` says what comes next. `continuing`: this fetch asks again for the
+    /// and the core's `transferCancelled` says what comes next. `continuing`: this fetch asks again for the
     /// request the loader core re-requested (`LoaderCore.Action.reRequest`, or a retry): the same fetch for the
     /// trickle rule's count, starting at `firstAttempt`.
     func fetch(

@@ -9,8 +9,8 @@ extension PlayerSession {
     /// Fetches, decrypts and demuxes one segment (or one LL-HLS part, `part`
     /// set, placed at `placeAt`) into the forward buffer.
     ///
-    /// `handsCutsToLoader`, `continuing`, `firstAttempt`: the media request's, as `fetch` takes them (a VOD
-    /// main-track segment, sequenced by the loader core).
+    /// `handsCutsToLoader`, `continuing`, `firstAttempt`: the media request's, as `fetch` takes them (a main-track
+    /// segment, sequenced by a loader core).
     func fetchAndBuffer(
         _ segment: MediaSegment, variantIndex: Int, live: Bool, isNewest: Bool,
         part: Int? = nil, placeAt: Double? = nil, handsCutsToLoader: Bool = false, continuing: Bool = false, firstAttempt: Int = 1

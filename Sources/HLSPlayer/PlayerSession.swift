@@ -128,8 +128,8 @@ enum LoaderCancel: String, Sendable, Equatable {
 enum Loaded<Value> {
     case loaded(Value)
     case cancelled(LoaderCancel)
-    /// The monitor cut the request (a VOD main-track segment's, for the loader core to judge:
-    /// `LoaderCore.transferCancelled`): why, what went over the wire (`request.end`, not yet logged), the retry
+    /// The monitor cut the request (a main-track segment's, for its loader core to judge:
+    /// `LoaderCore.transferCancelled`, `LiveLoaderCore.transferCancelled`): why, what went over the wire (`request.end`, not yet logged), the retry
     /// policy's attempt it was (HTTP errors before it were retried by `fetch`), and for `trickleFailed` the
     /// session's error. Only a fetch asked to hand its cuts over (`handsCutsToLoader`) gives it.
     case cut(InFlightCancel, wire: RequestEnd, attempt: Int, failure: String?)
@@ -248,9 +248,9 @@ public final class PlayerSession: @unchecked Sendable {
     var loaderFetchID: Int?
     /// The URL (as logged) of the loader core's current request, for a failure it ends the session with.
     var loaderWorkURL: String?
-    /// The wedges of the request in flight that `fetch` judges (playlists, keys, init sections, live segments and
-    /// parts), with what they lead to: the loader cores count the same way (`LoaderCore.Cancels`); the
-    /// abandonments per segment are the loader cores' (`LoaderCore`, `LiveLoaderCore`).
+    /// The wedges of the request in flight that `fetch` judges itself (playlists, keys, init sections, LL-HLS parts,
+    /// the alternate audio's segments), with what they lead to: the loader cores count theirs the same way
+    /// (`LoaderCore.Cancels`), and the abandonments per segment are the loader cores' (`LoaderCore`, `LiveLoaderCore`).
     lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
     /// AES-128 keys by URI (loader-owned; never logged).
     var keyCache: [URL: [UInt8]] = [:]

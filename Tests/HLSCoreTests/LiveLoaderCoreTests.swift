@@ -184,4 +184,79 @@ import Testing
         loader.segmentLoaded(mediaSequence: 48)
         #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 49, because: .nextSegment)])
     }
+    // MARK: - Cuts of the segment in flight (the same judgement as VOD's, LoaderCore.judgeCut)
+
+    /// A loader with segment 44 of variant 1 (a 3 Mbit/s rung of 1 s segments) in flight.
+    static func fetching44(wedge: WedgeRules = WedgeRules()) throws -> LiveLoaderCore {
+        var loader = try loading(next: 43, wedge: wedge)
+        _ = loader.turn(peakCapBps: nil)
+        #expect(loader.decided(variant: 1, playlist: view(try window())) == [.fetch(variant: 1, segmentIndex: 4, mediaSequence: 44)])
+        return loader
+    }
+
+    static let ladderBps = [800_000, 3_000_000, 6_000_000]
+    static func wire(_ requestID: Int, bytes: Int = 100) -> RequestEnd {
+        RequestEnd(requestID: requestID, url: "v1/seg_44.ts", purpose: .segment, status: nil, bytes: bytes, ok: false)
+    }
+
+    @Test func wedgedSegment_withBufferInHand_isReRequestedAsTheAttemptItWas_thenDecidedAgainIfItWedgesAgain() throws {
+        var loader = try Self.fetching44()
+        let first = loader.transferCancelled(
+            .wedged, wire: Self.wire(7), attempt: 2, bufferSeconds: 12, segmentDurationSeconds: 1, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(
+            first == [
+                .record(.requestEnd(CutShort.monitorCancelled(.wedged).requestEnd(Self.wire(7)))),
+                .record(.retryScheduled(CutShort.immediateRetry(requestID: 7, url: "v1/seg_44.ts", attemptsMade: 1))),
+                .reRequest(variant: 1, segmentIndex: 4, mediaSequence: 44, attempt: 2)
+            ])
+        // Wedged again: an abandonment, counted, and the next turn decides again for the same segment.
+        let second = loader.transferCancelled(
+            .wedged, wire: Self.wire(8), bufferSeconds: 9, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+        #expect(second == [.record(.requestEnd(CutShort.monitorCancelled(.wedged).requestEnd(Self.wire(8))))])
+        #expect(loader.abandonments == [44: 1])
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .abandoned)])
+    }
+
+    @Test func wedgedSegment_withLittleBufferLeft_reDecides_notCounted() throws {
+        var loader = try Self.fetching44()
+        let actions = loader.transferCancelled(
+            .wedged, wire: Self.wire(7), bufferSeconds: 1, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+        #expect(actions.last == .record(.retryScheduled(CutShort.immediateRetry(requestID: 7, url: "v1/seg_44.ts", attemptsMade: 1))))
+        #expect(loader.abandonments.isEmpty)
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .reDecide)])
+    }
+
+    @Test func overSelected_isAnAbandonment_theLastOneFails() throws {
+        var loader = try Self.fetching44(wedge: WedgeRules(maxAbandonmentsPerSegment: 1))
+        let actions = loader.transferCancelled(
+            .overSelected, wire: Self.wire(7, bytes: 900), bufferSeconds: 12, segmentDurationSeconds: 1, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(
+            actions == [
+                .record(.requestEnd(CutShort.monitorCancelled(.overSelected).requestEnd(Self.wire(7, bytes: 900)))),
+                .fail("segment 44 could not be loaded: wedged or abandoned 1 times on every rung tried")
+            ])
+        #expect(loader.isDone)
+    }
+
+    @Test func trickleCut_reRequestedAtOnce_orFailsWithTheRulesMessage() throws {
+        var loader = try Self.fetching44()
+        let again = loader.transferCancelled(
+            .trickleReRequest, wire: Self.wire(7), bufferSeconds: 1, segmentDurationSeconds: 1, rungBps: 800_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(again.last == .reRequest(variant: 1, segmentIndex: 4, mediaSequence: 44, attempt: 1))
+        let failed = loader.transferCancelled(
+            .trickleFailed, wire: Self.wire(8), bufferSeconds: 1, segmentDurationSeconds: 1, rungBps: 800_000,
+            ladderBitratesBps: Self.ladderBps, failure: "segment 44 arrives too late")
+        #expect(failed.last == .fail("segment 44 arrives too late"))
+        #expect(loader.abandonments.isEmpty, "the trickle rule's cut is not an abandonment")
+    }
+
+    @Test func cutWithNothingInFlight_movesNothing() throws {
+        var loader = try Self.loading()
+        let actions = loader.transferCancelled(
+            .wedged, wire: Self.wire(7), bufferSeconds: 1, segmentDurationSeconds: 1, rungBps: 800_000, ladderBitratesBps: Self.ladderBps)
+        #expect(actions == [])
+    }
 }

@@ -13,10 +13,12 @@
 // playlist goes to the shell's part loader instead (`LowLatencyRules`), which reports the segments it completes
 // and the parts it abandons here.
 //
-// After a fetch: a segment loaded moves the loader to the next one; one cut short is decided again — an
-// abandonment (over-selected, wedged twice, abandoned by the ABR rule) counted against its segment, and the
-// session given up on it after `WedgeRules.maxAbandonmentsPerSegment`; one that answered 404 or 410 after its
-// retries is an expiry, and a resync, when its playlist reloaded starts after it, else the failure stands.
+// After a fetch: a segment loaded moves the loader to the next one. One the monitor cut is judged as VOD's are
+// (`LoaderCore.judgeCut`): re-requested at once (a first wedge with buffer in hand, the trickle rule's re-request),
+// decided again (a wedge with little buffer left), or abandoned — over-selected, wedged again, abandoned by the ABR
+// rule — counted against its segment, the session given up on it after `WedgeRules.maxAbandonmentsPerSegment`
+// (parts the LL-HLS loader abandons count with their segment). One that answered 404 or 410 after its retries is an
+// expiry, and a resync, when its playlist reloaded starts after it, else the failure stands.
 //
 // docs/architecture.md ("The session core and its two shells") shows where the live loop's steps are performed.
 
@@ -29,8 +31,11 @@ public struct LiveLoaderCore: Sendable {
         case capMoved
         /// The segment (or a part of it) was abandoned: decided again under the lowered cap.
         case abandoned
-        /// The request was cut without an abandonment (a wedge with little buffer left, a failover, a live step):
-        /// decided again.
+        /// The segment wedged with little buffer left: decided again under the recovery cap, on a fresh connection
+        /// (not an abandonment).
+        case reDecide
+        /// The request ended without its segment and without an abandonment (its URI failed over, or it was cut
+        /// for a live step): decided again.
         case cutShort
     }
 
@@ -47,8 +52,14 @@ public struct LiveLoaderCore: Sendable {
         /// The playlist is Low-Latency (parts, blocking reloads): one step of the shell's part loader on it.
         case lowLatencyStep(variant: Int)
         /// Load segment `segmentIndex` (its position in `variant`'s playlist, numbered `mediaSequence`), then call
-        /// `segmentLoaded`, `segmentCut` or `segmentGone`.
+        /// `segmentLoaded`, `transferCancelled` (the monitor cut it), `segmentCut` (it ended otherwise without its
+        /// segment) or `segmentGone`.
         case fetch(variant: Int, segmentIndex: Int, mediaSequence: Int)
+        /// The segment request the monitor cut, asked for again at once on a fresh connection, as `attempt` of the
+        /// retry policy (a wedge's or a trickle's re-request is not an attempt); then as after `fetch`.
+        case reRequest(variant: Int, segmentIndex: Int, mediaSequence: Int, attempt: Int)
+        /// Write this event to the session log.
+        case record(SessionEvent)
         /// The next segment is not published yet: reload `variant`'s playlist after `afterSeconds` (0: at once).
         case reload(variant: Int, afterSeconds: Double)
         /// The playlist ended (EXT-X-ENDLIST) and every segment of it is loaded: the main track has ended.
@@ -94,6 +105,10 @@ public struct LiveLoaderCore: Sendable {
     private var capAtDecisionBps: Int?
     /// The variant whose playlist `.loadPlaylist` asked for, until it lands.
     private var switchingTo: Int?
+    /// The segment request in flight (from `.fetch` until it loads or is given up), and the retry policy's attempt
+    /// it is.
+    private var inFlight: (variant: Int, segmentIndex: Int, mediaSequence: Int)?
+    private var attempt = 1
 
     /// A loader that starts at segment `mediaSequence` of `variant`'s playlist, with the start's decision
     /// (`decidedRung`, nil: none) for its first turn.
@@ -149,7 +164,46 @@ public struct LiveLoaderCore: Sendable {
 
     /// Segment `mediaSequence` is buffered (by a `.fetch`, or whole by the LL-HLS part loader): the next one follows.
     public mutating func segmentLoaded(mediaSequence: Int) {
+        inFlight = nil
         nextMediaSequence = mediaSequence + 1
+    }
+
+    /// The monitor cut the segment request in flight for `reason` (`wire`: its `request.end` as far as it went,
+    /// not yet logged; `attempt`: the retry policy's attempt it was, when the shell's retries of HTTP errors moved
+    /// it past the one asked for; `failure`: the trickle rule's message when it gave up). `segment`'s wedge is judged
+    /// with the buffer and ladder the shell gives. The same judgement as VOD's (`LoaderCore.judgeCut`): the records,
+    /// then a re-request at once, the decision again (`reDecide`, or `abandoned` counted against the segment), or
+    /// the session's failure.
+    public mutating func transferCancelled(
+        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int? = nil, bufferSeconds: Double, segmentDurationSeconds: Double,
+        rungBps: Int?, ladderBitratesBps: [Int], failure: String? = nil
+    ) -> [Action] {
+        guard let f = inFlight, !isDone else { return [] }
+        if let attempt { self.attempt = attempt }
+        let segment = LoaderCore.CutSegment(
+            mediaSequence: f.mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBps: rungBps,
+            ladderBitratesBps: ladderBitratesBps)
+        guard
+            let (records, next) = LoaderCore.judgeCut(
+                reason, purpose: .segment, wire: wire, attempts: self.attempt, failure: failure, segment: segment, cancels: &cancels)
+        else { return [] }
+        let actions = records.map(Action.record)
+        switch next {
+        case .reRequest:
+            return actions + [.reRequest(variant: f.variant, segmentIndex: f.segmentIndex, mediaSequence: f.mediaSequence, attempt: self.attempt)]
+        case .fail(let message):
+            isDone = true
+            inFlight = nil
+            return actions + [.fail(message)]
+        case .reDecide:
+            nextReason = .reDecide
+        case .abandoned:
+            nextReason = .abandoned
+        }
+        // The turn ends; the next one decides again for the same segment.
+        inFlight = nil
+        cancels.newRequest()
+        return actions
     }
 
     /// The request for segment `mediaSequence` (or, `partByPart`, a part of it) was cut short before it loaded;
@@ -157,6 +211,7 @@ public struct LiveLoaderCore: Sendable {
     /// turn decides again for the same segment; the last abandonment the rules allow fails the session.
     public mutating func segmentCut(mediaSequence: Int, abandoned: Bool, partByPart: Bool = false) -> [Action] {
         guard !isDone else { return [] }
+        inFlight = nil
         guard abandoned else {
             nextReason = .cutShort
             return []
@@ -175,6 +230,7 @@ public struct LiveLoaderCore: Sendable {
     public mutating func segmentGone(
         mediaSequence: Int, variant v: Int, httpStatus: Int, url: String?, reloaded: MediaPlaylist
     ) -> [Action]? {
+        inFlight = nil
         guard !isDone, LivePlaylistRules.hasExpired(mediaSequence, in: reloaded), let first = reloaded.segments.first else { return nil }
         return [
             .resync(
@@ -200,13 +256,16 @@ public struct LiveLoaderCore: Sendable {
     // MARK: - Steps
 
     /// The playlist's next step for the next segment.
-    private func step(on v: Int, _ view: PlaylistView) -> [Action] {
+    private mutating func step(on v: Int, _ view: PlaylistView) -> [Action] {
         if LowLatencyRules.loadsPartByPart(view.playlist) { return [.lowLatencyStep(variant: v)] }
         let step = LivePlaylistRules.nextStep(
             for: nextMediaSequence, in: view.playlist, secondsSinceLastReload: view.secondsSinceReload,
             lastReloadChanged: view.reloadChanged)
         switch step {
         case .load(let index):
+            inFlight = (v, index, nextMediaSequence)
+            attempt = 1
+            cancels.newRequest()
             return [.fetch(variant: v, segmentIndex: index, mediaSequence: nextMediaSequence)]
         case .endOfTrack:
             return [.endOfTrack]

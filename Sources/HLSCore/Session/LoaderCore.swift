@@ -271,49 +271,27 @@ public struct LoaderCore: Sendable {
     ) -> [Action] {
         guard let work, !isDone else { return [] }
         if let attempt { attempts = attempt }
-        switch reason {
-        case .trickleReRequest:
-            // The trickle rule, for a segment or a playlist: the same request again at once on a fresh connection (not
-            // an attempt of the retry policy, nor a wedge).
-            return [
-                .record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire))),
-                .record(.retryScheduled(CutShort.immediateRetry(requestID: wire.requestID, url: wire.url, attemptsMade: attempts - 1))),
-                .reRequest(work, attempt: attempts)
-            ]
-        case .trickleFailed:
-            return [.record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire)))]
-                + fail(failure ?? "\(work.purpose.rawValue) \(wire.url) trickled: still too slow after its re-requests")
-        case .wedged, .overSelected, .abrAbandoned:
-            break
-        }
-        guard case .segment(let v, let i) = work else {
-            return playlistWedged(wire: wire, at: now)
-        }
-        let (requestID, url) = (wire.requestID, wire.url)
-        var actions: [Action] = [.record(.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire)))]
-        let outcome: WedgeRules.SegmentOutcome =
-            reason == .wedged
-            ? cancels.segmentWedged(
-                bufferSeconds: inputs.bufferSeconds,
+        let segment = work.segment.map { (v, i) in
+            CutSegment(
+                mediaSequence: mediaSequence(ofSegment: i, variant: v), bufferSeconds: inputs.bufferSeconds,
                 segmentDurationSeconds: variants[v].segmentDurationsSeconds?[i] ?? 0, rungBps: variants[v].bandwidthBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps))
-            : .abandon
-        switch outcome {
+        }
+        guard
+            let (records, next) = Self.judgeCut(
+                reason, purpose: work.purpose, wire: wire, attempts: attempts, failure: failure, segment: segment, cancels: &cancels)
+        else {
+            return playlistWedged(wire: wire, at: now)
+        }
+        let actions = records.map(Action.record)
+        switch next {
         case .reRequest:
-            // The first wedge with buffer in hand: the same request again on a fresh connection (not an attempt).
-            let retry = CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1)
-            return actions + [.record(.retryScheduled(retry)), .reRequest(work, attempt: attempts)]
+            return actions + [.reRequest(work, attempt: attempts)]
+        case .fail(let message):
+            return actions + fail(message)
         case .reDecide:
-            // Little buffer left: decide again under the recovery cap (not an abandonment).
-            actions.append(.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts))))
             nextReason = .reDecide
-        case .abandon:
-            // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
-            // Counted by media sequence number, as the real shell names segments in its log.
-            let number = mediaSequence(ofSegment: i, variant: v)
-            if cancels.abandoned(segment: number) {
-                return actions + fail(wedge.givingUpMessage(segment: number))
-            }
+        case .abandoned:
             nextReason = .abandoned
         }
         cancels.newRequest()
@@ -464,6 +442,87 @@ public struct LoaderCore: Sendable {
             case .giveUp(let reason):
                 return actions + fail("\(work.purpose.rawValue) \(url) failed: \(error.kind.rawValue): \(error.message) — \(reason)")
             }
+        }
+    }
+}
+
+// MARK: - A cut request's outcome, for both loader cores
+
+extension LoaderCore {
+    /// A main-track segment a cut request was for, and what its wedge is judged by (`WedgeRules`).
+    public struct CutSegment: Sendable, Equatable {
+        /// Its media sequence number: abandonments are counted by it.
+        public var mediaSequence: Int
+        /// The forward buffer when it was cut, seconds.
+        public var bufferSeconds: Double
+        public var segmentDurationSeconds: Double
+        /// The cut rung's BANDWIDTH, and the ladder's, bits per second.
+        public var rungBps: Int?
+        public var ladderBitratesBps: [Int]
+
+        public init(mediaSequence: Int, bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int]) {
+            self.mediaSequence = mediaSequence
+            self.bufferSeconds = bufferSeconds
+            self.segmentDurationSeconds = segmentDurationSeconds
+            self.rungBps = rungBps
+            self.ladderBitratesBps = ladderBitratesBps
+        }
+    }
+
+    /// What a cut request leads to, after its records (`judgeCut`).
+    public enum CutNext: Sendable, Equatable {
+        /// The same request again at once, on a fresh connection, as the attempt it was (not an attempt of the
+        /// retry policy).
+        case reRequest
+        /// A wedge with little buffer left: decided again under the recovery cap (not an abandonment).
+        case reDecide
+        /// Over-selected, abandoned by the ABR rule, or wedged again: counted against the segment, decided again.
+        case abandoned
+        /// The session fails with this message.
+        case fail(String)
+    }
+
+    /// The monitor cut a request for `reason` (`wire`: its `request.end` as far as it went; `attempts`: the retry
+    /// policy's attempt it was; `failure`: the trickle rule's message when it gave up): the records to write and
+    /// what comes next, the same in both loader cores (`LoaderCore` for VOD, `LiveLoaderCore` for live). The
+    /// trickle rule's cut, of any request: re-requested at once, or the session fails with the rule's message. A
+    /// main-track segment's (`segment`) other cuts: `WedgeRules`' outcome for a wedge (re-request, decide again,
+    /// abandon), an abandonment for the rest; an abandonment counted in `cancels`, the last one the rules allow
+    /// failing the session. nil: a playlist's wedge, which the caller judges (`Cancels.playlistWedged`).
+    public static func judgeCut(
+        _ reason: InFlightCancel, purpose: RequestPurpose, wire: RequestEnd, attempts: Int, failure: String?, segment: CutSegment?,
+        cancels: inout Cancels
+    ) -> (records: [SessionEvent], next: CutNext)? {
+        let cut = SessionEvent.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire))
+        let (requestID, url) = (wire.requestID, wire.url)
+        switch reason {
+        case .trickleReRequest:
+            return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))], .reRequest)
+        case .trickleFailed:
+            return ([cut], .fail(failure ?? "\(purpose.rawValue) \(url) trickled: still too slow after its re-requests"))
+        case .wedged, .overSelected, .abrAbandoned:
+            break
+        }
+        guard let segment else { return nil }
+        let outcome: WedgeRules.SegmentOutcome =
+            reason == .wedged
+            ? cancels.segmentWedged(
+                bufferSeconds: segment.bufferSeconds, segmentDurationSeconds: segment.segmentDurationSeconds, rungBps: segment.rungBps,
+                ladderBitratesBps: segment.ladderBitratesBps)
+            : .abandon
+        switch outcome {
+        case .reRequest:
+            // The first wedge with buffer in hand: the same request again on a fresh connection (not an attempt).
+            return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))], .reRequest)
+        case .reDecide:
+            // Little buffer left: decide again under the recovery cap (not an abandonment).
+            return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts))], .reDecide)
+        case .abandon:
+            // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
+            if cancels.abandoned(segment: segment.mediaSequence) {
+                return ([cut], .fail(cancels.wedge.givingUpMessage(segment: segment.mediaSequence)))
+            }
+            return ([cut], .abandoned)
         }
     }
 }
