@@ -126,7 +126,9 @@ public struct LiveLoaderCore: Sendable {
     public mutating func turn(peakCapBps: Int?) -> [Action] {
         guard !isDone else { return [] }
         capAtDecisionBps = peakCapBps
+        // Whatever the last turn asked for has ended (loaded, cut, or dropped with the turn).
         switchingTo = nil
+        inFlight = nil
         if let rung = decidedRung {
             decidedRung = nil
             return [.useDecision(rung: rung)]
