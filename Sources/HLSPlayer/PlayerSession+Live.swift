@@ -27,11 +27,9 @@ extension PlayerSession {
         switch next {
         case .part(let position, let uri), .preloadHint(let position, let uri):
             // A preload hint is requested like a listed part; the server holds it until it exists.
-            if case .cancelled(let cancel) = try loadPart(position, uri: uri, playlist: playlist, variantIndex: variantIndex) {
-                // Nothing loaded: the next step decides again (under the lowered cap after an abandonment).
-                _ = try failIfGivenUp(liveLoader.segmentCut(mediaSequence: position.msn, abandoned: cancel.isAbandonment, partByPart: true), uri: uri)
-                return
-            }
+            let unit = Self.lowLatencyPart(position, uri: uri, in: playlist)
+            // Nothing loaded: the next step decides again (under the lowered cap after an abandonment).
+            guard try loadForPartLoader(unit, part: position.part ?? 0, variantIndex: variantIndex) else { return }
             lowLatencyLoaded = position
         case .segment(let msn, _):
             guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
@@ -48,13 +46,7 @@ extension PlayerSession {
                                 "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)"))
                 )
             } else {
-                if case .cancelled(let cancel) = try fetchAndBuffer(
-                    segment, variantIndex: variantIndex, live: true, isNewest: true, placeAt: lock.withLock { core.tracks.mainEndSeconds })
-                {
-                    _ = try failIfGivenUp(
-                        liveLoader.segmentCut(mediaSequence: msn, abandoned: cancel.isAbandonment, partByPart: true), uri: segment.uri)
-                    return
-                }
+                guard try loadForPartLoader(segment, part: nil, variantIndex: variantIndex) else { return }
             }
             lowLatencyLoaded = LowLatencyPosition(msn: msn)
             liveLoader.segmentLoaded(mediaSequence: msn)
@@ -91,23 +83,65 @@ extension PlayerSession {
         return start
     }
 
-    /// Loads one part as a small segment placed right after what is buffered.
-    func loadPart(_ position: LowLatencyPosition, uri: URL, playlist: MediaPlaylist, variantIndex: Int) throws -> Loaded<Void> {
+    /// One part of `playlist` (`position`, at `uri`) as a small segment: its own tags from its segment when listed,
+    /// else from the trailing parts (the segment in progress).
+    static func lowLatencyPart(_ position: LowLatencyPosition, uri: URL, in playlist: MediaPlaylist) -> MediaSegment {
         let j = position.part ?? 0
-        // The part's own tags: from its segment when listed, else from the trailing parts (the segment in progress).
         let listed = playlist.segments.first { $0.mediaSequence == position.msn }
         let parts = listed?.parts ?? (position.msn == (playlist.segments.last?.mediaSequence ?? -1) + 1 ? playlist.trailingParts : [])
         let part = j < parts.count ? parts[j] : nil
         let parent = listed ?? playlist.segments.last
         let partsBefore = parts.prefix(j).reduce(0) { $0 + $1.durationSeconds }
         let segmentDate: Date? = listed?.programDateTime ?? parent.flatMap { p in p.programDateTime.map { $0.addingTimeInterval(p.durationSeconds) } }
-        let unit = MediaSegment(
+        return MediaSegment(
             mediaSequence: position.msn, discontinuitySequence: parent?.discontinuitySequence ?? 0, uri: uri,
             durationSeconds: part?.durationSeconds ?? playlist.partTargetSeconds ?? 1,
             byteRange: part?.byteRange, key: parent?.key, initializationSection: parent?.initializationSection,
             programDateTime: segmentDate?.addingTimeInterval(partsBefore), gap: part?.gap ?? false)
-        let placeAt = lock.withLock { core.tracks.mainEndSeconds }
-        return try fetchAndBuffer(unit, variantIndex: variantIndex, live: true, isNewest: true, part: j, placeAt: placeAt)
+    }
+
+    /// Loads a part (`part`: its index in its segment) or a whole segment (`part` nil) for the LL-HLS part loader,
+    /// placed right after what is buffered; true when it was buffered. A request the monitor cut is judged by the
+    /// loader core (`LiveLoaderCore.partCancelled`): asked for again at once, or the step ends and the next one
+    /// decides again, or the session fails; a request that ended otherwise without its media (its URI failed over,
+    /// cut for a live step) ends the step too.
+    func loadForPartLoader(_ unit: MediaSegment, part: Int?, variantIndex: Int) throws -> Bool {
+        var (continuing, attempt) = (false, 1)
+        while true {
+            let placeAt = lock.withLock { core.tracks.mainEndSeconds }
+            let loaded = try fetchAndBuffer(
+                unit, variantIndex: variantIndex, live: true, isNewest: true, part: part, placeAt: placeAt, handsCutsToLoader: true,
+                continuing: continuing, firstAttempt: attempt)
+            switch loaded {
+            case .loaded:
+                return true
+            case .cut(let cancel, let wire, let cutAttempt, let failure):
+                let now = clock.now()
+                let actions = liveLoader.partCancelled(
+                    cancel, wire: wire, attempt: cutAttempt, mediaSequence: unit.mediaSequence,
+                    bufferSeconds: lock.withLock { core.timeline.bufferSeconds(at: now) }, partDurationSeconds: unit.durationSeconds,
+                    rungBps: variants.first(where: { $0.index == variantIndex })?.bandwidthBps, ladderBitratesBps: variants.map(\.bandwidthBps),
+                    failure: failure)
+                var again = false
+                // In order: the cut's records are logged before a failure ends the session.
+                for action in actions {
+                    switch action {
+                    case .record(let event): recorder.record(event)
+                    case .reRequestPart(_, let next): (again, attempt) = (true, next)
+                    case .fail(let message): throw SessionFailure(category: .network, message: message, url: shown(unit.uri))
+                    default: break
+                    }
+                }
+                guard again else { return false }
+                // A wedged or trickling request again at once, on a fresh connection: the same fetch.
+                lock.withLock { freshConnectionNext = true }
+                continuing = true
+            case .cancelled(let cancel):
+                _ = try failIfGivenUp(
+                    liveLoader.segmentCut(mediaSequence: unit.mediaSequence, abandoned: cancel.isAbandonment, partByPart: true), uri: unit.uri)
+                return false
+            }
+        }
     }
 
     /// A blocking playlist reload for the next part; a delta update is merged

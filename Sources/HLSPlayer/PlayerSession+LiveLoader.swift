@@ -8,9 +8,9 @@
 // performs each and feeds back what it gave. A request cut short ends the turn (`Loaded.cancelled`); the next
 // one decides again, or performs the live step the monitor asked for (`LoaderCancel.liveStepDropped`).
 //
-// A segment the monitor cut comes back as `Loaded.cut` and the core judges it, as VOD's loader core does (re-request,
-// decide again, abandon, fail). What stays in `fetch`: HTTP errors and their retries with backoff, and the wedges of
-// playlists, keys, init sections and LL-HLS parts (a part's abandonment is then counted by the core).
+// A segment (or an LL-HLS part) the monitor cut comes back as `Loaded.cut` and the core judges it, as VOD's loader
+// core does (re-request, decide again, abandon, fail). What stays in `fetch`: HTTP errors and their retries with
+// backoff, and the wedges of playlists, keys and init sections.
 
 import Foundation
 import HLSCore
@@ -92,6 +92,9 @@ extension PlayerSession {
         case .record(let event):
             recorder.record(event)
             return []
+        case .reRequestPart:
+            // Only the part loader's cuts ask for it, and `loadForPartLoader` performs them.
+            throw SessionFailure(category: .internalError, message: "the live loader asked for a part again outside the part loader", url: nil)
         case .reload(let v, let afterSeconds):
             if afterSeconds > 0 { sleepUnlessStopping(afterSeconds) }
             if isStopping || lock.withLock({ pendingLiveStep != nil }) { return [] }

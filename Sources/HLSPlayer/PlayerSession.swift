@@ -248,8 +248,8 @@ public final class PlayerSession: @unchecked Sendable {
     var loaderFetchID: Int?
     /// The URL (as logged) of the loader core's current request, for a failure it ends the session with.
     var loaderWorkURL: String?
-    /// The wedges of the request in flight that `fetch` judges itself (playlists, keys, init sections, LL-HLS parts,
-    /// the alternate audio's segments), with what they lead to: the loader cores count theirs the same way
+    /// The wedges of the request in flight that `fetch` judges itself (playlists, keys, init sections, the
+    /// alternate audio's segments), with what they lead to: the loader cores count theirs the same way
     /// (`LoaderCore.Cancels`), and the abandonments per segment are the loader cores' (`LoaderCore`, `LiveLoaderCore`).
     lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
     /// AES-128 keys by URI (loader-owned; never logged).

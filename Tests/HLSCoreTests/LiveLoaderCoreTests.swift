@@ -259,4 +259,53 @@ import Testing
             .wedged, wire: Self.wire(7), bufferSeconds: 1, segmentDurationSeconds: 1, rungBps: 800_000, ladderBitratesBps: Self.ladderBps)
         #expect(actions == [])
     }
+    // MARK: - Cuts of the LL-HLS part loader's requests
+
+    @Test func wedgedPart_reRequestedOnce_thenAbandonedPartByPart_countedWithItsSegment() throws {
+        var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 2))
+        _ = loader.turn(peakCapBps: nil)
+        let first = loader.partCancelled(
+            .wedged, wire: Self.wire(7), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(first.last == .reRequestPart(mediaSequence: 44, attempt: 1))
+        let again = loader.partCancelled(
+            .wedged, wire: Self.wire(8), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(again == [.record(.requestEnd(CutShort.monitorCancelled(.wedged).requestEnd(Self.wire(8))))], "wedged again: abandoned")
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .abandoned)])
+        // The segment's own abandonment counts with its parts': the second of the two allowed.
+        #expect(loader.decided(variant: 1, playlist: Self.view(try Self.window())) == [.fetch(variant: 1, segmentIndex: 4, mediaSequence: 44)])
+        let last = loader.transferCancelled(
+            .overSelected, wire: Self.wire(9), bufferSeconds: 3, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+        #expect(last.last == .fail("segment 44 could not be loaded: wedged or abandoned 2 times on every rung tried"))
+    }
+
+    @Test func partAbandonedAtTheLimit_failsPartByPart() throws {
+        var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 1))
+        _ = loader.turn(peakCapBps: nil)
+        let cut = loader.partCancelled(
+            .abrAbandoned, wire: Self.wire(10), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(cut.last == .fail("segment 44 could not be loaded part by part: wedged or abandoned 1 times on every rung tried"))
+    }
+
+    @Test func partWedgedWithLittleBuffer_reDecides_andEachTurnsRequestsAreNew() throws {
+        var loader = try Self.loading(next: 43)
+        _ = loader.turn(peakCapBps: nil)
+        let cut = loader.partCancelled(
+            .wedged, wire: Self.wire(7), attempt: 1, mediaSequence: 44, bufferSeconds: 0.5, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(cut.last == .record(.retryScheduled(CutShort.immediateRetry(requestID: 7, url: "v1/seg_44.ts", attemptsMade: 1))))
+        #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .reDecide)])
+        // A first wedge in a new turn is a first wedge again, re-requested, not abandoned.
+        _ = loader.partCancelled(
+            .wedged, wire: Self.wire(8), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        _ = loader.turn(peakCapBps: nil)
+        let next = loader.partCancelled(
+            .wedged, wire: Self.wire(9), attempt: 1, mediaSequence: 45, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(next.last == .reRequestPart(mediaSequence: 45, attempt: 1))
+        #expect(loader.abandonments.isEmpty)
+    }
 }

@@ -224,6 +224,17 @@ import TestSupport
         #expect(!run.stderr.contains("SegmentAbandoned"))
         let wedges = run.events("request.byteProgress").filter { ($0["assessment"] as? [String: Any])?["verdict"] as? String == "wedged" }
         #expect(wedges.count >= 2, "the collapse wedged a part twice: \(wedges.count) wedge verdicts")
+        // The first wedge of a part, on the lowest rung, is asked for again at once (the loader core's reRequestPart):
+        // the same part, the same attempt, after a request.retry of no delay.
+        let starts = run.events("request.start")
+        let parts = Set(starts.filter { $0["purpose"] as? String == "segment" }.compactMap { $0["requestID"] as? Int })
+        let firstWedge = try #require(wedges.compactMap { $0["requestID"] as? Int }.first { parts.contains($0) })
+        let retry = run.events("request.retry").first { $0["requestID"] as? Int == firstWedge }
+        #expect(retry?["delaySeconds"] as? Double == 0, "\(String(describing: retry))")
+        let wedged = try #require(starts.first { $0["requestID"] as? Int == firstWedge })
+        let again = try #require(starts.first { ($0["requestID"] as? Int ?? 0) > firstWedge && $0["purpose"] as? String == "segment" })
+        #expect(again["url"] as? String == wedged["url"] as? String, "the same part asked for again")
+        #expect(again["attempt"] as? Int == wedged["attempt"] as? Int)
         // Parts kept coming after the collapse.
         let collapseEnd = 12.5
         #expect(run.events("segment.buffered").contains { $0["part"] != nil && ($0["t"] as? Double ?? 0) > collapseEnd })

@@ -11,13 +11,13 @@
 // (`LivePlaylistRules.nextStep`): the segment where it is listed, a reload when it is not published yet, the end of
 // the track past an ended playlist, or a resync to the live edge when it has left the window. A Low-Latency
 // playlist goes to the shell's part loader instead (`LowLatencyRules`), which reports the segments it completes
-// and the parts it abandons here.
+// and the parts the monitor cuts here.
 //
 // After a fetch: a segment loaded moves the loader to the next one. One the monitor cut is judged as VOD's are
 // (`LoaderCore.judgeCut`): re-requested at once (a first wedge with buffer in hand, the trickle rule's re-request),
 // decided again (a wedge with little buffer left), or abandoned — over-selected, wedged again, abandoned by the ABR
 // rule — counted against its segment, the session given up on it after `WedgeRules.maxAbandonmentsPerSegment`
-// (parts the LL-HLS loader abandons count with their segment). One that answered 404 or 410 after its retries is an
+// (the part loader's parts are judged the same way, `partCancelled`, and counted with their segment). One that answered 404 or 410 after its retries is an
 // expiry, and a resync, when its playlist reloaded starts after it, else the failure stands.
 //
 // docs/architecture.md ("The session core and its two shells") shows where the live loop's steps are performed.
@@ -58,6 +58,9 @@ public struct LiveLoaderCore: Sendable {
         /// The segment request the monitor cut, asked for again at once on a fresh connection, as `attempt` of the
         /// retry policy (a wedge's or a trickle's re-request is not an attempt); then as after `fetch`.
         case reRequest(variant: Int, segmentIndex: Int, mediaSequence: Int, attempt: Int)
+        /// The LL-HLS part (or whole segment) of segment `mediaSequence` the monitor cut, asked for again at once on a
+        /// fresh connection by the part loader, as `attempt` of the retry policy.
+        case reRequestPart(mediaSequence: Int, attempt: Int)
         /// Write this event to the session log.
         case record(SessionEvent)
         /// The next segment is not published yet: reload `variant`'s playlist after `afterSeconds` (0: at once).
@@ -126,9 +129,10 @@ public struct LiveLoaderCore: Sendable {
     public mutating func turn(peakCapBps: Int?) -> [Action] {
         guard !isDone else { return [] }
         capAtDecisionBps = peakCapBps
-        // Whatever the last turn asked for has ended (loaded, cut, or dropped with the turn).
+        // Whatever the last turn asked for has ended (loaded, cut, or dropped with the turn); its requests are new.
         switchingTo = nil
         inFlight = nil
+        cancels.newRequest()
         if let rung = decidedRung {
             decidedRung = nil
             return [.useDecision(rung: rung)]
@@ -208,6 +212,39 @@ public struct LiveLoaderCore: Sendable {
         return actions
     }
 
+    /// The LL-HLS part loader's request for a part of segment `mediaSequence` (or the whole segment) was cut by the
+    /// monitor for `reason`, as `attempt` of the retry policy (`partDurationSeconds`: the part's duration, the
+    /// segment's for a whole one). Judged as a segment's (`LoaderCore.judgeCut`): the records, then the request
+    /// again at once (`reRequestPart`), the next turn deciding again (`reDecide`, or `abandoned` counted with the
+    /// segment's own abandonments), or the session's failure ("could not be loaded part by part").
+    public mutating func partCancelled(
+        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int, mediaSequence: Int, bufferSeconds: Double, partDurationSeconds: Double,
+        rungBps: Int?, ladderBitratesBps: [Int], failure: String? = nil
+    ) -> [Action] {
+        guard !isDone else { return [] }
+        let part = LoaderCore.CutSegment(
+            mediaSequence: mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: partDurationSeconds, rungBps: rungBps,
+            ladderBitratesBps: ladderBitratesBps, partByPart: true)
+        guard
+            let (records, next) = LoaderCore.judgeCut(
+                reason, purpose: .segment, wire: wire, attempts: attempt, failure: failure, segment: part, cancels: &cancels)
+        else { return [] }
+        let actions = records.map(Action.record)
+        switch next {
+        case .reRequest:
+            return actions + [.reRequestPart(mediaSequence: mediaSequence, attempt: attempt)]
+        case .fail(let message):
+            isDone = true
+            return actions + [.fail(message)]
+        case .reDecide:
+            nextReason = .reDecide
+        case .abandoned:
+            nextReason = .abandoned
+        }
+        cancels.newRequest()
+        return actions
+    }
+
     /// The request for segment `mediaSequence` (or, `partByPart`, a part of it) was cut short before it loaded;
     /// `abandoned`: counted against the segment (over-selected, wedged twice, abandoned by the ABR rule). The next
     /// turn decides again for the same segment; the last abandonment the rules allow fails the session.
@@ -267,7 +304,6 @@ public struct LiveLoaderCore: Sendable {
         case .load(let index):
             inFlight = (v, index, nextMediaSequence)
             attempt = 1
-            cancels.newRequest()
             return [.fetch(variant: v, segmentIndex: index, mediaSequence: nextMediaSequence)]
         case .endOfTrack:
             return [.endOfTrack]

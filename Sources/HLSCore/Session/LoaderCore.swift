@@ -459,13 +459,20 @@ extension LoaderCore {
         /// The cut rung's BANDWIDTH, and the ladder's, bits per second.
         public var rungBps: Int?
         public var ladderBitratesBps: [Int]
+        /// An LL-HLS part (or a whole segment the part loader asked for): giving up says the segment could not be
+        /// loaded part by part. `segmentDurationSeconds` is then the part's.
+        public var partByPart: Bool
 
-        public init(mediaSequence: Int, bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int]) {
+        public init(
+            mediaSequence: Int, bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int],
+            partByPart: Bool = false
+        ) {
             self.mediaSequence = mediaSequence
             self.bufferSeconds = bufferSeconds
             self.segmentDurationSeconds = segmentDurationSeconds
             self.rungBps = rungBps
             self.ladderBitratesBps = ladderBitratesBps
+            self.partByPart = partByPart
         }
     }
 
@@ -520,7 +527,7 @@ extension LoaderCore {
         case .abandon:
             // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
             if cancels.abandoned(segment: segment.mediaSequence) {
-                return ([cut], .fail(cancels.wedge.givingUpMessage(segment: segment.mediaSequence)))
+                return ([cut], .fail(cancels.wedge.givingUpMessage(segment: segment.mediaSequence, partByPart: segment.partByPart)))
             }
             return ([cut], .abandoned)
         }
