@@ -11,6 +11,11 @@ import HLSNet
 /// virtual time only; on the system clock, real time. Progress comes in `chunkBytes` chunks at the instants the
 /// link delivers them, the last with the last byte. It honours byte ranges and cancellation (a cancel wakes the
 /// transfer at once, and the link stops carrying it), and answers a missing file with a 404. No socket.
+///
+/// With `liveWindowSegments`, the VOD media playlists under `root` are served as live streams: a media playlist
+/// asked for at link time `t` lists the last `liveWindowSegments` of the segments published by then — that many at
+/// the start, one more every target duration — without EXT-X-PLAYLIST-TYPE, and with EXT-X-ENDLIST once the last
+/// segment is out.
 final class ScriptedLoader: RequestLoading, @unchecked Sendable {
     static let host = "scripted.invalid"
 
@@ -18,15 +23,21 @@ final class ScriptedLoader: RequestLoading, @unchecked Sendable {
     let clock: any WaitingClock
     /// Body bytes per progress callback.
     let chunkBytes: Int
+    /// Serve media playlists as a live window of this many segments (nil: as they are).
+    let liveWindowSegments: Int?
     private let madeAt: MonotonicInstant
     private let lock = NSLock()
     private var connection: SimulatedConnection
     private var urls: [String] = []
 
-    init(root: URL, link: any SimulatedLink, clock: any WaitingClock = SystemWaitingClock(), chunkBytes: Int = 16_384) {
+    init(
+        root: URL, link: any SimulatedLink, clock: any WaitingClock = SystemWaitingClock(), chunkBytes: Int = 16_384,
+        liveWindowSegments: Int? = nil
+    ) {
         self.root = root
         self.clock = clock
         self.chunkBytes = chunkBytes
+        self.liveWindowSegments = liveWindowSegments
         connection = SimulatedConnection(link: link)
         madeAt = clock.now()
     }
@@ -35,6 +46,31 @@ final class ScriptedLoader: RequestLoading, @unchecked Sendable {
     var requested: [String] { lock.withLock { urls } }
 
     private var link: any SimulatedLink { connection.link }
+
+    /// A VOD media playlist's text as a live window of `segments` segments at `seconds` into the stream (nil: not a
+    /// media playlist).
+    static func liveWindow(of text: String, segments window: Int, atSeconds seconds: Double) -> String? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("#EXTINF") }) else { return nil }
+        let targetSeconds = lines.first { $0.hasPrefix("#EXT-X-TARGETDURATION:") }.flatMap { Double($0.split(separator: ":")[1]) } ?? 2
+        var listed: [(info: String, uri: String)] = []
+        var info: String?
+        for line in lines[first...] {
+            if line.hasPrefix("#EXTINF") {
+                info = line
+            } else if !line.hasPrefix("#"), let i = info {
+                listed.append((i, line))
+                info = nil
+            }
+        }
+        let published = min(listed.count, window + Int(seconds / targetSeconds))
+        let start = max(0, published - window)
+        var out = lines[..<first].filter { !$0.hasPrefix("#EXT-X-PLAYLIST-TYPE") && !$0.hasPrefix("#EXT-X-MEDIA-SEQUENCE") }
+        out.append("#EXT-X-MEDIA-SEQUENCE:\(start)")
+        for (i, u) in listed[start..<published] { out += [i, u] }
+        if published == listed.count { out.append("#EXT-X-ENDLIST") }
+        return out.joined(separator: "\n") + "\n"
+    }
     private func linkSeconds(_ instant: MonotonicInstant) -> Double { instant.seconds(since: madeAt) }
 
     func fetch(
@@ -51,6 +87,11 @@ final class ScriptedLoader: RequestLoading, @unchecked Sendable {
             return .failure(LoadError(kind: .httpStatus, url: url, httpStatus: 404, message: "not in the script"))
         }
         var body = data
+        if let window = liveWindowSegments, request.url.pathExtension == "m3u8", let text = String(data: data, encoding: .utf8),
+            let live = Self.liveWindow(of: text, segments: window, atSeconds: linkSeconds(startedAt))
+        {
+            body = Data(live.utf8)
+        }
         if let range = request.byteRange {
             let lower = min(data.count, range.offset ?? 0)
             let upper = min(data.count, lower + range.length)

@@ -114,13 +114,14 @@ import TestSupport
         return d
     }
 
-    /// Plays `Samples/build/ladder-2s` over `link` on a fresh DiscreteEventClock.
+    /// Plays `Samples/build/ladder-2s` over `link` on a fresh DiscreteEventClock (`liveWindowSegments`: as a live
+    /// stream, `ScriptedLoader`'s window).
     static func play(
-        link: any SimulatedLink, configure: (inout PlayerConfiguration) -> Void = { _ in }
+        link: any SimulatedLink, liveWindowSegments: Int? = nil, configure: (inout PlayerConfiguration) -> Void = { _ in }
     ) throws -> Played {
         let samples = try Repo.requireSamples("ladder-2s")
         let clock = DiscreteEventClock()
-        let loader = ScriptedLoader(root: samples, link: link, clock: clock)
+        let loader = ScriptedLoader(root: samples, link: link, clock: clock, liveWindowSegments: liveWindowSegments)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hlsplay-discrete-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -168,5 +169,26 @@ import TestSupport
         #expect(first.decisions.events == second.decisions.events)
         #expect(first.summary.sessionSeconds == second.summary.sessionSeconds)
         #expect(first.summary.stallCount == second.summary.stallCount)
+    }
+    /// The live loop and its loader core (`LiveLoaderCore`) in virtual time: the ladder served as a live window of 6
+    /// segments that grows to its end, over the link with the drop.
+    @Test func liveSession_onADiscreteEventClock_followsTheWindowToItsEnd_andRepeatsItsDecisionsExactly() throws {
+        let first = try Self.play(link: Self.dropLink, liveWindowSegments: 6)
+        let second = try Self.play(link: Self.dropLink, liveWindowSegments: 6)
+        print("discrete-event live session: \(first.summary.sessionSeconds) s of session in \(first.wallSeconds) s wall; \(first.decisions)")
+        #expect(first.summary.exitReason == .completed, "\(first.summary.exitReason) \(first.summary.error ?? "")")
+        #expect(first.summary.isLive == true)
+        #expect(first.wallSeconds < first.summary.sessionSeconds / 2, "\(first.wallSeconds) s wall for \(first.summary.sessionSeconds) s")
+        // Live: the variant's playlist was reloaded while the window grew, until it ended.
+        let mediaLoads = first.log.filter { $0["type"] as? String == "playlist.loaded" && $0["kind"] as? String == "media" }
+        #expect(mediaLoads.count >= 5, "\(mediaLoads.count) media playlist loads")
+        #expect(mediaLoads.first?["endList"] as? Bool == false && mediaLoads.last?["endList"] as? Bool == true)
+        // From the live start point (three target durations from the end: segment 3 of 0…5) to the last segment,
+        // each once and in order, whichever variant loaded it.
+        let buffered = first.log.filter { $0["type"] as? String == "segment.buffered" }.compactMap { $0["mediaSequence"] as? Int }
+        #expect(buffered == Array(3...14), "\(buffered)")
+        // Exactly the same run twice.
+        #expect(first.decisions == second.decisions, "first:\n\(first.decisions)\nsecond:\n\(second.decisions)")
+        #expect(first.decisions.events == second.decisions.events)
     }
 }
