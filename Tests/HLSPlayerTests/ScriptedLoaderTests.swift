@@ -191,4 +191,45 @@ import TestSupport
         #expect(first.decisions == second.decisions, "first:\n\(first.decisions)\nsecond:\n\(second.decisions)")
         #expect(first.decisions.events == second.decisions.events)
     }
+    /// A link that carries nothing from 4.6 to 14 s.
+    static let collapseLink = PiecewiseLink(pieces: [(0, 8_000_000), (4.6, 0), (14, 8_000_000)], delaySeconds: 0.01)
+
+    /// The live loader's cuts and the live resync in virtual time: the link carries nothing for 9.4 s of a live
+    /// window of 6 segments, from the middle of a top-rung segment on.
+    @Test func liveSession_linkCollapse_inVirtualTime_cutsAndRecoversTheSameWayEachRun() throws {
+        let first = try Self.play(link: Self.collapseLink, liveWindowSegments: 6)
+        let second = try Self.play(link: Self.collapseLink, liveWindowSegments: 6)
+        print("discrete-event live collapse: \(first.summary.sessionSeconds) s in \(first.wallSeconds) s wall; \(first.decisions)")
+        #expect(first.summary.exitReason == .completed, "\(first.summary.exitReason) \(first.summary.error ?? "")")
+        let log = first.log
+        func events(_ type: String) -> [[String: Any]] { log.filter { $0["type"] as? String == type } }
+        let segmentStarts = events("request.start").filter { $0["purpose"] as? String == "segment" }
+
+        // The segment in flight when the link died is abandoned as over-selected (LiveLoaderCore.transferCancelled),
+        // and the next turn decides again for the same segment, on a lower rung.
+        let cut = try #require(events("request.end").first { $0["cancelReason"] as? String == "over-selected" })
+        let cutID = try #require(cut["requestID"] as? Int)
+        let cutStart = try #require(segmentStarts.first { $0["requestID"] as? Int == cutID })
+        let next = try #require(segmentStarts.first { ($0["requestID"] as? Int ?? 0) > cutID })
+        #expect(next["mediaSequence"] as? Int == cutStart["mediaSequence"] as? Int, "the same segment again")
+        #expect((next["variantIndex"] as? Int ?? 99) < (cutStart["variantIndex"] as? Int ?? -1), "on a lower rung")
+
+        // The stall outlasts the live resync's deadline: the loader seeks forward to the live start point
+        // (LiveLoaderCore.resyncDecided, moved(to:)), and loading goes on from there.
+        let steps = events("live.resync")
+        let seek = try #require(steps.first { $0["action"] as? String == "seeked" }, "\(steps)")
+        #expect(seek["trigger"] as? String == "long-stall")
+        #expect(steps.contains { $0["action"] as? String == "resolved" })
+        let to = try #require(seek["toMediaSequence"] as? Int)
+        let buffered = events("segment.buffered").compactMap { $0["mediaSequence"] as? Int }
+        let seekAt = seek["t"] as? Double ?? .infinity
+        let afterSeek = events("segment.buffered").filter { ($0["t"] as? Double ?? 0) > seekAt }.compactMap { $0["mediaSequence"] as? Int }
+        #expect(afterSeek.first == to, "\(afterSeek)")
+        #expect(buffered == buffered.sorted() && Set(buffered).count == buffered.count, "each segment once, in order: \(buffered)")
+        #expect(buffered.last == 14, "to the end of the stream: \(buffered)")
+
+        // Exactly the same run twice.
+        #expect(first.decisions == second.decisions, "first:\n\(first.decisions)\nsecond:\n\(second.decisions)")
+        #expect(first.decisions.events == second.decisions.events)
+    }
 }
