@@ -65,6 +65,8 @@ extension PlayerSession {
         case .loadFailed:
             capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
             return []
+        case .internalError(let message):
+            throw SessionFailure(category: .internalError, message: message, url: nil)
         case .fail(let message):
             throw SessionFailure(category: .network, message: message, url: loaderWorkURL)
         case .endOfStream:
@@ -84,12 +86,6 @@ extension PlayerSession {
             let decision = decide(mediaSequence: mediaSequence)
             // The rung chosen, on a variant of it still usable (failover), for the loader to load.
             let variantIndex = chooseRedundant(forRung: decision.variantIndex)
-            guard loader.variants.indices.contains(variantIndex) else {
-                // A variant that joined the ladder without the loader core being told (as clones are, above).
-                throw SessionFailure(
-                    category: .internalError,
-                    message: "decided on variant \(variantIndex), which the VOD loader does not have (\(loader.variants.count) variants)", url: nil)
-            }
             let waitSeconds = lock.withLock { core.decisionWaitSeconds }
             return loader.decided(variant: variantIndex, inputs: loaderInputs(), at: clock.now(), waitSeconds: waitSeconds)
         case .fetch(let work, let attempt):

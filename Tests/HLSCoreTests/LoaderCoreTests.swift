@@ -66,6 +66,24 @@ import Testing
             ])
     }
 
+    @Test func decisionOnAVariantTheLoaderWasNotToldOf_endsAsAnInternalError() {
+        var loader = Self.startedOn(0)
+        #expect(loader.transferFinished(Self.inputs(), at: Self.at(2)) == [.decide(mediaSequence: 1, because: .nextSegment)])
+        // A clone the shell added to the ladder without `variantsAdded`: a defect, not a network failure.
+        let actions = loader.decided(variant: Self.variants.count, inputs: Self.inputs(), at: Self.at(2))
+        #expect(
+            actions == [.internalError("decided on variant \(Self.variants.count), which the loader does not have (\(Self.variants.count) variants)")]
+        )
+        #expect(loader.isDone)
+        // Told of it, the same decision loads its playlist.
+        var told = Self.startedOn(0)
+        told.variantsAdded(bandwidthsBps: [9_000_000])
+        _ = told.transferFinished(Self.inputs(), at: Self.at(2))
+        #expect(
+            told.decided(variant: Self.variants.count, inputs: Self.inputs(), at: Self.at(2))
+                == [.fetch(.mediaPlaylist(variant: Self.variants.count, afterStartup: false, capAtDecisionBps: nil), attempt: 1)])
+    }
+
     @Test func bufferAtTheTarget_waitsThePollInterval_andDecidesWhenWokenUnderIt() {
         var loader = Self.startedOn(0)
         #expect(loader.transferFinished(Self.inputs(buffer: 30, bufferedEnd: 4), at: Self.at(2)) == [.wait(untilSeconds: 2.25)])

@@ -91,6 +91,9 @@ public struct LoaderCore: Sendable {
         case endOfStream
         /// The session fails with this message. The loader is done.
         case fail(String)
+        /// The shell fed the loader something it cannot sequence (a decision on a variant it was not told of): a
+        /// defect, not the network's; the session ends as an internal error with this message. The loader is done.
+        case internalError(String)
     }
 
     /// What the shell knows when an event happens.
@@ -342,6 +345,11 @@ public struct LoaderCore: Sendable {
     public mutating func decided(variant v: Int, inputs: Inputs, at now: MonotonicInstant, waitSeconds: Double = 0) -> [Action] {
         guard let awaited = awaitedDecision, !isDone else { return [] }
         awaitedDecision = nil
+        guard variants.indices.contains(v) else {
+            // A variant that joined the ladder without the loader being told (`variantsAdded`).
+            isDone = true
+            return [.internalError("decided on variant \(v), which the loader does not have (\(variants.count) variants)")]
+        }
         if awaited.reason == .startup {
             pendingVariant = v
             return [fetch(.mediaPlaylist(variant: v, afterStartup: true, capAtDecisionBps: nil))]

@@ -175,7 +175,7 @@ public final class VirtualSession {
             case .loadFailed: perform(core.cap(.loadFailed(estimateBps: core.measuredEstimateBps, at: now)))
             case .wait(let seconds): wakeAt = seconds
             case .endOfStream: record(core.trackEnded(.main, at: now))
-            case .fail(let message): stop(.error, message)
+            case .fail(let message), .internalError(let message): stop(.error, message)
             }
         }
     }
