@@ -189,27 +189,9 @@ public struct LiveLoaderCore: Sendable {
         let segment = LoaderCore.CutSegment(
             mediaSequence: f.mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBps: rungBps,
             ladderBitratesBps: ladderBitratesBps)
-        guard
-            let (records, next) = LoaderCore.judgeCut(
-                reason, purpose: .segment, wire: wire, attempts: self.attempt, failure: failure, segment: segment, cancels: &cancels)
-        else { return [] }
-        let actions = records.map(Action.record)
-        switch next {
-        case .reRequest:
-            return actions + [.reRequest(variant: f.variant, segmentIndex: f.segmentIndex, mediaSequence: f.mediaSequence, attempt: self.attempt)]
-        case .fail(let message):
-            isDone = true
-            inFlight = nil
-            return actions + [.fail(message)]
-        case .reDecide:
-            nextReason = .reDecide
-        case .abandoned:
-            nextReason = .abandoned
-        }
-        // The turn ends; the next one decides again for the same segment.
-        inFlight = nil
-        cancels.newRequest()
-        return actions
+        return judged(
+            reason, wire: wire, attempt: self.attempt, failure: failure, cut: segment,
+            reRequest: .reRequest(variant: f.variant, segmentIndex: f.segmentIndex, mediaSequence: f.mediaSequence, attempt: self.attempt))
     }
 
     /// The LL-HLS part loader's request for a part of segment `mediaSequence` (or the whole segment) was cut by the
@@ -225,22 +207,35 @@ public struct LiveLoaderCore: Sendable {
         let part = LoaderCore.CutSegment(
             mediaSequence: mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: partDurationSeconds, rungBps: rungBps,
             ladderBitratesBps: ladderBitratesBps, partByPart: true)
+        return judged(
+            reason, wire: wire, attempt: attempt, failure: failure, cut: part,
+            reRequest: .reRequestPart(mediaSequence: mediaSequence, attempt: attempt))
+    }
+
+    /// A cut judged (`LoaderCore.judgeCut`): its records, then `reRequest`, the session's failure, or the turn's end
+    /// with the reason the next one decides again for (the segment's, or the part's, the loader still wants).
+    private mutating func judged(
+        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int, failure: String?, cut: LoaderCore.CutSegment, reRequest: Action
+    ) -> [Action] {
         guard
             let (records, next) = LoaderCore.judgeCut(
-                reason, purpose: .segment, wire: wire, attempts: attempt, failure: failure, segment: part, cancels: &cancels)
+                reason, purpose: .segment, wire: wire, attempts: attempt, failure: failure, segment: cut, cancels: &cancels)
         else { return [] }
         let actions = records.map(Action.record)
         switch next {
         case .reRequest:
-            return actions + [.reRequestPart(mediaSequence: mediaSequence, attempt: attempt)]
+            return actions + [reRequest]
         case .fail(let message):
             isDone = true
+            inFlight = nil
             return actions + [.fail(message)]
         case .reDecide:
             nextReason = .reDecide
         case .abandoned:
             nextReason = .abandoned
         }
+        // The turn ends; the next one decides again for the same segment.
+        inFlight = nil
         cancels.newRequest()
         return actions
     }
