@@ -301,26 +301,28 @@ extension PlayerSession {
         }
     }
 
-    /// After a live reload: the playhead must not be further behind the
-    /// window's start than the window is long. (Merely outside the window is
-    /// normal: a player at HOLD-BACK on a short window plays segments that
-    /// have just left it, from its own buffer.)
+    /// The buffered segment the playhead is in at `position` seconds (nil: none buffered there).
+    func playheadMediaSequence(atPositionSeconds position: Double) -> Int? {
+        bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
+    }
+
+    /// After a live reload: a playhead further behind the window's start than the window is long
+    /// (`LivePlaylistRules.playheadIsBehindWindow`) resyncs to the live edge.
     func checkPlayheadInLiveWindow(_ playlist: MediaPlaylist, variantIndex: Int) {
-        guard let first = playlist.segments.first else { return }
         let now = clock.now()
         let position = lock.withLock { core.timeline.positionSeconds(at: now) }
-        guard let playing = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 }) else { return }
-        if first.mediaSequence - playing.mediaSequence > playlist.segments.count {
-            recorder.record(
-                .error(
-                    ErrorRecord(
-                        fatal: false, category: "live",
-                        message: String(
-                            format:
-                                "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap",
-                            playing.mediaSequence, position, playlist.segments.count, first.mediaSequence), url: nil)))
-            fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
-        }
+        guard let playing = playheadMediaSequence(atPositionSeconds: position), let first = playlist.segments.first,
+            LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: playing, in: playlist)
+        else { return }
+        recorder.record(
+            .error(
+                ErrorRecord(
+                    fatal: false, category: "live",
+                    message: String(
+                        format:
+                            "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap",
+                        playing, position, playlist.segments.count, first.mediaSequence), url: nil)))
+        fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
     }
 
     /// Performs a resync or restart decided by the policy, under the recovery cap. A step whose
@@ -404,7 +406,7 @@ extension PlayerSession {
                 liveResync?.targetDurationSeconds ?? LivePlaylistRules.targetDurationSeconds(for: playlist)
             )
         }
-        let playhead = bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
+        let playhead = playheadMediaSequence(atPositionSeconds: position)
         let landing = LiveResyncRules.landing(
             edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
             windowFirstMediaSequence: playlist.segments[0].mediaSequence)

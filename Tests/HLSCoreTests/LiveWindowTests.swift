@@ -192,6 +192,15 @@ import Testing
         #expect(LivePlaylistRules.nextStep(for: 40, in: p, secondsSinceLastReload: 0, lastReloadChanged: false) == .reload(afterSeconds: 0.5))
     }
 
+    @Test func playhead_behindTheWindowByMoreThanItsLength_only() throws {
+        let p = try Self.window(first: 40, count: 6)
+        // Inside, or just left it (a player at HOLD-BACK on a short window plays from its own buffer): not behind.
+        #expect(!LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: 42, in: p))
+        #expect(!LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: 34, in: p), "6 behind a 6-segment window")
+        #expect(LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: 33, in: p), "7 behind a 6-segment window")
+        #expect(!LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: 0, in: try Self.window(count: 0)), "an empty window")
+    }
+
     @Test func goneSegment_expiredOnlyWhenTheReloadedWindowStartsAfterIt() throws {
         #expect(LivePlaylistRules.hasExpired(41, in: try Self.window(first: 42)))
         #expect(!LivePlaylistRules.hasExpired(42, in: try Self.window(first: 42)), "still listed: a broken stream")

@@ -203,6 +203,15 @@ public enum LivePlaylistRules {
         return .reload(afterSeconds: max(0, delay - secondsSinceLastReload))
     }
 
+    /// After a live reload: whether the playhead (in the segment numbered `playheadMediaSequence`) is further behind
+    /// the window's first segment than the window is long — the position is gone, and the loader resyncs to the live
+    /// edge. Merely outside the window is normal: a player at HOLD-BACK on a short window plays segments that have
+    /// just left it, from its own buffer. An empty window says nothing.
+    public static func playheadIsBehindWindow(playheadMediaSequence: Int, in playlist: MediaPlaylist) -> Bool {
+        guard let first = playlist.segments.first else { return false }
+        return first.mediaSequence - playheadMediaSequence > playlist.segments.count
+    }
+
     /// A live segment numbered `mediaSequence` answered 404 or 410 after its retries, and its playlist was
     /// loaded again (`reloaded`): true when the window now starts after it — it expired, and the loader resyncs
     /// to the live edge; false when it is still listed (or the window is empty): a broken stream, not an expiry.
