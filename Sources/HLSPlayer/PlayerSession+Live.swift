@@ -53,13 +53,8 @@ extension PlayerSession {
         case .waitForReload:
             try blockingReload(after: playlist, variantIndex: variantIndex)
         case .fellBehind(let position, let first):
-            recorder.record(
-                .error(
-                    ErrorRecord(
-                        fatal: false, category: "live",
-                        message:
-                            "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap",
-                        url: nil)))
+            recordLiveNote(
+                "LL-HLS: the next part \(position) has left the playlist (first segment \(first)); resyncing to the live edge under the recovery cap")
             lowLatencyLoaded = nil
             fellOutOfLiveWindow(.segmentRolledOff, playlist: playlist, variantIndex: variantIndex)
         }
@@ -169,13 +164,9 @@ extension PlayerSession {
             } catch {
                 if request.skip != nil {
                     deltaUpdatesOff = true
-                    recorder.record(
-                        .error(
-                            ErrorRecord(
-                                fatal: false, category: "live",
-                                message:
-                                    "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole",
-                                url: shown(url))))
+                    recordLiveNote(
+                        "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole",
+                        url: shown(url))
                     var full = request
                     full.skip = nil
                     guard waitBeforeReload(of: playlist), let whole = try loadBlocking(full, variant: variant, variantIndex: variantIndex)
@@ -189,13 +180,9 @@ extension PlayerSession {
                         // The server answers even a request for the whole playlist with a delta update
                         // (a static file, say): play the segments it lists.
                         unmergeableDeltaLogged = true
-                        recorder.record(
-                            .error(
-                                ErrorRecord(
-                                    fatal: false, category: "live",
-                                    message:
-                                        "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists",
-                                    url: shown(url))))
+                        recordLiveNote(
+                            "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists",
+                            url: shown(url))
                     }
                 }
             }
@@ -301,6 +288,12 @@ extension PlayerSession {
         }
     }
 
+    /// A non-fatal `error` record of category `live`: what the live loader noticed and what it does about it
+    /// (a resync, a fallback), about `url` when given.
+    func recordLiveNote(_ message: String, url: String? = nil) {
+        recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: message, url: url)))
+    }
+
     /// The buffered segment the playhead is in at `position` seconds (nil: none buffered there).
     func playheadMediaSequence(atPositionSeconds position: Double) -> Int? {
         bufferedSegments.last(where: { $0.startSeconds <= position + 0.001 })?.mediaSequence
@@ -314,14 +307,11 @@ extension PlayerSession {
         guard let playing = playheadMediaSequence(atPositionSeconds: position), let first = playlist.segments.first,
             LivePlaylistRules.playheadIsBehindWindow(playheadMediaSequence: playing, in: playlist)
         else { return }
-        recorder.record(
-            .error(
-                ErrorRecord(
-                    fatal: false, category: "live",
-                    message: String(
-                        format:
-                            "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap",
-                        playing, position, playlist.segments.count, first.mediaSequence), url: nil)))
+        recordLiveNote(
+            String(
+                format:
+                    "the playhead (segment %d at %.2f s) is more than the window's %d segments behind the window, which starts at segment %d; resyncing to the live edge under the recovery cap",
+                playing, position, playlist.segments.count, first.mediaSequence))
         fellOutOfLiveWindow(.behindWindow, playlist: playlist, variantIndex: variantIndex)
     }
 
@@ -436,15 +426,12 @@ extension PlayerSession {
             log.toMediaSequence = from
             log.droppedBufferSeconds = 0
             let said = { (p: LowLatencyPosition) in p.part.map { "segment \(p.msn) part \($0)" } ?? "segment \(p.msn)" }
-            recorder.record(
-                .error(
-                    ErrorRecord(
-                        fatal: false, category: "live",
-                        message: String(
-                            format:
-                                "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
-                            said(edge), lastLoaded.map(said) ?? "-",
-                            unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""), url: nil)))
+            recordLiveNote(
+                String(
+                    format:
+                        "resync: the live start point (%@) is not ahead of what was loaded (up to %@)%@; nothing newer to jump to, so nothing is dropped or replayed: loading goes on after it when the playlist advances",
+                    said(edge), lastLoaded.map(said) ?? "-",
+                    unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""))
         case .seek, .skipBuffered:
             var to = from
             if case .seek(let start) = landing {

@@ -105,7 +105,7 @@ extension PlayerSession {
             endTrack(.main)
             return []
         case .resync(let trigger, let v, let message, let url):
-            recorder.record(.error(ErrorRecord(fatal: false, category: "live", message: message, url: url)))
+            recordLiveNote(message, url: url)
             guard let playlist = mediaPlaylists[v] else { return [] }
             fellOutOfLiveWindow(trigger, playlist: playlist, variantIndex: v)
             return []

@@ -958,11 +958,7 @@ public final class PlayerSession: @unchecked Sendable {
             followLivePlaylistStaleness(media)
             let sync = liveTimeline.update(with: media)
             if case let .lostSync(first, last) = sync {
-                recorder.record(
-                    .error(
-                        ErrorRecord(
-                            fatal: false, category: "live",
-                            message: "playlist window jumped from media sequence \(last) to \(first); core.timeline re-anchored", url: shown(url))))
+                recordLiveNote("playlist window jumped from media sequence \(last) to \(first); core.timeline re-anchored", url: shown(url))
             }
         }
     }
