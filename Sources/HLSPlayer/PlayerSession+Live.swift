@@ -112,28 +112,28 @@ extension PlayerSession {
                 return true
             case .cut(let cancel, let wire, let cutAttempt, let failure):
                 let now = clock.now()
-                let actions = liveLoader.partCancelled(
+                let judged = liveLoader.partCancelled(
                     cancel, wire: wire, attempt: cutAttempt, mediaSequence: unit.mediaSequence,
                     bufferSeconds: lock.withLock { core.timeline.bufferSeconds(at: now) }, partDurationSeconds: unit.durationSeconds,
                     rungBps: variants.first(where: { $0.index == variantIndex })?.bandwidthBps, ladderBitratesBps: variants.map(\.bandwidthBps),
                     failure: failure)
-                var again = false
+                guard let judged else { return false }
                 // In order: the cut's records are logged before a failure ends the session.
-                for action in actions {
-                    switch action {
-                    case .record(let event): recorder.record(event)
-                    case .reRequestPart(_, let next): (again, attempt) = (true, next)
-                    case .fail(let message): throw SessionFailure(category: .network, message: message, url: shown(unit.uri))
-                    default: break
-                    }
+                judged.records.forEach(recorder.record)
+                switch judged.next {
+                case .reRequest(let next):
+                    // A wedged or trickling request again at once, on a fresh connection: the same fetch.
+                    attempt = next
+                    lock.withLock { freshConnectionNext = true }
+                    continuing = true
+                case .endStep:
+                    return false
+                case .fail(let message):
+                    throw SessionFailure(category: .network, message: message, url: shown(unit.uri))
                 }
-                guard again else { return false }
-                // A wedged or trickling request again at once, on a fresh connection: the same fetch.
-                lock.withLock { freshConnectionNext = true }
-                continuing = true
-            case .cancelled(let cancel):
-                _ = try failIfGivenUp(
-                    liveLoader.segmentCut(mediaSequence: unit.mediaSequence, abandoned: cancel.isAbandonment, partByPart: true), uri: unit.uri)
+            case .cancelled:
+                // Its URI failed over, or it was cut for a live step: decided again, not counted.
+                liveLoader.segmentCutShort()
                 return false
             }
         }

@@ -92,9 +92,6 @@ extension PlayerSession {
         case .record(let event):
             recorder.record(event)
             return []
-        case .reRequestPart:
-            // Only the part loader's cuts ask for it, and `loadForPartLoader` performs them.
-            throw SessionFailure(category: .internalError, message: "the live loader asked for a part again outside the part loader", url: nil)
         case .reload(let v, let afterSeconds):
             if afterSeconds > 0 { sleepUnlessStopping(afterSeconds) }
             if isStopping || lock.withLock({ pendingLiveStep != nil }) { return [] }
@@ -152,18 +149,10 @@ extension PlayerSession {
                 cancel, wire: wire, attempt: attempt, bufferSeconds: lock.withLock { core.timeline.bufferSeconds(at: now) },
                 segmentDurationSeconds: segment.durationSeconds, rungBps: variants.first(where: { $0.index == v })?.bandwidthBps,
                 ladderBitratesBps: variants.map(\.bandwidthBps), failure: failure)
-        case .cancelled(let cancel):
+        case .cancelled:
             // Its URI failed over, or it was cut for a live step: decided again, not counted.
-            return try failIfGivenUp(liveLoader.segmentCut(mediaSequence: mediaSequence, abandoned: cancel.isAbandonment), uri: segment.uri)
+            liveLoader.segmentCutShort()
+            return []
         }
-    }
-
-    /// A cut segment's or part's outcome from the loader core: the session fails when the core gave up on it
-    /// (about `uri`), else the turn ends.
-    func failIfGivenUp(_ actions: [LiveLoaderCore.Action], uri: URL) throws -> [LiveLoaderCore.Action] {
-        for case .fail(let message) in actions {
-            throw SessionFailure(category: .network, message: message, url: shown(uri))
-        }
-        return actions
     }
 }

@@ -119,9 +119,6 @@ enum LoaderCancel: String, Sendable, Equatable {
     /// Live: the monitor asked for a resync or restart and cut the request for it; the fetch loop drops the
     /// step under way and performs the new one at its top (`pendingLiveStep`).
     case liveStepDropped = "live step dropped"
-
-    /// Counted against the segment (`LoaderCore.Cancels.abandoned`).
-    var isAbandonment: Bool { self == .overSelected || self == .wedgedAgain || self == .abrAbandoned }
 }
 
 /// What a request (or a step made of requests) gave: its value, or a cancel that sends the loader back to a decision.

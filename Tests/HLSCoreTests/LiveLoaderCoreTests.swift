@@ -127,34 +127,51 @@ import Testing
 
     @Test func abandonment_decidesAgainForTheSameSegment_andTheLastOneTheRulesAllowFails() throws {
         var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 3))
-        for _ in 0..<2 {
+        for id in 0..<2 {
             _ = loader.turn(peakCapBps: nil)
-            #expect(loader.segmentCut(mediaSequence: 44, abandoned: true) == [])
+            _ = loader.decided(variant: 1, playlist: Self.view(try Self.window()))
+            let cut = loader.transferCancelled(
+                .overSelected, wire: Self.wire(id), bufferSeconds: 3, segmentDurationSeconds: 1, rungBps: 3_000_000,
+                ladderBitratesBps: Self.ladderBps)
+            #expect(cut == [.record(.requestEnd(CutShort.monitorCancelled(.overSelected).requestEnd(Self.wire(id))))])
             #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .abandoned)])
         }
-        #expect(loader.abandonments.isEmpty == false)
-        #expect(
-            loader.segmentCut(mediaSequence: 44, abandoned: true) == [
-                .fail("segment 44 could not be loaded: wedged or abandoned 3 times on every rung tried")
-            ])
+        #expect(loader.abandonments == [44: 2])
+        _ = loader.decided(variant: 1, playlist: Self.view(try Self.window()))
+        let last = loader.transferCancelled(
+            .overSelected, wire: Self.wire(3), bufferSeconds: 3, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+        #expect(last.last == .fail("segment 44 could not be loaded: wedged or abandoned 3 times on every rung tried"))
         #expect(loader.isDone)
         #expect(loader.turn(peakCapBps: nil) == [], "done: no more actions")
     }
 
-    @Test func cutWithoutAbandonment_decidesAgain_notCounted() throws {
+    @Test func cutShortWithoutTheMonitor_decidesAgain_notCounted() throws {
         var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 1))
         _ = loader.turn(peakCapBps: nil)
-        #expect(loader.segmentCut(mediaSequence: 44, abandoned: false) == [])
+        _ = loader.decided(variant: 1, playlist: Self.view(try Self.window()))
+        loader.segmentCutShort()
         #expect(loader.abandonments.isEmpty)
         #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .cutShort)])
+        // Nothing is in flight after it: a late cut finds nothing to judge.
+        #expect(
+            loader.transferCancelled(
+                .wedged, wire: Self.wire(4), bufferSeconds: 3, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+                == [])
     }
 
     @Test func partAbandonments_countAgainstTheirSegment_withTheSegments() throws {
         var loader = try Self.loading(next: 43, wedge: WedgeRules(maxAbandonmentsPerSegment: 2))
-        #expect(loader.segmentCut(mediaSequence: 44, abandoned: true) == [])
-        #expect(
-            loader.segmentCut(mediaSequence: 44, abandoned: true, partByPart: true)
-                == [.fail("segment 44 could not be loaded part by part: wedged or abandoned 2 times on every rung tried")])
+        _ = loader.turn(peakCapBps: nil)
+        _ = loader.decided(variant: 1, playlist: Self.view(try Self.window()))
+        _ = loader.transferCancelled(
+            .overSelected, wire: Self.wire(5), bufferSeconds: 3, segmentDurationSeconds: 1, rungBps: 3_000_000, ladderBitratesBps: Self.ladderBps)
+        _ = loader.turn(peakCapBps: nil)
+        let cut = loader.partCancelled(
+            .overSelected, wire: Self.wire(6), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
+            ladderBitratesBps: Self.ladderBps)
+        #expect(cut?.next == .fail("segment 44 could not be loaded part by part: wedged or abandoned 2 times on every rung tried"))
+        #expect(cut?.records == [.requestEnd(CutShort.monitorCancelled(.overSelected).requestEnd(Self.wire(6)))])
+        #expect(loader.isDone)
     }
 
     @Test func lowLatencyPlaylist_goesToThePartLoader() throws {
@@ -267,11 +284,13 @@ import Testing
         let first = loader.partCancelled(
             .wedged, wire: Self.wire(7), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
             ladderBitratesBps: Self.ladderBps)
-        #expect(first.last == .reRequestPart(mediaSequence: 44, attempt: 1))
+        #expect(first?.next == .reRequest(attempt: 1))
         let again = loader.partCancelled(
             .wedged, wire: Self.wire(8), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
             ladderBitratesBps: Self.ladderBps)
-        #expect(again == [.record(.requestEnd(CutShort.monitorCancelled(.wedged).requestEnd(Self.wire(8))))], "wedged again: abandoned")
+        #expect(
+            again == LiveLoaderCore.PartCut(records: [.requestEnd(CutShort.monitorCancelled(.wedged).requestEnd(Self.wire(8)))], next: .endStep),
+            "wedged again: abandoned")
         #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .abandoned)])
         // The segment's own abandonment counts with its parts': the second of the two allowed.
         #expect(loader.decided(variant: 1, playlist: Self.view(try Self.window())) == [.fetch(variant: 1, segmentIndex: 4, mediaSequence: 44)])
@@ -286,7 +305,7 @@ import Testing
         let cut = loader.partCancelled(
             .abrAbandoned, wire: Self.wire(10), attempt: 1, mediaSequence: 44, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
             ladderBitratesBps: Self.ladderBps)
-        #expect(cut.last == .fail("segment 44 could not be loaded part by part: wedged or abandoned 1 times on every rung tried"))
+        #expect(cut?.next == .fail("segment 44 could not be loaded part by part: wedged or abandoned 1 times on every rung tried"))
     }
 
     @Test func partWedgedWithLittleBuffer_reDecides_andEachTurnsRequestsAreNew() throws {
@@ -295,7 +314,8 @@ import Testing
         let cut = loader.partCancelled(
             .wedged, wire: Self.wire(7), attempt: 1, mediaSequence: 44, bufferSeconds: 0.5, partDurationSeconds: 0.5, rungBps: 3_000_000,
             ladderBitratesBps: Self.ladderBps)
-        #expect(cut.last == .record(.retryScheduled(CutShort.immediateRetry(requestID: 7, url: "v1/seg_44.ts", attemptsMade: 1))))
+        #expect(cut?.records.last == .retryScheduled(CutShort.immediateRetry(requestID: 7, url: "v1/seg_44.ts", attemptsMade: 1)))
+        #expect(cut?.next == .endStep)
         #expect(loader.turn(peakCapBps: nil) == [.decide(mediaSequence: 44, because: .reDecide)])
         // A first wedge in a new turn is a first wedge again, re-requested, not abandoned.
         _ = loader.partCancelled(
@@ -305,7 +325,7 @@ import Testing
         let next = loader.partCancelled(
             .wedged, wire: Self.wire(9), attempt: 1, mediaSequence: 45, bufferSeconds: 3, partDurationSeconds: 0.5, rungBps: 3_000_000,
             ladderBitratesBps: Self.ladderBps)
-        #expect(next.last == .reRequestPart(mediaSequence: 45, attempt: 1))
+        #expect(next?.next == .reRequest(attempt: 1))
         #expect(loader.abandonments.isEmpty)
     }
 }

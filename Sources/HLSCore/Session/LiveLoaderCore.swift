@@ -58,9 +58,6 @@ public struct LiveLoaderCore: Sendable {
         /// The segment request the monitor cut, asked for again at once on a fresh connection, as `attempt` of the
         /// retry policy (a wedge's or a trickle's re-request is not an attempt); then as after `fetch`.
         case reRequest(variant: Int, segmentIndex: Int, mediaSequence: Int, attempt: Int)
-        /// The LL-HLS part (or whole segment) of segment `mediaSequence` the monitor cut, asked for again at once on a
-        /// fresh connection by the part loader, as `attempt` of the retry policy.
-        case reRequestPart(mediaSequence: Int, attempt: Int)
         /// Write this event to the session log.
         case record(SessionEvent)
         /// The next segment is not published yet: reload `variant`'s playlist after `afterSeconds` (0: at once).
@@ -72,6 +69,27 @@ public struct LiveLoaderCore: Sendable {
         case resync(LiveResyncTrigger, variant: Int, message: String, url: String?)
         /// The session fails with this message (a network error). The loader is done.
         case fail(String)
+    }
+
+    /// A cut of the LL-HLS part loader's request, judged (`partCancelled`): the records to log, in order, then what the
+    /// part loader does.
+    public struct PartCut: Sendable, Equatable {
+        public enum Next: Sendable, Equatable {
+            /// Ask for the part (or whole segment) again at once on a fresh connection, as `attempt` of the retry policy.
+            case reRequest(attempt: Int)
+            /// The part loader's step ends without it; the next turn decides again for its segment (`reDecide`, or
+            /// `abandoned`, counted with the segment's own abandonments).
+            case endStep
+            /// The session fails with this message (a network error). The loader is done.
+            case fail(String)
+        }
+        public var records: [SessionEvent]
+        public var next: Next
+
+        public init(records: [SessionEvent], next: Next) {
+            self.records = records
+            self.next = next
+        }
     }
 
     /// A variant's media playlist as the shell holds it at an event.
@@ -189,46 +207,51 @@ public struct LiveLoaderCore: Sendable {
         let segment = LoaderCore.CutSegment(
             mediaSequence: f.mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBps: rungBps,
             ladderBitratesBps: ladderBitratesBps)
-        return judged(
-            reason, wire: wire, attempt: self.attempt, failure: failure, cut: segment,
-            reRequest: .reRequest(variant: f.variant, segmentIndex: f.segmentIndex, mediaSequence: f.mediaSequence, attempt: self.attempt))
+        guard let (records, next) = judged(reason, wire: wire, attempt: self.attempt, failure: failure, cut: segment) else { return [] }
+        let actions = records.map(Action.record)
+        switch next {
+        case .reRequest:
+            return actions + [.reRequest(variant: f.variant, segmentIndex: f.segmentIndex, mediaSequence: f.mediaSequence, attempt: self.attempt)]
+        case .endStep:
+            return actions
+        case .fail(let message):
+            return actions + [.fail(message)]
+        }
     }
 
     /// The LL-HLS part loader's request for a part of segment `mediaSequence` (or the whole segment) was cut by the
     /// monitor for `reason`, as `attempt` of the retry policy (`partDurationSeconds`: the part's duration, the
     /// segment's for a whole one). Judged as a segment's (`LoaderCore.judgeCut`): the records, then the request
-    /// again at once (`reRequestPart`), the next turn deciding again (`reDecide`, or `abandoned` counted with the
-    /// segment's own abandonments), or the session's failure ("could not be loaded part by part").
+    /// again at once, the next turn deciding again (`reDecide`, or `abandoned` counted with the segment's own
+    /// abandonments), or the session's failure ("could not be loaded part by part"). Nil: nothing to judge (the
+    /// loader is done, or the cut was not one the rules judge).
     public mutating func partCancelled(
         _ reason: InFlightCancel, wire: RequestEnd, attempt: Int, mediaSequence: Int, bufferSeconds: Double, partDurationSeconds: Double,
         rungBps: Int?, ladderBitratesBps: [Int], failure: String? = nil
-    ) -> [Action] {
-        guard !isDone else { return [] }
+    ) -> PartCut? {
+        guard !isDone else { return nil }
         let part = LoaderCore.CutSegment(
             mediaSequence: mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: partDurationSeconds, rungBps: rungBps,
             ladderBitratesBps: ladderBitratesBps, partByPart: true)
-        return judged(
-            reason, wire: wire, attempt: attempt, failure: failure, cut: part,
-            reRequest: .reRequestPart(mediaSequence: mediaSequence, attempt: attempt))
+        return judged(reason, wire: wire, attempt: attempt, failure: failure, cut: part).map { PartCut(records: $0.0, next: $0.1) }
     }
 
-    /// A cut judged (`LoaderCore.judgeCut`): its records, then `reRequest`, the session's failure, or the turn's end
+    /// A cut judged (`LoaderCore.judgeCut`): its records, then a re-request, the session's failure, or the turn's end
     /// with the reason the next one decides again for (the segment's, or the part's, the loader still wants).
     private mutating func judged(
-        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int, failure: String?, cut: LoaderCore.CutSegment, reRequest: Action
-    ) -> [Action] {
+        _ reason: InFlightCancel, wire: RequestEnd, attempt: Int, failure: String?, cut: LoaderCore.CutSegment
+    ) -> ([SessionEvent], PartCut.Next)? {
         guard
             let (records, next) = LoaderCore.judgeCut(
                 reason, purpose: .segment, wire: wire, attempts: attempt, failure: failure, segment: cut, cancels: &cancels)
-        else { return [] }
-        let actions = records.map(Action.record)
+        else { return nil }
         switch next {
         case .reRequest:
-            return actions + [reRequest]
+            return (records, .reRequest(attempt: attempt))
         case .fail(let message):
             isDone = true
             inFlight = nil
-            return actions + [.fail(message)]
+            return (records, .fail(message))
         case .reDecide:
             nextReason = .reDecide
         case .abandoned:
@@ -237,25 +260,16 @@ public struct LiveLoaderCore: Sendable {
         // The turn ends; the next one decides again for the same segment.
         inFlight = nil
         cancels.newRequest()
-        return actions
+        return (records, .endStep)
     }
 
-    /// The request for segment `mediaSequence` (or, `partByPart`, a part of it) was cut short before it loaded;
-    /// `abandoned`: counted against the segment (over-selected, wedged twice, abandoned by the ABR rule). The next
-    /// turn decides again for the same segment; the last abandonment the rules allow fails the session.
-    public mutating func segmentCut(mediaSequence: Int, abandoned: Bool, partByPart: Bool = false) -> [Action] {
-        guard !isDone else { return [] }
+    /// The request for the next segment (or a part of it) ended without its media and without the monitor's cut: its
+    /// URI failed over, or it was cut for a live step. Not an abandonment: the next turn decides again for the same
+    /// segment (`cutShort`).
+    public mutating func segmentCutShort() {
+        guard !isDone else { return }
         inFlight = nil
-        guard abandoned else {
-            nextReason = .cutShort
-            return []
-        }
-        if cancels.abandoned(segment: mediaSequence) {
-            isDone = true
-            return [.fail(wedge.givingUpMessage(segment: mediaSequence, partByPart: partByPart))]
-        }
-        nextReason = .abandoned
-        return []
+        nextReason = .cutShort
     }
 
     /// Segment `mediaSequence` of `variant` answered `httpStatus` (404 or 410) after its retries (`url`, as logged),
