@@ -10,8 +10,9 @@ extension PlayerSession {
 
     /// Fetches with retries under `policy`; logs every attempt with its progress and timings. A
     /// request the monitor cancelled, or one excluded by failover, ends `.cancelled` with what the
-    /// loader does next (`LoaderCancel`); wedges are re-requested, decided again or abandoned by
-    /// `loaderCancels` (`LoaderCore.Cancels`, the count the virtual session keeps too).
+    /// loader does next (`LoaderCancel`). What each attempt that did not give the response leads to — a wedge
+    /// re-requested, decided again or abandoned, a retry after the policy's backoff, the request given up — is
+    /// `RequestAttempts`' (HLSCore, pure); this performs it.
     ///
     /// `handsCutsToLoader` (a main-track segment, which a loader core sequences): a request the
     /// monitor cut ends `.cut` with its judgement and the `request.end` of what went over the wire, unlogged,
@@ -23,8 +24,6 @@ extension PlayerSession {
         segment: (durationSeconds: Double, rungBitrateBps: Double?, isLiveEdge: Bool)? = nil, track: String? = nil,
         isPart: Bool = false, handsCutsToLoader: Bool = false, continuing: Bool = false, firstAttempt: Int = 1
     ) throws -> Loaded<HTTPResponse> {
-        var attempts = firstAttempt - 1
-        loaderCancels.newRequest()
         // The first attempt's request ID names the fetch: the trickle rule counts its re-requests per fetch (SessionCore).
         var fetchID: Int? = continuing ? loaderFetchID : nil
         var policy = policy
@@ -33,12 +32,13 @@ extension PlayerSession {
             // After the retries, liveLoop reloads: a segment no longer listed has expired (resync to the edge).
             policy.retryNotFound = (lock.withLock { isLive } ?? false)
         }
+        var attempts = RequestAttempts(purpose: purpose, url: shown(url), policy: policy, wedge: configuration.wedge, firstAttempt: firstAttempt)
         while true {
             if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
             // The request-rate bound: every attempt of every playlist, part and segment request.
             paceRequest(url, purpose: purpose, isPart: isPart, track: track)
             if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
-            attempts += 1
+            let attempt = attempts.attemptStarts()
             let requestID = nextRequestID
             nextRequestID += 1
             if fetchID == nil { fetchID = requestID }
@@ -64,7 +64,7 @@ extension PlayerSession {
             // The URL really sent (with its CMCD query in query mode), as the HAR entry has it.
             let sentURL = shown(request.url)
             var start = RequestStart(
-                requestID: requestID, url: sentURL, purpose: purpose, attempt: attempts,
+                requestID: requestID, url: sentURL, purpose: purpose, attempt: attempt,
                 variantIndex: variantIndex, mediaSequence: mediaSequence, range: rangeText)
             start.track = track
             recorder.record(.requestStart(start))
@@ -115,13 +115,12 @@ extension PlayerSession {
                     harEntry(requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
                 var failure: String?
                 if case .trickleFailed(let message) = abort { failure = message }
-                return .cut(cancel, wire: wire, attempt: attempts, failure: failure)
+                return .cut(cancel, wire: wire, attempt: attempt, failure: failure)
             }
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
-                switch loaderCancels.playlistWedged(url: e.url, bytesReceived: e.bytesReceived) {
-                case .reRequest:
+                switch attempts.wedged(requestID: requestID, bytesReceived: e.bytesReceived) {
+                case .success(let retry):
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
-                    attempts -= 1
                     lock.withLock { freshConnectionNext = true }
                     let exchange = wireExchange(of: e, request: request, startedAt: startedAt)
                     let wire = failedRequestEnd(requestID: requestID, url: request.url, purpose: purpose, error: e, exchange: exchange, abort: abort)
@@ -129,9 +128,9 @@ extension PlayerSession {
                     recorder.addHAREntry(
                         harEntry(
                             requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
-                    recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
+                    recorder.record(.retryScheduled(retry))
                     continue
-                case .failedAttempt(let error):
+                case .failure(let error):
                     // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
                     result = .failure(error)
                 }
@@ -188,91 +187,43 @@ extension PlayerSession {
                 if isStopping {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
                 }
+                let next: RequestAttempts.Next
                 if error.kind == .cancelled, let abort {
-                    switch abort {
-                    case .liveResync:
-                        return .cancelled(.liveStepDropped)
-                    case .trickleReRequest:
-                        // The trickle rule: the rest would arrive too late and there is nothing lower; try a
-                        // fresh connection at once (not a failed attempt of the retry policy).
-                        attempts -= 1
-                        lock.withLock { freshConnectionNext = true }
-                        recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
-                        continue
-                    case .trickleFailed(let message):
-                        throw SessionFailure(category: .network, message: message, url: shown(url))
-                    case .overSelected:
-                        return .cancelled(.overSelected)
-                    case .abrAbandoned:
-                        return .cancelled(.abrAbandoned)
-                    case .wedged:
-                        switch segmentWedgeOutcome(segmentDurationSeconds: segment?.durationSeconds, variantIndex: variantIndex) {
-                        case .reDecide:
-                            // Little buffer left: decide again under the recovery cap (the probe rung) rather than
-                            // wait for the same rung's bytes (WedgeRules.reDecideBelowBufferSegments).
-                            lock.withLock { freshConnectionNext = true }
-                            recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
-                            return .cancelled(.reDecide)
-                        case .reRequest:
-                            // The first wedge: re-request at once on a fresh connection (the link may be
-                            // fine and one request lost); not a failed attempt of the retry policy.
-                            attempts -= 1
-                            lock.withLock { freshConnectionNext = true }
-                            recorder.record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: shown(url), attemptsMade: attempts)))
-                            continue
-                        case .abandon:
-                            // Wedged again: the loader decides again, now under the recovery cap.
-                            if segment != nil { return .cancelled(.wedgedAgain) }
-                            throw SessionFailure(category: .network, message: "\(purpose.rawValue) \(shown(url)) wedged twice", url: shown(url))
-                        }
-                    }
-                }
-                if error.kind == .cancelled {
+                    let cut: RequestAttempts.MonitorCut = abort.inFlightCancel.map { .judged($0, failure: abort.trickleFailure) } ?? .liveStep
+                    next = attempts.cut(
+                        cut, requestID: requestID, segment: segment.map { segmentWedge($0.durationSeconds, variantIndex: variantIndex) })
+                } else if error.kind == .cancelled {
                     throw SessionFailure(category: .network, message: "cancelled", url: shown(url))
-                }
-                if let failure = playlistFault(error, purpose: purpose, url: url) { throw failure }
-                capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
-                if failoverAfter(error, purpose: purpose, variantIndex: variantIndex) {
+                } else if let fault = RequestAttempts.playlistFault(error, purpose: purpose, url: shown(url)) {
+                    throw SessionFailure(category: .playlist, message: fault, url: shown(url))
+                } else {
+                    capEvent(.loadFailed(estimateBps: measuredEstimate(), at: clock.now()))
                     // Excluded now, with a redundant variant to go to: decide again instead of retrying this URI.
-                    return .cancelled(.failedOver)
+                    next =
+                        failoverAfter(error, purpose: purpose, variantIndex: variantIndex)
+                        ? .giveBack(.failedOver, record: nil) : attempts.failed(error, requestID: requestID)
                 }
-                switch policy.decide(after: error, attemptsMade: attempts) {
-                case .retry(let delay):
-                    let fresh = [.firstByteTimeout, .transferTimeout, .truncatedBody, .connect].contains(error.kind)
+                switch next {
+                case .reRequestNow(let retry):
+                    // The same request at once on a fresh connection (the link may be fine and one request lost).
+                    lock.withLock { freshConnectionNext = true }
+                    recorder.record(.retryScheduled(retry))
+                case .retry(let retry, let delaySeconds, let fresh):
                     lock.withLock { freshConnectionNext = fresh }
-                    recorder.record(
-                        .retryScheduled(
-                            RetryScheduled(requestID: requestID, url: shown(url), attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind))
-                    )
-                    sleepUnlessStopping(delay)
+                    recorder.record(.retryScheduled(retry))
+                    sleepUnlessStopping(delaySeconds)
                     if isStopping { throw SessionFailure(category: .network, message: "cancelled", url: shown(url)) }
-                case .giveUp(let reason):
-                    throw SessionFailure(
-                        category: .network,
-                        message:
-                            "\(purpose.rawValue) \(shown(url)) failed: \(error.kind.rawValue)\(error.httpStatus.map { " (HTTP \($0))" } ?? ""): \(error.message) — \(reason)",
-                        url: shown(url), httpStatus: error.httpStatus)
+                case .giveBack(let cancel, let retry):
+                    if let retry {
+                        // A decision again after a wedge: on a fresh connection.
+                        lock.withLock { freshConnectionNext = true }
+                        recorder.record(.retryScheduled(retry))
+                    }
+                    return .cancelled(cancel)
+                case .fail(let message, let httpStatus):
+                    throw SessionFailure(category: .network, message: message, url: shown(url), httpStatus: httpStatus)
                 }
             }
-        }
-    }
-
-    /// A URI the playlist should never have named, as the playlist error it is (exit 65), at
-    /// once: no retry, no failover, no estimate penalty. An http(s) URL without a host; a
-    /// scheme hlsplay does not fetch; a local playlist naming a file outside its directory.
-    func playlistFault(_ error: LoadError, purpose: RequestPurpose, url: URL) -> SessionFailure? {
-        let what = purpose == .multivariantPlaylist ? "the URL" : "the playlist names \(purpose.rawValue) \(shown(url)):"
-        switch error.kind {
-        case .invalidURL, .unsupportedScheme:
-            return SessionFailure(category: .playlist, message: "\(what) \(error.message); not fetched", url: shown(url))
-        case .localFileRefused:
-            return SessionFailure(
-                category: .playlist,
-                message:
-                    "\(what) \(error.message), the top-level playlist's directory: a local playlist may name only files under its own directory (--allow-any-local-file lifts this); not read",
-                url: shown(url))
-        default:
-            return nil
         }
     }
 
@@ -354,16 +305,14 @@ extension PlayerSession {
                 firstByteSeconds: response.timings.firstByteSeconds, totalSeconds: response.timings.totalSeconds))
     }
 
-    /// What a wedged segment request gets (`LoaderCore.Cancels.segmentWedged`, WedgeRules): the
-    /// buffer now, the wedged rung (none for a request that is not a main-track segment:
-    /// re-requested, then abandoned) and the ladder.
-    func segmentWedgeOutcome(segmentDurationSeconds: Double?, variantIndex: Int?) -> WedgeRules.SegmentOutcome {
+    /// What a wedged segment request is judged by (`RequestAttempts.SegmentWedge`): the buffer now, the wedged
+    /// rung (none for a request that is not a main-track segment: re-requested, then abandoned) and the ladder.
+    func segmentWedge(_ durationSeconds: Double, variantIndex: Int?) -> RequestAttempts.SegmentWedge {
         let now = clock.now()
         let ahead = lock.withLock { core.timeline.bufferSeconds(at: now) }
-        let rung = segmentDurationSeconds == nil ? nil : variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
-        return loaderCancels.segmentWedged(
-            bufferSeconds: ahead, segmentDurationSeconds: segmentDurationSeconds ?? 0, rungBps: rung,
-            ladderBitratesBps: variants.map(\.bandwidthBps))
+        let rung = variantIndex.flatMap { i in variants.first(where: { $0.index == i })?.bandwidthBps }
+        return RequestAttempts.SegmentWedge(
+            bufferSeconds: ahead, segmentDurationSeconds: durationSeconds, rungBps: rung, ladderBitratesBps: variants.map(\.bandwidthBps))
     }
 }
 

@@ -69,6 +69,11 @@ struct InFlightRequest {
             }
         }
 
+        /// The trickle rule's message when it failed the request.
+        var trickleFailure: String? {
+            if case .trickleFailed(let message) = self { message } else { nil }
+        }
+
         /// The abort that carries out the session core's cut (`InFlightJudgement.cancel`, and its `failure`).
         init(_ cancel: InFlightCancel, failure: String?) {
             switch cancel {
@@ -100,25 +105,6 @@ struct InFlightRequest {
     func idleSeconds(at now: MonotonicInstant) -> Double { max(0, now.seconds(since: lastByteAt)) }
     /// Seconds since the request started at `now`, never negative.
     func elapsedSeconds(at now: MonotonicInstant) -> Double { max(0, now.seconds(since: startedAt)) }
-}
-
-/// Why the loader goes back to a decision instead of using what it asked for: an outcome of a
-/// request, returned (`Loaded.cancelled`), not thrown.
-enum LoaderCancel: String, Sendable, Equatable {
-    /// Abandoned by the monitor as over-selected: counted against the segment, decided again under the new cap.
-    case overSelected = "over-selected"
-    /// Wedged again after its re-request: abandoned like an over-selection, decided again under the recovery cap.
-    case wedgedAgain = "wedged again"
-    /// Abandoned by the reference rule (BOLA-E): counted against the segment, decided again at the rule's rung.
-    case abrAbandoned = "abandoned by the ABR rule"
-    /// Wedged with little buffer left: decided again under the recovery cap (the probe rung) rather than wait
-    /// for the same rung's bytes; not counted against the segment (WedgeRules.reDecideBelowBufferSegments).
-    case reDecide = "re-decide"
-    /// The URI was excluded and its rung has a redundant variant still usable: decided again.
-    case failedOver = "failed over"
-    /// Live: the monitor asked for a resync or restart and cut the request for it; the fetch loop drops the
-    /// step under way and performs the new one at its top (`pendingLiveStep`).
-    case liveStepDropped = "live step dropped"
 }
 
 /// What a request (or a step made of requests) gave: its value, or a cancel that sends the loader back to a decision.
@@ -248,7 +234,6 @@ public final class PlayerSession: @unchecked Sendable {
     /// The wedges of the request in flight that `fetch` judges itself (playlists, keys, init sections, the
     /// alternate audio's segments), with what they lead to: the loader cores count theirs the same way
     /// (`LoaderCore.Cancels`), and the abandonments per segment are the loader cores' (`LoaderCore`, `LiveLoaderCore`).
-    lazy var loaderCancels = LoaderCore.Cancels(wedge: configuration.wedge)
     /// AES-128 keys by URI (loader-owned; never logged).
     var keyCache: [URL: [UInt8]] = [:]
     /// The last Media Initialization Section (EXT-X-MAP) and its bytes.

@@ -448,7 +448,7 @@ public struct LoaderCore: Sendable {
                 retryPending = true
                 return actions + [scheduled, .wait(untilSeconds: now.seconds + delay)]
             case .giveUp(let reason):
-                return actions + fail("\(work.purpose.rawValue) \(url) failed: \(error.kind.rawValue): \(error.message) — \(reason)")
+                return actions + fail(RequestAttempts.givingUpMessage(purpose: work.purpose, url: url, error: error, reason: reason))
             }
         }
     }
