@@ -46,7 +46,7 @@ extension PlayerSession {
                 sleepUnlessStopping(configuration.session.loaderPollSeconds)
                 continue
             }
-            if audio != nil, try loadAudioIfBehind(live: true) { continue }
+            if audio != nil, try loadAudioIfBehind() { continue }
             if lock.withLock({ core.tracks.mainEnded }) {
                 // Only the audio rendition may still be loading: wait for it (it runs above).
                 if lock.withLock({ core.tracks.audioEnded || audio == nil }) { return }

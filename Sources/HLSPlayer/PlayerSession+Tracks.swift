@@ -72,90 +72,49 @@ extension PlayerSession {
         }
     }
 
-    /// Loads the audio rendition's next segment when the audio track is behind
-    /// the variant's (or the variant's has ended). Returns true when it did
-    /// something (loaded a playlist or a segment, or ended the track).
-    func loadAudioIfBehind(live: Bool) throws -> Bool {
+    /// Loads the audio rendition's next segment when the audio track is behind the variant's (or the variant's has
+    /// ended), as `AlternateAudioRules.nextStep` says. Returns true when it did something (loaded a playlist or a
+    /// segment, skipped one, or ended the track).
+    func loadAudioIfBehind() throws -> Bool {
         guard var track = audio, !lock.withLock({ core.tracks.audioEnded }) else { return false }
         defer { audio = track }
         let (mainEnd, audioEnd, mainEnded) = lock.withLock {
             (core.tracks.mainEndSeconds, core.tracks.audioEndSeconds ?? core.tracks.mainEndSeconds, core.tracks.mainEnded)
         }
-        guard audioEnd < mainEnd - 0.001 || mainEnded else { return false }
+        let now = clock.now()
+        let (step, next) = AlternateAudioRules.nextStep(
+            playlist: track.playlist, timeline: track.timeline, nextMediaSequence: track.nextMediaSequence, mainEndSeconds: mainEnd,
+            audioEndSeconds: audioEnd, mainEnded: mainEnded,
+            variantSegments: bufferedSegments.map {
+                AlternateAudioRules.BufferedSegment(mediaSequence: $0.mediaSequence, startSeconds: $0.startSeconds)
+            },
+            secondsSinceReload: track.lastReloadAt.map { now.seconds(since: $0) })
+        track.nextMediaSequence = next
 
-        // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
-        // A request cut for a live step ends the turn (true: the fetch loop performs the step).
-        func reload() throws {
-            guard
-                let response = try fetch(
-                    track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
-                    policy: configuration.retry.playlist, track: "audio"
-                ).value(unlessLiveStepDropped: "audio playlist", url: shown(track.uri))
-            else { return }
-            guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
-                throw SessionFailure(
-                    category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))",
-                    url: shown(track.uri))
-            }
+        let segment: MediaSegment
+        let start: Double
+        switch step {
+        case .wait:
+            return false
+        case .loadPlaylist:
+            // The rendition's playlist: loaded once for VOD; for live, reloaded when the next segment is not in it yet.
+            // A request cut for a live step ends the turn (true: the fetch loop performs the step).
+            try reloadAudioPlaylist(&track)
+            return true
+        case .endTrack:
+            endTrack(.alternateAudio)
+            return true
+        case .skipExpired(let msn):
             recorder.record(
-                .playlistLoaded(
-                    PlaylistLoaded(
-                        url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
-                        targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
-                        changed: true, warnings: media.warnings.map(\.description))))
-            track.playlist = media
-            track.lastReloadAt = clock.now()
-            if media.endList { track.timeline = SegmentTimeline(); _ = track.timeline.update(with: media) }
-        }
-        if track.playlist == nil { try reload(); return true }
-
-        var segment: MediaSegment
-        var start: Double
-        if track.playlist!.endList {
-            // VOD: by time on the rendition's own timeline (a binary search: this runs once per audio segment).
-            guard let i = track.timeline.firstSegmentIndex(in: track.playlist!, endingAfter: audioEnd, toleranceSeconds: 0.001) else {
-                endTrack(.alternateAudio)
-                return true
-            }
-            let next = track.playlist!.segments[i]
-            segment = next
-            start = track.timeline.startSeconds(ofMediaSequence: next.mediaSequence) ?? audioEnd
-        } else {
-            // Live: by media sequence number, aligned on the variant's segment with the same number.
-            if track.nextMediaSequence == nil {
-                guard
-                    let aligned = bufferedSegments.first(where: { abs($0.startSeconds - audioEnd) < 0.05 })
-                        ?? bufferedSegments.first(where: { $0.startSeconds >= audioEnd - 0.05 })
-                else { return false }
-                track.nextMediaSequence = aligned.mediaSequence
-            }
-            let msn = track.nextMediaSequence!
-            guard let entry = bufferedSegments.first(where: { $0.mediaSequence == msn }) else {
-                // The variant has not buffered this number (yet, or it was skipped): realign later.
-                if let last = bufferedSegments.last, last.mediaSequence < msn { return false }
-                track.nextMediaSequence = nil
-                return false
-            }
-            guard let found = track.playlist!.segment(withMediaSequence: msn) else {
-                if let first = track.playlist!.segments.first, msn < first.mediaSequence {
-                    recorder.record(
-                        .segmentSkipped(
-                            SegmentSkipped(
-                                variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0,
-                                reason: "audio segment \(msn) left the rendition's window before it was loaded"
-                            ).withTrack("audio")))
-                    track.nextMediaSequence = msn + 1
-                    return true
-                }
-                let due = (track.lastReloadAt ?? clock.now()).advanced(
-                    bySeconds: LivePlaylistRules.reloadDelaySeconds(
-                        targetDurationSeconds: LivePlaylistRules.targetDurationSeconds(for: track.playlist!), playlistChanged: false))
-                guard clock.now() >= due else { return false }
-                try reload()
-                return true
-            }
-            segment = found
-            start = entry.startSeconds
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: AudioTrack.packetVariantIndex, mediaSequence: msn, durationSeconds: 0,
+                        reason: "audio segment \(msn) left the rendition's window before it was loaded"
+                    ).withTrack("audio")))
+            return true
+        case .load(let index, let startSeconds):
+            segment = track.playlist!.segments[index]
+            start = startSeconds
         }
 
         // Fetch, decrypt, demux, and place it: with the variant's timestamp offset at the same moment when
@@ -241,5 +200,33 @@ extension PlayerSession {
         }
         if !track.playlist!.endList { track.nextMediaSequence = segment.mediaSequence + 1 }
         return true
+    }
+
+    /// Loads (or reloads) the alternate audio rendition's media playlist into `track`; a request cut for a live step
+    /// leaves it as it was.
+    private func reloadAudioPlaylist(_ track: inout AudioTrack) throws {
+        guard
+            let response = try fetch(
+                track.uri, purpose: .mediaPlaylist, variantIndex: nil, mediaSequence: nil, byteRange: nil,
+                policy: configuration.retry.playlist, track: "audio"
+            ).value(unlessLiveStepDropped: "audio playlist", url: shown(track.uri))
+        else { return }
+        guard case .media(let media) = try parsePlaylist(response, parentVariables: multivariantVariables) else {
+            throw SessionFailure(
+                category: .playlist, message: "expected a media playlist for audio rendition \"\(track.rendition.name)\" at \(shown(track.uri))",
+                url: shown(track.uri))
+        }
+        recorder.record(
+            .playlistLoaded(
+                PlaylistLoaded(
+                    url: shown(response.effectiveURL), kind: "media", variantIndex: nil, segments: media.segments.count,
+                    targetDurationSeconds: media.targetDurationSeconds, mediaSequence: media.mediaSequence, endList: media.endList,
+                    changed: true, warnings: media.warnings.map(\.description))))
+        track.playlist = media
+        track.lastReloadAt = clock.now()
+        if media.endList {
+            track.timeline = SegmentTimeline()
+            _ = track.timeline.update(with: media)
+        }
     }
 }

@@ -152,7 +152,7 @@ extension PlayerSession {
     /// main track and the buffer takes more (the buffer level is the lower of the two tracks').
     func loadAlternateAudioWhileBehind() throws {
         guard audio != nil else { return }
-        while !isStopping, bufferTakesMore(), try loadAudioIfBehind(live: false) {}
+        while !isStopping, bufferTakesMore(), try loadAudioIfBehind() {}
     }
 
     /// The main track has ended (or the loader failed): the alternate audio rendition loads to its own end.
@@ -162,7 +162,7 @@ extension PlayerSession {
                 sleepUnlessStopping(configuration.session.loaderPollSeconds)
                 continue
             }
-            if try loadAudioIfBehind(live: false) { continue }
+            if try loadAudioIfBehind() { continue }
             sleepUnlessStopping(0.05)
         }
     }

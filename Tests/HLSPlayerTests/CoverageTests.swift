@@ -69,6 +69,42 @@ import TestSupport
         }
     }
 
+    /// The same rendition served live (hls-origin --live, looping with a discontinuity): the audio follows the
+    /// variant's media sequence numbers (AlternateAudioRules), each audio segment placed at the start and with the
+    /// timestamp offset of the video segment of the same number, across the loop's discontinuities; none skipped.
+    @Test func alternateAudio_live_followsTheVariantsNumbers_alignedAcrossTheLoop() throws {
+        var config = OriginConfiguration()
+        config.live = LiveConfiguration(windowSegments: 3)
+        let run = try withOrigin(try variants().appendingPathComponent("alt-audio"), configuration: config) { server in
+            Thread.sleep(forTimeInterval: 2)
+            return try runHlsplay([
+                server.baseURL.appendingPathComponent("master.m3u8").absoluteString, "--headless", "--json", "--cold", "--no-redact",
+                "--duration", "12"
+            ])
+        }
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        expectValidLog(run)
+        let summary = try #require(run.summary)
+        #expect(summary["isLive"] as? Bool == true)
+        #expect(summary["stallCount"] as? Int == 0)
+        #expect(run.events("segment.skipped").isEmpty)
+        let buffered = run.events("segment.buffered")
+        let video = buffered.filter { $0["track"] == nil }
+        let audio = buffered.filter { $0["track"] as? String == "audio" }
+        #expect(audio.count >= 5, "12 s of 2 s segments: \(audio.count) audio segments")
+        #expect(audio.count <= video.count)
+        for a in audio {
+            let number = try #require(a["mediaSequence"] as? Int)
+            let v = try #require(video.first { $0["mediaSequence"] as? Int == number }, "a video segment numbered \(number)")
+            #expect(abs((a["startSeconds"] as? Double ?? -1) - (v["startSeconds"] as? Double ?? -9)) < 0.001, "segment \(number)")
+            #expect(abs((a["timelineOffsetSeconds"] as? Double ?? -1) - (v["timelineOffsetSeconds"] as? Double ?? -9)) < 0.001, "segment \(number)")
+        }
+        // Numbers in order, none twice, and the loop's discontinuity crossed (offsets change along the stream).
+        let numbers = audio.compactMap { $0["mediaSequence"] as? Int }
+        #expect(numbers == Array(numbers.sorted()) && Set(numbers).count == numbers.count, "\(numbers)")
+        #expect(Set(audio.compactMap { $0["timelineOffsetSeconds"] as? Double }).count >= 2)
+    }
+
     @Test func alternateAudio_audioLangFlag_picksFrench_andFMP4Renditions() throws {
         let dir = try variants()
         let run = try play(dir.appendingPathComponent("alt-audio"), "master.m3u8", extra: ["--audio-lang", "fr"])
