@@ -324,13 +324,7 @@ extension PlayerSession {
         switch step {
         case .resyncToLiveEdge(let r):
             capEvent(.liveResync(estimateBps: measuredEstimate(), at: clock.now()))
-            let decision = decide(mediaSequence: nil)
-            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
-            guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
-            currentLoadIndex = loadIndex
-            liveLoader.resyncDecided(rung: decision.variantIndex, variant: loadIndex)
-            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
+            try resync(r)
         case .restart(let r):
             // Start over: multivariant playlist, fresh connection, recovery cap again.
             capEvent(.failure(.restart, estimateBps: measuredEstimate(), at: clock.now()))
@@ -358,16 +352,22 @@ extension PlayerSession {
             case .media(let media):
                 adopt(media, variantIndex: variants[0].index, url: top.effectiveURL, changed: true)
             }
-            let decision = decide(mediaSequence: nil)
-            let loadIndex = chooseRedundant(forRung: decision.variantIndex)
-            // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
-            guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
-            currentLoadIndex = loadIndex
-            liveLoader.resyncDecided(rung: decision.variantIndex, variant: loadIndex)
-            seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
+            try resync(r)
         case .resolved, .giveUp:
             break
         }
+    }
+
+    /// A resync's or restart's decision under the recovery cap, its variant's playlist loaded again, and the seek to
+    /// the live edge on it; the loader core's next turn loads that variant with that decision.
+    private func resync(_ r: LiveResyncRecord) throws {
+        let decision = decide(mediaSequence: nil)
+        let loadIndex = chooseRedundant(forRung: decision.variantIndex)
+        // Cut for a newer live step, or its URI failed over: this one is dropped (the next turn decides).
+        guard let playlist = try mediaPlaylist(for: loadIndex, forceReload: true).value else { return }
+        currentLoadIndex = loadIndex
+        liveLoader.resyncDecided(rung: decision.variantIndex, variant: loadIndex)
+        seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
     }
 
     /// Moves loading to the live start point — forward only (`LiveResyncRules.landing`): HOLD-BACK
