@@ -143,50 +143,31 @@ extension PlayerSession {
     /// into the playlist it extends. Paced in every path
     /// (`LowLatencyRules.reloadWaitSeconds`): at least half a part target after
     /// the previous reload started, and a part target after an answer that did
-    /// not advance (a server that does not block). A delta that does not merge
-    /// turns delta updates off for the stream and the whole playlist is asked
-    /// for instead; a server that answers that with an unmergeable delta too is
-    /// played from the segments its answer lists.
+    /// not advance (a server that does not block). What a delta answer leads to
+    /// is `DeltaUpdates`' (HLSCore): merged, or the whole playlist asked for and
+    /// delta updates off for the stream, or the segments an unmergeable answer lists.
     func blockingReload(after playlist: MediaPlaylist, variantIndex: Int) throws {
         guard let variant = variants.first(where: { $0.index == variantIndex }) else { return }
         guard waitBeforeReload(of: playlist) else { return }
         let age = lastReloadAt.map { clock.now().seconds(since: $0) } ?? 0
-        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age, deltaUpdates: !deltaUpdatesOff) else {
+        guard let request = LowLatencyRules.nextReload(after: playlist, playlistAgeSeconds: age, deltaUpdates: !deltaUpdates.isOff) else {
             lastBlockingReloadStartedAt = clock.now()
             // Cut for a live step or failed over: the next step either way.
             _ = try mediaPlaylist(for: variantIndex, forceReload: true)
             return
         }
-        guard var (media, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex) else { return }
-        if media.skip != nil {
-            do {
-                media = try LowLatencyRules.merge(delta: media, into: playlist)
-            } catch {
-                if request.skip != nil {
-                    deltaUpdatesOff = true
-                    recordLiveNote(
-                        "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole",
-                        url: shown(url))
-                    var full = request
-                    full.skip = nil
-                    guard waitBeforeReload(of: playlist), let whole = try loadBlocking(full, variant: variant, variantIndex: variantIndex)
-                    else { return }
-                    (media, url) = whole
-                }
-                if media.skip != nil {
-                    if let merged = try? LowLatencyRules.merge(delta: media, into: playlist) {
-                        media = merged
-                    } else if !unmergeableDeltaLogged {
-                        // The server answers even a request for the whole playlist with a delta update
-                        // (a static file, say): play the segments it lists.
-                        unmergeableDeltaLogged = true
-                        recordLiveNote(
-                            "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists",
-                            url: shown(url))
-                    }
-                }
-            }
+        guard var (answer, url) = try loadBlocking(request, variant: variant, variantIndex: variantIndex) else { return }
+        var next = deltaUpdates.answered(answer, previous: playlist, askedForDelta: request.skip != nil)
+        if case .askWhole(let note) = next {
+            recordLiveNote(note, url: shown(url))
+            var whole = request
+            whole.skip = nil
+            guard waitBeforeReload(of: playlist), let reloaded = try loadBlocking(whole, variant: variant, variantIndex: variantIndex) else { return }
+            (answer, url) = reloaded
+            next = deltaUpdates.answered(answer, previous: playlist, askedForDelta: false)
         }
+        guard case .playlist(let media, let note) = next else { return }
+        if let note { recordLiveNote(note, url: shown(url)) }
         let advanced =
             media.segments.last?.mediaSequence != playlist.segments.last?.mediaSequence
             || media.trailingParts.count != playlist.trailingParts.count

@@ -253,11 +253,10 @@ public final class PlayerSession: @unchecked Sendable {
     var starvedSinceLastRequest = false
     /// The request-rate bound's schedules (docs/session-log.md `request.paced`).
     var requestBound = RequestRateBound()
-    /// LL-HLS: when the last blocking reload started; delta updates turned off
-    /// after one did not merge; the server's unmergeable answers to full reloads, logged once.
+    /// LL-HLS: when the last blocking reload started.
     var lastBlockingReloadStartedAt: MonotonicInstant?
-    var deltaUpdatesOff = false
-    var unmergeableDeltaLogged = false
+    /// LL-HLS: whether reloads ask for delta updates, and what an answer gives.
+    var deltaUpdates = DeltaUpdates()
     /// The live window: warned once when it is shorter than three target durations; its first segment last time.
     var shortLiveWindowWarned = false
     var liveWindowFirstMediaSequence: Int?

@@ -120,6 +120,48 @@ import Testing
         #expect(LowLatencyRules.nextReload(after: merged, playlistAgeSeconds: 0)?.msn == 22)
     }
 
+    @Test func deltaUpdates_aDeltaThatMerges_isTheFullPlaylist_andDeltasStayOn() throws {
+        var updates = DeltaUpdates()
+        let previous = try Self.playlist(Self.text(first: 10, complete: 10))
+        let delta = try Self.playlist(Self.text(first: 12, complete: 10, skipped: 5))
+        #expect(
+            updates.answered(delta, previous: previous, askedForDelta: true)
+                == .playlist(try LowLatencyRules.merge(delta: delta, into: previous), note: nil))
+        // A whole playlist is adopted as it is.
+        #expect(updates.answered(previous, previous: previous, askedForDelta: false) == .playlist(previous, note: nil))
+        #expect(!updates.isOff)
+    }
+
+    @Test func deltaUpdates_aDeltaThatDoesNotMerge_asksForTheWholePlaylist_andTurnsDeltasOff() throws {
+        var updates = DeltaUpdates()
+        let previous = try Self.playlist(Self.text(first: 10, complete: 10))
+        let older = try Self.playlist(Self.text(first: 8, complete: 12, skipped: 4))
+        guard case .askWhole(let note) = updates.answered(older, previous: previous, askedForDelta: true) else {
+            Issue.record("an unmergeable delta asks for the whole playlist")
+            return
+        }
+        #expect(note.contains("could not be merged") && note.contains("segment 8 is not in the previous playlist"), "\(note)")
+        #expect(updates.isOff)
+        #expect(LowLatencyRules.nextReload(after: previous, playlistAgeSeconds: 0, deltaUpdates: !updates.isOff)?.skip == nil)
+        // The whole playlist it then gets is adopted.
+        let whole = try Self.playlist(Self.text(first: 12, complete: 10))
+        #expect(updates.answered(whole, previous: previous, askedForDelta: false) == .playlist(whole, note: nil))
+    }
+
+    @Test func deltaUpdates_aServerAnsweringTheWholeRequestWithAnUnmergeableDelta_isPlayedAsListed_notedOnce() throws {
+        var updates = DeltaUpdates()
+        let previous = try Self.playlist(Self.text(first: 10, complete: 10))
+        let older = try Self.playlist(Self.text(first: 8, complete: 12, skipped: 4))
+        guard case .playlist(let first, let note) = updates.answered(older, previous: previous, askedForDelta: false) else {
+            Issue.record("asked without _HLS_skip, the answer is played as listed")
+            return
+        }
+        #expect(first == older)
+        #expect(note?.contains("playing the segments it lists") == true)
+        #expect(updates.answered(older, previous: previous, askedForDelta: false) == .playlist(older, note: nil), "noted once")
+        #expect(!updates.isOff, "not asked for: nothing to turn off")
+    }
+
     @Test func deltaMergeFailsWhenASkippedSegmentIsNotInThePreviousPlaylist() throws {
         let previous = try Self.playlist(Self.text(first: 10, complete: 10))
         // Skipped 8…11: 8 is older than the previous playlist.

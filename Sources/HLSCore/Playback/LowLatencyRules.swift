@@ -353,3 +353,50 @@ public enum LowLatencyRules {
         return .waitForReload
     }
 }
+
+/// Delta updates (`_HLS_skip`, EXT-X-SKIP) for one LL-HLS stream: whether reloads ask for them, and what an answer
+/// gives. A delta that merges into the previous playlist is the full playlist again. One that does not (a skipped
+/// segment the previous playlist lacks, a discontinuity sequence that disagrees) turns delta updates off for the
+/// stream: the whole playlist is asked for at once, and on every later reload. A server that answers even that with
+/// a delta that does not merge (a static file, say) is played from the segments its answer lists, noted once.
+public struct DeltaUpdates: Sendable, Equatable {
+    /// What a reload's answer leads to.
+    public enum Answer: Sendable, Equatable {
+        /// The playlist to adopt: the answer, or the delta merged into the previous playlist; `note` (when given) is
+        /// what the log says about it.
+        case playlist(MediaPlaylist, note: String?)
+        /// Ask again, for the whole playlist (the same request without `_HLS_skip`), logging `note`; its answer goes
+        /// to `answered` with `askedForDelta` false.
+        case askWhole(note: String)
+    }
+
+    /// Delta updates were turned off for the stream: every reload asks for the whole playlist.
+    public private(set) var isOff = false
+    /// The note that a request for the whole playlist was answered with an unmergeable delta has been given.
+    private var unmergeableNoted = false
+
+    public init() {}
+
+    /// The answer `media` to a reload of `previous`, asked with `_HLS_skip` (`askedForDelta`) or without.
+    public mutating func answered(_ media: MediaPlaylist, previous: MediaPlaylist, askedForDelta: Bool) -> Answer {
+        guard media.skip != nil else { return .playlist(media, note: nil) }
+        do {
+            return .playlist(try LowLatencyRules.merge(delta: media, into: previous), note: nil)
+        } catch {
+            guard askedForDelta else {
+                if unmergeableNoted { return .playlist(media, note: nil) }
+                unmergeableNoted = true
+                return .playlist(
+                    media,
+                    note:
+                        "LL-HLS: the server answered a request for the whole playlist with a delta update (EXT-X-SKIP) that does not merge into the previous playlist; playing the segments it lists"
+                )
+            }
+            isOff = true
+            return .askWhole(
+                note:
+                    "LL-HLS delta update could not be merged (\(error)); delta updates turned off for this stream: reloading the whole playlist, and every later reload asks for it whole"
+            )
+        }
+    }
+}
