@@ -8,49 +8,35 @@ import HLSNet
 extension PlayerSession {
     // MARK: - Low-Latency HLS
 
-    /// One step on the LL-HLS path: the next part (listed or preload-hinted),
-    /// a whole segment when it is complete and we are at its start, or a
-    /// blocking reload (`_HLS_msn`/`_HLS_part`, `_HLS_skip` delta updates) when
-    /// there is nothing to load yet (LowLatencyRules decides).
+    /// One step on the LL-HLS path, as `PartLoaderStep.next` says: the next part (listed or preload-hinted), a whole
+    /// segment when it is complete and we are at its start, the rest of a segment whose parts left the playlist
+    /// skipped, a blocking reload (`_HLS_msn`/`_HLS_part`, `_HLS_skip` delta updates) when there is nothing to load
+    /// yet, or a resync when the next part left the playlist.
     func lowLatencyStep(_ playlist: MediaPlaylist, variantIndex: Int) throws {
-        let next: LowLatencyNextLoad
-        if let loaded = lowLatencyLoaded {
-            next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
-        } else if let start = pendingLowLatencyStart.flatMap({ Self.lists($0.uri, in: playlist) ? $0 : nil })
-            ?? loggedLowLatencyStart(for: playlist)
-        {
-            pendingLowLatencyStart = nil
-            next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
-        } else {
-            next = .waitForReload
-        }
-        switch next {
-        case .part(let position, let uri), .preloadHint(let position, let uri):
+        let step = PartLoaderStep.next(loaded: lowLatencyLoaded, pendingStart: pendingLowLatencyStart, in: playlist)
+        if step.startTaken { pendingLowLatencyStart = nil }
+        if let start = step.freshStart { logLowLatencyStart(start, on: playlist) }
+        switch step.load {
+        case .part(let position, let uri):
             // A preload hint is requested like a listed part; the server holds it until it exists.
             let unit = Self.lowLatencyPart(position, uri: uri, in: playlist)
             // Nothing loaded: the next step decides again (under the lowered cap after an abandonment).
             guard try loadForPartLoader(unit, part: position.part ?? 0, variantIndex: variantIndex) else { return }
             lowLatencyLoaded = position
-        case .segment(let msn, _):
-            guard let segment = playlist.segments.first(where: { $0.mediaSequence == msn }) else {
-                try blockingReload(after: playlist, variantIndex: variantIndex)
-                return
-            }
-            if let loaded = lowLatencyLoaded, loaded.part != nil, loaded.msn == msn {
-                // Its parts left the playlist before they were all loaded: go on with the next segment.
-                recorder.record(
-                    .segmentSkipped(
-                        SegmentSkipped(
-                            variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
-                            reason:
-                                "LL-HLS: the rest of segment \(msn) after part \(loaded.part!) left the playlist as parts; continuing at \(msn + 1)"))
-                )
-            } else {
-                guard try loadForPartLoader(segment, part: nil, variantIndex: variantIndex) else { return }
-            }
+        case .segment(let index, let msn):
+            guard try loadForPartLoader(playlist.segments[index], part: nil, variantIndex: variantIndex) else { return }
             lowLatencyLoaded = LowLatencyPosition(msn: msn)
             liveLoader.segmentLoaded(mediaSequence: msn)
-        case .waitForReload:
+        case .skipRest(let msn, let part):
+            recorder.record(
+                .segmentSkipped(
+                    SegmentSkipped(
+                        variantIndex: variantIndex, mediaSequence: msn, durationSeconds: 0,
+                        reason: "LL-HLS: the rest of segment \(msn) after part \(part) left the playlist as parts; continuing at \(msn + 1)"))
+            )
+            lowLatencyLoaded = LowLatencyPosition(msn: msn)
+            liveLoader.segmentLoaded(mediaSequence: msn)
+        case .reload:
             try blockingReload(after: playlist, variantIndex: variantIndex)
         case .fellBehind(let position, let first):
             recordLiveNote(
@@ -60,22 +46,21 @@ extension PlayerSession {
         }
     }
 
-    /// Whether `playlist` lists `uri` as a segment or a part: a start chosen on another variant's
-    /// playlist (a switch right after a resync) is not used on this one.
-    static func lists(_ uri: URL, in playlist: MediaPlaylist) -> Bool {
-        playlist.segments.contains { $0.uri == uri || $0.parts.contains { $0.uri == uri } } || playlist.trailingParts.contains { $0.uri == uri }
-    }
-
     /// A fresh LL-HLS start on `playlist` (an INDEPENDENT part PART-HOLD-BACK from the end), logged.
     func loggedLowLatencyStart(for playlist: MediaPlaylist) -> LowLatencyStart? {
         guard let start = LowLatencyRules.startPosition(for: playlist) else { return nil }
+        logLowLatencyStart(start, on: playlist)
+        return start
+    }
+
+    /// The `lowlatency.start` record of `start` on `playlist`.
+    func logLowLatencyStart(_ start: LowLatencyStart, on playlist: MediaPlaylist) {
         recorder.record(
             .lowLatencyStart(
                 LowLatencyStartRecord(
                     msn: start.position.msn, part: start.position.part, url: shown(start.uri),
                     distanceFromEndSeconds: start.distanceFromEndSeconds, partHoldBackSeconds: start.holdBackSeconds,
                     partTargetSeconds: playlist.partTargetSeconds ?? 0)))
-        return start
     }
 
     /// One part of `playlist` (`position`, at `uri`) as a small segment: its own tags from its segment when listed,

@@ -288,4 +288,57 @@ import Testing
                 == .fellBehind(next: LowLatencyPosition(msn: 9, part: 0), firstAvailable: 10))
         #expect(LowLatencyRules.nextLoad(after: LowLatencyPosition(msn: 9), in: p) == .segment(msn: 10, uri: Self.uri("s10.ts")))
     }
+
+    // MARK: The part loader's step
+
+    @Test func partLoaderStep_nothingLoaded_startsFreshPartHoldBackFromTheEnd_forTheShellToLog() throws {
+        let p = try Self.playlist(Self.text(trailing: 2))
+        let start = try #require(LowLatencyRules.startPosition(for: p))
+        let step = PartLoaderStep.next(loaded: nil, pendingStart: nil, in: p)
+        #expect(step.freshStart == start)
+        #expect(step.startTaken)
+        if let part = start.position.part {
+            #expect(step.load == .part(start.position, uri: start.uri), "part \(part)")
+        } else {
+            #expect(step.load == .segment(index: start.position.msn - 10, msn: start.position.msn))
+        }
+    }
+
+    @Test func partLoaderStep_aResyncsStart_usedWhenThisPlaylistListsIt_elseAFreshOne() throws {
+        let p = try Self.playlist(Self.text(trailing: 2))
+        let pending = LowLatencyStart(
+            position: LowLatencyPosition(msn: 14, part: 0), uri: Self.uri("s14.0.ts"), distanceFromEndSeconds: 3, holdBackSeconds: 1.5)
+        let used = PartLoaderStep.next(loaded: nil, pendingStart: pending, in: p)
+        #expect(used == PartLoaderStep(load: .part(pending.position, uri: pending.uri), freshStart: nil, startTaken: true))
+        // Chosen on another variant's playlist (a switch right after the resync): a fresh start on this one, logged.
+        var elsewhere = pending
+        elsewhere.uri = URL(string: "http://127.0.0.1:8080/v1/s14.0.ts")!
+        let fresh = PartLoaderStep.next(loaded: nil, pendingStart: elsewhere, in: p)
+        #expect(fresh.freshStart == LowLatencyRules.startPosition(for: p))
+        #expect(fresh.startTaken)
+        // A whole-segment start the playlist lists is loaded at its index.
+        let whole = LowLatencyStart(position: LowLatencyPosition(msn: 12), uri: Self.uri("s12.ts"), distanceFromEndSeconds: 7, holdBackSeconds: 1.5)
+        #expect(PartLoaderStep.next(loaded: nil, pendingStart: whole, in: p).load == .segment(index: 2, msn: 12))
+    }
+
+    @Test func partLoaderStep_afterALoad_thePartOrHintNext_thenAReload_theStartLeftAlone() throws {
+        let p = try Self.playlist(Self.text(trailing: 2))
+        let pending = LowLatencyStart(
+            position: LowLatencyPosition(msn: 14, part: 0), uri: Self.uri("s14.0.ts"), distanceFromEndSeconds: 3, holdBackSeconds: 1.5)
+        let next = PartLoaderStep.next(loaded: LowLatencyPosition(msn: 15, part: 0), pendingStart: pending, in: p)
+        #expect(next == PartLoaderStep(load: .part(LowLatencyPosition(msn: 15, part: 1), uri: Self.uri("s15.1.ts"))))
+        #expect(
+            PartLoaderStep.next(loaded: LowLatencyPosition(msn: 15, part: 1), pendingStart: nil, in: p).load
+                == .part(LowLatencyPosition(msn: 15, part: 2), uri: Self.uri("s15.2.ts")), "the hinted part")
+        #expect(PartLoaderStep.next(loaded: LowLatencyPosition(msn: 15, part: 2), pendingStart: nil, in: p).load == .reload)
+        #expect(PartLoaderStep.next(loaded: LowLatencyPosition(msn: 13, part: 3), pendingStart: nil, in: p).load == .segment(index: 4, msn: 14))
+    }
+
+    @Test func partLoaderStep_partsThatLeftThePlaylist_skipTheRestOfTheirSegment_andFallingBehindResyncs() throws {
+        let p = try Self.playlist(Self.text(trailing: 2))
+        #expect(PartLoaderStep.next(loaded: LowLatencyPosition(msn: 11, part: 2), pendingStart: nil, in: p).load == .skipRest(msn: 11, afterPart: 2))
+        #expect(
+            PartLoaderStep.next(loaded: LowLatencyPosition(msn: 8), pendingStart: nil, in: p).load
+                == .fellBehind(next: LowLatencyPosition(msn: 9, part: 0), firstAvailable: 10))
+    }
 }

@@ -400,3 +400,71 @@ public struct DeltaUpdates: Sendable, Equatable {
         }
     }
 }
+
+/// The LL-HLS part loader's next step on the newest playlist: from the last part or segment loaded, or — nothing
+/// loaded yet (the start, a resync) — from the start a resync chose when this playlist lists it, else from a fresh
+/// start on this playlist (PART-HOLD-BACK from the end, `LowLatencyRules.startPosition`).
+public struct PartLoaderStep: Sendable, Equatable {
+    public enum Load: Sendable, Equatable {
+        /// A listed part, or the part the server hinted (requested now; the server holds it until it exists).
+        case part(LowLatencyPosition, uri: URL)
+        /// The whole segment at `index` in the playlist, numbered `msn`.
+        case segment(index: Int, msn: Int)
+        /// Segment `msn`'s parts left the playlist before all were loaded (after part `afterPart`): it is skipped,
+        /// and loading goes on with the next segment.
+        case skipRest(msn: Int, afterPart: Int)
+        /// Nothing to load until the next blocking reload.
+        case reload
+        /// The next position has left the playlist: resync to the live edge.
+        case fellBehind(next: LowLatencyPosition, firstAvailable: Int)
+    }
+
+    public var load: Load
+    /// A fresh start chosen on this playlist, for the shell to log (`lowlatency.start`).
+    public var freshStart: LowLatencyStart?
+    /// The start waiting (a resync's) was used or replaced by a fresh one: the shell forgets it.
+    public var startTaken: Bool
+
+    public init(load: Load, freshStart: LowLatencyStart? = nil, startTaken: Bool = false) {
+        self.load = load
+        self.freshStart = freshStart
+        self.startTaken = startTaken
+    }
+
+    /// The step after `loaded` (nil: nothing loaded since the start or a resync), `pendingStart` waiting, on `playlist`.
+    public static func next(loaded: LowLatencyPosition?, pendingStart: LowLatencyStart?, in playlist: MediaPlaylist) -> PartLoaderStep {
+        let next: LowLatencyNextLoad
+        var step = PartLoaderStep(load: .reload)
+        if let loaded {
+            next = LowLatencyRules.nextLoad(after: loaded, in: playlist)
+        } else {
+            // A start chosen on another variant's playlist (a switch right after a resync) is not used on this one.
+            let listed = pendingStart.flatMap { lists($0.uri, in: playlist) ? $0 : nil }
+            guard let start = listed ?? LowLatencyRules.startPosition(for: playlist) else { return step }
+            if listed == nil { step.freshStart = start }
+            step.startTaken = true
+            next = start.position.part != nil ? .part(start.position, uri: start.uri) : .segment(msn: start.position.msn, uri: start.uri)
+        }
+        switch next {
+        case .part(let position, let uri), .preloadHint(let position, let uri):
+            step.load = .part(position, uri: uri)
+        case .segment(let msn, _):
+            guard let index = playlist.segments.firstIndex(where: { $0.mediaSequence == msn }) else { return step }
+            if let loaded, let part = loaded.part, loaded.msn == msn {
+                step.load = .skipRest(msn: msn, afterPart: part)
+            } else {
+                step.load = .segment(index: index, msn: msn)
+            }
+        case .waitForReload:
+            break
+        case .fellBehind(let position, let first):
+            step.load = .fellBehind(next: position, firstAvailable: first)
+        }
+        return step
+    }
+
+    /// Whether `playlist` lists `uri` as a segment or a part.
+    static func lists(_ uri: URL, in playlist: MediaPlaylist) -> Bool {
+        playlist.segments.contains { $0.uri == uri || $0.parts.contains { $0.uri == uri } } || playlist.trailingParts.contains { $0.uri == uri }
+    }
+}
