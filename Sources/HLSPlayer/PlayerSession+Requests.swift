@@ -119,7 +119,7 @@ extension PlayerSession {
             }
             if case .failure(let e) = fetched, e.kind == .cancelled, abort == .wedged, segment == nil, !isStopping {
                 switch attempts.wedged(requestID: requestID, bytesReceived: e.bytesReceived) {
-                case .success(let retry):
+                case .reRequestNow(let retry):
                     // A wedged playlist request: re-requested at once on a fresh connection, not an attempt of the retry policy.
                     lock.withLock { freshConnectionNext = true }
                     let exchange = wireExchange(of: e, request: request, startedAt: startedAt)
@@ -130,7 +130,7 @@ extension PlayerSession {
                             requestID: requestID, purpose: purpose, wallStart: wallStart, exchange: exchange, failure: e, abort: abort))
                     recorder.record(.retryScheduled(retry))
                     continue
-                case .failure(let error):
+                case .failedAttempt(let error):
                     // Past that, a wedge is a timeout for the retry policy (backoff, bounded attempts).
                     result = .failure(error)
                 }
@@ -190,6 +190,7 @@ extension PlayerSession {
                 let next: RequestAttempts.Next
                 if error.kind == .cancelled, let abort {
                     let cut: RequestAttempts.MonitorCut = abort.inFlightCancel.map { .judged($0, failure: abort.trickleFailure) } ?? .liveStep
+                    // The buffer and ladder a wedge is judged by are read only for a wedge.
                     next = attempts.cut(
                         cut, requestID: requestID, segment: segment.map { segmentWedge($0.durationSeconds, variantIndex: variantIndex) })
                 } else if error.kind == .cancelled {

@@ -463,10 +463,10 @@ import Testing
     @Test func segmentWedged_withBufferInHand_reRequestedOnce_thenAbandoned() {
         var cancels = LoaderCore.Cancels(wedge: WedgeRules())
         cancels.newRequest()
-        let first = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        let first = cancels.segmentWedged(.init(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder))
         #expect(first == .reRequest)
         #expect(cancels.wedgeReRequests == 1)
-        let second = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        let second = cancels.segmentWedged(.init(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder))
         #expect(second == .abandon)
         #expect(cancels.wedgeReRequests == 0)
         // The wedge outcome alone counts nothing: the loop counts the abandonment it performs.
@@ -475,7 +475,7 @@ import Testing
 
     @Test func segmentWedged_withLittleBuffer_reDecided_notCountedAgainstTheSegment() {
         var cancels = LoaderCore.Cancels(wedge: WedgeRules())
-        let outcome = cancels.segmentWedged(bufferSeconds: 2, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder)
+        let outcome = cancels.segmentWedged(.init(bufferSeconds: 2, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder))
         #expect(outcome == .reDecide)
         #expect(cancels.wedgeReRequests == 0)
         #expect(cancels.abandonments.isEmpty)
@@ -483,9 +483,10 @@ import Testing
 
     @Test func segmentWedged_lowestRungOrNoRung_reRequestedEvenWithLittleBuffer() {
         var cancels = LoaderCore.Cancels(wedge: WedgeRules())
-        #expect(cancels.segmentWedged(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: 300_000, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(
+            cancels.segmentWedged(.init(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: 300_000, ladderBitratesBps: Self.ladder)) == .reRequest)
         cancels.newRequest()
-        #expect(cancels.segmentWedged(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: nil, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(cancels.segmentWedged(.init(bufferSeconds: 0, segmentDurationSeconds: 4, rungBps: nil, ladderBitratesBps: Self.ladder)) == .reRequest)
         #expect(cancels.wedgeReRequests == 1)
     }
 
@@ -500,11 +501,13 @@ import Testing
 
     @Test func abandoned_afterAReRequest_theNextRequestStartsWithoutWedges() {
         var cancels = LoaderCore.Cancels(wedge: WedgeRules())
-        _ = cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder)
+        _ = cancels.segmentWedged(.init(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 3_720_000, ladderBitratesBps: Self.ladder))
         // Over-selected after its re-request: abandoned; the same segment decided again gets a re-request again.
         #expect(cancels.abandoned(segment: 0) == false)
         #expect(cancels.wedgeReRequests == 0)
-        #expect(cancels.segmentWedged(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder) == .reRequest)
+        #expect(
+            cancels.segmentWedged(.init(bufferSeconds: 20, segmentDurationSeconds: 4, rungBps: 1_310_000, ladderBitratesBps: Self.ladder))
+                == .reRequest)
     }
 
     @Test func playlistWedged_reRequestedUpToTheBound_thenAFailedAttempt_newRequestStartsOver() {

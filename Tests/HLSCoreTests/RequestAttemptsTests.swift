@@ -36,10 +36,10 @@ import Testing
             #expect(a.attemptStarts() == 1, "a re-request is the same attempt")
             #expect(
                 a.wedged(requestID: id, bytesReceived: 0)
-                    == .success(RetryScheduled(requestID: id, url: Self.url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
+                    == .reRequestNow(RetryScheduled(requestID: id, url: Self.url, attemptsMade: 0, delaySeconds: 0, errorKind: .transferTimeout)))
         }
         #expect(a.attemptStarts() == 1)
-        guard case .failure(let error) = a.wedged(requestID: 3, bytesReceived: 17) else {
+        guard case .failedAttempt(let error) = a.wedged(requestID: 3, bytesReceived: 17) else {
             Issue.record("the third wedge past a bound of 2 is a failed attempt")
             return
         }
@@ -83,6 +83,22 @@ import Testing
             a.cut(.judged(.abrAbandoned, failure: nil), requestID: 1, segment: Self.segment(bufferSeconds: 1))
                 == .giveBack(.abrAbandoned, record: nil))
         #expect(a.cut(.liveStep, requestID: 1, segment: nil) == .giveBack(.liveStepDropped, record: nil))
+    }
+
+    @Test func theSegmentsBufferAndLadder_areReadOnlyForAWedge() {
+        var a = Self.attempts(.segment, policy: .segment)
+        _ = a.attemptStarts()
+        var reads = 0
+        func read() -> RequestAttempts.SegmentWedge? {
+            reads += 1
+            return Self.segment(bufferSeconds: 10)
+        }
+        _ = a.cut(.judged(.overSelected, failure: nil), requestID: 1, segment: read())
+        _ = a.cut(.judged(.trickleReRequest, failure: nil), requestID: 1, segment: read())
+        _ = a.cut(.liveStep, requestID: 1, segment: read())
+        #expect(reads == 0)
+        _ = a.cut(.judged(.wedged, failure: nil), requestID: 1, segment: read())
+        #expect(reads == 1)
     }
 
     @Test func wedgedSegmentWithBufferInHand_reRequestedOnce_thenAbandoned() {

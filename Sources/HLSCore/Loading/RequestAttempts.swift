@@ -5,9 +5,10 @@
 // for again at once, given back to the loader to decide again, or failed); an HTTP or transport error retried
 // after the retry policy's backoff, or the request given up with a message that says why.
 //
-// The loader cores judge their own main-track segments' cuts (`LoaderCore.judgeCut`); this judges the requests
-// that have no loader core's judgement: playlists, keys, initialization sections, the steering manifest and the
-// alternate audio's segments — and every request's HTTP errors.
+// The loader cores carry out their own main-track segments' cuts (`LoaderCore.judgeCut`, counting abandonments per
+// segment); this carries out the cuts of requests no loader core sequences: playlists, keys, initialization sections,
+// the steering manifest and the alternate audio's segments — and every request's HTTP errors. Both judge a cut by
+// the one rule, `LoaderCore.Cancels.judge`; the virtual shell's loader core judges its wedged playlists here too.
 
 /// Why the loader goes back to a decision instead of using what it asked for: an outcome of a request,
 /// returned, not thrown.
@@ -58,7 +59,7 @@ public struct RequestAttempts: Sendable, Equatable {
     /// Attempts of the retry policy made so far, the one in flight included.
     public private(set) var attemptsMade: Int
     /// This request's wedges re-requested so far (`WedgeRules`).
-    private var cancels: LoaderCore.Cancels
+    public private(set) var cancels: LoaderCore.Cancels
 
     /// A request that starts at attempt `firstAttempt` of `policy` (a loader core's re-request or retry goes on
     /// from the attempt it was).
@@ -70,22 +71,39 @@ public struct RequestAttempts: Sendable, Equatable {
         self.cancels = LoaderCore.Cancels(wedge: wedge)
     }
 
+    /// A loader core's request after `attemptsMade` attempts of `policy`, its wedges counted in `cancels` (the
+    /// virtual shell's `LoaderCore` judges its wedged playlists by this).
+    public init(purpose: RequestPurpose, url: String, policy: RetryPolicy, cancels: LoaderCore.Cancels, attemptsMade: Int) {
+        self.purpose = purpose
+        self.url = url
+        self.policy = policy
+        self.attemptsMade = attemptsMade
+        self.cancels = cancels
+    }
+
     /// An attempt starts: its number.
     public mutating func attemptStarts() -> Int {
         attemptsMade += 1
         return attemptsMade
     }
 
+    /// A wedged playlist, key or initialization section, as `wedged` judges it.
+    public enum Wedged: Sendable, Equatable {
+        /// Asked for again at once on a fresh connection (logged as `record`): the attempt is not counted.
+        case reRequestNow(RetryScheduled)
+        /// Past the wedge rules' bound: a failed attempt with this error (a transfer timeout), for `failed`.
+        case failedAttempt(LoadError)
+    }
+
     /// Attempt `requestID` of a playlist, key or initialization section was found wedged with `bytesReceived`
-    /// bytes in: asked for again at once (`reRequestNow`: the attempt is not counted) up to the wedge rules'
-    /// bound, else a failed attempt with the error returned (a transfer timeout), for `failed`.
-    public mutating func wedged(requestID: Int, bytesReceived: Int) -> Result<RetryScheduled, LoadError> {
+    /// bytes in: asked for again at once up to the wedge rules' bound, else a failed attempt.
+    public mutating func wedged(requestID: Int, bytesReceived: Int) -> Wedged {
         switch cancels.playlistWedged(url: url, bytesReceived: bytesReceived) {
         case .reRequest:
             attemptsMade -= 1
-            return .success(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attemptsMade))
+            return .reRequestNow(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attemptsMade))
         case .failedAttempt(let error):
-            return .failure(error)
+            return .failedAttempt(error)
         }
     }
 
@@ -106,40 +124,25 @@ public struct RequestAttempts: Sendable, Equatable {
     }
 
     /// Attempt `requestID` was cut by the monitor (`cut`); `segment`: what its wedge is judged by when it is a
-    /// segment (nil: a request of another kind, whose wedge `wedged` judges). The trickle rule's re-request and a
-    /// first wedge with buffer in hand go again at once; a wedge with little buffer is decided again; an
-    /// over-selection, the ABR rule's abandonment and a second wedge are abandoned; the trickle rule's failure fails
-    /// the request.
-    public mutating func cut(_ cut: MonitorCut, requestID: Int, segment: SegmentWedge?) -> Next {
-        switch cut {
-        case .liveStep:
-            return .giveBack(.liveStepDropped, record: nil)
-        case .judged(.trickleReRequest, _):
+    /// segment (nil: a request of another kind, whose wedge `wedged` judges), asked for only when the cut is a
+    /// wedge. Judged as every cut is (`LoaderCore.Cancels.judge`): the trickle rule's re-request and a first wedge
+    /// with buffer in hand go again at once; a wedge with little buffer is decided again; an over-selection, the
+    /// ABR rule's abandonment and a second wedge are abandoned; the trickle rule's failure fails the request.
+    public mutating func cut(_ cut: MonitorCut, requestID: Int, segment: @autoclosure () -> SegmentWedge?) -> Next {
+        guard case .judged(let reason, let failure) = cut else { return .giveBack(.liveStepDropped, record: nil) }
+        switch cancels.judge(reason, segment: reason == .wedged ? segment() : nil) {
+        case .reRequest:
             return reRequestNow(requestID: requestID)
-        case .judged(.trickleFailed, let failure):
+        case .trickleFailed:
             return .fail(message: failure ?? "\(purpose.rawValue) \(url) trickled: still too slow after its re-requests", httpStatus: nil)
-        case .judged(.overSelected, _):
-            return .giveBack(.overSelected, record: nil)
-        case .judged(.abrAbandoned, _):
-            return .giveBack(.abrAbandoned, record: nil)
-        case .judged(.wedged, _):
-            let outcome = segment.map {
-                cancels.segmentWedged(
-                    bufferSeconds: $0.bufferSeconds, segmentDurationSeconds: $0.segmentDurationSeconds, rungBps: $0.rungBps,
-                    ladderBitratesBps: $0.ladderBitratesBps)
-            }
-            switch outcome {
-            case .reRequest?:
-                return reRequestNow(requestID: requestID)
-            case .reDecide?:
-                // Little buffer left: decide again under the recovery cap (the probe rung) rather than wait for the
-                // same rung's bytes (WedgeRules.reDecideBelowBufferSegments); the attempt stands.
-                return .giveBack(.reDecide, record: CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attemptsMade))
-            case .abandon?:
-                return .giveBack(.wedgedAgain, record: nil)
-            case nil:
-                return .fail(message: "\(purpose.rawValue) \(url) wedged twice", httpStatus: nil)
-            }
+        case .reDecide:
+            // Little buffer left: decide again under the recovery cap (the probe rung) rather than wait for the
+            // same rung's bytes (WedgeRules.reDecideBelowBufferSegments); the attempt stands.
+            return .giveBack(.reDecide, record: CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attemptsMade))
+        case .abandon(let why):
+            return .giveBack(why, record: nil)
+        case .notASegment:
+            return .fail(message: "\(purpose.rawValue) \(url) wedged twice", httpStatus: nil)
         }
     }
 

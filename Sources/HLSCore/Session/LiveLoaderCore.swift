@@ -205,8 +205,10 @@ public struct LiveLoaderCore: Sendable {
         guard let f = inFlight, !isDone else { return [] }
         if let attempt { self.attempt = attempt }
         let segment = LoaderCore.CutSegment(
-            mediaSequence: f.mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBps: rungBps,
-            ladderBitratesBps: ladderBitratesBps)
+            mediaSequence: f.mediaSequence,
+            wedge: RequestAttempts.SegmentWedge(
+                bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds, rungBps: rungBps,
+                ladderBitratesBps: ladderBitratesBps))
         guard let (records, next) = judged(reason, wire: wire, attempt: self.attempt, failure: failure, cut: segment) else { return [] }
         let actions = records.map(Action.record)
         switch next {
@@ -231,8 +233,11 @@ public struct LiveLoaderCore: Sendable {
     ) -> PartCut? {
         guard !isDone else { return nil }
         let part = LoaderCore.CutSegment(
-            mediaSequence: mediaSequence, bufferSeconds: bufferSeconds, segmentDurationSeconds: partDurationSeconds, rungBps: rungBps,
-            ladderBitratesBps: ladderBitratesBps, partByPart: true)
+            mediaSequence: mediaSequence,
+            wedge: RequestAttempts.SegmentWedge(
+                bufferSeconds: bufferSeconds, segmentDurationSeconds: partDurationSeconds, rungBps: rungBps,
+                ladderBitratesBps: ladderBitratesBps),
+            partByPart: true)
         return judged(reason, wire: wire, attempt: attempt, failure: failure, cut: part).map { PartCut(records: $0.0, next: $0.1) }
     }
 

@@ -276,9 +276,10 @@ public struct LoaderCore: Sendable {
         if let attempt { attempts = attempt }
         let segment = work.segment.map { (v, i) in
             CutSegment(
-                mediaSequence: mediaSequence(ofSegment: i, variant: v), bufferSeconds: inputs.bufferSeconds,
-                segmentDurationSeconds: variants[v].segmentDurationsSeconds?[i] ?? 0, rungBps: variants[v].bandwidthBps,
-                ladderBitratesBps: variants.map(\.bandwidthBps))
+                mediaSequence: mediaSequence(ofSegment: i, variant: v),
+                wedge: RequestAttempts.SegmentWedge(
+                    bufferSeconds: inputs.bufferSeconds, segmentDurationSeconds: variants[v].segmentDurationsSeconds?[i] ?? 0,
+                    rungBps: variants[v].bandwidthBps, ladderBitratesBps: variants.map(\.bandwidthBps)))
         }
         guard
             let (records, next) = Self.judgeCut(
@@ -426,29 +427,31 @@ public struct LoaderCore: Sendable {
     }
 
     /// A wedged playlist request: asked for again at once up to `wedge.maxPlaylistReRequests` times, then each
-    /// wedge is a failed attempt of the playlist retry policy — backoff, then the session fails.
+    /// wedge is a failed attempt of the playlist retry policy — backoff, then the session fails. Judged as the real
+    /// shell judges its playlists (`RequestAttempts`), with this loader's count of the request's wedges and attempts.
     private mutating func playlistWedged(wire: RequestEnd, at now: MonotonicInstant) -> [Action] {
         guard let work else { return [] }
-        let (requestID, url) = (wire.requestID, wire.url)
-        switch cancels.playlistWedged(url: url, bytesReceived: wire.bytes) {
-        case .reRequest:
+        var request = RequestAttempts(
+            purpose: work.purpose, url: wire.url, policy: playlistRetry, cancels: cancels, attemptsMade: attempts)
+        defer { cancels = request.cancels }
+        switch request.wedged(requestID: wire.requestID, bytesReceived: wire.bytes) {
+        case .reRequestNow(let retry):
             return [
-                .record(.requestEnd(CutShort.playlistWedgeReRequested.requestEnd(wire))),
-                .record(.retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))),
+                .record(.requestEnd(CutShort.playlistWedgeReRequested.requestEnd(wire))), .record(.retryScheduled(retry)),
                 .reRequest(work, attempt: attempts)
             ]
         case .failedAttempt(let error):
             let actions: [Action] = [.record(.requestEnd(CutShort.playlistWedgeFailed(error).requestEnd(wire))), .loadFailed]
-            switch playlistRetry.decide(after: error, attemptsMade: attempts) {
-            case .retry(let delay):
-                let scheduled = Action.record(
-                    .retryScheduled(
-                        RetryScheduled(requestID: requestID, url: url, attemptsMade: attempts, delaySeconds: delay, errorKind: error.kind)))
+            switch request.failed(error, requestID: wire.requestID) {
+            case .retry(let retry, let delaySeconds, _):
                 attempts += 1
                 retryPending = true
-                return actions + [scheduled, .wait(untilSeconds: now.seconds + delay)]
-            case .giveUp(let reason):
-                return actions + fail(RequestAttempts.givingUpMessage(purpose: work.purpose, url: url, error: error, reason: reason))
+                return actions + [.record(.retryScheduled(retry)), .wait(untilSeconds: now.seconds + delaySeconds)]
+            case .fail(let message, _):
+                return actions + fail(message)
+            case .reRequestNow, .giveBack:
+                isDone = true
+                return actions + [.internalError("the retry policy neither retried nor gave up on \(work.purpose.rawValue) \(wire.url)")]
             }
         }
     }
@@ -461,25 +464,15 @@ extension LoaderCore {
     public struct CutSegment: Sendable, Equatable {
         /// Its media sequence number: abandonments are counted by it.
         public var mediaSequence: Int
-        /// The forward buffer when it was cut, seconds.
-        public var bufferSeconds: Double
-        public var segmentDurationSeconds: Double
-        /// The cut rung's BANDWIDTH, and the ladder's, bits per second.
-        public var rungBps: Int?
-        public var ladderBitratesBps: [Int]
+        /// The forward buffer when it was cut, its duration, its rung's and the ladder's BANDWIDTH.
+        public var wedge: RequestAttempts.SegmentWedge
         /// An LL-HLS part (or a whole segment the part loader asked for): giving up says the segment could not be
-        /// loaded part by part. `segmentDurationSeconds` is then the part's.
+        /// loaded part by part. `wedge.segmentDurationSeconds` is then the part's.
         public var partByPart: Bool
 
-        public init(
-            mediaSequence: Int, bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int],
-            partByPart: Bool = false
-        ) {
+        public init(mediaSequence: Int, wedge: RequestAttempts.SegmentWedge, partByPart: Bool = false) {
             self.mediaSequence = mediaSequence
-            self.bufferSeconds = bufferSeconds
-            self.segmentDurationSeconds = segmentDurationSeconds
-            self.rungBps = rungBps
-            self.ladderBitratesBps = ladderBitratesBps
+            self.wedge = wedge
             self.partByPart = partByPart
         }
     }
@@ -510,34 +503,25 @@ extension LoaderCore {
     ) -> (records: [SessionEvent], next: CutNext)? {
         let cut = SessionEvent.requestEnd(CutShort.monitorCancelled(reason).requestEnd(wire))
         let (requestID, url) = (wire.requestID, wire.url)
-        switch reason {
-        case .trickleReRequest:
+        switch cancels.judge(reason, segment: segment?.wedge) {
+        case .reRequest:
+            // The trickle rule's re-request, or the first wedge with buffer in hand: the same request again on a
+            // fresh connection (not an attempt).
             return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))], .reRequest)
         case .trickleFailed:
             return ([cut], .fail(failure ?? "\(purpose.rawValue) \(url) trickled: still too slow after its re-requests"))
-        case .wedged, .overSelected, .abrAbandoned:
-            break
-        }
-        guard let segment else { return nil }
-        let outcome: WedgeRules.SegmentOutcome =
-            reason == .wedged
-            ? cancels.segmentWedged(
-                bufferSeconds: segment.bufferSeconds, segmentDurationSeconds: segment.segmentDurationSeconds, rungBps: segment.rungBps,
-                ladderBitratesBps: segment.ladderBitratesBps)
-            : .abandon
-        switch outcome {
-        case .reRequest:
-            // The first wedge with buffer in hand: the same request again on a fresh connection (not an attempt).
-            return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts - 1))], .reRequest)
         case .reDecide:
             // Little buffer left: decide again under the recovery cap (not an abandonment).
             return ([cut, .retryScheduled(CutShort.immediateRetry(requestID: requestID, url: url, attemptsMade: attempts))], .reDecide)
         case .abandon:
             // Over-selected, abandoned by the ABR rule, or wedged again: an abandonment, bounded per segment.
+            guard let segment else { return nil }
             if cancels.abandoned(segment: segment.mediaSequence) {
                 return ([cut], .fail(cancels.wedge.givingUpMessage(segment: segment.mediaSequence, partByPart: segment.partByPart)))
             }
             return ([cut], .abandoned)
+        case .notASegment:
+            return nil
         }
     }
 }
@@ -561,17 +545,48 @@ extension LoaderCore {
         /// A new request starts (not a re-request of a wedged one): no wedge of it yet.
         public mutating func newRequest() { wedgeReRequests = 0 }
 
-        /// A segment request found wedged; `bufferSeconds` is the forward buffer now, `rungBps` the wedged rung's
-        /// BANDWIDTH (nil: not a main-track segment — re-requested, then abandoned). A re-request is counted; any
-        /// other outcome ends the request.
-        public mutating func segmentWedged(
-            bufferSeconds: Double, segmentDurationSeconds: Double, rungBps: Int?, ladderBitratesBps: [Int]
-        ) -> WedgeRules.SegmentOutcome {
+        /// A segment request found wedged (`segment`: the forward buffer now, the wedged rung's BANDWIDTH — nil:
+        /// not a main-track segment, re-requested, then abandoned). A re-request is counted; any other outcome ends
+        /// the request.
+        public mutating func segmentWedged(_ segment: RequestAttempts.SegmentWedge) -> WedgeRules.SegmentOutcome {
             let outcome = wedge.afterSegmentWedge(
-                earlierWedges: wedgeReRequests, bufferSeconds: bufferSeconds, segmentDurationSeconds: segmentDurationSeconds,
-                rungBps: rungBps, ladderBitratesBps: ladderBitratesBps)
+                earlierWedges: wedgeReRequests, bufferSeconds: segment.bufferSeconds, segmentDurationSeconds: segment.segmentDurationSeconds,
+                rungBps: segment.rungBps, ladderBitratesBps: segment.ladderBitratesBps)
             if outcome == .reRequest { wedgeReRequests += 1 } else { wedgeReRequests = 0 }
             return outcome
+        }
+
+        /// How a cut request goes on (`judge`), before the caller's records and counts.
+        public enum CutOutcome: Sendable, Equatable {
+            /// The same request again at once: the trickle rule's re-request, or a segment's first wedge with buffer.
+            case reRequest
+            /// The trickle rule gave up on the request.
+            case trickleFailed
+            /// A segment wedged with little buffer left: decided again under the recovery cap, not abandoned.
+            case reDecide
+            /// Over-selected, abandoned by the ABR rule, or a segment wedged again: abandoned, decided again.
+            case abandon(LoaderCancel)
+            /// A wedge of a request that is not a segment (a playlist, key or initialization section): judged by the
+            /// playlist rules (`playlistWedged`), not here.
+            case notASegment
+        }
+
+        /// The one judgement of a cut, for every request and both shells: the monitor's `reason`, and for a wedged
+        /// segment what `WedgeRules` judge it by (`segment`; nil: not a segment). A segment's wedge is counted.
+        public mutating func judge(_ reason: InFlightCancel, segment: RequestAttempts.SegmentWedge?) -> CutOutcome {
+            switch reason {
+            case .trickleReRequest: return .reRequest
+            case .trickleFailed: return .trickleFailed
+            case .overSelected: return .abandon(.overSelected)
+            case .abrAbandoned: return .abandon(.abrAbandoned)
+            case .wedged:
+                guard let segment else { return .notASegment }
+                switch segmentWedged(segment) {
+                case .reRequest: return .reRequest
+                case .reDecide: return .reDecide
+                case .abandon: return .abandon(.wedgedAgain)
+                }
+            }
         }
 
         /// A playlist (or key, or initialization section) request found wedged, `bytesReceived` bytes of `url` in:
