@@ -336,26 +336,13 @@ extension PlayerSession {
         seekToLiveEdge(playlist, variantIndex: loadIndex, trigger: r.trigger, record: r)
     }
 
-    /// Moves loading to the live start point — forward only (`LiveResyncRules.landing`): HOLD-BACK
-    /// from the edge, or for LL-HLS a fresh LL-HLS start (an INDEPENDENT part PART-HOLD-BACK from
-    /// the end, as at startup). When the start point is not ahead of what was loaded, nothing newer
-    /// exists yet, and loading goes on where it was, waiting for the playlist to advance, instead of
-    /// replaying what was already played.
+    /// Moves loading to the live start point — forward only, as `LiveResyncRules.plan` works it out: HOLD-BACK
+    /// from the edge, or for LL-HLS a fresh LL-HLS start (an INDEPENDENT part PART-HOLD-BACK from the end, as at
+    /// startup). When the start point is not ahead of what was loaded, nothing newer exists yet, and loading goes
+    /// on where it was, waiting for the playlist to advance, instead of replaying what was already played. This
+    /// logs the plan (`live.resync`) and performs it.
     func seekToLiveEdge(_ playlist: MediaPlaylist, variantIndex: Int, trigger: LiveResyncTrigger, record r: LiveResyncRecord? = nil) {
-        guard !playlist.segments.isEmpty else { return }
         let now = clock.now()
-        // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping
-        // it made the seek a no-op: loading went on from the old part, a stall's length behind live).
-        let lowLatencyStart = LowLatencyRules.loadsPartByPart(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
-        let edge =
-            lowLatencyStart?.position
-            ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
-        let lastLoaded: LowLatencyPosition?
-        if lowLatencyStart != nil {
-            lastLoaded = lowLatencyLoaded
-        } else {
-            lastLoaded = firstSegmentFetched ? LowLatencyPosition(msn: liveLoader.nextMediaSequence - 1) : nil
-        }
         let (position, unchanged, td) = lock.withLock {
             (
                 core.timeline.positionSeconds(at: now), playlistStaleness.observedUnchangedSeconds,
@@ -363,13 +350,12 @@ extension PlayerSession {
             )
         }
         let playhead = playheadMediaSequence(atPositionSeconds: position)
-        let landing = LiveResyncRules.landing(
-            edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playhead,
-            windowFirstMediaSequence: playlist.segments[0].mediaSequence)
-        // The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
-        let from =
-            lowLatencyStart != nil
-            ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? liveLoader.nextMediaSequence) : liveLoader.nextMediaSequence
+        guard
+            let plan = LiveResyncRules.plan(
+                for: playlist, lowLatencyLoaded: lowLatencyLoaded, nextMediaSequence: liveLoader.nextMediaSequence,
+                segmentsLoaded: firstSegmentFetched, playheadMediaSequence: playhead)
+        else { return }
+        let (landing, edge, lastLoaded, from) = (plan.landing, plan.edge, plan.lastLoaded, plan.fromMediaSequence)
         var log = LiveResyncLog(
             action: landing == .hold ? .held : .seeked,
             record: r
@@ -386,10 +372,11 @@ extension PlayerSession {
         log.playheadMediaSequence = playhead
         log.playlistLastMediaSequence = playlist.segments.last?.mediaSequence
         log.playlistUnchangedSeconds = unchanged
+        log.toMediaSequence = plan.toMediaSequence
+        log.toPart = plan.toPart
         switch landing {
         case .hold:
             lock.withLock { resyncFromSequence = from }
-            log.toMediaSequence = from
             log.droppedBufferSeconds = 0
             let said = { (p: LowLatencyPosition) in p.part.map { "segment \(p.msn) part \($0)" } ?? "segment \(p.msn)" }
             recordLiveNote(
@@ -399,26 +386,20 @@ extension PlayerSession {
                     said(edge), lastLoaded.map(said) ?? "-",
                     unchanged.map { String(format: "; reloads have not seen the playlist change for %.1f s", $0) } ?? ""))
         case .seek, .skipBuffered:
-            var to = from
-            if case .seek(let start) = landing {
-                to = start.msn
-                log.toPart = start.part
-            }
             buffer.discardAll()
             let (actions, dropped) = lock.withLock {
                 let dropped = core.timeline.bufferSeconds(at: now)
                 let actions = core.timeline.discardBuffered(at: now)
                 core.tracksPlaced(at: core.timeline.bufferedEndSeconds)
-                resyncFromSequence = to
+                resyncFromSequence = plan.toMediaSequence
                 return (actions, dropped)
             }
             record(actions)
             bufferedSegments.removeAll()
             audio?.nextMediaSequence = nil
-            liveLoader.moved(to: to)
-            log.toMediaSequence = to
+            liveLoader.moved(to: plan.toMediaSequence)
             log.droppedBufferSeconds = dropped
-            if case .seek = landing, lowLatencyStart != nil {
+            if plan.freshLowLatencyStart {
                 // A fresh LL-HLS start, as at startup: the step after this one loads it.
                 lowLatencyLoaded = nil
                 pendingLowLatencyStart = loggedLowLatencyStart(for: playlist)

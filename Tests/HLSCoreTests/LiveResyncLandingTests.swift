@@ -136,4 +136,76 @@ import Testing
         #expect(s.reloaded(lastMediaSequence: 4, trailingParts: 0, targetDurationSeconds: 2, at: t(4)) == nil)
         #expect(!s.isStale)
     }
+
+}
+
+/// A resync worked out on the reloaded playlist (LiveResyncRules.plan): where it lands and where loading goes on.
+@Suite struct LiveResyncPlanTests {
+    func seg(_ msn: Int) -> LowLatencyPosition { LowLatencyPosition(msn: msn) }
+    func part(_ msn: Int, _ j: Int) -> LowLatencyPosition { LowLatencyPosition(msn: msn, part: j) }
+
+    /// A live playlist of 2 s segments `first..<first+count` (HOLD-BACK three target durations: the start point is
+    /// the third segment from the end).
+    static func live(first: Int = 10, count: Int = 10) throws -> MediaPlaylist {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:2", "#EXT-X-MEDIA-SEQUENCE:\(first)"]
+        for k in first..<(first + count) { lines += ["#EXTINF:2.0,", "s\(k).ts"] }
+        return try LowLatencyRulesTests.playlist(lines.joined(separator: "\n") + "\n")
+    }
+
+    @Test func plan_windowRolledOnPastWhatWasLoaded_seeksToTheStartPoint() throws {
+        let plan = try #require(
+            LiveResyncRules.plan(
+                for: try Self.live(), lowLatencyLoaded: nil, nextMediaSequence: 13, segmentsLoaded: true, playheadMediaSequence: 12))
+        #expect(plan.landing == .seek(to: seg(17)))
+        #expect(plan.edge == seg(17))
+        #expect(plan.lastLoaded == seg(12))
+        #expect((plan.fromMediaSequence, plan.toMediaSequence, plan.toPart, plan.freshLowLatencyStart) == (13, 17, nil, false))
+    }
+
+    @Test func plan_everythingUpToTheEdgeLoaded_holdsWhereLoadingWas() throws {
+        let plan = try #require(
+            LiveResyncRules.plan(
+                for: try Self.live(), lowLatencyLoaded: nil, nextMediaSequence: 20, segmentsLoaded: true, playheadMediaSequence: 18))
+        #expect(plan.landing == .hold)
+        #expect((plan.fromMediaSequence, plan.toMediaSequence) == (20, 20))
+        // The playhead's segment left the window: the buffer goes, loading stays where it was.
+        let skip = try #require(
+            LiveResyncRules.plan(
+                for: try Self.live(), lowLatencyLoaded: nil, nextMediaSequence: 20, segmentsLoaded: true, playheadMediaSequence: 8))
+        #expect(skip.landing == .skipBuffered)
+        #expect((skip.fromMediaSequence, skip.toMediaSequence) == (20, 20))
+    }
+
+    @Test func plan_nothingLoadedYet_seeksToTheStartPoint_andAnEmptyPlaylistHasNoPlan() throws {
+        let plan = try #require(
+            LiveResyncRules.plan(
+                for: try Self.live(), lowLatencyLoaded: nil, nextMediaSequence: 0, segmentsLoaded: false, playheadMediaSequence: nil))
+        #expect(plan.lastLoaded == nil)
+        #expect(plan.landing == .seek(to: seg(17)))
+        #expect(
+            LiveResyncRules.plan(
+                for: try Self.live(count: 0), lowLatencyLoaded: nil, nextMediaSequence: 3, segmentsLoaded: true, playheadMediaSequence: nil)
+                == nil)
+    }
+
+    @Test func plan_lowLatency_seeksToAFreshPartStart_orHoldsAtThePartLoaded() throws {
+        let p = try LowLatencyRulesTests.playlist(LowLatencyRulesTests.text())
+        let start = try #require(LowLatencyRules.startPosition(for: p)).position
+        // Nothing loaded part by part: a fresh LL-HLS start at the start point's part.
+        let fresh = try #require(
+            LiveResyncRules.plan(for: p, lowLatencyLoaded: nil, nextMediaSequence: 11, segmentsLoaded: true, playheadMediaSequence: nil))
+        #expect(fresh.edge == start)
+        #expect(fresh.landing == .seek(to: start))
+        #expect((fresh.fromMediaSequence, fresh.toMediaSequence, fresh.toPart, fresh.freshLowLatencyStart) == (11, start.msn, start.part, true))
+        // Loaded to the producing segment's second part: nothing newer; loading goes on in that segment.
+        let held = try #require(
+            LiveResyncRules.plan(for: p, lowLatencyLoaded: part(15, 1), nextMediaSequence: 11, segmentsLoaded: true, playheadMediaSequence: nil))
+        #expect(held.landing == .hold)
+        #expect(held.lastLoaded == part(15, 1))
+        #expect((held.fromMediaSequence, held.toMediaSequence, held.freshLowLatencyStart) == (15, 15, false))
+        // A whole segment loaded: loading goes on in the next one.
+        let whole = try #require(
+            LiveResyncRules.plan(for: p, lowLatencyLoaded: seg(14), nextMediaSequence: 11, segmentsLoaded: true, playheadMediaSequence: nil))
+        #expect(whole.fromMediaSequence == 15)
+    }
 }

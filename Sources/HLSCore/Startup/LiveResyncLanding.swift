@@ -66,3 +66,58 @@ public enum LiveResyncRules {
         return (start.part ?? 0) > loadedPart
     }
 }
+
+/// A resync worked out on the reloaded playlist (`LiveResyncRules.plan`): where the start point is, what was
+/// loaded, where loading was and where it goes on. The shell logs it (`live.resync`) and performs it: on `hold`
+/// nothing moves; on a seek or a skip it drops the forward buffer and moves the loader to `toMediaSequence`.
+public struct LiveResyncPlan: Sendable, Equatable {
+    public var landing: LiveResyncLanding
+    /// The reloaded playlist's start point: HOLD-BACK from its end, or for LL-HLS the fresh LL-HLS start.
+    public var edge: LowLatencyPosition
+    /// The last segment (or LL-HLS part) fully loaded; nil when nothing is.
+    public var lastLoaded: LowLatencyPosition?
+    /// The segment loading would go on in (LL-HLS: the one holding the part after the last loaded).
+    public var fromMediaSequence: Int
+    /// The segment loading goes on in: the start point's on a seek, else `fromMediaSequence`.
+    public var toMediaSequence: Int
+    /// The start point's part, on an LL-HLS seek.
+    public var toPart: Int?
+    /// An LL-HLS seek: loading starts afresh part by part from the start point, as at startup (the shell forgets
+    /// the last part loaded and logs the new start).
+    public var freshLowLatencyStart: Bool
+}
+
+extension LiveResyncRules {
+    /// The resync on the reloaded `playlist`. `lowLatencyLoaded`: the last LL-HLS unit loaded part by part (nil:
+    /// none); `nextMediaSequence`: the loader's next segment; `segmentsLoaded`: whether a segment was fetched yet
+    /// (without one nothing counts as loaded); `playheadMediaSequence`: the segment the playhead is in, when it was
+    /// loaded. Nil: an empty playlist, nothing to land on.
+    public static func plan(
+        for playlist: MediaPlaylist, lowLatencyLoaded: LowLatencyPosition?, nextMediaSequence: Int, segmentsLoaded: Bool,
+        playheadMediaSequence: Int?
+    ) -> LiveResyncPlan? {
+        guard let first = playlist.segments.first else { return nil }
+        // LL-HLS loads part by part from `lowLatencyLoaded`: the resync must move that position (keeping it made
+        // the seek a no-op: loading went on from the old part, a stall's length behind live).
+        let lowLatencyStart = LowLatencyRules.loadsPartByPart(playlist) ? LowLatencyRules.startPosition(for: playlist) : nil
+        let edge =
+            lowLatencyStart?.position
+            ?? LowLatencyPosition(msn: playlist.segments[LivePlaylistRules.startSegmentIndex(for: playlist)].mediaSequence)
+        let partByPart = lowLatencyStart != nil
+        let lastLoaded: LowLatencyPosition? =
+            partByPart ? lowLatencyLoaded : (segmentsLoaded ? LowLatencyPosition(msn: nextMediaSequence - 1) : nil)
+        let landing = landing(
+            edgeStart: edge, lastLoaded: lastLoaded, playheadMediaSequence: playheadMediaSequence,
+            windowFirstMediaSequence: first.mediaSequence)
+        let from = partByPart ? (lowLatencyLoaded.map { $0.part == nil ? $0.msn + 1 : $0.msn } ?? nextMediaSequence) : nextMediaSequence
+        var plan = LiveResyncPlan(
+            landing: landing, edge: edge, lastLoaded: lastLoaded, fromMediaSequence: from, toMediaSequence: from, toPart: nil,
+            freshLowLatencyStart: false)
+        if case .seek(let start) = landing {
+            plan.toMediaSequence = start.msn
+            plan.toPart = start.part
+            plan.freshLowLatencyStart = partByPart
+        }
+        return plan
+    }
+}
