@@ -137,12 +137,8 @@ extension PlayerSession {
             defer {
                 let busy = clock.now().seconds(since: decodeStarted)
                 let media = kind == .video ? (item.packet.durationSeconds ?? 0) : 0
-                lock.withLock {
-                    decodeBusySeconds += busy
-                    decodedMediaSeconds += media
-                    lastDecodeProgressAt = clock.now()
-                    decodeHangReported = false
-                }
+                let now = clock.now()
+                lock.withLock { decodeWatch.decoded(busySeconds: busy, mediaSeconds: media, at: now) }
             }
             if let hang = Self.injectedDecodeHangSeconds, !injectedHangDone, firstFrameSeen {
                 injectedHangDone = true
@@ -270,12 +266,10 @@ extension PlayerSession {
         guard configuration.decode, phase == .playing else { return }
         let due = buffer.nextDecodeSeconds
         let report: (idle: Double, position: Double)? = lock.withLock {
-            guard !decodeHangReported, let last = lastDecodeProgressAt else { return nil }
-            let idle = now.seconds(since: last)
             let position = core.timeline.positionSeconds(at: now)
-            guard idle >= configuration.session.decodeHangThresholdSeconds, let due, due <= position else { return nil }
-            decodeHangReported = true
-            return (idle, position)
+            return decodeWatch.hang(
+                at: now, positionSeconds: position, nextDueSeconds: due, thresholdSeconds: configuration.session.decodeHangThresholdSeconds
+            ).map { ($0, position) }
         }
         guard let report else { return }
         recorder.record(

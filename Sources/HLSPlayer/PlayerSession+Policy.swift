@@ -28,11 +28,9 @@ extension PlayerSession {
 
     /// Under `lock`: what the predictor reads of the machine, with the decode lag since the last reading.
     func deviceReadings(cpuPressureAvg10Percent cpu: Double?, thermalMaxCelsius thermal: Double?) -> DeviceReadings {
-        let busyDelta = decodeBusySeconds - lastDecodeSample.busy
-        let mediaDelta = decodedMediaSeconds - lastDecodeSample.media
-        lastDecodeSample = (decodeBusySeconds, decodedMediaSeconds)
+        let lag = decodeWatch.lagSinceLastReading()
         return DeviceReadings(
-            cpuPressureAvg10Percent: cpu, decodeLagRatio: DecodeLag.ratio(decodeSeconds: busyDelta, mediaSeconds: mediaDelta),
+            cpuPressureAvg10Percent: cpu, decodeLagRatio: DecodeLag.ratio(decodeSeconds: lag.busySeconds, mediaSeconds: lag.mediaSeconds),
             thermalMaxCelsius: thermal)
     }
 }

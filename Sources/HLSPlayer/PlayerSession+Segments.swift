@@ -319,7 +319,7 @@ extension PlayerSession {
     /// Sleeps, waking early when the session stops or a live resync is asked for.
     func sleepUnlessStopping(_ seconds: Double) {
         let deadline = clock.now().advanced(bySeconds: seconds)
-        while !lock.withLock({ stopReason != nil || pendingLiveStep != nil }) {
+        while !lock.withLock({ stopping != nil || pendingLiveStep != nil }) {
             let left = deadline.seconds(since: clock.now())
             if left <= 0 { return }
             clock.sleep(until: clock.now().advanced(bySeconds: min(left, 0.05)))

@@ -294,19 +294,10 @@ public final class PlayerSession: @unchecked Sendable {
     /// and the most body bytes received per media resource (URL and range), to tell new bytes from a download repeated.
     var playlistBodyHashes = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
     var mediaBytesReceived = RecentEntries<Int>(limit: PlayerSession.progressMemoryEntries)
-    /// Wall seconds spent inside the decoders, and media seconds of video they produced.
-    var decodeBusySeconds = 0.0
-    var decodedMediaSeconds = 0.0
-    var lastDecodeSample: (busy: Double, media: Double) = (0, 0)
-    /// When the decode loop last finished a packet (nil before the first).
-    var lastDecodeProgressAt: MonotonicInstant?
-    /// Since when the stream has ended with nothing to decode and no frame (see endedWithoutFrame).
-    var endWithoutFrameSince: MonotonicInstant?
-    /// An open decode-hang episode (reported once until decode moves again).
-    var decodeHangReported = false
-    var stopReason: ExitReason?
-    var stopError: String?
-    var stopCategory: SessionFailure.Category?
+    /// The decode loop's progress as the monitor judges it: decode lag, a hang, an end without a frame.
+    var decodeWatch = DecodeWatch()
+    /// Why the session ends, once it was asked to (the first reason wins): the exit reason, the error, its category.
+    var stopping: (reason: ExitReason, error: String?, category: SessionFailure.Category?)?
     var decodeStats = DecodeStats(videoFrames: 0, audioFrames: 0, lateVideoFrames: 0, decodeErrors: 0)
     var loggedDecodeErrors = 0
     /// Video packets the decode loop skipped so far waiting for an independent frame for a new decoder.
@@ -317,7 +308,7 @@ public final class PlayerSession: @unchecked Sendable {
     var loggedFFmpegMessages = 0
 
     let buffer: ForwardBuffer
-    /// Broadcast when the session is asked to stop (`stopReason` set) and when a loader or decode thread ends
+    /// Broadcast when the session is asked to stop (`stopping` set) and when a loader or decode thread ends
     /// (`runningThreads` shrinks): what `run` and `finish` wait on.
     let lifecycle: any ClockCondition
     var monitor: (any ClockTimer)?
@@ -454,10 +445,8 @@ public final class PlayerSession: @unchecked Sendable {
 
     func requestStop(reason: ExitReason, error: String?, category: SessionFailure.Category?) {
         let first: Bool = lock.withLock {
-            guard stopReason == nil else { return false }
-            stopReason = reason
-            stopError = error
-            stopCategory = category
+            guard stopping == nil else { return false }
+            stopping = (reason, error, category)
             return true
         }
         guard first else { return }
@@ -466,10 +455,10 @@ public final class PlayerSession: @unchecked Sendable {
         lifecycle.withLock { lifecycle.broadcast() }
     }
 
-    var isStopping: Bool { lock.withLock { stopReason != nil } }
+    var isStopping: Bool { lock.withLock { stopping != nil } }
 
     /// The failure category when the session ended in error.
-    public var failureCategory: String? { lock.withLock { stopCategory?.rawValue } }
+    public var failureCategory: String? { lock.withLock { stopping?.category?.rawValue } }
 
     func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         lock.withLock { _ = runningThreads.insert(name) }
@@ -506,8 +495,8 @@ public final class PlayerSession: @unchecked Sendable {
         let (actions, start, position, reason, error, estimate, live, stats, bd) = lock.withLock {
             let actions = core.timeline.finish(at: now)
             return (
-                actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopReason ?? .completed,
-                stopError, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, core.breakdown
+                actions, core.timeline.startPositionSeconds, core.timeline.positionSeconds(at: now), stopping?.reason ?? .completed,
+                stopping?.error, core.estimator.hasEstimate ? core.estimator.estimateBps : nil, isLive, decodeStats, core.breakdown
             )
         }
         record(actions)
@@ -587,12 +576,9 @@ public final class PlayerSession: @unchecked Sendable {
     func endedWithoutFrame(at now: MonotonicInstant) -> Bool {
         let pending = buffer.count
         return lock.withLock {
-            guard core.timeline.endOfStream, !core.timeline.firstFrameDecoded, pending == 0 else {
-                endWithoutFrameSince = nil
-                return false
-            }
-            if endWithoutFrameSince == nil { endWithoutFrameSince = now }
-            return now.seconds(since: endWithoutFrameSince!) >= configuration.session.noFrameAtEndSeconds
+            decodeWatch.endedWithoutFrame(
+                core.timeline.endOfStream && !core.timeline.firstFrameDecoded && pending == 0, at: now,
+                afterSeconds: configuration.session.noFrameAtEndSeconds)
         }
     }
 
