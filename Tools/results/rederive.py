@@ -32,6 +32,9 @@ RESULTS = os.path.join(REPO, "results")
 
 # Each published run: what its archive holds (paths in the run's folder), and where its figures are published.
 RUNS = {
+    "abr-real": dict(
+        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
+        what="the first rule and the default rule against GStreamer, 12 traces in real time"),
     "abr-real-predictor-mpc": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the default rule's predictor on and off against GStreamer, 12 traces in real time"),
