@@ -21,8 +21,9 @@ prints Markdown reports (also written to OUT/report.md):
 Sharding: `--shard i/N` runs only shard i of a deterministic partition of the
 whole plan (every cell x repetition and every scenario x repetition; the
 partition depends on the spec alone, not on the machine). Each output directory
-holds shard.json (spec, shard, units run), sessions.jsonl (raw records) and
-logs/. `grid.py merge DIR1 DIR2 ... --out DIR` checks that the shards are of one
+holds shard.json (spec, shard, units run; the commit, whether the tree was clean,
+each binary's sha256, the host, the load average and UTC time at start and end),
+sessions.jsonl (raw records) and logs/. `grid.py merge DIR1 DIR2 ... --out DIR` checks that the shards are of one
 spec, complete, none missing or given twice, and writes the same report an
 unsharded run writes. `--list` prints the plan and the shard's share.
 
@@ -1057,7 +1058,10 @@ def merge_shards(dirs, out, copy_logs=True):
         "shard": {"index": 1, "count": 1}, "units": [u["key"] for u in units],
         "completedUnits": [u["key"] for u in units],
         "mergedFrom": [{"dir": os.path.abspath(s["dir"]), "shard": s["shard"], "host": s.get("host"),
-                        "wallSeconds": s.get("wallSeconds")} for s in sorted(shards, key=lambda s: s["shard"]["index"])],
+                        "wallSeconds": s.get("wallSeconds"), "startedAt": s.get("startedAt"),
+                        "finishedAt": s.get("finishedAt"), "loadAverageAtStart": s.get("loadAverageAtStart"),
+                        "loadAverageAtEnd": s.get("loadAverageAtEnd"), "provenance": s.get("provenance")}
+                       for s in sorted(shards, key=lambda s: s["shard"]["index"])],
         "wallSeconds": sum(s.get("wallSeconds") or 0 for s in shards),
     })
     return spec, recs, ladders
@@ -1065,7 +1069,7 @@ def merge_shards(dirs, out, copy_logs=True):
 
 # ---------------------------------------------------------------- commands
 
-def run_shard(spec, i, n, out, ladders, execute, footer_host=None):
+def run_shard(spec, i, n, out, ladders, execute, footer_host=None, bins=None):
     """Run shard i/n of the spec into `out` with `execute(unit) -> [records]`;
     returns the records. shard.json is rewritten after every unit, so an
     interrupted shard is visibly incomplete (and refused by merge)."""
@@ -1081,7 +1085,9 @@ def run_shard(spec, i, n, out, ladders, execute, footer_host=None):
                             f"use another --out or remove it")
     doc = {"schema": SHARD_SCHEMA, "spec": spec, "specHash": spec_hash(spec), "ladders": ladders,
            "shard": {"index": i, "count": n}, "units": [u["key"] for u in units], "completedUnits": [],
-           "host": footer_host, "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+           "host": footer_host, "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "loadAverageAtStart": list(os.getloadavg()),
+           "provenance": hlsplay_tools.run_provenance(bins or {})}
     write_json(meta_path, doc)
     t0 = time.time()
     recs = []
@@ -1097,6 +1103,7 @@ def run_shard(spec, i, n, out, ladders, execute, footer_host=None):
             doc["wallSeconds"] = time.time() - t0
             write_json(meta_path, doc)
     doc["finishedAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    doc["loadAverageAtEnd"] = list(os.getloadavg())
     write_json(meta_path, doc)
     return recs
 
@@ -1110,7 +1117,8 @@ def run_task(task, out_dir):
     if have != spec["player"]:
         raise GridError(f"{socket.gethostname()}: {task['bins']['player']} is {have!r}, the run is of {spec['player']!r}")
     runner = Runner(spec, task["bins"], task["samples"], out_dir, task["ladders"])
-    recs = run_shard(spec, i, n, out_dir, task["ladders"], runner.run, footer_host=socket.gethostname())
+    recs = run_shard(spec, i, n, out_dir, task["ladders"], runner.run, footer_host=socket.gethostname(),
+                     bins=task["bins"])
     return {"shard": [i, n], "records": len(recs)}
 
 
@@ -1258,7 +1266,7 @@ def cmd_run(argv):
               f"{os.getloadavg()[0]:.1f}; raw records in {a.out}/sessions.jsonl, shards in {a.out}/shards_")
         return
     runner = Runner(spec, bins, a.samples, a.out, ladders)
-    recs = run_shard(spec, i, n, a.out, ladders, runner.run, footer_host=socket.gethostname())
+    recs = run_shard(spec, i, n, a.out, ladders, runner.run, footer_host=socket.gethostname(), bins=bins)
     text = report(spec, recs, ladders) if n == 1 else None
     if text is not None:
         write_text(os.path.join(a.out, "report.md"), text)

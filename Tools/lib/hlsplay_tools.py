@@ -13,6 +13,7 @@ Nothing here decides anything about a stream: it starts processes, stops them, a
 they wrote. The scripts keep their own analysis.
 """
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -157,6 +158,31 @@ def hlsplay_version(binary):
                               text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
+
+
+def run_provenance(binaries):
+    """What a results folder records of the run that wrote it: the repository's commit and whether its
+    tracked files were clean (None where this is not a git checkout, a cluster worker say), and each
+    binary's path and sha256 ({name: path} in, None for a file that is not there)."""
+    def git(*args):
+        try:
+            out = subprocess.run(["git", "-C", REPO, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True, timeout=30)
+            return out.stdout.strip() if out.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+
+    def sha256(path):
+        try:
+            with open(path, "rb") as f:
+                return hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError:
+            return None
+
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": git("rev-parse", "HEAD"), "worktreeClean": None if status is None else status == "",
+            "binaries": {name: {"path": os.path.abspath(path), "sha256": sha256(path)}
+                         for name, path in sorted(binaries.items())}}
 
 
 # ---------------------------------------------------------------- processes

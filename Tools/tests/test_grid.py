@@ -194,6 +194,29 @@ class MergeTests(unittest.TestCase):
                        "### Hard wedges", "| fault | sessions | ≤ target |"):
             self.assertIn(needle, expected)
 
+    def test_a_shard_records_its_run_and_the_merge_keeps_each_shards(self):
+        spec = make_spec(only=["grid"], rates=["2mbit"], segments=[2], reps=1)
+        binary = os.path.join(self.tmp, "player")
+        with open(binary, "wb") as f:
+            f.write(b"not a real player")
+        dirs = []
+        for i in (1, 2):
+            dirs.append(self.d(f"p{i}"))
+            quiet(grid.run_shard, spec, i, 2, dirs[-1], LADDERS, FakeExecutor(), bins={"player": binary})
+        meta = grid.load_shard(dirs[0])
+        prov = meta["provenance"]
+        self.assertRegex(prov["commit"], r"^[0-9a-f]{40}$")  # this checkout's HEAD
+        self.assertIn(prov["worktreeClean"], (True, False))
+        self.assertEqual(prov["binaries"]["player"]["sha256"], hashlib.sha256(b"not a real player").hexdigest())
+        for key in ("loadAverageAtStart", "loadAverageAtEnd"):
+            self.assertEqual(len(meta[key]), 3, key)
+        self.assertLessEqual(meta["startedAt"], meta["finishedAt"])
+        grid.merge_shards(dirs, self.d("pm"))
+        merged = grid.load_shard(self.d("pm"))
+        self.assertEqual([m["provenance"] for m in merged["mergedFrom"]],
+                         [grid.load_shard(d)["provenance"] for d in dirs])
+        self.assertTrue(all(m["loadAverageAtEnd"] for m in merged["mergedFrom"]))
+
     def test_each_unit_runs_once_across_shards(self):
         spec = make_spec()
         calls = []
