@@ -6,7 +6,8 @@ run is a sessions-bench.py run (its run_once: a fresh unshaped hls-origin --live
 and one `hlsplay --sessions N --no-decode`, measured from /proc and the client's rusage), run by
 Tools/lib/distribute.py on a local process pool (default) or on the Dask cluster at --scheduler, each into
 OUT/runs/NNN (run.json). The runs are then merged into OUT/fleet.json and one table: per run and in total,
-sessions, stalls, client CPU seconds per media second per session, client cores, memory per session.
+sessions, stalls, client CPU seconds per media second per session, client cores, memory per session;
+fleet.json also records the commit, the binaries' sha256, the load average and UTC time at start and end.
 
   Tools/bench/fleet.py --total 200 --workers 2 --media-seconds 30 --ramp 10 --out /tmp/fleet
   /opt/hlsplay/python/bin/python3 Tools/bench/fleet.py --total 10000 --tasks 40 --scheduler tcp://HOST:8786
@@ -38,6 +39,10 @@ def _sessions_bench():
         sys.modules["sessions_bench"] = mod
         spec.loader.exec_module(mod)
     return mod
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def split_sessions(total, tasks):
@@ -123,14 +128,20 @@ def main(argv=None):
     lib = os.path.dirname(os.path.abspath(distribute.__file__))
     upload = [os.path.join(lib, "hlsplay_tools.py"), os.path.join(lib, "distribute.py"),
               os.path.join(HERE, "sessions-bench.py"), os.path.abspath(this.__file__)]
-    started = time.time()
+    provenance = hlsplay_tools.run_provenance({"hlsplay": os.path.join(a.bin, "hlsplay"),
+                                               "hls-origin": os.path.join(a.bin, "hls-origin")})
+    started, started_at, load_at_start = time.time(), utc_now(), list(os.getloadavg())
     results = distribute.run_units(units, this.run_unit, lambda k, u: os.path.join(a.out, "runs", f"{k + 1:03d}"),
                                    scheduler=a.scheduler, workers=workers, upload=upload)
     runs = [r.record for r in results]
     total = merge_runs(runs)
     total["wallSeconds"] = round(time.time() - started, 1)
     with open(os.path.join(a.out, "fleet.json"), "w") as f:
-        json.dump({"units": units, "runs": runs, "total": total}, f, indent=1, sort_keys=True)
+        json.dump({"units": units, "runs": runs, "total": total, "provenance": provenance,
+                   "startedAt": started_at, "endedAt": utc_now(), "loadAverageAtStart": load_at_start,
+                   "loadAverageAtEnd": list(os.getloadavg()),
+                   "backend": {"kind": "dask", "scheduler": a.scheduler} if a.scheduler else
+                   {"kind": "local", "workers": workers}}, f, indent=1, sort_keys=True)
     where = f"the cluster at {a.scheduler}" if a.scheduler else f"{workers} local processes"
     print(f"{a.total} demux-only sessions as {tasks} runs on {where}, {a.media_seconds:g} s of live media each, "
           f"ramp {a.ramp:g} s, variant {a.variant}\n")
