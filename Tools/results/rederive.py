@@ -35,6 +35,9 @@ RUNS = {
     "abr-real": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the first rule and the default rule against GStreamer, 12 traces in real time"),
+    "abr-real-predictor": dict(
+        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
+        what="the first rule's predictor on and off against GStreamer, 12 traces in real time"),
     "abr-real-predictor-mpc": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the default rule's predictor on and off against GStreamer, 12 traces in real time"),
