@@ -47,6 +47,9 @@ RUNS = {
     "abr-real-predictor-release": dict(
         kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
         what="the default rule's predictor on and off with the startup cap's release, against GStreamer, 12 traces in real time"),
+    "fleet-workers": dict(
+        kind="fleet", members=["manifest.json"] + [f"round-{k}" for k in range(1, 7)], doc="docs/scale.md",
+        what="one hlsplay --sessions worker against two, 6 rounds of demux-only fleet runs"),
     "characterization-grid": dict(
         kind="grid", members=["s1", "s2"], doc="docs/characterization.md",
         what="the characterization grid (162 sessions) and its scenarios, as two shards"),
@@ -173,7 +176,14 @@ def check_vsim(name: str, folder: str, bin_dir: str) -> str | None:
     return f"{run['results']} key {run['key']} differs from the derived one in: {', '.join(differing)}"
 
 
-CHECKS = {"abr": check_abr, "grid": check_grid, "vsim": check_vsim}
+def check_fleet(name: str, folder: str, _bin: str) -> str | None:
+    """The docs block Tools/bench/fleet_rounds.py writes from the rounds' fleet.json files."""
+    out = run_tool([os.path.join(REPO, "Tools/bench/fleet_rounds.py"), "check", folder,
+                    os.path.join(REPO, RUNS[name]["doc"])])
+    return None if out.returncode == 0 else (out.stderr.strip() or out.stdout.strip())
+
+
+CHECKS = {"abr": check_abr, "grid": check_grid, "vsim": check_vsim, "fleet": check_fleet}
 
 
 def check(names: list, bin_dir: str) -> int:

@@ -40,6 +40,17 @@ class RederiveTests(unittest.TestCase):
             json.dump(manifest, fh)
         self.assertIsNotNone(rederive.check_abr("abr-real-predictor-mpc", folder, None))
 
+    def test_fleet_block_is_derived_again_and_differs_when_a_run_does(self):
+        self.assertIsNone(rederive.check_fleet("fleet-workers", self.unpacked("fleet-workers"), None))
+        folder = self.unpacked("fleet-workers")
+        path = os.path.join(folder, "round-3", "w2", "fleet.json")
+        with open(path) as fh:
+            fleet = json.load(fh)
+        fleet["total"]["cpuSecondsPerMediaSecondPerSession"] += 0.001  # one run's cost, 1 ms more
+        with open(path, "w") as fh:
+            json.dump(fleet, fh)
+        self.assertIsNotNone(rederive.check_fleet("fleet-workers", folder, None))
+
     def test_characterization_report_is_derived_again_from_the_archived_shards(self):
         self.assertIsNone(rederive.check_grid("characterization-grid", self.unpacked("characterization-grid"), None))
 
