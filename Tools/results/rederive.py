@@ -30,23 +30,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 RESULTS = os.path.join(REPO, "results")
 
+def abr_run(what: str) -> dict:
+    """A real ABR evaluation run (Tools/abr/evaluate.py run): its folder's raw members, its block in docs/abr.md."""
+    return dict(kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md", what=what)
+
+
 # Each published run: what its archive holds (paths in the run's folder), and where its figures are published.
 RUNS = {
-    "abr-real": dict(
-        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
-        what="the first rule and the default rule against GStreamer, 12 traces in real time"),
-    "abr-real-predictor": dict(
-        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
-        what="the first rule's predictor on and off against GStreamer, 12 traces in real time"),
-    "abr-real-predictor-mpc": dict(
-        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
-        what="the default rule's predictor on and off against GStreamer, 12 traces in real time"),
-    "abr-real-cap-release": dict(
-        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
-        what="the default rule with the startup cap's release against GStreamer, 12 traces in real time"),
-    "abr-real-predictor-release": dict(
-        kind="abr", members=["manifest.json", "ladder", "sessions", "traces"], doc="docs/abr.md",
-        what="the default rule's predictor on and off with the startup cap's release, against GStreamer, 12 traces in real time"),
+    "abr-real": abr_run("the first rule and the default rule against GStreamer, 12 traces in real time"),
+    "abr-real-predictor": abr_run("the first rule's predictor on and off against GStreamer, 12 traces in real time"),
+    "abr-real-predictor-mpc": abr_run("the default rule's predictor on and off against GStreamer, 12 traces in real time"),
+    "abr-real-cap-release": abr_run("the default rule with the startup cap's release against GStreamer, 12 traces in real time"),
+    "abr-real-predictor-release": abr_run("the default rule's predictor on and off with the startup cap's release, against GStreamer, 12 traces in real time"),
     "fleet-workers": dict(
         kind="fleet", members=["manifest.json"] + [f"round-{k}" for k in range(1, 7)], doc="docs/scale.md",
         what="one hlsplay --sessions worker against two, 6 rounds of demux-only fleet runs"),
