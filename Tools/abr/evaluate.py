@@ -469,18 +469,14 @@ def fmt(x, digits):
     return "0" if s in ("-0", "-0.0", "-0.00") and digits == 0 else s.replace("-", "−") if s.startswith("-") else s
 
 
-def p_fmt(p):
-    return "—" if p is None else (f"{p:.2g}" if p >= 0.001 else f"{p:.1e}")
-
-
 def paired_cells(c, digits):
     """The cells every paired-comparison row ends with (A against B, from stats.paired_comparison): mean A,
     mean B, mean A − B, its 95 % CI, pairs with A above/below/equal, Wilcoxon and sign test p."""
     ci = c["meanDifferenceCI"]
     return (f"{fmt(c['meanA'], digits)} | {fmt(c['meanB'], digits)} | {fmt(c['meanDifference'], digits)} | "
             f"{fmt(ci['low'], digits)} … {fmt(ci['high'], digits)} | "
-            f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {p_fmt(c['wilcoxon']['pValue'])} | "
-            f"{p_fmt(c['signTest']['pValue'])} |")
+            f"{c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} | {tools.p_text(c['wilcoxon']['pValue'])} | "
+            f"{tools.p_text(c['signTest']['pValue'])} |")
 
 
 def short_trace(t):
@@ -547,7 +543,7 @@ def render_arms(data):
         out.append(f"- `{a}`: mean {fmt(c['meanA'], 1)} against {fmt(c['meanB'], 1)}, difference "
                    f"{fmt(c['meanDifference'], 1)} (95 % CI {fmt(ci['low'], 1)} … {fmt(ci['high'], 1)}), "
                    f"{arm_a} above/below/equal on {c['pairsAAbove']}/{c['pairsABelow']}/{c['pairsEqual']} of "
-                   f"{c['pairs']} traces, Wilcoxon p = {p_fmt(p)}, sign test p = {p_fmt(c['signTest']['pValue'])}: "
+                   f"{c['pairs']} traces, Wilcoxon p = {tools.p_text(p)}, sign test p = {tools.p_text(c['signTest']['pValue'])}: "
                    f"{verdict}.")
     return "\n".join(out) + "\n"
 

@@ -106,13 +106,9 @@ def report(root):
             f"difference (two − one) {fmt(c['meanDifference'], 2)} ms, 95 % CI {fmt(ci['low'], 2)} … "
             f"{fmt(ci['high'], 2)} (BCa, {ci['resamples']} resamples, seed {ci['seed']}); two higher in "
             f"{c['pairsAAbove']} rounds, lower in {c['pairsABelow']}, equal in {c['pairsEqual']}; Wilcoxon "
-            f"signed-rank p = {stats_p(c['wilcoxon']['pValue'])}, sign test p = {stats_p(c['signTest']['pValue'])} "
+            f"signed-rank p = {hlsplay_tools.p_text(c['wilcoxon']['pValue'])}, sign test p = {hlsplay_tools.p_text(c['signTest']['pValue'])} "
             f"(two-sided; Tools/train/stats.py)."]
     return "\n".join(out) + "\n"
-
-
-def stats_p(p):
-    return "—" if p is None else (f"{p:.2g}" if p >= 0.001 else f"{p:.1e}")
 
 
 def main(argv=None):

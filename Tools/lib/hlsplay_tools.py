@@ -213,6 +213,11 @@ def generated_block(doc_text, tool, name):
     return doc_text.split(begin, 1)[1].split(end, 1)[0].lstrip("\n")
 
 
+def p_text(p):
+    """A p-value as the docs print it: two significant digits, scientific below 0.001, "—" for none."""
+    return "—" if p is None else (f"{p:.2g}" if p >= 0.001 else f"{p:.1e}")
+
+
 # ---------------------------------------------------------------- processes
 
 def stop_process(p, sig=signal.SIGTERM, grace_seconds=STOP_GRACE_SECONDS):

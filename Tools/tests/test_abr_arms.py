@@ -149,8 +149,8 @@ class ArmsReportTests(unittest.TestCase):
         ci = expected["meanDifferenceCI"]
         self.assertIn(f"| r | linear QoE | 7 | {evaluate.fmt(expected['meanA'], 1)} | {evaluate.fmt(expected['meanB'], 1)} | "
                       f"{evaluate.fmt(expected['meanDifference'], 1)} | {evaluate.fmt(ci['low'], 1)} … "
-                      f"{evaluate.fmt(ci['high'], 1)} | 6/0/1 | {evaluate.p_fmt(expected['wilcoxon']['pValue'])} | "
-                      f"{evaluate.p_fmt(expected['signTest']['pValue'])} |", text)
+                      f"{evaluate.fmt(ci['high'], 1)} | 6/0/1 | {evaluate.tools.p_text(expected['wilcoxon']['pValue'])} | "
+                      f"{evaluate.tools.p_text(expected['signTest']['pValue'])} |", text)
         self.assertIn(": a gain at p < 0.05.", text)
         stalls = stats.paired_comparison([0] * 7, [k % 2 for k in range(7)], traces)
         self.assertEqual(data["comparisons"]["r"]["stalls"], stalls)
