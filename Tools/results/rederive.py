@@ -52,7 +52,10 @@ RUNS = {
         kind="vsim", members=["logs", "manifest.jsonl", "run.log", "runs", "traces"],
         results="Tools/train/results-v2.json", key="virtualSimVsRealStartGateRerun",
         spec="Tools/train/specs/held-out-third-round.json",
-        what="the third on/off round's 192 real sessions, compared with hlsplay simulate"),
+        # The same sessions' controller-on half scored as a later held-out set (heldout_round.py report).
+        also=["heldout"], heldOutKey="heldOutThirdRound",
+        what="the third on/off round's 192 real sessions, compared with hlsplay simulate and scored as a "
+             "later held-out set"),
 }
 
 
@@ -178,7 +181,28 @@ def check_fleet(name: str, folder: str, _bin: str) -> str | None:
     return None if out.returncode == 0 else (out.stderr.strip() or out.stdout.strip())
 
 
-CHECKS = {"abr": check_abr, "grid": check_grid, "vsim": check_vsim, "fleet": check_fleet}
+def check_heldout(name: str, folder: str, _bin: str) -> str | None:
+    """The results key `heldout_round.py report` writes from the run's controller-on session logs."""
+    run = RUNS[name]
+    results = os.path.join(folder, "results.json")
+    with open(results, "w") as fh:
+        json.dump({}, fh)
+    out = run_tool([os.path.join(REPO, "Tools/train/heldout_round.py"), "report", os.path.join(REPO, run["spec"]),
+                    "--data", folder, "--results", results])
+    if out.returncode != 0:
+        return f"heldout_round.py report failed: {out.stderr.strip()[-2000:]}"
+    key = run["heldOutKey"]
+    with open(results) as fh:
+        derived = json.load(fh)[key]
+    with open(os.path.join(REPO, run["results"])) as fh:
+        published = json.load(fh)[key]
+    if derived == published:
+        return None
+    differing = sorted(k for k in set(derived) | set(published) if derived.get(k) != published.get(k))
+    return f"{run['results']} key {key} differs from the derived one in: {', '.join(differing)}"
+
+
+CHECKS = {"abr": check_abr, "grid": check_grid, "vsim": check_vsim, "fleet": check_fleet, "heldout": check_heldout}
 
 
 def check(names: list, bin_dir: str) -> int:
@@ -186,8 +210,11 @@ def check(names: list, bin_dir: str) -> int:
     for name in names or sorted(RUNS):
         if name not in RUNS:
             raise SystemExit(f"unknown run {name!r} (rederive.py list)")
-        with tempfile.TemporaryDirectory(prefix=f"hlsplay-rederive-{name}.") as tmp:
-            problem = CHECKS[RUNS[name]["kind"]](name, unpack(name, tmp), bin_dir)
+        problem = None
+        # Each check on its own unpacked copy (a check may rewrite what it reads, as check_vsim does).
+        for kind in [RUNS[name]["kind"]] + RUNS[name].get("also", []):
+            with tempfile.TemporaryDirectory(prefix=f"hlsplay-rederive-{name}.") as tmp:
+                problem = problem or CHECKS[kind](name, unpack(name, tmp), bin_dir)
         print(f"{name}: {'derived again, identical' if problem is None else 'DIFFERS: ' + problem}")
         failed += problem is not None
     return 1 if failed else 0

@@ -1,7 +1,8 @@
 """The published real runs' figures derived again from their raw logs (results/*.tar.xz, Tools/results/rederive.py):
 the ABR blocks of docs/abr.md and the characterization report in docs/characterization.md come out byte for byte
-from the archived logs, and a change to those logs is caught. (The third on/off round's re-run simulates 192
-sessions again: `rederive.py check held-out-third-round-rerun`, not run here.)
+from the archived logs, and a change to those logs is caught. The third on/off round's re-run: its held-out figures
+(results-v2.json heldOutThirdRound) are derived again here; its comparison with hlsplay simulate simulates 192
+sessions again (`rederive.py check held-out-third-round-rerun`), not run here.)
 
 Run: python3 -B -m unittest Tools.tests.test_results_rederive
 """
@@ -50,6 +51,25 @@ class RederiveTests(unittest.TestCase):
         with open(path, "w") as fh:
             json.dump(fleet, fh)
         self.assertIsNotNone(rederive.check_fleet("fleet-workers", folder, None))
+
+    def test_held_out_round_key_is_derived_again_and_differs_when_a_log_does(self):
+        name = "held-out-third-round-rerun"
+        self.assertIn("heldout", rederive.RUNS[name]["also"])
+        self.assertIsNone(rederive.check_heldout(name, self.unpacked(name), None))
+        folder = self.unpacked(name)
+        with open(os.path.join(folder, "manifest.jsonl")) as fh:
+            row = next(r for r in map(json.loads, fh) if r.get("controller") == "on")
+        path = os.path.join(folder, row["log"])
+        with open(path) as fh:
+            lines = fh.readlines()
+        # one sample's buffer a second lower: the scores, and so the figures, change
+        at = next(i for i, line in enumerate(lines) if '"risk.sample"' in line and '"playing"' in line)
+        rec = json.loads(lines[at])
+        rec["features"]["bufferSeconds"] = max(0.0, rec["features"]["bufferSeconds"] - 1.0)
+        lines[at] = json.dumps(rec) + "\n"
+        with open(path, "w") as fh:
+            fh.writelines(lines)
+        self.assertIsNotNone(rederive.check_heldout(name, folder, None))
 
     def test_characterization_report_is_derived_again_from_the_archived_shards(self):
         self.assertIsNone(rederive.check_grid("characterization-grid", self.unpacked("characterization-grid"), None))

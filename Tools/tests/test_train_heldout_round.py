@@ -26,7 +26,7 @@ import json, os, re, shutil, sys, unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import HAS_TRAINER_DEPS, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
+from support import HAS_TRAINER_DEPS, REPO, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
 import heldout_round  # noqa: E402
 import results_file  # noqa: E402
 
@@ -57,6 +57,46 @@ class SampleTests(unittest.TestCase):
         self.assertEqual((value["sessions"], value["sessionsAtEarlierHeldOutOffsets"]), (2, 1))
         self.assertEqual([r["predictor"] for r in value["results"]],
                          [p["name"] for p in heldout_round.load_spec(SAMPLE_SPEC)[0]["predictors"]])
+
+    def test_figures_without_the_groups_the_split_crosses(self):
+        d, data = self.data_copy()
+        # The sample's split trains on one Norway cut and holds out another: that group crosses, nothing is left.
+        value = heldout_round.report(SAMPLE_SPEC, data)
+        without = value["withoutCrossingGroups"]
+        self.assertEqual((without["groups"], without["sessions"], without["results"]), (["norway-hsdpa-3g"], 0, []))
+        self.assertEqual([(c["a"], c["b"]) for c in value["comparisons"]],
+                         [tuple(c) for c in heldout_round.load_spec(SAMPLE_SPEC)[0]["comparisons"]])
+        # Train on a file of another group: nothing crosses, and the figures without are the pooled ones.
+        with open(os.path.join(SAMPLE, "collection.json")) as f:
+            coll = json.load(f)
+        coll["traces"]["train"] = ["pensieve/fcc/trace_7540_http---www.yahoo.com"]
+        coll_path = os.path.join(d, "collection.json")
+        with open(coll_path, "w") as f:
+            json.dump(coll, f)
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec["collection"] = coll_path
+        spec_path = os.path.join(d, "spec.json")
+        with open(spec_path, "w") as f:
+            json.dump(spec, f)
+        if not os.path.exists(os.path.join(heldout_round.collect.TRACES_ROOT, coll["traces"]["train"][0])):
+            self.skipTest("no shared traces")
+        value = heldout_round.report(spec_path, data)
+        without = value["withoutCrossingGroups"]
+        self.assertEqual((without["groups"], without["sessions"]), ([], 2))
+        self.assertEqual(without["results"], value["results"])
+
+    def test_a_comparison_must_name_two_of_the_specs_predictors(self):
+        d, _ = self.data_copy()
+        with open(SAMPLE_SPEC) as f:
+            spec = json.load(f)
+        spec["collection"] = os.path.join(SAMPLE, "collection.json")
+        spec["comparisons"] = [[spec["predictors"][0]["name"], "no such predictor"]]
+        path = os.path.join(d, "spec.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        with self.assertRaisesRegex(SystemExit, "a comparison is two different predictors"):
+            heldout_round.load_spec(path)
 
     def test_a_data_folder_without_exactly_the_specs_sessions_is_refused(self):
         _, data = self.data_copy()
@@ -115,12 +155,31 @@ class PublishedTests(unittest.TestCase):
         # the earlier held-out sessions: collect.sh's heldout/onoff phases at default and extra
         self.assertEqual(sorted(earlier), [0.0, 0.25, 0.5, 0.75])
 
+    def test_the_docs_block_is_the_published_key(self):
+        doc = os.path.join(REPO, "docs", "stall-prediction.md")
+        self.assertEqual(heldout_round.docs(PUBLISHED_SPEC, RESULTS_V2, doc, write=False), 0,
+                         "docs/stall-prediction.md's heldout-round block is not what results-v2.json gives")
+        # a key that differs in one figure gives another block
+        with open(RESULTS_V2) as f:
+            results = json.load(f)
+        results["heldOutThirdRound"]["results"][0]["falseAlarmsPerHour"] += 0.1
+        d = temp_dir(self, "heldout-docs-")
+        other = os.path.join(d, "results.json")
+        with open(other, "w") as f:
+            json.dump(results, f)
+        self.assertEqual(heldout_round.docs(PUBLISHED_SPEC, other, doc, write=False), 1)
+
     def test_results_v2_names_the_report_step_as_its_writer(self):
         p = results_file.load(RESULTS_V2)["provenance"]["heldOutThirdRound"]
         self.assertFalse(p["handMerged"])
         self.assertTrue(p["writer"].startswith(heldout_round.WRITER))
         self.assertIn("Tools/train/specs/held-out-third-round.json", p["writer"])
-        self.assertIn("predate the spec and are kept until re-run", p["note"])
+        self.assertNotIn("predate", p["note"])
+        # derived from the archived re-run of the third round (results/held-out-third-round-rerun.tar.xz;
+        # rederive.py check_heldout derives it again from those logs)
+        runs = results_file.load(RESULTS_V2)["heldOutThirdRound"]["runs"]
+        self.assertEqual(sorted(r["batch"] for r in runs), sorted(b["tag"] for b in heldout_round.load_spec(PUBLISHED_SPEC)[0]["batches"]))
+        self.assertEqual({r["commit"] for r in runs}, {"508b02e4f794e7e570b02fc75a46ee2d9775d1eb"})
 
 
 if __name__ == "__main__":
