@@ -4,7 +4,7 @@
   logs, results.json) gives, through the report step, the same run files, report.json and results
   file, byte for byte, from the committed raw logs alone;
 - the runner re-runs the sample spec from scratch (virtual time is deterministic) and gets the same
-  report, byte for byte;
+  figures (the report's "run", the run's commit, times and binary, is the new run's);
 - the published spec (specs/vsim-onoff-start-gate.json) declares what onoff-start-gate.sh ran before
   the spec existed (its loops read from git at support.PRE_SPEC_COMMIT): the same tags, traces, ladders,
   preload thresholds and offsets;
@@ -24,7 +24,7 @@ import json, os, re, shutil, sys, unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import BUILD, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
+from support import BUILD, REPO, RESULTS_V2, TRAIN, at_pre_spec_commit, read, sample, temp_dir  # noqa: E402
 import vsim  # noqa: E402
 import results_file  # noqa: E402
 
@@ -74,6 +74,24 @@ class SampleTests(unittest.TestCase):
         self.assertEqual(values["virtualOnOffHeldOut"]["ladder"]["on"]["stalls"],
                          committed["virtualOnOffHeldOut"]["ladder"]["on"]["stalls"] + 5)
 
+    def test_held_out_figures_without_the_groups_the_split_crosses(self):
+        # The sample trains on one Norway cut and holds out another: the group crosses, nothing is left.
+        committed = json.loads(read(os.path.join(SAMPLE_RUN, "report.json")))
+        self.assertIsNone(committed["virtualOnOffHeldOut"]["ladder"]["withoutCrossingGroups"])
+        # Trained on a file of another group, nothing crosses: the figures without are the pooled ones.
+        _, run = self.derived_copy()
+        path = os.path.join(run, "manifest.json")
+        with open(path) as f:
+            m = json.load(f)
+        m["collection"]["traces"]["train"] = ["pensieve/fcc/trace_7540_http---www.yahoo.com"]
+        with open(path, "w") as f:
+            json.dump(m, f)
+        held = vsim.report_spec(run)["virtualOnOffHeldOut"]["ladder"]
+        without = held["withoutCrossingGroups"]
+        self.assertEqual(without["groups"], [])
+        self.assertEqual((without["on"], without["off"], without["comparison"]),
+                         (held["on"], held["off"], held["comparison"]))
+
     def test_sample_is_small_and_its_manifest_says_what_ran(self):
         self.assertLess(sum(os.path.getsize(os.path.join(SAMPLE, f)) for f in files(SAMPLE)), 450_000)
         with open(os.path.join(SAMPLE_RUN, "manifest.json")) as f:
@@ -102,7 +120,17 @@ class SampleTests(unittest.TestCase):
         self.assertEqual(m["traceSha256"], committed["traceSha256"], "the sample's traces changed")
         self.assertEqual(m["ladders"]["ladder"]["masterSha256"], committed["ladders"]["ladder"]["masterSha256"])
         vsim.report_spec(out)
-        self.assertEqual(read(os.path.join(out, "report.json")), read(os.path.join(SAMPLE_RUN, "report.json")))
+
+        def figures(path):
+            # every figure; the run's own commit, times and binary (the keys' "run") are this run's
+            report = json.loads(read(path))
+            runs = [report["virtualOnOffTuning"].pop("run")]
+            runs += [v.pop("run") for v in report["virtualOnOffHeldOut"].values()]
+            return report, runs
+        derived, runs = figures(os.path.join(out, "report.json"))
+        self.assertEqual(derived, figures(os.path.join(SAMPLE_RUN, "report.json"))[0])
+        self.assertEqual({(r["commit"], r["startedAt"], r["hlsplaySha256"]) for r in runs},
+                         {(m["commit"], m["startedAt"], m["hlsplay"]["sha256"])})
 
 
 class PublishedTests(unittest.TestCase):
@@ -147,7 +175,28 @@ class PublishedTests(unittest.TestCase):
             self.assertFalse(prov[key]["handMerged"], key)
             self.assertTrue(prov[key]["writer"].startswith(vsim.REPORT_WRITER), key)
             self.assertIn("Tools/train/specs/vsim-onoff-start-gate.json", prov[key]["writer"])
-            self.assertIn("predate the spec and are kept until re-run", prov[key]["note"])
+            self.assertNotIn("predate", prov[key]["note"])
+        # a run of the whole spec, from a clean tree, at the commit the keys name
+        spec, coll = vsim.load_onoff_spec(PUBLISHED_SPEC)
+        expected = sum(len(coll["traces"][r["traces"]]) * spec["offsetsPerTrace"] * 2 for r in spec["runs"])
+        published = results_file.load(RESULTS_V2)
+        run = published["virtualOnOffTuning"]["run"]
+        self.assertEqual((run["sessions"], run["worktreeClean"]), (expected, True))
+        for ladder, value in published["virtualOnOffHeldOut"].items():
+            self.assertEqual(value["run"]["commit"], run["commit"], ladder)
+            self.assertIn(run["commit"], prov["virtualOnOffHeldOut"]["note"])
+
+    def test_the_docs_block_is_the_published_keys(self):
+        doc = os.path.join(REPO, "docs", "stall-prediction.md")
+        self.assertEqual(vsim.docs(RESULTS_V2, doc, write=False), 0,
+                         "docs/stall-prediction.md's vsim block is not what results-v2.json gives")
+        with open(RESULTS_V2) as f:
+            results = json.load(f)
+        results["virtualOnOffHeldOut"]["ladder"]["on"]["stalls"] += 1
+        other = os.path.join(temp_dir(self, "vsim-docs-"), "results.json")
+        with open(other, "w") as f:
+            json.dump(results, f)
+        self.assertEqual(vsim.docs(other, doc, write=False), 1)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ import recording_groups  # noqa: E402
 import onoff_report  # noqa: E402
 import reallogs  # noqa: E402
 import results_file  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "Tools", "lib"))
+import hlsplay_tools  # noqa: E402
 evaluate = collect.evaluate  # the declared-experiment helpers of Tools/abr/evaluate.py
 
 DEFAULT_MODEL = os.path.join(REPO, "models", "stall-logistic-v2.json")
@@ -370,12 +372,22 @@ def report_spec(out: str) -> dict:
     with open(os.path.join(out, "manifest.json")) as fh:
         manifest = json.load(fh)
     spec = manifest["spec"]
-    outcomes = {}
+    run = dict(commit=manifest["commit"], worktreeClean=manifest["worktreeClean"],
+               hlsplaySha256=manifest["hlsplay"]["sha256"], startedAt=manifest["startedAt"],
+               endedAt=manifest["endedAt"], sessions=len(manifest["sessions"]))
+    coll = manifest["collection"]
+    crossing = recording_groups.crossing_groups(coll["traces"]["train"], coll["traces"]["heldout"])
+    outcomes, without = {}, {}
     for r in spec["runs"]:
         done = [(dict(trace=s["trace"], offset=s["offsetSeconds"], arm=s["arm"]), log_summary(os.path.join(out, s["log"])))
                 for s in manifest["sessions"] if s["run"] == r["tag"]]
         o = onoff_outcome(done)
         outcomes[r["tag"]] = o
+        # The same without the traces whose recording group the split also trains on (the Norway recordings).
+        kept = [(j, x) for j, x in done if recording_groups.group_of(j["trace"]) not in crossing]
+        w = onoff_outcome(kept) if kept else None
+        without[r["tag"]] = dict(groups=sorted(crossing), traces=sorted({j["trace"] for j, _ in kept}),
+                                 on=w["on"], off=w["off"], comparison=w["comparison"]) if w else None
         with open(os.path.join(out, f"vsim-onoff-{r['tag']}.json"), "w") as fh:
             json.dump(dict(tag=r["tag"], ladder=r["ladder"], policy=spec["policies"].get(r.get("policy")), model=spec["model"],
                            traces=r["traces"], offsetsPerTrace=spec["offsetsPerTrace"], **o), fh, indent=2)
@@ -390,11 +402,12 @@ def report_spec(out: str) -> dict:
                 rows.append(dict(preloadEnterRisk=pol["preloadEnterRisk"], preloadExitRisk=pol["preloadExitRisk"],
                                  ladder=r["ladder"], traces=r["traces"], pairs=len(o["pairs"]), on=o["on"], off=o["off"],
                                  bitrateRatioOnOverOff=o["verdict"]["bitrateRatioOnOverOff"], comparison=o["comparison"]))
-            values[key] = dict(note=res["note"], rows=rows)
+            values[key] = dict(note=res["note"], rows=rows, run=run)
         else:
             values[key] = {r["ladder"]: dict(on=outcomes[r["tag"]]["on"], off=outcomes[r["tag"]]["off"],
                                               verdict=outcomes[r["tag"]]["verdict"], offsetsPerTrace=spec["offsetsPerTrace"],
-                                              traces=r["traces"], comparison=outcomes[r["tag"]]["comparison"])
+                                              traces=r["traces"], comparison=outcomes[r["tag"]]["comparison"],
+                                              run=dict(run, tag=r["tag"]), withoutCrossingGroups=without[r["tag"]])
                            for r in runs if not r.get("policy")}
     with open(os.path.join(out, "report.json"), "w") as fh:
         json.dump(values, fh, indent=1, sort_keys=True)
@@ -415,6 +428,86 @@ def write_results(results: str, out: str, values: dict) -> dict:
     return results_file.update(results, values, f"{REPORT_WRITER} DIR --results FILE (spec {manifest['specFile']})",
                                note=note)
 
+
+
+DOCS_TOOL = "Tools/train/vsim.py"
+DOCS_BLOCK = "vsim-onoff-start-gate"
+LADDER_NAMES = {"ladder": "4 rungs", "ladder-low": "with a 0.25 Mbit/s rung"}
+
+
+def _paired(c: dict, digits: int) -> str:
+    """A paired comparison's cells: mean on − off per pair (95 % CI), fewer · more, Wilcoxon and sign test p."""
+    ci = c["meanDifferenceCI"]
+
+    def f(x):
+        return "—" if x is None else f"{x:+.{digits}f}"
+    return (f"{f(c['meanDifference'])} ({f(ci['low'])} … {f(ci['high'])}) | {c['pairsABelow']} · {c['pairsAAbove']} | "
+            f"{hlsplay_tools.p_text(c['wilcoxon']['pValue'])} | {hlsplay_tools.p_text(c['signTest']['pValue'])}")
+
+
+def render_docs(results: dict) -> str:
+    """docs/stall-prediction.md's block of the virtual on/off keys (the same keys give the same bytes)."""
+    tuning, held = results["virtualOnOffTuning"], results["virtualOnOffHeldOut"]
+    run = tuning.get("run")
+    out = []
+    if run:
+        out += [f"Run at `{run['commit'][:7]}` ({'clean tree' if run['worktreeClean'] else 'uncommitted changes'}, "
+                f"hlsplay sha256 {run['hlsplaySha256'][:12]}…), {run['startedAt']} … {run['endedAt']}, "
+                f"{run['sessions']} simulated sessions; `results-v2.json`, keys `virtualOnOffTuning` and "
+                f"`virtualOnOffHeldOut`.", ""]
+    out += ["Tuning sweep, training traces (totals, and stalls paired by trace and offset: on − off per pair; "
+            "\"on below · above off\" counts the pairs where the controller's figure was lower or higher):", "",
+            "| preload enter / exit | ladder | pairs | stalls on · off | seconds stalled on · off | start delay | "
+            "bitrate on ÷ off | stalls on − off per pair (95 % CI) | on below · above off | Wilcoxon p | sign test p |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in tuning["rows"]:
+        on, off = r["on"], r["off"]
+        out.append(f"| {r['preloadEnterRisk']:.2f} / {r['preloadExitRisk']:.2f} | {LADDER_NAMES.get(r['ladder'], r['ladder'])} | "
+                   f"{r['pairs']} | {on['stalls']} · {off['stalls']} | {on['stallSeconds']:.1f} · {off['stallSeconds']:.1f} | "
+                   f"{on['meanPlaybackStartSeconds'] - off['meanPlaybackStartSeconds']:+.2f} s | "
+                   f"{r['bitrateRatioOnOverOff']:.3f} | {_paired(r['comparison']['stalls'], 3)} |")
+    out += ["", "Held-out traces, the build's defaults (paired by trace and offset, on − off per pair):", "",
+            "| ladder | pairs | stalls on · off | sessions with a stall | seconds stalled on · off | bitrate on ÷ off | "
+            "playback start on · off | figure | on − off per pair (95 % CI) | on below · above off | Wilcoxon p | sign test p |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for ladder, v in held.items():
+        on, off = v["on"], v["off"]
+        head = (f"| {LADDER_NAMES.get(ladder, ladder)} | {on['sessions']} | {on['stalls']} · {off['stalls']} | "
+                f"{on['sessionsWithStalls']} · {off['sessionsWithStalls']} | {on['stallSeconds']:.1f} · "
+                f"{off['stallSeconds']:.1f} | {v['verdict']['bitrateRatioOnOverOff']:.3f} | "
+                f"{on['meanPlaybackStartSeconds']:.2f} · {off['meanPlaybackStartSeconds']:.2f} s")
+        rows = [(head, v["comparison"])]
+        w = v.get("withoutCrossingGroups")
+        if w:
+            won, woff = w["on"], w["off"]
+            rows.append((f"| {LADDER_NAMES.get(ladder, ladder)}, without {', '.join(w['groups'])} "
+                         f"({len(w['traces'])} traces) | {won['sessions']} | {won['stalls']} · {woff['stalls']} | "
+                         f"{won['sessionsWithStalls']} · {woff['sessionsWithStalls']} | {won['stallSeconds']:.1f} · "
+                         f"{woff['stallSeconds']:.1f} | "
+                         f"{won['averageBitrateBps'] / woff['averageBitrateBps'] if woff['averageBitrateBps'] else 0:.3f} | "
+                         f"{won['meanPlaybackStartSeconds']:.2f} · {woff['meanPlaybackStartSeconds']:.2f} s", w["comparison"]))
+        for head_cells, comparison in rows:
+            for i, (figure, label, digits) in enumerate((("stalls", "stalls", 3), ("stallSeconds", "seconds stalled", 2),
+                                                         ("averageBitrateBps", "bitrate, bit/s", 0))):
+                lead = head_cells if i == 0 else "| | | | | | |"
+                out.append(f"{lead} | {label} | {_paired(comparison[figure], digits)} |")
+    return "\n".join(out) + "\n"
+
+
+def docs(results_path: str, doc: str, write: bool) -> int:
+    with open(results_path) as fh:
+        text = render_docs(json.load(fh))
+    with open(doc) as fh:
+        current = fh.read()
+    if write:
+        with open(doc, "w") as fh:
+            fh.write(hlsplay_tools.splice_block(current, DOCS_TOOL, DOCS_BLOCK, text))
+        return 0
+    if hlsplay_tools.generated_block(current, DOCS_TOOL, DOCS_BLOCK) != text:
+        print(f"{doc}: the block '{DOCS_BLOCK}' is not what {results_path} gives; re-derive: "
+              f"python3 {DOCS_TOOL} docs --results {results_path} {doc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv=None):
@@ -447,7 +540,13 @@ def main(argv=None):
     sub.choices["onoff"].add_argument("--tag", default="default")
     sub.choices["onoff"].add_argument("--traces", choices=["train", "heldout"], default="heldout",
                                       help="which side of the split: tune on train, judge on heldout")
+    for name in ("docs", "check"):
+        d = sub.add_parser(name, help=("write" if name == "docs" else "check") + " the doc's block of the virtual on/off keys")
+        d.add_argument("--results", default=os.path.join(HERE, "results-v2.json"))
+        d.add_argument("doc")
     args = ap.parse_args(argv)
+    if args.cmd in ("docs", "check"):
+        return docs(args.results, args.doc, args.cmd == "docs")
     if args.cmd in ("run", "report"):
         folder = args.out if args.cmd == "run" else args.folder
         if args.cmd == "run":
@@ -464,4 +563,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
