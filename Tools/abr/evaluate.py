@@ -208,14 +208,6 @@ def read_text(path):
         return None
 
 
-def git(*args):
-    try:
-        return subprocess.run(["git", "-C", REPO, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
 def machine():
     model = None
     try:
@@ -255,11 +247,14 @@ def run(spec_path, out, jobs=None, build="release", binary=None, nice=True, sche
                     units.append(dict(binary=binary, ladder=ladder, trace=os.path.abspath(trace_path(trace)),
                                       algorithm=algorithm, durationSeconds=spec["durationSeconds"],
                                       extra=spec.get("hlsplayArgs", []) + arm_args, log=name, nice=nice))
+    # The commit, whether the tracked files were clean and the binary's sha256, as every run records them.
+    provenance = tools.run_provenance({"hlsplay": binary})
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
-        commit=git("rev-parse", "HEAD"), worktreeClean=(git("status", "--porcelain", "--untracked-files=no") == ""),
+        commit=provenance["commit"], worktreeClean=provenance["worktreeClean"],
         binaryOlderThanSources=bool(tools.stale_binaries({"hlsplay": binary}) if stale is None else stale),
-        hlsplay=dict(path=binary, sha256=sha256(binary), version=tools.hlsplay_version(binary)),
+        hlsplay=dict(path=binary, sha256=provenance["binaries"]["hlsplay"]["sha256"],
+                     version=tools.hlsplay_version(binary)),
         ladder=dict(path=ladder, masterSha256=sha256(os.path.join(ladder, "master.m3u8")),
                     stamp=read_text(os.path.join(ladder, ".stamp"))),
         traceList=traces, traceSha256={t: sha256(trace_path(t)) for t in traces},

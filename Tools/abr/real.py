@@ -220,8 +220,7 @@ def run(spec_path, out, build="release", stale=None):
     snapshot_traces(traces, out, evaluate.trace_path)
     manifest = dict(
         spec=spec, specFile=os.path.relpath(os.path.abspath(spec_path), REPO),
-        commit=evaluate.git("rev-parse", "HEAD"),
-        worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
+        **tools.repo_state(),
         binaryOlderThanSources=bool(tools.stale_binaries({"hlsplay": binary, "hls-origin": origin_binary})
                                     if stale is None else stale),
         hlsplay=dict(path=binary, sha256=evaluate.sha256(binary), version=tools.hlsplay_version(binary)),

@@ -160,10 +160,9 @@ def hlsplay_version(binary):
         return None
 
 
-def run_provenance(binaries):
-    """What a results folder records of the run that wrote it: the repository's commit and whether its
-    tracked files were clean (None where this is not a git checkout, a cluster worker say), and each
-    binary's path and sha256 ({name: path} in, None for a file that is not there)."""
+def repo_state():
+    """{"commit", "worktreeClean"}: the repository's commit and whether its tracked files were clean (None
+    where this is not a git checkout, a cluster worker say), as every run's manifest records them."""
     def git(*args):
         try:
             out = subprocess.run(["git", "-C", REPO, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -172,6 +171,13 @@ def run_provenance(binaries):
         except (OSError, subprocess.TimeoutExpired):
             return None
 
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": git("rev-parse", "HEAD"), "worktreeClean": None if status is None else status == ""}
+
+
+def run_provenance(binaries):
+    """What a results folder records of the run that wrote it: repo_state() and each binary's path and
+    sha256 ({name: path} in, None for a file that is not there)."""
     def sha256(path):
         try:
             with open(path, "rb") as f:
@@ -179,10 +185,8 @@ def run_provenance(binaries):
         except OSError:
             return None
 
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": git("rev-parse", "HEAD"), "worktreeClean": None if status is None else status == "",
-            "binaries": {name: {"path": os.path.abspath(path), "sha256": sha256(path)}
-                         for name, path in sorted(binaries.items())}}
+    return {**repo_state(), "binaries": {name: {"path": os.path.abspath(path), "sha256": sha256(path)}
+                                         for name, path in sorted(binaries.items())}}
 
 
 # ---------------------------------------------------------------- generated blocks in the docs

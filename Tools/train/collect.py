@@ -357,8 +357,7 @@ def run_manifest(spec: dict, phase: str, options: dict, bins: list, ladder: str,
     traces = sorted({j["trace"] for j in jobs})
     return dict(
         spec=spec, specFile=spec["specFile"], phase=phase, options=options,
-        commit=evaluate.git("rev-parse", "HEAD"),
-        worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
+        **tools.repo_state(),
         binaries={os.path.abspath(d): {name: binary_record(os.path.join(d, name)) for name in ("hlsplay", "hls-origin")}
                   for d in bins},
         ladder=dict(path=os.path.abspath(ladder), masterSha256=evaluate.sha256(os.path.join(ladder, "master.m3u8"))),

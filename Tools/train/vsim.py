@@ -327,8 +327,7 @@ def run_spec(spec_path: str, out: str, bin_dir: str, jobs: int, work: str | None
     traces = sorted({s["trace"] for s in sessions})
     manifest = dict(
         spec=spec, specFile=spec["specFile"], collection=coll, sessionMediaSeconds=media,
-        commit=evaluate.git("rev-parse", "HEAD"),
-        worktreeClean=(evaluate.git("status", "--porcelain", "--untracked-files=no") == ""),
+        **hlsplay_tools.repo_state(),
         hlsplay=dict(path=os.path.abspath(binary), sha256=evaluate.sha256(binary),
                      version=evaluate.tools.hlsplay_version(binary)),
         ladders={n: dict(path=os.path.abspath(p), masterSha256=evaluate.sha256(os.path.join(p, "master.m3u8")))
