@@ -119,11 +119,6 @@ def threshold_of(p: dict, model: dict) -> float:
     return float(p["threshold"])
 
 
-def tag_of(spec: dict, row: dict) -> str:
-    """The batch a manifest row belongs to (its id ends with -TAG; the longest matching tag wins)."""
-    return max((b["tag"] for b in spec["batches"] if row["id"].endswith("-" + b["tag"])), key=len)
-
-
 def run_manifests(spec: dict, data: str) -> list:
     """What each batch's run manifest (DATA/runs/PHASE-TAG-UTC.json, collect.py) says of the run: the commit,
     whether the tree was clean, the hlsplay binary's sha256, times and load averages."""
@@ -166,7 +161,7 @@ def report(spec_path: str, data: str) -> dict:
         model = json.load(fh)
     expected = expected_sessions(spec, coll)
     rows = [r for r in reallogs.load_manifest(data, {spec["phase"]}) if r.get("controller") == spec["arm"]]
-    chosen, problems, batches = [], [], []
+    chosen, keys, problems, batches = [], [], [], []
     for b in spec["batches"]:
         mine = [r for r in rows if r["id"].endswith("-" + b["tag"])]
         got = {(r["trace"], r["offsetSeconds"]): r for r in mine}
@@ -176,7 +171,10 @@ def report(spec_path: str, data: str) -> dict:
         problems += [f"{b['tag']}: a session the spec does not name, {t} at {o} s" for t, o in extra]
         wrong_ladder = [r["id"] for r in mine if r.get("ladder") not in (None, "ladder-low" if b.get("lowRung") else "ladder")]
         problems += [f"{b['tag']}: {i} played another ladder" for i in wrong_ladder]
-        chosen += [got[k] for k in sorted(got) if k in expected[b["tag"]]]
+        mine_chosen = [got[k] for k in sorted(got) if k in expected[b["tag"]]]
+        chosen += mine_chosen
+        # a session's key for the paired comparisons: its batch, trace and offset
+        keys += [(b["tag"], r["trace"], r["offsetSeconds"]) for r in mine_chosen]
         batches.append(dict(tag=b["tag"], offsets=b["offsets"], offsetFractions=coll["offsetFractions"][b["offsets"]],
                             lowRung=bool(b.get("lowRung")), sessions=len(mine)))
     if problems:
@@ -187,7 +185,6 @@ def report(spec_path: str, data: str) -> dict:
     earlier = {f for o in spec["earlierHeldOutOffsets"] for f in coll["offsetFractions"][o]}
     fraction = {(t, o): f for b in expected.values() for (t, o), f in b.items()}
     at_earlier = sum(1 for r in chosen if fraction[(r["trace"], r["offsetSeconds"])] in earlier)
-    keys = [(tag_of(spec, r), r["trace"], r["offsetSeconds"]) for r in chosen]
     value = dict(note=spec["note"], spec=spec["specFile"], sessions=len(sessions),
                  sessionsAtEarlierHeldOutOffsets=at_earlier, batches=batches, runs=run_manifests(spec, data),
                  **score(spec, model, sessions, keys))
