@@ -218,7 +218,8 @@ def block_name(spec: dict) -> str:
 
 
 def _f(x, digits=2, unit=""):
-    return "—" if x is None else f"{x:.{digits}f}{unit}"
+    """x with `digits` decimals and a real minus sign, as the docs print numbers; "—" for none."""
+    return "—" if x is None else f"{x:.{digits}f}".replace("-", "\u2212") + unit
 
 
 def _figures_tables(value: dict) -> list[str]:

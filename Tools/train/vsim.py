@@ -439,7 +439,7 @@ def _paired(c: dict, digits: int) -> str:
     ci = c["meanDifferenceCI"]
 
     def f(x):
-        return "—" if x is None else f"{x:+.{digits}f}"
+        return "—" if x is None else f"{x:+.{digits}f}".replace("-", "\u2212")
     return (f"{f(c['meanDifference'])} ({f(ci['low'])} … {f(ci['high'])}) | {c['pairsABelow']} · {c['pairsAAbove']} | "
             f"{hlsplay_tools.p_text(c['wilcoxon']['pValue'])} | {hlsplay_tools.p_text(c['signTest']['pValue'])}")
 
@@ -461,9 +461,10 @@ def render_docs(results: dict) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in tuning["rows"]:
         on, off = r["on"], r["off"]
+        delay = f"{on['meanPlaybackStartSeconds'] - off['meanPlaybackStartSeconds']:+.2f}".replace("-", "\u2212")
         out.append(f"| {r['preloadEnterRisk']:.2f} / {r['preloadExitRisk']:.2f} | {LADDER_NAMES.get(r['ladder'], r['ladder'])} | "
                    f"{r['pairs']} | {on['stalls']} · {off['stalls']} | {on['stallSeconds']:.1f} · {off['stallSeconds']:.1f} | "
-                   f"{on['meanPlaybackStartSeconds'] - off['meanPlaybackStartSeconds']:+.2f} s | "
+                   f"{delay} s | "
                    f"{r['bitrateRatioOnOverOff']:.3f} | {_paired(r['comparison']['stalls'], 3)} |")
     out += ["", "Held-out traces, the build's defaults (paired by trace and offset, on − off per pair):", "",
             "| ladder | pairs | stalls on · off | sessions with a stall | seconds stalled on · off | bitrate on ÷ off | "
