@@ -136,18 +136,8 @@ def main(argv=None):
     if a.cmd == "report":
         print(text, end="")
         return 0
-    with open(a.doc) as f:
-        doc = f.read()
-    if a.cmd == "docs":
-        with open(a.doc, "w") as f:
-            f.write(hlsplay_tools.splice_block(doc, TOOL, BLOCK, text))
-        return 0
-    block = hlsplay_tools.generated_block(doc, TOOL, BLOCK)
-    if block != text:
-        print(f"{a.doc}: the block '{BLOCK}' is not what {a.dir} derives; re-derive: "
-              f"python3 {TOOL} docs {a.dir} {a.doc}", file=sys.stderr)
-        return 1
-    return 0
+    return hlsplay_tools.write_or_check_block(a.doc, TOOL, BLOCK, text, a.cmd == "docs", a.dir,
+                                              f"python3 {TOOL} docs {a.dir} {a.doc}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -215,6 +216,22 @@ def generated_block(doc_text, tool, name):
     if begin not in doc_text or end not in doc_text:
         return None
     return doc_text.split(begin, 1)[1].split(end, 1)[0].lstrip("\n")
+
+
+def write_or_check_block(doc_path, tool, name, text, write, source, redo):
+    """A tool's `docs` step (write: the block `name` of the doc replaced by `text`) or its `check` step
+    (the block compared with `text`; when it differs, a line naming `source`, what the text comes from, and
+    `redo`, the command that writes it, on stderr). Returns the exit status: 0, or 1 when the check fails."""
+    with open(doc_path, encoding="utf-8") as f:
+        doc = f.read()
+    if write:
+        with open(doc_path, "w", encoding="utf-8") as f:
+            f.write(splice_block(doc, tool, name, text))
+        return 0
+    if generated_block(doc, tool, name) != text:
+        print(f"{doc_path}: the block '{name}' is not what {source} gives; re-derive: {redo}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def p_text(p):

@@ -136,6 +136,22 @@ def check_grid(name: str, folder: str, _bin: str) -> str | None:
     return None
 
 
+def compare_key(published_file: str, derived_file: str, key: str, ignore=()) -> str | None:
+    """None when the results key derived into `derived_file` is the one published in `published_file` (a path
+    in the repository), fields in `ignore` aside; else which of its fields differ."""
+    with open(derived_file) as fh:
+        derived = json.load(fh)[key]
+    with open(os.path.join(REPO, published_file)) as fh:
+        published = json.load(fh)[key]
+    for d in (derived, published):
+        for field in ignore:
+            d.pop(field, None)
+    if derived == published:
+        return None
+    differing = sorted(k for k in set(derived) | set(published) if derived.get(k) != published.get(k))
+    return f"{published_file} key {key} differs from the derived one in: {', '.join(differing)}"
+
+
 def check_vsim(name: str, folder: str, bin_dir: str) -> str | None:
     """The results key `vsim.py compare` writes: each real session's log against hlsplay simulate on its trace
     (the simulated side is derived again with the binary in `bin_dir`)."""
@@ -162,16 +178,8 @@ def check_vsim(name: str, folder: str, bin_dir: str) -> str | None:
                     "--phases", "onoff", "--results", results, "--results-key", run["key"]])
     if out.returncode != 0:
         return f"vsim.py compare failed: {out.stderr.strip()[-2000:]}"
-    with open(results) as fh:
-        derived = json.load(fh)[run["key"]]
-    with open(os.path.join(REPO, run["results"])) as fh:
-        published = json.load(fh)[run["key"]]
-    for d in (derived, published):
-        d.pop("dataDirectory", None)  # where the logs were unpacked
-    if derived == published:
-        return None
-    differing = sorted(k for k in set(derived) | set(published) if derived.get(k) != published.get(k))
-    return f"{run['results']} key {run['key']} differs from the derived one in: {', '.join(differing)}"
+    # dataDirectory: where the logs were unpacked
+    return compare_key(run["results"], results, run["key"], ignore=("dataDirectory",))
 
 
 def check_fleet(name: str, folder: str, _bin: str) -> str | None:
@@ -191,15 +199,7 @@ def check_heldout(name: str, folder: str, _bin: str) -> str | None:
                     "--data", folder, "--results", results])
     if out.returncode != 0:
         return f"heldout_round.py report failed: {out.stderr.strip()[-2000:]}"
-    key = run["heldOutKey"]
-    with open(results) as fh:
-        derived = json.load(fh)[key]
-    with open(os.path.join(REPO, run["results"])) as fh:
-        published = json.load(fh)[key]
-    if derived == published:
-        return None
-    differing = sorted(k for k in set(derived) | set(published) if derived.get(k) != published.get(k))
-    return f"{run['results']} key {key} differs from the derived one in: {', '.join(differing)}"
+    return compare_key(run["results"], results, run["heldOutKey"])
 
 
 CHECKS = {"abr": check_abr, "grid": check_grid, "vsim": check_vsim, "fleet": check_fleet, "heldout": check_heldout}

@@ -278,18 +278,9 @@ def docs(spec_path: str, results: str, doc: str, write: bool) -> int:
     spec, _ = load_spec(spec_path)
     with open(results) as fh:
         value = json.load(fh)[spec["resultKey"]]
-    text = render(value)
-    with open(doc) as fh:
-        current = fh.read()
-    if write:
-        with open(doc, "w") as fh:
-            fh.write(hlsplay_tools.splice_block(current, TOOL, block_name(spec), text))
-        return 0
-    if hlsplay_tools.generated_block(current, TOOL, block_name(spec)) != text:
-        print(f"{doc}: the block '{block_name(spec)}' is not what {results} ({spec['resultKey']}) gives; "
-              f"re-derive: python3 {TOOL} docs {spec['specFile']} --results {results} {doc}", file=sys.stderr)
-        return 1
-    return 0
+    return hlsplay_tools.write_or_check_block(
+        doc, TOOL, block_name(spec), render(value), write, f"{results} ({spec['resultKey']})",
+        f"python3 {TOOL} docs {spec['specFile']} --results {results} {doc}")
 
 
 def main(argv=None):

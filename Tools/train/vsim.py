@@ -497,17 +497,8 @@ def render_docs(results: dict) -> str:
 def docs(results_path: str, doc: str, write: bool) -> int:
     with open(results_path) as fh:
         text = render_docs(json.load(fh))
-    with open(doc) as fh:
-        current = fh.read()
-    if write:
-        with open(doc, "w") as fh:
-            fh.write(hlsplay_tools.splice_block(current, DOCS_TOOL, DOCS_BLOCK, text))
-        return 0
-    if hlsplay_tools.generated_block(current, DOCS_TOOL, DOCS_BLOCK) != text:
-        print(f"{doc}: the block '{DOCS_BLOCK}' is not what {results_path} gives; re-derive: "
-              f"python3 {DOCS_TOOL} docs --results {results_path} {doc}", file=sys.stderr)
-        return 1
-    return 0
+    return hlsplay_tools.write_or_check_block(doc, DOCS_TOOL, DOCS_BLOCK, text, write, results_path,
+                                              f"python3 {DOCS_TOOL} docs --results {results_path} {doc}")
 
 
 def main(argv=None):
