@@ -79,6 +79,7 @@ METRICS = (  # key, heading, unit, digits
 def load_spec(path):
     with open(path) as f:
         spec = json.load(f)
+    check_trace_sides(path, spec.get("traces", {}))
     if "arms" in spec:
         return check_arms(path, spec)
     require_keys(path, spec, ("name", "ladder", "traces", "algorithms", "durationSeconds", "reps", "default",
@@ -91,6 +92,20 @@ def load_spec(path):
     if spec.get("previous") == spec["default"]:
         raise SystemExit(f"{path}: the previous default '{spec['previous']}' is the default")
     return spec
+
+
+def check_trace_sides(path, traces):
+    """A spec's `extra` list must be one of Tools/abr/extra_traces.py's lists and, with a `split` side, on
+    that side: tuning and evaluation traces never meet in one spec by way of an extra list."""
+    if "extra" not in traces:
+        return
+    import extra_traces
+    side = extra_traces.side_of(traces["extra"])
+    if side is None:
+        raise SystemExit(f"{path}: the extra list '{traces['extra']}' is not one of Tools/abr/extra_traces.py's lists")
+    if "side" in traces and traces["side"] != side:
+        raise SystemExit(f"{path}: the extra list '{traces['extra']}' holds {side} traces, the spec's split side is "
+                         f"'{traces['side']}'")
 
 
 def check_arms(path, spec):
@@ -120,11 +135,13 @@ def spec_arms(spec):
 def spec_traces(spec):
     """The spec's traces in the spec's order: its `list`, or a `side` of the `split` file; then, with
     `select` ({"sortedEvery": K, "first": N}), that side in sorted order, every K-th from the first, the
-    first N of those; then the traces of an `extra` list (Tools/abr/extra_traces.py), named `extra/…`.
-    Names resolve with trace_path."""
+    first N of those (none without `list` or `split`); then the traces of an `extra` list
+    (Tools/abr/extra_traces.py), named `extra/…`. Names resolve with trace_path."""
     t = spec["traces"]
     if "list" in t:
         traces = list(t["list"])
+    elif "split" not in t:
+        traces = []
     else:
         with open(os.path.join(REPO, t["split"])) as f:
             traces = list(json.load(f)[t["side"]])

@@ -35,8 +35,10 @@ PUBLISHED_SPLIT_CROSSINGS = frozenset({"norway-hsdpa-3g"})
 
 
 def group_of(trace: str) -> str:
-    """The recording-source group of a trace path relative to shared/data/traces."""
+    """The recording-source group of a trace path relative to shared/data/traces (or an `extra/` name)."""
     trace = trace.replace(os.sep, "/").lstrip("./")
+    # an `extra/…` trace (Tools/abr/extra_traces.py) is named by its place in the shared layout
+    trace = trace[len("extra/"):] if trace.startswith("extra/") else trace
     for group, prefixes in PREFIX_GROUPS.items():
         if any(trace.startswith(p) for p in prefixes):
             return group
