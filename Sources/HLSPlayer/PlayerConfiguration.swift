@@ -93,6 +93,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var predictor: PredictorChoice = .off
     /// `--abr`: the adaptation rule (`AbrRuleName.default`, hlsplay-mpc; docs/abr.md).
     public var abr: AbrRuleName = .default
+    /// `--mpc-reserve`: hlsplay-mpc's buffer reserve, seconds (nil: none; docs/abr.md).
+    public var mpcReserveSeconds: Double?
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
     public var modelPath: String?
     /// Thresholds, cooldown, dwell and knobs of the playback policies.
@@ -150,6 +152,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             userPeakBitrateBps: preferredPeakBitRateBps, resumeBufferSetByUser: resumeBufferSetByUser,
             startupBufferSetByUser: startupBufferSetByUser)
         c.abr = abr
+        c.mpcReserveSeconds = mpcReserveSeconds
         c.trickle = trickle
         c.preferredForwardBufferDurationSeconds = preferredForwardBufferDurationSeconds
         c.durationLimitSeconds = durationLimitSeconds
@@ -161,7 +164,7 @@ public struct PlayerConfiguration: Sendable, Encodable {
             pinnedVariantIndex, audioLanguage, playback, estimator, selector, monitorIntervalSeconds, decode, decodeThreadCount, verifyTLS,
             startupCap, forceCold, estimateStorePath, estimateStore, networkLimit, byteProgress,
             wedge, session, retry, trickle, noProgressTimeoutSeconds,
-            predictor, abr, modelPath, policy, cmcd, redactURLs,
+            predictor, abr, mpcReserveSeconds, modelPath, policy, cmcd, redactURLs,
             requestStallTimeoutSeconds, firstByteTimeoutSeconds, progressLogIntervalSeconds, forwardBufferTargetSeconds,
             maxResolution, maxForwardBufferBytes, allowAnyLocalFile, requestHeaders, userAgent, proxy, caCertificateFile
     }
@@ -196,6 +199,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
         try c.encode(noProgressTimeoutSeconds ?? 0, forKey: .noProgressTimeoutSeconds)
         try c.encode(predictor, forKey: .predictor)
         try c.encode(abr, forKey: .abr)
+        // 0 when off, as on the command line (the log never holds nulls).
+        try c.encode(mpcReserveSeconds ?? 0, forKey: .mpcReserveSeconds)
         try c.encodeIfPresent(modelPath, forKey: .modelPath)
         try c.encode(policy, forKey: .policy)
         try c.encodeIfPresent(cmcd, forKey: .cmcd)

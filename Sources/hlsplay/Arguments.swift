@@ -33,6 +33,8 @@ struct Arguments {
     var startupCap: String?
     /// `--cap-release-buffer`: nil = the default; 0 = off (the ramp ends only when earned).
     var capReleaseBufferSeconds: Double?
+    /// `--mpc-reserve`: nil = the default (none); 0 = off.
+    var mpcReserveSeconds: Double?
     var cold = false
     var estimateStorePath: String?
     var thenURL: String?
@@ -124,6 +126,9 @@ struct Arguments {
                                      robust-mpc, or hlsplay-mpc-no-risk (the default
                                      without the risk: an ablation); the caps still
                                      bind (docs/abr.md)
+          --mpc-reserve SECONDS|off  hlsplay-mpc's buffer reserve: a plan ending below
+                                     min(buffer, reserve) pays for the shortfall, and the
+                                     sustain floor spends no buffer below it (default off)
           --policy FILE              the policy controller's thresholds, cooldown, dwell and
                                      knobs as JSON (any subset; docs/stall-prediction.md)
           --cmcd query|header        send CMCD (CTA-5004) with every request
@@ -300,6 +305,7 @@ struct Arguments {
             case "--stall-timeout": a.stallTimeoutSeconds = try seconds(word, allowZero: false)
             case "--no-progress-timeout": a.noProgressTimeoutSeconds = try seconds(word, offAllowed: true, example: "60, 90s, 2min")
             case "--cap-release-buffer": a.capReleaseBufferSeconds = try seconds(word, allowZero: false, offAllowed: true, example: "20, 20s")
+            case "--mpc-reserve": a.mpcReserveSeconds = try seconds(word, allowZero: false, offAllowed: true, example: "15, 15s")
             case "--peak-bitrate":
                 let w = try value(for: word)
                 guard let bps = parseRate(w), bps > 0 else {
@@ -395,6 +401,7 @@ extension Arguments {
         configuration.proxy = proxy
         if let v = predictor, let choice = PredictorChoice(rawValue: v) { configuration.predictor = choice }
         if let v = abr, let rule = AbrRuleName(rawValue: v) { configuration.abr = rule }
+        if let v = mpcReserveSeconds { configuration.mpcReserveSeconds = v > 0 ? v : nil }
         configuration.modelPath = modelPath
         if let policy { configuration.policy = policy }
         configuration.cmcd = cmcd.flatMap(CMCDMode.init(rawValue:))

@@ -30,7 +30,8 @@ enum SimulateCommand {
 
         player options (as for a real session): --duration, --log, --json,
         --predictor, --model, --abr, --forward-buffer, --startup-buffer, --resume-buffer,
-        --peak-bitrate, --variant, --startup-cap, --cap-release-buffer, --monitor-interval.
+        --peak-bitrate, --variant, --startup-cap, --cap-release-buffer, --mpc-reserve,
+        --monitor-interval.
         A simulated session always starts cold (there is no estimate store).
 
         exit status: 0 played; 64 usage error; 65 invalid ladder or trace;

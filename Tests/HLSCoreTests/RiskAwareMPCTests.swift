@@ -185,3 +185,85 @@ import Testing
         }
     }
 }
+
+// MARK: - The buffer reserve (`--mpc-reserve`)
+
+@Suite struct RiskAwareMPCReserveTests {
+    /// One segment ahead, no switch penalty, μ = 4 (the top rung in Mbit/s), a 10 s reserve at 0.25 × μ = 1 per second.
+    static func oneStep(reserve: Double?) -> RiskAwareMPC.Configuration {
+        var c = RiskAwareMPC.Configuration()
+        c.horizonSegments = 1
+        c.switchPenalty = 0
+        c.reserveSeconds = reserve
+        c.reservePriceShare = 0.25
+        return c
+    }
+
+    static func decide(buffer: Double, throughput: Double, reserve: Double?) -> RiskAwareMPC.Decision {
+        RiskAwareMPC.decide(
+            bitratesBps: [1_000_000, 4_000_000], segmentDurationSeconds: 2, bufferSeconds: buffer, lastRung: 1, throughputBps: throughput,
+            stallRisk: nil, configuration: oneStep(reserve: reserve))
+    }
+
+    @Test func reserve_pricesTheShortfallAtTheHorizonsEnd() {
+        // 11 s of buffer, 1 Mbit/s predicted. Rung 1's 8 Mbit segment takes 8 s: it ends at 11 − 8 + 2 = 5 s, no
+        // rebuffering (QoE 4), but 5 s short of the 10 s reserve: 4 − 1 × 5 = −1. Rung 0 takes 2 s and ends at 11 s
+        // (QoE 1, no shortfall). Without the reserve rung 1 wins; with it rung 0.
+        let without = Self.decide(buffer: 11, throughput: 1_000_000, reserve: nil)
+        #expect(without.rung == 1 && without.reserveShortfallSeconds == 0 && abs(without.plannedQoE - 4) < 1e-9)
+        let with = Self.decide(buffer: 11, throughput: 1_000_000, reserve: 10)
+        #expect(with.rung == 0 && with.reserveShortfallSeconds == 0 && abs(with.plannedQoE - 1) < 1e-9)
+        // At 2 Mbit/s rung 1 takes 4 s and ends at 9 s: 1 s short, 4 − 1 = 3 > 1, so it stays, its shortfall logged.
+        let shallow = Self.decide(buffer: 11, throughput: 2_000_000, reserve: 10)
+        #expect(shallow.rung == 1 && abs(shallow.reserveShortfallSeconds - 1) < 1e-9 && abs(shallow.plannedQoE - 3) < 1e-9)
+    }
+
+    @Test func reserve_belowItThePlanKeepsTheBufferItHas_neverHasToGrowIt() {
+        // 4 s of buffer under a 10 s reserve, 4 Mbit/s predicted: rung 1 takes 2 s and ends at 4 s, what it had. The
+        // reserve asks for min(buffer, reserve) = 4 s: no shortfall, so rung 1 as without it. At 2 Mbit/s rung 1
+        // ends at 2 s, 2 s short (4 − 2 = 2 > 1): still rung 1; at 1 Mbit/s it would rebuffer 4 s (4 − 16 − 2 < 1).
+        let kept = Self.decide(buffer: 4, throughput: 4_000_000, reserve: 10)
+        let plain = Self.decide(buffer: 4, throughput: 4_000_000, reserve: nil)
+        #expect(kept.planRung == 1 && plain.planRung == 1 && kept.plannedQoE == plain.plannedQoE && kept.reserveShortfallSeconds == 0)
+        let two = Self.decide(buffer: 4, throughput: 2_000_000, reserve: 10)
+        #expect(two.rung == 1 && abs(two.reserveShortfallSeconds - 2) < 1e-9)
+        #expect(Self.decide(buffer: 4, throughput: 1_000_000, reserve: 10).rung == 0)
+    }
+
+    @Test func reserve_theFloorSpendsNoBufferBelowIt() {
+        // Rungs 1 and 4 Mbit/s, 2 s segments, 5 ahead, 0.9 × 2 Mbit/s: rung 1's segment lands in 4.44 s, a 2.44 s
+        // drain each, 12.2 s over the horizon. 20 s of buffer: without a reserve 18 s may go (rung 1), with a 10 s
+        // reserve 10 s (rung 0). Under the reserve (8 s) the floor drains nothing: rung 1 only where it lands within
+        // 2 s (0.9 × 5 Mbit/s: 1.78 s).
+        func floor(_ buffer: Double, _ throughput: Double, _ reserve: Double?) -> Int {
+            var c = RiskAwareMPC.Configuration()
+            c.reserveSeconds = reserve
+            return RiskAwareMPC.floorRung(
+                bitratesBps: [1_000_000, 4_000_000], segmentDurationSeconds: 2, bufferSeconds: buffer, throughputBps: throughput,
+                stallRisk: nil, configuration: c)
+        }
+        #expect(floor(20, 2_000_000, nil) == 1 && floor(20, 2_000_000, 10) == 0)
+        #expect(floor(8, 2_000_000, 10) == 0 && floor(8, 5_000_000, 10) == 1)
+        #expect(floor(1, 5_000_000, 10) == 0, "below the floor's minimum buffer it stands aside, reserve or not")
+    }
+
+    @Test func reserve_reachesTheRuleAndItsRecord_onlyWhenSet() {
+        let rungs = RiskAwareMPCTests.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
+        // 20 s of buffer on a 0.5 Mbit/s link, playing 3 Mbit/s: without a reserve the plan spends 10 s of buffer on
+        // one more 3 Mbit/s segment (12 s to fetch) before the bottom rung; with a 20 s reserve the 9.5 s it would end
+        // short cost 0.25 × 16.5 each, more than that segment gains.
+        let snapshot = SelectionSnapshot(
+            ladder: rungs, estimateBps: 500_000, estimateIsMeasured: true, bufferSeconds: 20, currentVariantIndex: 2)
+        let hlsplay = SelectionDecision(variantIndex: 1, reason: .downSwitch, sustainableVariantIndex: 1)
+        var plain = AbrRuleState(name: .hlsplayMPC)
+        let (plainDecision, plainRecord, _) = plain.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        #expect(plainRecord.reserveSeconds == nil && plainRecord.reserveShortfallSeconds == nil)
+        var reserved = AbrRuleState(name: .hlsplayMPC, mpcReserveSeconds: 20)
+        let (decision, record, _) = reserved.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        #expect(record.reserveSeconds == 20 && record.reserveShortfallSeconds != nil)
+        #expect(plainDecision.variantIndex == 2)
+        #expect(decision.variantIndex < plainDecision.variantIndex, "a 20 s reserve keeps the buffer the plain rule spends")
+        var robust = AbrRuleState(name: .robustMPC, mpcReserveSeconds: 20)
+        #expect(robust.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10)).1.reserveSeconds == nil)
+    }
+}

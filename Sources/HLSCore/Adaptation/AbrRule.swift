@@ -84,6 +84,10 @@ public struct AbrRuleRecord: Sendable, Equatable, Codable {
     /// is silent for the predictor's horizon first, seconds.
     public var stallRisk: Double?
     public var riskyRebufferSeconds: Double?
+    /// hlsplay-mpc with a buffer reserve (`--mpc-reserve`): the reserve, and how far the best plan ends its horizon
+    /// below min(the buffer, the reserve), seconds.
+    public var reserveSeconds: Double?
+    public var reserveShortfallSeconds: Double?
 }
 
 /// A reference rule's abandonment of the segment request in flight (`abr.abandon`): BOLA-E's judgement
@@ -157,9 +161,12 @@ public struct AbrRuleState: Sendable, Equatable {
     private var pendingAbandonment: BolaAbandonment?
     /// The stall predictor's last risk (hlsplay-mpc's risk term); nil before one, or when it failed.
     public private(set) var lastStallRisk: Double?
+    /// hlsplay-mpc's buffer reserve (`--mpc-reserve`), seconds; nil: none.
+    public let mpcReserveSeconds: Double?
 
-    public init(name: AbrRuleName) {
+    public init(name: AbrRuleName, mpcReserveSeconds: Double? = nil) {
         self.name = name
+        self.mpcReserveSeconds = mpcReserveSeconds
         errorTracker = PredictionErrorTracker(overPredictionOnly: name.isHlsplayMPC)
     }
 
@@ -276,7 +283,7 @@ public struct AbrRuleState: Sendable, Equatable {
             let risk = name == .hlsplayMPC ? lastStallRisk : nil
             let d = RiskAwareMPC.decide(
                 bitratesBps: bitrates, segmentDurationSeconds: duration, bufferSeconds: buffer, lastRung: current,
-                throughputBps: throughput, stallRisk: risk, configuration: Self.riskAwareConfiguration)
+                throughputBps: throughput, stallRisk: risk, configuration: riskAwareConfiguration)
             rung = d.rung
             record.reason = d.floorRung > d.planRung ? "sustainFloor" : "plan"
             record.throughputBps = throughput
@@ -284,6 +291,10 @@ public struct AbrRuleState: Sendable, Equatable {
             record.plannedRebufferSeconds = d.plannedRebufferSeconds
             record.riskyRebufferSeconds = d.riskyRebufferSeconds
             record.stallRisk = risk
+            if let reserve = mpcReserveSeconds {
+                record.reserveSeconds = reserve
+                record.reserveShortfallSeconds = d.reserveShortfallSeconds
+            }
         case .mpc, .robustMPC:
             var throughput = s.estimateBps
             if name == .robustMPC {
@@ -350,9 +361,10 @@ public struct AbrRuleState: Sendable, Equatable {
         return c
     }
 
-    static var riskAwareConfiguration: RiskAwareMPC.Configuration {
+    var riskAwareConfiguration: RiskAwareMPC.Configuration {
         var c = RiskAwareMPC.Configuration()
-        c.bufferCapacitySeconds = bolaBufferTargetSeconds
+        c.bufferCapacitySeconds = Self.bolaBufferTargetSeconds
+        c.reserveSeconds = mpcReserveSeconds
         return c
     }
 

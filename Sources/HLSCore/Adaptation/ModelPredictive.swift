@@ -106,6 +106,17 @@ public enum ModelPredictiveRule {
         _ plan: [Int], bufferSeconds: Double, throughputBps: Double, segmentDurationSeconds: Double, bufferCapacitySeconds: Double,
         delaySeconds: Double = 0, bits: (_ k: Int, _ m: Int) -> Double
     ) -> Double {
+        playForward(
+            plan, bufferSeconds: bufferSeconds, throughputBps: throughputBps, segmentDurationSeconds: segmentDurationSeconds,
+            bufferCapacitySeconds: bufferCapacitySeconds, delaySeconds: delaySeconds, bits: bits
+        ).rebufferSeconds
+    }
+
+    /// `rebufferSeconds`, with the buffer left once the plan's last segment has landed, seconds.
+    public static func playForward(
+        _ plan: [Int], bufferSeconds: Double, throughputBps: Double, segmentDurationSeconds: Double, bufferCapacitySeconds: Double,
+        delaySeconds: Double = 0, bits: (_ k: Int, _ m: Int) -> Double
+    ) -> (rebufferSeconds: Double, endBufferSeconds: Double) {
         var buffer = bufferSeconds
         var rebuffer = 0.0
         for (k, m) in plan.enumerated() {
@@ -118,7 +129,7 @@ public enum ModelPredictiveRule {
             }
             buffer = min(buffer + segmentDurationSeconds, bufferCapacitySeconds)
         }
-        return rebuffer
+        return (rebuffer, buffer)
     }
 }
 

@@ -19,6 +19,12 @@
 // the discounted throughput and the buffer above a minimum sustain over the horizon, while the predicted risk is
 // low. MPC's horizon has no value for the buffer left at its end, so without the floor its first rung dithers
 // down to save buffer for a higher rung it then rarely reaches (docs/abr.md).
+//
+// An optional buffer reserve (`reserveSeconds`, `--mpc-reserve`; off by default) gives the buffer left at the
+// horizon's end a price: a plan ending with less than min(the buffer now, the reserve) pays a share of μ per
+// second short, and the floor spends no buffer below the reserve. It is for links that fade for longer than
+// the buffer after a good spell (3G), where a plan that spends a deep buffer on a rung above the link's rate
+// has nothing left when the link goes quiet (docs/abr.md, "Extra tuning traces").
 
 import Foundation
 
@@ -44,6 +50,15 @@ public enum RiskAwareMPC {
         /// The floor is the highest rung whose bitrate is at most this fraction of the throughput the plan uses
         /// (the throughput rule's headroom, `ThroughputRule.defaultSafetyFactor`).
         public var floorSafetyFactor = ThroughputRule.defaultSafetyFactor
+        /// The buffer reserve, seconds (nil: none). A plan ending its horizon with less buffer than min(the buffer
+        /// now, the reserve) pays `reservePriceShare` × μ per second short, and the sustain floor drains the buffer no
+        /// lower than min(the buffer now, the reserve).
+        public var reserveSeconds: Double?
+        /// The price of one second of reserve shortfall at the horizon's end, as a share of μ (the price of one
+        /// second of rebuffering): a second of buffer spent below the reserve is worth this share of a stalled one.
+        /// Chosen on the tuning traces with the extra tuning traces (docs/abr.md, "The buffer reserve": 0.05, 0.1,
+        /// 0.25 and 0.5 tried; 0.25 and 0.5 gave the same counts at a 10 s reserve, the smaller was kept).
+        public var reservePriceShare = 0.25
 
         public init() {}
     }
@@ -59,6 +74,8 @@ public enum RiskAwareMPC {
         /// The rebuffering the best plan expects with the link as predicted, and with it silent first, seconds.
         public var plannedRebufferSeconds: Double
         public var riskyRebufferSeconds: Double
+        /// How far the best plan ends below the reserve with the link as predicted, seconds (0 without a reserve).
+        public var reserveShortfallSeconds = 0.0
     }
 
     /// The sustain floor: the lowest rung the rule may choose (0: none). MPC's five-segment horizon has no value
@@ -69,14 +86,17 @@ public enum RiskAwareMPC {
     /// would drain the buffer over the horizon by no more than the buffer above `floorMinimumBufferSeconds`:
     ///     horizonSegments · max(0, bits_m / (safety · throughput) − d) ≤ buffer − floorMinimumBuffer
     /// so at the minimum buffer it is the throughput rule's rung, and a deeper buffer lets it hold a rung the link
-    /// carries only just. It stands aside (0) below `floorMinimumBufferSeconds` and when the stall predictor's
+    /// carries only just. With a reserve the buffer kept is min(buffer, reserve) when that is more than the minimum:
+    /// below the reserve the floor is the rung the link carries without draining. It stands aside (0) below
+    /// `floorMinimumBufferSeconds` and when the stall predictor's
     /// risk is above `floorMaximumRisk` (nil: no predictor, taken as 0): there the plan alone decides.
     public static func floorRung(
         bitratesBps: [Double], segmentDurationSeconds: Double, bufferSeconds: Double, throughputBps: Double, stallRisk: Double?,
         configuration: Configuration = Configuration()
     ) -> Int {
         let p = stallRisk?.isFinite == true ? stallRisk! : 0
-        let budget = bufferSeconds - configuration.floorMinimumBufferSeconds
+        let kept = max(configuration.floorMinimumBufferSeconds, min(bufferSeconds, configuration.reserveSeconds ?? 0))
+        let budget = bufferSeconds - kept
         let rate = configuration.floorSafetyFactor * throughputBps
         guard budget >= 0, p <= configuration.floorMaximumRisk, rate > 0, segmentDurationSeconds > 0 else { return 0 }
         let horizon = Double(max(1, configuration.horizonSegments))
@@ -102,23 +122,27 @@ public enum RiskAwareMPC {
         let silent = max(0, configuration.silentSeconds)
 
         func bits(_: Int, _ m: Int) -> Double { bitratesBps[m] * segmentDurationSeconds }
-        /// The rebuffering of `plan` when the first download starts `delay` late.
-        func play(_ plan: [Int], delay: Double) -> Double {
-            ModelPredictiveRule.rebufferSeconds(
+        /// The rebuffering of `plan` when the first download starts `delay` late, and the buffer it ends with.
+        func play(_ plan: [Int], delay: Double) -> (rebufferSeconds: Double, endBufferSeconds: Double) {
+            ModelPredictiveRule.playForward(
                 plan, bufferSeconds: max(0, bufferSeconds), throughputBps: throughput, segmentDurationSeconds: segmentDurationSeconds,
                 bufferCapacitySeconds: configuration.bufferCapacitySeconds, delaySeconds: delay, bits: bits)
         }
+        let reserve = configuration.reserveSeconds.map { min(max(0, bufferSeconds), max(0, $0)) }
+        let reservePrice = max(0, configuration.reservePriceShare) * mu
 
         var best = Decision(rung: 0, planRung: 0, floorRung: 0, plannedQoE: -.infinity, plannedRebufferSeconds: 0, riskyRebufferSeconds: 0)
         ModelPredictiveRule.forEachPlan(rungs: bitratesBps.count, horizon: horizon) { plan in
             let gain = ModelPredictiveRule.gain(plan, mbps: mbps, lastRung: lastRung, switchPenalty: configuration.switchPenalty)
-            let rebuffer = play(plan, delay: 0)
-            let risky = p > 0 ? play(plan, delay: silent) : rebuffer
-            let qoe = gain - mu * ((1 - p) * rebuffer + p * risky)
+            let predicted = play(plan, delay: 0)
+            let rebuffer = predicted.rebufferSeconds
+            let risky = p > 0 ? play(plan, delay: silent).rebufferSeconds : rebuffer
+            let shortfall = reserve.map { max(0, $0 - predicted.endBufferSeconds) } ?? 0
+            let qoe = gain - mu * ((1 - p) * rebuffer + p * risky) - reservePrice * shortfall
             if qoe > best.plannedQoE {
                 best = Decision(
                     rung: plan[0], planRung: plan[0], floorRung: 0, plannedQoE: qoe, plannedRebufferSeconds: rebuffer,
-                    riskyRebufferSeconds: risky)
+                    riskyRebufferSeconds: risky, reserveShortfallSeconds: shortfall)
             }
         }
         best.floorRung = floorRung(

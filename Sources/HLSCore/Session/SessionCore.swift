@@ -131,6 +131,8 @@ public struct SessionCore: Sendable {
         public var startupBufferSetByUser: Bool
         /// `--abr`: the adaptation rule (`AbrRuleName.default` unless given).
         public var abr: AbrRuleName = .default
+        /// `--mpc-reserve`: hlsplay-mpc's buffer reserve, seconds (nil: none; `RiskAwareMPC.Configuration.reserveSeconds`).
+        public var mpcReserveSeconds: Double?
         /// `--forward-buffer` (AVPlayerItem.preferredForwardBufferDuration): keep loading while the forward buffer is
         /// below this, seconds; 0: the policy's target, else `SessionCore.automaticForwardBufferSeconds`.
         public var preferredForwardBufferDurationSeconds: Double = 0
@@ -212,7 +214,7 @@ public struct SessionCore: Sendable {
     public init(configuration: Configuration, predictor: (any StallPredictor)?) {
         self.configuration = configuration
         self.predictor = predictor
-        abrRule = AbrRuleState(name: configuration.abr)
+        abrRule = AbrRuleState(name: configuration.abr, mpcReserveSeconds: configuration.mpcReserveSeconds)
         timeline = PlaybackTimeline(configuration: configuration.playback)
         estimator = BandwidthEstimator(configuration: configuration.estimator)
         capController = StartupCapController(configuration: configuration.startupCap)
