@@ -93,8 +93,8 @@ public struct PlayerConfiguration: Sendable, Encodable {
     public var predictor: PredictorChoice = .off
     /// `--abr`: the adaptation rule (`AbrRuleName.default`, hlsplay-mpc; docs/abr.md).
     public var abr: AbrRuleName = .default
-    /// `--mpc-reserve`: hlsplay-mpc's buffer reserve, seconds (nil: none; docs/abr.md).
-    public var mpcReserveSeconds: Double?
+    /// `--mpc-reserve`: hlsplay-mpc's buffer reserve, seconds (nil: none; docs/abr.md). Only hlsplay-mpc reads it.
+    public var mpcReserveSeconds: Double? = RiskAwareMPC.defaultReserveSeconds
     /// The model file for `.model`; nil = models/stall-logistic-v2.json found beside the package or via HLSPLAY_MODEL.
     public var modelPath: String?
     /// Thresholds, cooldown, dwell and knobs of the playback policies.

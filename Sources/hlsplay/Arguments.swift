@@ -33,7 +33,7 @@ struct Arguments {
     var startupCap: String?
     /// `--cap-release-buffer`: nil = the default; 0 = off (the ramp ends only when earned).
     var capReleaseBufferSeconds: Double?
-    /// `--mpc-reserve`: nil = the default (none); 0 = off.
+    /// `--mpc-reserve`: nil = the default (`RiskAwareMPC.defaultReserveSeconds`); 0 = off.
     var mpcReserveSeconds: Double?
     var cold = false
     var estimateStorePath: String?
@@ -128,7 +128,8 @@ struct Arguments {
                                      bind (docs/abr.md)
           --mpc-reserve SECONDS|off  hlsplay-mpc's buffer reserve: a plan ending below
                                      min(buffer, reserve) pays for the shortfall, and the
-                                     sustain floor spends no buffer below it (default off)
+                                     sustain floor spends no buffer below it (default 10;
+                                     off: none)
           --policy FILE              the policy controller's thresholds, cooldown, dwell and
                                      knobs as JSON (any subset; docs/stall-prediction.md)
           --cmcd query|header        send CMCD (CTA-5004) with every request

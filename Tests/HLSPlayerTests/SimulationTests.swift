@@ -411,6 +411,29 @@ struct PiecewiseLink: SimulatedLink {
         #expect(zero.stderr.contains("--cap-release-buffer"))
     }
 
+    /// hlsplay-mpc plans with a 10 s buffer reserve unless `--mpc-reserve` says otherwise: the header carries the value
+    /// (0 when off), every decision of the rule its reserve and shortfall, and `off` leaves both out of the decisions.
+    @Test func mpcReserve_defaultTenSeconds_loggedOnEveryDecision_offRemovesIt() throws {
+        let ladder = try Repo.requireSamples("ladder-2s")
+        func setting(_ run: Run) -> Any? { (run.logLines.first?["configuration"] as? [String: Any])?["mpcReserveSeconds"] }
+        func reserves(_ run: Run) -> [Double?] {
+            run.events("abr.decision").map { (($0["abr"] as? [String: Any])?["reserveSeconds"] as? Double) }
+        }
+        let plain = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "20"])
+        #expect(plain.status == 0, "stderr: \(plain.stderr)")
+        expectValidLog(plain)
+        #expect(setting(plain) as? Double == RiskAwareMPC.defaultReserveSeconds)
+        #expect(!reserves(plain).isEmpty && reserves(plain).allSatisfy { $0 == RiskAwareMPC.defaultReserveSeconds })
+        let shortfalls = plain.events("abr.decision").compactMap { ($0["abr"] as? [String: Any])?["reserveShortfallSeconds"] as? Double }
+        #expect(shortfalls.count == reserves(plain).count && shortfalls.allSatisfy { $0 >= 0 })
+        let off = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--duration", "20", "--mpc-reserve", "off"])
+        #expect(off.status == 0, "stderr: \(off.stderr)")
+        #expect(setting(off) as? Double == 0)
+        #expect(!reserves(off).isEmpty && reserves(off).allSatisfy { $0 == nil })
+        let bad = try simulate([ladder.path, "--trace", Self.sabreTrace.path, "--mpc-reserve", "deep"])
+        #expect(bad.status == 64 && bad.stderr.contains("--mpc-reserve"))
+    }
+
     @Test func simulateCommand_badInput_clearErrors() throws {
         let ladder = try Repo.requireSamples("ladder-2s")
         let noTrace = try simulate([ladder.path])

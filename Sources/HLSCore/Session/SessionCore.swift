@@ -132,7 +132,7 @@ public struct SessionCore: Sendable {
         /// `--abr`: the adaptation rule (`AbrRuleName.default` unless given).
         public var abr: AbrRuleName = .default
         /// `--mpc-reserve`: hlsplay-mpc's buffer reserve, seconds (nil: none; `RiskAwareMPC.Configuration.reserveSeconds`).
-        public var mpcReserveSeconds: Double?
+        public var mpcReserveSeconds: Double? = RiskAwareMPC.defaultReserveSeconds
         /// `--forward-buffer` (AVPlayerItem.preferredForwardBufferDuration): keep loading while the forward buffer is
         /// below this, seconds; 0: the policy's target, else `SessionCore.automaticForwardBufferSeconds`.
         public var preferredForwardBufferDurationSeconds: Double = 0
