@@ -17,6 +17,20 @@ import Testing
         return c
     }
 
+    /// A ladder as the session hands it to a rule: one rung per variant.
+    static func rungs(_ bitratesBps: [Double] = ladderBps) -> [LadderRung] {
+        bitratesBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
+    }
+
+    /// A session's call of a rule over 2 s segments.
+    static func decide(
+        _ state: inout AbrRuleState, _ snapshot: SelectionSnapshot, hlsplay: SelectionDecision, atSeconds: Double = 10
+    ) -> (decision: SelectionDecision, record: AbrRuleRecord) {
+        let (decision, record, _) = state.decide(
+            snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: atSeconds))
+        return (decision, record)
+    }
+
     @Test func risk_flipsTheChoice_whereTheExpectedQoEsCross() {
         // Rungs 1 and 4 Mbit/s, 2 s segments, 6 s of buffer, 4 Mbit/s predicted. As predicted: rung 1 downloads in
         // 2 s (QoE 4), rung 0 in 0.5 s (QoE 1). Silent 5 s first: rung 1 takes 7 s, 1 s of rebuffering (4 − 4 = 0);
@@ -89,16 +103,15 @@ import Testing
     @Test func predictorsRisk_reachesTheRuleAndItsRecord() throws {
         // 3 s of buffer on a link predicted at 8 Mbit/s, playing 5.9 Mbit/s: as predicted that rung fits; a 5 s
         // silence likely (0.9) rebuffers every plan, and the deeper the first rung the longer.
-        let rungs = Self.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
         let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: 8_000_000, estimateIsMeasured: true, bufferSeconds: 3, currentVariantIndex: 3)
+            ladder: Self.rungs(), estimateBps: 8_000_000, estimateIsMeasured: true, bufferSeconds: 3, currentVariantIndex: 3)
         let hlsplay = SelectionDecision(variantIndex: 2, reason: .downSwitch, sustainableVariantIndex: 2)
         var calm = AbrRuleState(name: .hlsplayMPC)
-        let (calmDecision, calmRecord, _) = calm.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        let (calmDecision, calmRecord) = Self.decide(&calm, snapshot, hlsplay: hlsplay)
         #expect(calmRecord.stallRisk == nil && calmRecord.reason == "plan")
         var risky = AbrRuleState(name: .hlsplayMPC)
         risky.stallRiskObserved(0.9)
-        let (riskyDecision, riskyRecord, _) = risky.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        let (riskyDecision, riskyRecord) = Self.decide(&risky, snapshot, hlsplay: hlsplay)
         #expect(riskyRecord.stallRisk == 0.9)
         let rebuffer = try #require(riskyRecord.riskyRebufferSeconds)
         #expect(rebuffer >= 0)
@@ -108,15 +121,14 @@ import Testing
     @Test func noRiskAblation_decidesAsACalmHlsplayMPC_whateverTheRisk() {
         // The same 3 s buffer and 0.9 risk that make hlsplay-mpc plan lower: the ablation prices the predicted future
         // alone, so it chooses as hlsplay-mpc does with no risk, and its record carries none.
-        let rungs = Self.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
         let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: 8_000_000, estimateIsMeasured: true, bufferSeconds: 3, currentVariantIndex: 3)
+            ladder: Self.rungs(), estimateBps: 8_000_000, estimateIsMeasured: true, bufferSeconds: 3, currentVariantIndex: 3)
         let hlsplay = SelectionDecision(variantIndex: 2, reason: .downSwitch, sustainableVariantIndex: 2)
         var calm = AbrRuleState(name: .hlsplayMPC)
-        let calmDecision = calm.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10)).0
+        let calmDecision = Self.decide(&calm, snapshot, hlsplay: hlsplay).decision
         var ablation = AbrRuleState(name: .hlsplayMPCNoRisk)
         ablation.stallRiskObserved(0.9)
-        let (decision, record, _) = ablation.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        let (decision, record) = Self.decide(&ablation, snapshot, hlsplay: hlsplay)
         #expect(decision.variantIndex == calmDecision.variantIndex)
         #expect(record.stallRisk == nil && record.rule == "hlsplay-mpc-no-risk")
         #expect(ablation.errorTracker.overPredictionOnly, "the same error tracker as hlsplay-mpc")
@@ -160,26 +172,25 @@ import Testing
         let mpc = ModelPredictiveRule.decide(
             bitratesBps: ladder, segmentDurationSeconds: 2, bufferSeconds: 4.8, lastRung: 0, throughputBps: 1_250_000)
         try #require(mpc.rung == 0, "the plan this test is about: MPC's own choice is the bottom rung")
-        let rungs = ladder.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
         let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: 1_250_000, estimateIsMeasured: true, bufferSeconds: 4.8, currentVariantIndex: 0)
+            ladder: Self.rungs(ladder), estimateBps: 1_250_000, estimateIsMeasured: true, bufferSeconds: 4.8, currentVariantIndex: 0)
         let hlsplay = SelectionDecision(variantIndex: 1, reason: .downSwitch, sustainableVariantIndex: 1)
         var state = AbrRuleState(name: .hlsplayMPC)
-        let (decision, record, _) = state.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 5))
+        let (decision, record) = Self.decide(&state, snapshot, hlsplay: hlsplay, atSeconds: 5)
         #expect(decision.variantIndex == 1 && record.reason == "sustainFloor")
         var robust = AbrRuleState(name: .robustMPC)
-        #expect(robust.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 5)).0.variantIndex == 0)
+        #expect(Self.decide(&robust, snapshot, hlsplay: hlsplay, atSeconds: 5).decision.variantIndex == 0)
     }
 
     @Test func predictionError_countsOnlyAgainstAMeasuredEstimate() {
         // The first decision uses the configured default (1 Mbit/s, not measured); the segment then lands at 20 Mbit/s.
         // RobustMPC records a 0.95 error and discounts the next five segments by it; hlsplay-mpc records none.
-        let rungs = Self.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
-        let snapshot = SelectionSnapshot(ladder: rungs, estimateBps: 1_000_000, estimateIsMeasured: false, bufferSeconds: 0, currentVariantIndex: nil)
+        let snapshot = SelectionSnapshot(
+            ladder: Self.rungs(), estimateBps: 1_000_000, estimateIsMeasured: false, bufferSeconds: 0, currentVariantIndex: nil)
         let hlsplay = SelectionDecision(variantIndex: 0, reason: .downSwitch, sustainableVariantIndex: 0)
         for (name, expected) in [(AbrRuleName.robustMPC, 0.95), (.hlsplayMPC, 0.0)] {
             var state = AbrRuleState(name: name)
-            _ = state.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 0))
+            _ = Self.decide(&state, snapshot, hlsplay: hlsplay, atSeconds: 0)
             state.segmentLanded(throughputBps: 20_000_000, at: .init(seconds: 0.2))
             #expect(abs(state.errorTracker.maxError - expected) < 1e-9, "\(name)")
         }
@@ -248,22 +259,21 @@ import Testing
     }
 
     @Test func reserve_reachesTheRuleAndItsRecord_onlyWhenSet() {
-        let rungs = RiskAwareMPCTests.ladderBps.enumerated().map { LadderRung(variantIndex: $0.offset, bandwidthBps: Int($0.element)) }
         // 20 s of buffer on a 0.5 Mbit/s link, playing 3 Mbit/s: without a reserve the plan spends 10 s of buffer on
         // one more 3 Mbit/s segment (12 s to fetch) before the bottom rung; with a 20 s reserve the 9.5 s it would end
         // short cost 0.25 × 16.5 each, more than that segment gains.
         let snapshot = SelectionSnapshot(
-            ladder: rungs, estimateBps: 500_000, estimateIsMeasured: true, bufferSeconds: 20, currentVariantIndex: 2)
+            ladder: RiskAwareMPCTests.rungs(), estimateBps: 500_000, estimateIsMeasured: true, bufferSeconds: 20, currentVariantIndex: 2)
         let hlsplay = SelectionDecision(variantIndex: 1, reason: .downSwitch, sustainableVariantIndex: 1)
         var plain = AbrRuleState(name: .hlsplayMPC)
-        let (plainDecision, plainRecord, _) = plain.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        let (plainDecision, plainRecord) = RiskAwareMPCTests.decide(&plain, snapshot, hlsplay: hlsplay)
         #expect(plainRecord.reserveSeconds == nil && plainRecord.reserveShortfallSeconds == nil)
         var reserved = AbrRuleState(name: .hlsplayMPC, mpcReserveSeconds: 20)
-        let (decision, record, _) = reserved.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10))
+        let (decision, record) = RiskAwareMPCTests.decide(&reserved, snapshot, hlsplay: hlsplay)
         #expect(record.reserveSeconds == 20 && record.reserveShortfallSeconds != nil)
         #expect(plainDecision.variantIndex == 2)
         #expect(decision.variantIndex < plainDecision.variantIndex, "a 20 s reserve keeps the buffer the plain rule spends")
         var robust = AbrRuleState(name: .robustMPC, mpcReserveSeconds: 20)
-        #expect(robust.decide(snapshot: snapshot, hlsplay: hlsplay, segmentDurationSeconds: 2, at: .init(seconds: 10)).1.reserveSeconds == nil)
+        #expect(RiskAwareMPCTests.decide(&robust, snapshot, hlsplay: hlsplay).record.reserveSeconds == nil)
     }
 }
