@@ -37,7 +37,7 @@ def abr_run(what: str) -> dict:
 
 # Each published run: what its archive holds (paths in the run's folder), and where its figures are published.
 RUNS = {
-    "abr-real": abr_run("the first rule and the default rule against GStreamer, 12 traces in real time"),
+    "abr-real": abr_run("the first rule and the default rule (its 10 s buffer reserve) against GStreamer, 12 traces in real time"),
     "abr-real-predictor": abr_run("the first rule's predictor on and off against GStreamer, 12 traces in real time"),
     "abr-real-predictor-mpc": abr_run("the default rule's predictor on and off against GStreamer, 12 traces in real time"),
     "abr-real-cap-release": abr_run("the default rule with the startup cap's release against GStreamer, 12 traces in real time"),
